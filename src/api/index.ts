@@ -1,0 +1,199 @@
+// The public API of rc1-build: the only module that rc1.build.ts and rules/ import.
+// define* helpers add types, capture their call site and return plain data (STYLE 9);
+// the engine validates and resolves that data in src/config/.
+// Rules import zod themselves (`import { z } from 'zod'`): keeping it out of this module keeps
+// rc1.build.ts, which the no-op path loads, free of zod's load time.
+import type { z } from 'zod';
+
+/** Where a declaration was written: file:line:col, used by every diagnostic about it. */
+export interface CallSite { file: string; line: number; col: number }
+
+/** A reference to another target: its outputs become this target's inputs. */
+export interface TargetRef { readonly kind: 'target'; readonly name: string }
+
+/** One declared input: a workspace-relative file path, a glob, or another target. */
+export type UserInput = string | TargetRef;
+
+export interface UserTarget {
+  /** Unique name, used on the command line. */
+  name: string;
+  /** Workspace-relative path of the rule module (loaded lazily, only when the target runs). */
+  rule: string;
+  /** Named input groups; ctx.inputs(name) returns their absolute paths. */
+  inputs?: Record<string, UserInput | UserInput[]>;
+  /** Workspace-relative output paths; a path ending in '/' is a directory output. */
+  outputs: string[];
+  /** Dotted keys of the resolved configs/*.yaml that the rule reads (and only those enter the key). */
+  params?: string[];
+  /** Environment variables the rule reads; their values enter the key as hashes, never in clear. */
+  env?: string[];
+  /** For gates: the report file (one of outputs) that is always written. */
+  report?: string;
+  /** Free-form description shown by `graph` and `status`. */
+  description?: string;
+  /** Set by defineGate. */
+  gate?: boolean;
+  /** Call site, filled in by define*. */
+  site?: CallSite;
+}
+
+export interface UserPipeline {
+  /** Config files, merged in order (later wins). Default: configs/default.yaml and configs/profiles/<profile>.yaml. */
+  configs?: string[];
+  /** Where the manifest and sha256 sidecars go. Default: reports/rc1. */
+  manifestDir?: string;
+  /** Default targets when none is named on the command line. */
+  defaultTargets?: string[];
+  targets: UserTarget[];
+  site?: CallSite;
+}
+
+function callSite(depth: number): CallSite | undefined {
+  const stack = new Error().stack?.split('\n') ?? [];
+  const line = stack[depth + 1];
+  const m = line && /\(?((?:file:\/\/)?[^()\s]+):(\d+):(\d+)\)?\s*$/.exec(line);
+  if (!m) return undefined;
+  return { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]), col: Number(m[3]) };
+}
+
+/** A reference to another target's outputs, for use in `inputs`. */
+export function target(name: string): TargetRef {
+  return { kind: 'target', name };
+}
+
+export function defineTarget(t: UserTarget): UserTarget {
+  return { ...t, site: t.site ?? callSite(2) };
+}
+
+/** A gate: its rule returns checks; a failed check fails the build (exit 2), the report is always written. */
+export function defineGate(t: UserTarget & { report: string }): UserTarget {
+  return { ...t, gate: true, site: t.site ?? callSite(2) };
+}
+
+export function definePipeline(p: UserPipeline): UserPipeline {
+  return { ...p, site: p.site ?? callSite(2) };
+}
+
+// ---------------------------------------------------------------- rules
+
+export type CheckOp = '>=' | '<=' | '>' | '<' | '==' | '!=' | 'in';
+export type CheckStatus = 'pass' | 'fail' | 'waived';
+
+/** One gate check, as written to the report and the `gate` event. */
+export interface Check {
+  name: string;
+  value: unknown;
+  op: CheckOp;
+  threshold: unknown;
+  pass: boolean;
+  status: CheckStatus;
+  /** One line: what to do when the check fails. */
+  hint?: string;
+  /** Why a check is waived, e.g. "profile dev". */
+  waived?: string;
+}
+
+function compare(value: unknown, op: CheckOp, threshold: unknown): boolean {
+  switch (op) {
+    case '>=': return typeof value === 'number' && value >= (threshold as number);
+    case '<=': return typeof value === 'number' && value <= (threshold as number);
+    case '>': return typeof value === 'number' && value > (threshold as number);
+    case '<': return typeof value === 'number' && value < (threshold as number);
+    case '==': return JSON.stringify(value) === JSON.stringify(threshold);
+    case '!=': return JSON.stringify(value) !== JSON.stringify(threshold);
+    case 'in': {
+      const [lo, hi] = threshold as [number, number];
+      return typeof value === 'number' && value >= lo && value <= hi;
+    }
+  }
+}
+
+/** A check whose pass is computed from value op threshold (NaN never passes). */
+export function check(name: string, value: unknown, op: CheckOp, threshold: unknown, hint?: string): Check {
+  const pass = compare(value, op, threshold);
+  return { name, value, op, threshold, pass, status: pass ? 'pass' : 'fail', ...(hint ? { hint } : {}) };
+}
+
+/** A check that is not applied in this profile: shown as WAIVED, never as a pass. */
+export function waive(c: Check, why: string): Check {
+  return { ...c, pass: true, status: 'waived', waived: why };
+}
+
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** Uniform integer in [0, n). */
+  int(n: number): number;
+  /** Fisher-Yates shuffle of a copy. */
+  shuffle<T>(xs: readonly T[]): T[];
+}
+
+export interface Progress { done: number; total: number; unit?: string }
+
+export interface RuleContext<P> {
+  /** Target name. */
+  readonly target: string;
+  /** Workspace root (absolute). */
+  readonly root: string;
+  /** 'dev' or 'prod' (RUN_MODE). */
+  readonly profile: string;
+  /** Validated params: the declared keys of the resolved config, nested as in the YAML. */
+  readonly params: P;
+  /** Declared env vars only. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Absolute paths of a named input group (globs expanded, sorted). */
+  inputs(name: string): string[];
+  /** Absolute path to write a declared output to (a temporary path, moved into place on success). */
+  output(path: string): string;
+  /** A deterministic PRNG for a seed. */
+  rng(seed: number): Rng;
+  log(message: string): void;
+  progress(done: number, total: number, unit?: string): void;
+  /** Aborted when the build is interrupted. */
+  readonly signal: AbortSignal;
+}
+
+export interface RuleResult {
+  /** Gate checks. */
+  checks?: Check[];
+  /** For gates: extra fields written into the report beside the checks. */
+  report?: Record<string, unknown>;
+  /** One line shown after the target is done. */
+  summary?: string;
+}
+
+export interface Rule<S extends z.ZodType = z.ZodType> {
+  name: string;
+  /** Bump to force a rebuild when behaviour changes without a source change (e.g. data format). */
+  version: number;
+  params?: S;
+  run(ctx: RuleContext<z.infer<S>>): Promise<RuleResult | void> | RuleResult | void;
+}
+
+export function defineRule<S extends z.ZodType>(rule: Rule<S>): Rule<S> {
+  return rule;
+}
+
+/** mulberry32: small, fast, well-distributed 32-bit PRNG; same seed, same sequence everywhere. */
+export function createRng(seed: number): Rng {
+  let a = seed >>> 0;
+  const next = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    shuffle<T>(xs: readonly T[]): T[] {
+      const out = xs.slice();
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = Math.floor(next() * (i + 1));
+        [out[i], out[j]] = [out[j]!, out[i]!];
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+// The rc1-build command line (DESIGN.md §4): argument parsing and dispatch to commands.
+// Exit codes: 0 ok, 1 a rule failed (or audit found a problem), 2 a gate failed, 64 usage or
+// configuration error, 130/143 interrupted.
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { UsageError, didYouMean } from '../config/usage-error.ts';
+import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
+import type { Reporter } from '../report/events.ts';
+import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
+import { Build } from '../scheduler/run-build.ts';
+import { openWorkspace } from './workspace.ts';
+import { runStatus } from './status.ts';
+import { runGraph } from './graph.ts';
+import { runAudit } from './audit.ts';
+import { runClean } from './clean.ts';
+import { availableParallelism } from 'node:os';
+
+export const VERSION = '0.1.0';
+
+const HELP = `rc1-build ${VERSION} — a content-addressed, gate-aware build system for ML pipelines
+
+usage:
+  rc1-build [TARGET…]            build the targets (default: train) and what they need
+    -n, --dry-run                print the plan with reasons; run nothing
+    --explain                    print why each target runs or is skipped
+    -j, --jobs N                 parallel rules (default: number of CPUs)
+    -k, --keep-going             continue with independent targets after a failure
+    --force                      rebuild the named targets even if up to date
+    --json                       JSON Lines events on stdout (one object per line)
+    -v, --verbose                show rule log lines and up-to-date targets
+  rc1-build status [--json]      every target: up-to-date | stale (reason) | missing | failed
+  rc1-build graph [--format dot|mermaid|json]
+  rc1-build audit [--json]       verify every artifact on disk against the manifest
+  rc1-build clean [TARGET…] [--cache]
+  common: -C DIR (run in DIR), -h/--help, --version
+
+exit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error
+`;
+
+const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build']);
+
+interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
+
+export async function main(argv: string[], io: Io = {
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s),
+  tty: process.stderr.isTTY === true,
+}): Promise<number> {
+  let json = false;
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        'dry-run': { type: 'boolean', short: 'n' },
+        explain: { type: 'boolean' },
+        jobs: { type: 'string', short: 'j' },
+        'keep-going': { type: 'boolean', short: 'k' },
+        force: { type: 'boolean' },
+        json: { type: 'boolean' },
+        verbose: { type: 'boolean', short: 'v' },
+        format: { type: 'string' },
+        cache: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+        directory: { type: 'string', short: 'C' },
+      },
+    });
+    json = values.json === true;
+    if (values.help) { io.out(HELP); return 0; }
+    if (values.version) { io.out(`${VERSION}\n`); return 0; }
+    const root = path.resolve(values.directory ?? process.cwd());
+    const [first, ...rest] = positionals;
+    const command = first && COMMANDS.has(first) ? first : 'build';
+    const args = command === 'build' && first !== 'build' ? positionals : rest;
+
+    if (command === 'graph') return await runGraph(root, values.format ?? 'dot', io);
+    if (command === 'audit') return await runAudit(root, json, io);
+
+    const ws = await openWorkspace(root);
+    for (const name of args) {
+      if (!ws.pipeline.targets.has(name)) {
+        const guess = didYouMean(name, ws.pipeline.targets.keys());
+        throw new UsageError({ headline: `unknown target ${name}`, ...(guess ? { hint: `did you mean ${guess}?` } : { hint: 'rc1-build graph --format json lists the targets' }) });
+      }
+    }
+    if (command === 'status') return runStatus(ws, json, io);
+    if (command === 'clean') return runClean(ws, args, values.cache === true, io);
+
+    let jobs = availableParallelism();
+    if (values.jobs !== undefined) {
+      jobs = Number(values.jobs);
+      if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError({ headline: `-j expects a positive integer, got ${JSON.stringify(values.jobs)}` });
+    }
+    const targets = args.length ? args : ws.pipeline.defaultTargets;
+    const forced = new Set(values.force ? (args.length ? args : targets) : []);
+    const rep: Reporter = json ? new JsonReporter(io.out) : new ConsoleReporter({ explain: values.explain === true, verbose: values.verbose === true, tty: io.tty, out: io.out, err: io.err });
+    const dryRun = values['dry-run'] === true;
+    if (!dryRun) {
+      ws.lock.acquire(['rc1-build', ...argv].join(' '));
+      ws.trace.repair();
+    }
+    const build = new Build(ws, { targets, jobs, keepGoing: values['keep-going'] === true, dryRun, forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
+    const t0 = performance.now();
+    const onSignal = (sig: NodeJS.Signals): void => {
+      void build.interrupt(t0).finally(() => {
+        ws.lock.release();
+        rep.close();
+        process.exit(sig === 'SIGINT' ? 130 : 143);
+      });
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      return await build.run();
+    } finally {
+      await build.close();
+      ws.lock.release();
+      rep.close();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      printDiagnostics(e.diagnostics, io, json);
+      return 64;
+    }
+    if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      printDiagnostics([{ headline: (e as Error).message, hint: 'rc1-build --help lists the options' }], io, json);
+      return 64;
+    }
+    printInternalError(e, io);
+    return 1;
+  }
+}

@@ -1,0 +1,85 @@
+// `rc1-build status`: every target is up-to-date | stale (reason) | missing | failed, computed
+// exactly as a build would decide, without running anything or taking the lock.
+import { formatReason } from '../hash/fingerprint.ts';
+import { decide } from '../rebuild/decide.ts';
+import { checksTable } from '../report/console-reporter.ts';
+import type { Workspace } from './workspace.ts';
+
+interface Io { out: (s: string) => void }
+
+export interface TargetStatus {
+  name: string;
+  state: 'up-to-date' | 'stale' | 'missing' | 'failed';
+  reasons: string[];
+  /** The outputs can be restored from the cache instead of running the rule. */
+  restorable: boolean;
+  /** How the current outputs got there. */
+  how?: 'ran' | 'restored';
+  gate: boolean;
+}
+
+export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
+  const env = ws.decideEnv(new Set());
+  const stale = new Set<string>();
+  const out: TargetStatus[] = [];
+  const order = [...ws.pipeline.order];
+  // dependencies first, so "stale because a dependency is stale" can be said
+  const done = new Set<string>();
+  const topo: string[] = [];
+  const visit = (n: string): void => {
+    if (done.has(n)) return;
+    done.add(n);
+    for (const d of ws.pipeline.targets.get(n)!.deps) visit(d);
+    topo.push(n);
+  };
+  order.forEach(visit);
+  const byName = new Map<string, TargetStatus>();
+  for (const n of topo) {
+    const t = ws.pipeline.targets.get(n)!;
+    const rec = ws.trace.records.get(n);
+    const d = await decide(env, t);
+    const upstream = t.deps.filter((x) => stale.has(x));
+    let s: TargetStatus;
+    if (d.kind === 'fresh') {
+      if (d.record.result === 'gate-failed') {
+        const failed = (d.record.checks ?? []).filter((c) => !c.pass).map((c) => c.name);
+        s = { name: n, state: 'failed', reasons: [`gate failed: ${failed.join(', ')}`], restorable: false, how: d.record.how, gate: t.gate };
+        stale.add(n);
+      } else if (upstream.length) {
+        s = { name: n, state: 'stale', reasons: [`dependency ${upstream.join(', ')} is not up to date`], restorable: false, how: d.record.how, gate: t.gate };
+        stale.add(n);
+      } else s = { name: n, state: 'up-to-date', reasons: [], restorable: false, how: d.record.how, gate: t.gate };
+    } else {
+      stale.add(n);
+      const reasons = d.reasons.map(formatReason);
+      if (d.kind === 'missing-input') reasons.push(d.error);
+      if (upstream.length) reasons.push(`dependency ${upstream.join(', ')} is not up to date`);
+      const state = rec?.result === 'failed' ? 'failed' : !rec || d.reasons.some((r) => r.kind === 'output-missing' || r.kind === 'never-built') ? 'missing' : 'stale';
+      s = { name: n, state, reasons, restorable: d.kind === 'restore', ...(rec ? { how: rec.how } : {}), gate: t.gate };
+    }
+    byName.set(n, s);
+  }
+  for (const n of order) out.push(byName.get(n)!);
+  return out;
+}
+
+export async function runStatus(ws: Workspace, json: boolean, io: Io): Promise<number> {
+  const list = await targetStatuses(ws);
+  ws.saveCaches();
+  if (json) {
+    io.out(JSON.stringify({ profile: ws.profile, targets: list }) + '\n');
+    return 0;
+  }
+  const w = Math.max(...list.map((s) => s.name.length));
+  for (const s of list) {
+    const extra = s.state === 'up-to-date'
+      ? s.how === 'restored' ? ' (restored from cache)' : ''
+      : ` (${s.restorable ? 'restorable from cache: ' : ''}${s.reasons.join('; ')})`;
+    io.out(`${s.name.padEnd(w)}  ${s.state}${extra}\n`);
+    if (s.state === 'failed' && s.gate) {
+      const rec = ws.trace.records.get(s.name);
+      if (rec?.checks) for (const l of checksTable(rec.checks)) io.out(l + '\n');
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,84 @@
+// Opens a workspace: the state directory, caches and the resolved pipeline, wired together
+// once per command. The only place where config/, hash/, state/ and cache/ meet.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { OutputCache } from '../cache/output-cache.ts';
+import { ModuleCompiler } from '../config/compile-module.ts';
+import { type LoadedConfig, loadConfigs } from '../config/load-configs.ts';
+import { defaultConfigFiles, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
+import { UsageError } from '../config/usage-error.ts';
+import type { ResolvedPipeline } from '../graph/resolved.ts';
+import { GlobCache } from '../hash/glob-cache.ts';
+import { StatCache } from '../hash/stat-cache.ts';
+import type { DecideEnv } from '../rebuild/decide.ts';
+import { OutputCommitter } from '../state/commit-outputs.ts';
+import { TraceLog } from '../state/trace-log.ts';
+import { WorkspaceLock } from '../state/workspace-lock.ts';
+
+export const STATE_DIR = '.rc1';
+
+export interface Workspace {
+  root: string;
+  stateDir: string;
+  profile: string;
+  stat: StatCache;
+  glob: GlobCache;
+  compiler: ModuleCompiler;
+  trace: TraceLog;
+  cache: OutputCache;
+  committer: OutputCommitter;
+  lock: WorkspaceLock;
+  config: LoadedConfig;
+  pipeline: ResolvedPipeline;
+  salt: string;
+  decideEnv(forced: ReadonlySet<string>): DecideEnv;
+  /** Persist the stat, glob and compile caches. */
+  saveCaches(): void;
+}
+
+function profileFromEnv(env: NodeJS.ProcessEnv): string {
+  const p = env.RUN_MODE ?? 'dev';
+  if (p !== 'dev' && p !== 'prod') {
+    throw new UsageError({ headline: `RUN_MODE must be dev or prod, got ${JSON.stringify(p)}`, hint: 'unset RUN_MODE for the dev profile' });
+  }
+  return p;
+}
+
+function loadSalt(stateDir: string): string {
+  const file = path.join(stateDir, 'salt');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    const salt = crypto.randomBytes(16).toString('hex');
+    fs.writeFileSync(file, salt, { flag: 'wx', mode: 0o600 });
+    return salt;
+  }
+}
+
+export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Workspace> {
+  const stateDir = path.join(root, STATE_DIR);
+  fs.mkdirSync(stateDir, { recursive: true });
+  const profile = profileFromEnv(env);
+  const stat = new StatCache(root, path.join(stateDir, 'statcache.json'));
+  const glob = new GlobCache(root, path.join(stateDir, 'globcache.json'));
+  const compiler = new ModuleCompiler(root, stateDir, stat);
+  const decl = await importPipeline(root, compiler);
+  const config = await loadConfigs(root, defaultConfigFiles(decl, profile), stat, path.join(stateDir, 'compiled', 'config.json'));
+  const pipeline = await loadPipeline({ root, stateDir, compiler, config, profile, decl });
+  const trace = new TraceLog(path.join(stateDir, 'trace.log'));
+  const cache = new OutputCache(path.join(stateDir, 'cache'));
+  const committer = new OutputCommitter(root, path.join(stateDir, 'journal'), trace, stat);
+  const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
+  const salt = loadSalt(stateDir);
+  const ws: Workspace = {
+    root, stateDir, profile, stat, glob, compiler, trace, cache, committer, lock, config, pipeline, salt,
+    decideEnv: (forced) => ({ root, pipeline, config, stat, glob, compiler, trace, cache, salt, env, forced }),
+    saveCaches() {
+      stat.save();
+      glob.save();
+      compiler.save();
+    },
+  };
+  return ws;
+}

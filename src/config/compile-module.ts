@@ -1,0 +1,152 @@
+// Compiles TypeScript modules (rc1.build.ts and rules) for running, and computes their code
+// closure: every local source file they import, with its sha256. The closure is what enters a
+// target's fingerprint as "code". A closure is re-used while every file in it still has the same
+// hash (checked through the stat cache, reading nothing); only then is esbuild loaded.
+// 'rc1-build' and 'rc1-build/<sub>' resolve to this package's src/, so the library code a rule
+// uses is part of its closure; npm packages stay external, resolved to absolute paths so the
+// compiled file runs from .rc1/compiled/, and each one's package.json joins the closure so an
+// upgrade reruns the rules that use it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isBuiltin } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { StatCache } from '../hash/stat-cache.ts';
+import { sha256Hex } from '../hash/hash-file.ts';
+import { canonicalJson } from '../util/canonical-json.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+
+/** Root of the rc1-build package (dist/cli.js or src/config/compile-module.ts → ..). */
+export function engineRoot(): string {
+  let d = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(d, 'package.json')) || !fs.existsSync(path.join(d, 'src', 'api'))) {
+    const up = path.dirname(d);
+    if (up === d) throw new Error('internal error: cannot find the rc1-build package root; please report');
+    d = up;
+  }
+  return d;
+}
+
+interface ClosureRecord { files: Record<string, string>; out: string }
+
+export class CompileError extends Error {
+  constructor(readonly entry: string, message: string) {
+    super(message);
+  }
+}
+
+export class ModuleCompiler {
+  private records: Record<string, ClosureRecord> = {};
+  private dirty = false;
+  private readonly dir: string;
+  private readonly indexFile: string;
+  /** How many modules were (re)compiled in this process. */
+  compiles = 0;
+
+  constructor(private readonly root: string, stateDir: string, private readonly stat: StatCache, private readonly engine = engineRoot()) {
+    this.dir = path.join(stateDir, 'compiled');
+    this.indexFile = path.join(this.dir, 'closures.json');
+    try {
+      this.records = JSON.parse(fs.readFileSync(this.indexFile, 'utf8')) as Record<string, ClosureRecord>;
+    } catch {
+      this.records = {};
+    }
+  }
+
+  private stillValid(rec: ClosureRecord | undefined): rec is ClosureRecord {
+    if (!rec) return false;
+    for (const [p, sha] of Object.entries(rec.files)) if (this.stat.hash(p)?.sha256 !== sha) return false;
+    return fs.existsSync(path.join(this.dir, rec.out));
+  }
+
+  /** The code closure of a module: path → sha256 of every local file it imports (itself included). */
+  async closure(entry: string): Promise<Record<string, string>> {
+    const rec = this.records[entry];
+    if (this.stillValid(rec)) return rec.files;
+    return (await this.compile(entry)).files;
+  }
+
+  /** Absolute path of the compiled ESM file for a module. */
+  async compiled(entry: string): Promise<string> {
+    const rec = this.records[entry];
+    if (this.stillValid(rec)) return path.join(this.dir, rec.out);
+    return path.join(this.dir, (await this.compile(entry)).out);
+  }
+
+  private rel(abs: string): string {
+    const r = path.relative(this.root, abs);
+    return r.startsWith('..') || path.isAbsolute(r) ? abs : r.split(path.sep).join('/');
+  }
+
+  private async compile(entry: string): Promise<ClosureRecord> {
+    const esbuild = await import('esbuild');
+    this.compiles++;
+    const engine = this.engine;
+    const pkgJsons = new Set<string>();
+    const plugin: import('esbuild').Plugin = {
+      name: 'rc1-resolve',
+      setup(b) {
+        b.onResolve({ filter: /^rc1-build(\/[\w-]+)?$/ }, (a) => {
+          const sub = a.path === 'rc1-build' ? 'api' : a.path.slice('rc1-build/'.length);
+          const p = path.join(engine, 'src', sub, 'index.ts');
+          if (!fs.existsSync(p)) return { errors: [{ text: `'${a.path}' is not a module of rc1-build` }] };
+          return { path: p };
+        });
+        b.onResolve({ filter: /^[^./]/ }, async (a) => {
+          if (a.pluginData === 'rc1-inner') return undefined;
+          if (isBuiltin(a.path)) return { path: a.path, external: true };
+          const r = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, importer: a.importer, pluginData: 'rc1-inner' });
+          if (r.errors.length > 0) return { errors: r.errors };
+          let d = path.dirname(r.path);
+          while (d !== path.dirname(d)) {
+            const pj = path.join(d, 'package.json');
+            if (fs.existsSync(pj) && /"name"\s*:/.test(fs.readFileSync(pj, 'utf8'))) { pkgJsons.add(pj); break; }
+            d = path.dirname(d);
+          }
+          return { path: r.path, external: true };
+        });
+      },
+    };
+    let result: import('esbuild').BuildResult<{ metafile: true; write: false }>;
+    try {
+      result = await esbuild.build({
+        entryPoints: [path.resolve(this.root, entry)],
+        absWorkingDir: this.root,
+        bundle: true, platform: 'node', format: 'esm', target: 'node20',
+        write: false, metafile: true, sourcemap: 'inline', logLevel: 'silent',
+        plugins: [plugin],
+        outfile: path.join(this.dir, 'out.mjs'),
+      });
+    } catch (e) {
+      const errs = (e as { errors?: import('esbuild').Message[] }).errors ?? [];
+      const msg = errs.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : '') + m.text).join('\n');
+      throw new CompileError(entry, msg || String(e));
+    }
+    const files: Record<string, string> = {};
+    for (const k of Object.keys(result.metafile.inputs)) {
+      const rel = this.rel(path.resolve(this.root, k));
+      const h = this.stat.hash(rel);
+      if (h) files[rel] = h.sha256;
+    }
+    for (const pj of pkgJsons) {
+      const rel = this.rel(pj);
+      const h = this.stat.hash(rel);
+      if (h) files[rel] = h.sha256;
+    }
+    const code = result.outputFiles[0]!.contents;
+    const base = entry.replace(/[^\w.-]+/g, '_');
+    const out = `${base}-${sha256Hex(canonicalJson(files)).slice(0, 16)}.mjs`;
+    if (!fs.existsSync(path.join(this.dir, out))) writeFileAtomic(path.join(this.dir, out), code);
+    const old = this.records[entry];
+    if (old && old.out !== out) fs.rmSync(path.join(this.dir, old.out), { force: true });
+    const rec = { files, out };
+    this.records[entry] = rec;
+    this.dirty = true;
+    return rec;
+  }
+
+  save(): void {
+    if (!this.dirty) return;
+    writeFileAtomic(this.indexFile, JSON.stringify(this.records));
+    this.dirty = false;
+  }
+}

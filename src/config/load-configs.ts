@@ -1,0 +1,128 @@
+// Loads configs/*.yaml into one frozen object: files merged in order (later keys win, objects
+// merged deeply). Parsed results are cached by the files' hashes, so a no-op never loads the
+// YAML parser. Also maps a dotted key back to its file and line for diagnostics.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { StatCache } from '../hash/stat-cache.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+import { UsageError } from './usage-error.ts';
+
+export type ConfigValue = null | boolean | number | string | ConfigValue[] | { [k: string]: ConfigValue };
+export type ConfigObject = { [k: string]: ConfigValue };
+
+export interface LoadedConfig {
+  files: string[];
+  values: ConfigObject;
+  /** Which file last set each top-level-or-nested key (dotted). */
+  origin: Record<string, string>;
+}
+
+function isObj(v: unknown): v is ConfigObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function mergeInto(target: ConfigObject, src: ConfigObject, file: string, origin: Record<string, string>, prefix: string): void {
+  for (const [k, v] of Object.entries(src)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    const cur = target[k];
+    if (isObj(cur) && isObj(v)) mergeInto(cur, v, file, origin, key);
+    else {
+      target[k] = structuredClone(v);
+      origin[key] = file;
+    }
+  }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+export async function loadConfigs(root: string, files: string[], stat: StatCache, cacheFile: string): Promise<LoadedConfig> {
+  const present = files.filter((f) => stat.hash(f) !== null);
+  const hashes = present.map((f) => `${f}:${stat.hash(f)!.sha256}`);
+  try {
+    const c = JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as { key: string[]; config: LoadedConfig };
+    if (JSON.stringify(c.key) === JSON.stringify(hashes)) return deepFreeze(c.config);
+  } catch {
+    // not cached yet
+  }
+  const YAML = await import('yaml');
+  const values: ConfigObject = {};
+  const origin: Record<string, string> = {};
+  for (const f of present) {
+    const text = fs.readFileSync(path.resolve(root, f), 'utf8');
+    const doc = YAML.parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      const pos = e.linePos?.[0];
+      throw new UsageError({
+        headline: `invalid YAML in ${f}: ${e.message.split('\n')[0]}`,
+        location: `${f}:${pos?.line ?? 1}:${pos?.col ?? 1}`,
+        hint: 'fix the YAML syntax; nothing was built',
+      });
+    }
+    const data = doc.toJS() as unknown;
+    if (data === null || data === undefined) continue;
+    if (!isObj(data)) {
+      throw new UsageError({ headline: `${f} must hold a mapping of keys at the top level`, location: `${f}:1:1` });
+    }
+    mergeInto(values, data, f, origin, '');
+  }
+  const config: LoadedConfig = { files: present, values, origin };
+  writeFileAtomic(cacheFile, JSON.stringify({ key: hashes, config }));
+  return deepFreeze(config);
+}
+
+const MISSING = Symbol('missing');
+
+/** The value at a dotted key, or MISSING. */
+export function getKey(values: ConfigObject, key: string): ConfigValue | typeof MISSING {
+  let cur: ConfigValue = values;
+  for (const part of key.split('.')) {
+    if (!isObj(cur) || !(part in cur)) return MISSING;
+    cur = cur[part]!;
+  }
+  return cur;
+}
+
+export function hasKey(values: ConfigObject, key: string): boolean {
+  return getKey(values, key) !== MISSING;
+}
+
+/** The declared keys, nested as in the YAML: ['a.b', 'c'] → { a: { b: … }, c: … }. */
+export function pickParams(values: ConfigObject, keys: readonly string[]): ConfigObject {
+  const out: ConfigObject = {};
+  for (const key of keys) {
+    const v = getKey(values, key);
+    if (v === MISSING) continue;
+    const parts = key.split('.');
+    let cur = out;
+    for (const p of parts.slice(0, -1)) {
+      if (!isObj(cur[p])) cur[p] = {};
+      cur = cur[p] as ConfigObject;
+    }
+    cur[parts[parts.length - 1]!] = v;
+  }
+  return out;
+}
+
+/** File and line where a dotted key is written, for diagnostics about its value. */
+export async function locateKey(root: string, files: string[], key: string): Promise<string | undefined> {
+  const YAML = await import('yaml');
+  for (const f of [...files].reverse()) {
+    let text: string;
+    try { text = fs.readFileSync(path.resolve(root, f), 'utf8'); } catch { continue; }
+    const lc = new YAML.LineCounter();
+    const doc = YAML.parseDocument(text, { lineCounter: lc });
+    const node = doc.getIn(key.split('.'), true) as { range?: [number, number, number] } | undefined;
+    if (node && node.range) {
+      const pos = lc.linePos(node.range[0]);
+      return `${f}:${pos.line}:${pos.col}`;
+    }
+  }
+  return undefined;
+}

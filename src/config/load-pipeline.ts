@@ -1,0 +1,192 @@
+// Loads rc1.build.ts (compiled through the module compiler's cache, never a TS loader on the
+// no-op path), validates the declaration (zod .strict(), only when it changed since the last
+// successful validation) and resolves it into a frozen ResolvedPipeline. Every declaration error
+// is a UsageError naming the targets and the rc1.build.ts line.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { UserPipeline, UserTarget } from '../api/index.ts';
+import { sha256Hex } from '../hash/hash-file.ts';
+import { canonicalJson } from '../util/canonical-json.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+import { findCycle } from '../graph/find-cycle.ts';
+import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
+import { isGlob } from '../hash/glob-cache.ts';
+import { CompileError, type ModuleCompiler } from './compile-module.ts';
+import { type LoadedConfig, hasKey } from './load-configs.ts';
+import { type Diagnostic, UsageError, didYouMean, siteString } from './usage-error.ts';
+
+export const PIPELINE_FILE = 'rc1.build.ts';
+
+export async function importPipeline(root: string, compiler: ModuleCompiler): Promise<UserPipeline> {
+  if (!fs.existsSync(path.join(root, PIPELINE_FILE))) {
+    throw new UsageError({ headline: `no ${PIPELINE_FILE} in ${root}`, hint: `run rc1-build in the directory that holds ${PIPELINE_FILE}` });
+  }
+  let file: string;
+  try {
+    file = await compiler.compiled(PIPELINE_FILE);
+  } catch (e) {
+    if (e instanceof CompileError) throw new UsageError({ headline: `${PIPELINE_FILE} does not compile`, context: { error: e.message } });
+    throw e;
+  }
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (e) {
+    throw new UsageError({ headline: `${PIPELINE_FILE} threw while loading: ${(e as Error).message}`, location: PIPELINE_FILE });
+  }
+  if (!mod.default || typeof mod.default !== 'object') {
+    throw new UsageError({ headline: `${PIPELINE_FILE} must \`export default definePipeline({...})\``, location: `${PIPELINE_FILE}:1:1` });
+  }
+  return mod.default as UserPipeline;
+}
+
+/** zod validation, skipped when this exact declaration was validated before. */
+async function validateShape(root: string, stateDir: string, decl: UserPipeline): Promise<void> {
+  const stamp = path.join(stateDir, 'compiled', 'pipeline-validated');
+  const digest = sha256Hex(canonicalJson(decl));
+  try {
+    if (fs.readFileSync(stamp, 'utf8') === digest) return;
+  } catch {
+    // never validated
+  }
+  const { pipelineSchema, targetSchema, formatZodIssue } = await import('./pipeline-schema.ts');
+  const diags: Diagnostic[] = [];
+  const top = pipelineSchema.safeParse(decl);
+  if (!top.success) {
+    for (const i of top.error.issues) {
+      const { field, message } = formatZodIssue(i);
+      diags.push({ headline: `definePipeline: ${field}: ${message}`, location: siteString(decl.site, root) ?? PIPELINE_FILE });
+    }
+  }
+  (decl.targets ?? []).forEach((t: UserTarget, idx: number) => {
+    const r = targetSchema.safeParse(t);
+    if (r.success) return;
+    for (const i of r.error.issues) {
+      const { field, message } = formatZodIssue(i);
+      const name = typeof t?.name === 'string' ? t.name : `#${idx}`;
+      diags.push({ headline: `target ${name}: ${field}: ${message}`, location: siteString(t?.site, root) ?? PIPELINE_FILE });
+    }
+  });
+  if (diags.length) throw new UsageError(diags);
+  writeFileAtomic(stamp, digest);
+}
+
+function normalizeRel(p: string): string {
+  return path.posix.normalize(p.replace(/\\/g, '/')).replace(/^\.\//, '');
+}
+
+function insideWorkspace(p: string): boolean {
+  return !path.posix.isAbsolute(p) && p !== '..' && !p.startsWith('../');
+}
+
+export async function loadPipeline(opts: {
+  root: string; stateDir: string; compiler: ModuleCompiler; config: LoadedConfig; profile: string; decl?: UserPipeline;
+}): Promise<ResolvedPipeline> {
+  const { root } = opts;
+  const decl = opts.decl ?? (await importPipeline(root, opts.compiler));
+  await validateShape(root, opts.stateDir, decl);
+  const diags: Diagnostic[] = [];
+  const where = (t: UserTarget): string => siteString(t.site, root) ?? PIPELINE_FILE;
+
+  const targets = new Map<string, ResolvedTarget>();
+  const producers = new Map<string, string>();
+  for (const t of decl.targets) {
+    if (targets.has(t.name)) {
+      diags.push({ headline: `two targets are named ${t.name}`, location: where(t), context: { first: siteString(targets.get(t.name)!.site, root) ?? '?' } });
+      continue;
+    }
+    const outputs = t.outputs.map((o) => ({ path: normalizeRel(o).replace(/\/$/, ''), dir: o.endsWith('/') }));
+    for (const o of outputs) {
+      if (!insideWorkspace(o.path) || o.path === '.' || o.path.startsWith('.rc1')) {
+        diags.push({ headline: `target ${t.name}: output ${o.path} is outside the workspace`, location: where(t), hint: 'outputs are workspace-relative paths such as reports/x.json' });
+        continue;
+      }
+      const other = producers.get(o.path);
+      if (other) {
+        diags.push({ headline: `targets ${other} and ${t.name} both write ${o.path}`, location: where(t), context: { [other]: siteString(decl.targets.find((x) => x.name === other)?.site, root) ?? '?' }, hint: 'each output has exactly one producing target' });
+      } else producers.set(o.path, t.name);
+    }
+    const report = t.report ? normalizeRel(t.report) : undefined;
+    if (report && !outputs.some((o) => o.path === report)) {
+      diags.push({ headline: `gate ${t.name}: report ${report} is not one of its outputs`, location: where(t) });
+    }
+    for (const key of t.params ?? []) {
+      if (!hasKey(opts.config.values, key)) {
+        const top = key.split('.')[0]!;
+        const guess = didYouMean(top, Object.keys(opts.config.values));
+        diags.push({
+          headline: `target ${t.name}: unknown config key ${key}`, location: where(t),
+          context: { configs: opts.config.files.join(', ') || '(none found)' },
+          hint: guess && guess !== top ? `did you mean ${guess}?` : `add ${key} to configs/default.yaml or remove it from params`,
+        });
+      }
+    }
+    targets.set(t.name, {
+      name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
+      inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), env: [...new Set(t.env ?? [])].sort(),
+      deps: [], ...(t.description ? { description: t.description } : {}), ...(t.site ? { site: t.site } : {}),
+    });
+  }
+  // Nested outputs (a file inside another target's directory output) would make ownership ambiguous.
+  for (const [p, owner] of producers) {
+    for (const [q, other] of producers) {
+      if (p !== q && q.startsWith(p + '/') && targets.get(owner)!.outputs.find((o) => o.path === p)?.dir) {
+        diags.push({ headline: `output ${q} of ${other} lies inside directory output ${p} of ${owner}`, location: where(decl.targets.find((x) => x.name === other)!) });
+      }
+    }
+  }
+  for (const t of decl.targets) {
+    const rt = targets.get(t.name);
+    if (!rt || rt.inputs.length) continue;
+    const deps = new Set<string>();
+    for (const [group, raw] of Object.entries(t.inputs ?? {})) {
+      const items: InputItem[] = [];
+      for (const it of Array.isArray(raw) ? raw : [raw]) {
+        if (typeof it === 'object') {
+          if (!targets.has(it.name)) {
+            const guess = didYouMean(it.name, targets.keys());
+            diags.push({ headline: `target ${t.name}: input ${group} names unknown target ${it.name}`, location: where(t), ...(guess ? { hint: `did you mean ${guess}?` } : {}) });
+            continue;
+          }
+          deps.add(it.name);
+          items.push({ kind: 'target', name: it.name });
+        } else {
+          const p = normalizeRel(it);
+          if (isGlob(p)) items.push({ kind: 'glob', pattern: p });
+          else {
+            const producer = producers.get(p);
+            if (producer) deps.add(producer);
+            items.push({ kind: 'file', path: p, ...(producer ? { producer } : {}) });
+          }
+        }
+      }
+      rt.inputs.push({ group, items });
+    }
+    deps.delete(t.name);
+    rt.deps = [...deps].sort();
+  }
+  const order = decl.targets.map((t) => t.name).filter((n, i, a) => a.indexOf(n) === i);
+  if (!diags.length) {
+    const cycle = findCycle(order, (n) => targets.get(n)!.deps);
+    if (cycle) {
+      const t = decl.targets.find((x) => x.name === cycle[0])!;
+      diags.push({ headline: `dependency cycle: ${cycle.join(' -> ')}`, location: where(t), hint: 'a target cannot depend on its own outputs' });
+    }
+  }
+  const defaults = decl.defaultTargets ?? (targets.has('train') ? ['train'] : order.filter((n) => ![...targets.values()].some((x) => x.deps.includes(n))));
+  for (const d of decl.defaultTargets ?? []) {
+    if (!targets.has(d)) diags.push({ headline: `defaultTargets names unknown target ${d}`, location: siteString(decl.site, root) ?? PIPELINE_FILE });
+  }
+  if (diags.length) throw new UsageError(diags);
+  for (const t of targets.values()) Object.freeze(t);
+  return Object.freeze({
+    root, targets, order, producers, defaultTargets: defaults,
+    manifestDir: normalizeRel(decl.manifestDir ?? 'reports/rc1'),
+    configFiles: opts.config.files, profile: opts.profile,
+  });
+}
+
+export function defaultConfigFiles(decl: UserPipeline | undefined, profile: string): string[] {
+  return decl?.configs ?? ['configs/default.yaml', `configs/profiles/${profile}.yaml`];
+}

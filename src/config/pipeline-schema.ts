@@ -1,0 +1,33 @@
+// The zod schema of a pipeline declaration (what rc1.build.ts exports). Loaded only when the
+// declaration changed since it was last validated: importing zod costs ~60 ms.
+import { z } from 'zod';
+
+const site = z.object({ file: z.string(), line: z.number(), col: z.number() }).strict();
+const targetRef = z.object({ kind: z.literal('target'), name: z.string().min(1) }).strict();
+const input = z.union([z.string().min(1), targetRef]);
+
+export const targetSchema = z.object({
+  name: z.string().regex(/^[A-Za-z_][\w.@-]*$/, 'a name of letters, digits, _ . @ - (not starting with a digit)'),
+  rule: z.string().min(1),
+  inputs: z.record(z.string().regex(/^\w+$/, 'an input group name of letters, digits and _'), z.union([input, z.array(input)])).optional(),
+  outputs: z.array(z.string().min(1)).min(1, 'a target declares at least one output'),
+  params: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like shadow.n')).optional(),
+  env: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
+  report: z.string().optional(),
+  description: z.string().optional(),
+  gate: z.boolean().optional(),
+  site: site.optional(),
+}).strict();
+
+export const pipelineSchema = z.object({
+  configs: z.array(z.string()).optional(),
+  manifestDir: z.string().optional(),
+  defaultTargets: z.array(z.string()).optional(),
+  targets: z.array(z.unknown()),
+  site: site.optional(),
+}).strict();
+
+export function formatZodIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
+  const field = issue.path.map(String).join('.') || '(root)';
+  return { field, message: issue.message };
+}

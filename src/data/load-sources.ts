@@ -1,0 +1,125 @@
+// The one loader rules use: reads any mix of GSM8K, HotpotQA and StrategyQA files (.jsonl, .json,
+// .parquet), tells each file's task from its records, parses every record into a SourceItem, and
+// merges records that share (task, source_id). HotpotQA's IRCoT file repeats records of the
+// official file; a merge keeps the record with sentence-level supporting facts (official or
+// Hugging Face layout) over the IRCoT one, and otherwise the first read. `duplicates` counts the
+// records merged away. Files with no records (SOURCE.md) are passed over and not listed.
+import { DataError, IssueLog, describeValue, displayPath, type DataIssue, type ReadOptions } from './data-error.ts';
+import type { JsonObject } from './expect.ts';
+import { parseGsm8k } from './gsm8k.ts';
+import { parseHotpotqa } from './hotpotqa.ts';
+import type { SourceRecord } from './jsonl.ts';
+import { dataFileFormat, readRecordsInto } from './read-records.ts';
+import { sourceKey, type SourceFormat, type SourceItem, type Task } from './source-item.ts';
+import { parseStrategyqa } from './strategyqa.ts';
+
+export interface LoadOptions extends ReadOptions {
+  /** Read every file as this task instead of detecting it. */
+  task?: Task;
+}
+
+export interface FileSummary {
+  file: string;
+  /** null when no record of the file could be recognised. */
+  task: Task | null;
+  /** The layouts its items were read from, sorted. */
+  formats: SourceFormat[];
+  /** Records read (JSON objects or Parquet rows), before parsing. */
+  records: number;
+  items: number;
+  skipped: number;
+}
+
+export interface LoadResult {
+  /** Unique by (task, source_id), in the order first read. */
+  items: SourceItem[];
+  skipped: number;
+  issues: DataIssue[];
+  /** Records dropped because another record had the same (task, source_id). */
+  duplicates: number;
+  files: FileSummary[];
+}
+
+/** Which task a record belongs to, from the fields it has; null when it has none of them. */
+export function detectTask(value: JsonObject): Task | null {
+  const has = (...keys: string[]) => keys.some((k) => k in value);
+  if (has('_id', 'question_id', 'supporting_facts', 'context', 'contexts')) return 'hotpotqa';
+  if (has('qid', 'decomposition', 'facts', 'term')) return 'strategyqa';
+  if (has('question') && has('answer')) return 'gsm8k';
+  return null;
+}
+
+/** Parses one record as an item of the given task. */
+export function parseSourceRecord(record: SourceRecord, task: Task): SourceItem {
+  switch (task) {
+    case 'gsm8k': return parseGsm8k(record);
+    case 'hotpotqa': return parseHotpotqa(record);
+    case 'strategyqa': return parseStrategyqa(record);
+  }
+}
+
+function rank(format: SourceFormat): number {
+  return format === 'hotpotqa-ircot' ? 0 : 1;
+}
+
+/** Keeps one item per (task, source_id): the higher-ranked layout, else the first. */
+export function mergeDuplicates(items: readonly SourceItem[]): { items: SourceItem[]; duplicates: number } {
+  const index = new Map<string, number>();
+  const out: SourceItem[] = [];
+  for (const item of items) {
+    const key = sourceKey(item);
+    const at = index.get(key);
+    if (at === undefined) {
+      index.set(key, out.length);
+      out.push(item);
+    } else if (rank(item.format) > rank(out[at]!.format)) {
+      out[at] = item;
+    }
+  }
+  return { items: out, duplicates: items.length - out.length };
+}
+
+function loadFile(records: SourceRecord[], forced: Task | undefined, log: IssueLog): { task: Task | null; items: SourceItem[] } {
+  let task: Task | null = forced ?? null;
+  for (const r of records) {
+    if (task !== null) break;
+    task = detectTask(r.value);
+  }
+  if (task === null) {
+    for (const r of records) {
+      log.add(new DataError(r.at, '(record)', 'the fields of a GSM8K, HotpotQA or StrategyQA record', describeValue(r.value)));
+    }
+    return { task, items: [] };
+  }
+  const items: SourceItem[] = [];
+  for (const r of records) {
+    const item = log.attempt(() => parseSourceRecord(r, task));
+    if (item) items.push(item);
+  }
+  return { task, items };
+}
+
+/** Loads and merges source items from data files; other files (e.g. SOURCE.md) are passed over. */
+export async function loadSources(paths: readonly string[], options: LoadOptions = {}): Promise<LoadResult> {
+  const log = new IssueLog(options.onError);
+  const all: SourceItem[] = [];
+  const files: FileSummary[] = [];
+  for (const path of paths) {
+    if (dataFileFormat(path) === null) continue;
+    const before = log.skipped;
+    const records = await readRecordsInto(path, log, options.root);
+    const { task, items } = loadFile(records, options.task, log);
+    log.orderByLine(before);
+    all.push(...items);
+    files.push({
+      file: displayPath(path, options.root),
+      task,
+      formats: [...new Set(items.map((i) => i.format))].sort(),
+      records: records.length,
+      items: items.length,
+      skipped: log.skipped - before,
+    });
+  }
+  const { items, duplicates } = mergeDuplicates(all);
+  return { items, skipped: log.skipped, issues: log.issues, duplicates, files };
+}

@@ -1,0 +1,114 @@
+// The fingerprint of a target: canonical JSON of everything that can change its outputs, each
+// field documented with why it is there (STYLE 16). Its sha256 is the target's key. The whole
+// fingerprint is stored per target so that a rerun can be explained field by field (STYLE 17).
+import { canonicalJson } from '../util/canonical-json.ts';
+import { sha256Hex } from './hash-file.ts';
+
+export const FINGERPRINT_FORMAT = 1;
+
+export interface Fingerprint {
+  /** Layout version of this object: a new engine with a new layout reruns everything once. */
+  format: number;
+  /** The rule module: a target moved to another rule must rerun. */
+  rule: string;
+  /** Code closure: every local source file the rule imports → sha256 (edit a helper, rerun its users). */
+  code: Record<string, string>;
+  /** Declared config keys → values. Only declared keys, so unrelated edits change nothing. */
+  params: Record<string, unknown>;
+  /** Declared env vars → salted sha256 of the value (null when unset); values never stored. */
+  env: Record<string, string | null>;
+  /** dev | prod: rules may behave differently per profile. */
+  profile: string;
+  /** Input group → path → sha256 of content (never mtime). Target inputs list their outputs. */
+  inputs: Record<string, Record<string, string>>;
+  /** The declared outputs: declaring another output must rerun the rule to produce it. */
+  outputs: string[];
+}
+
+export function fingerprintKey(fp: Fingerprint): string {
+  return sha256Hex(canonicalJson(fp));
+}
+
+export type RebuildReason =
+  | { kind: 'never-built' }
+  | { kind: 'forced' }
+  | { kind: 'state-format-changed'; detail: string }
+  | { kind: 'previous-failure'; error: string }
+  | { kind: 'fingerprint-format-changed'; old: number; new: number }
+  | { kind: 'rule-changed'; old: string; new: string }
+  | { kind: 'code-changed'; file: string; old: string; new: string }
+  | { kind: 'code-added'; file: string }
+  | { kind: 'code-removed'; file: string }
+  | { kind: 'param-changed'; key: string; old: unknown; new: unknown }
+  | { kind: 'env-changed'; name: string }
+  | { kind: 'profile-changed'; old: string; new: string }
+  | { kind: 'input-changed'; group: string; path: string; old: string; new: string }
+  | { kind: 'input-added'; group: string; path: string }
+  | { kind: 'input-removed'; group: string; path: string }
+  | { kind: 'outputs-changed'; old: string[]; new: string[] }
+  | { kind: 'output-missing'; path: string }
+  | { kind: 'output-modified'; path: string; old: string; new: string };
+
+function diffMap<T>(a: Record<string, T>, b: Record<string, T>, eq: (x: T, y: T) => boolean, emit: (k: string, x: T | undefined, y: T | undefined) => void): void {
+  for (const k of Object.keys(b).sort()) if (!(k in a) || !eq(a[k]!, b[k]!)) emit(k, a[k], b[k]);
+  for (const k of Object.keys(a).sort()) if (!(k in b)) emit(k, a[k], undefined);
+}
+
+/** What changed between the stored and the fresh fingerprint, most fundamental first. */
+export function diffFingerprints(old: Fingerprint, cur: Fingerprint): RebuildReason[] {
+  const out: RebuildReason[] = [];
+  if (old.format !== cur.format) return [{ kind: 'fingerprint-format-changed', old: old.format, new: cur.format }];
+  if (old.rule !== cur.rule) out.push({ kind: 'rule-changed', old: old.rule, new: cur.rule });
+  diffMap(old.code, cur.code, (x, y) => x === y, (file, x, y) => {
+    if (x === undefined) out.push({ kind: 'code-added', file });
+    else if (y === undefined) out.push({ kind: 'code-removed', file });
+    else out.push({ kind: 'code-changed', file, old: x, new: y });
+  });
+  diffMap(old.params, cur.params, (x, y) => canonicalJson(x) === canonicalJson(y), (key, x, y) => out.push({ kind: 'param-changed', key, old: x, new: y }));
+  diffMap(old.env, cur.env, (x, y) => x === y, (name) => out.push({ kind: 'env-changed', name }));
+  if (old.profile !== cur.profile) out.push({ kind: 'profile-changed', old: old.profile, new: cur.profile });
+  const groups = [...new Set([...Object.keys(old.inputs), ...Object.keys(cur.inputs)])].sort();
+  for (const g of groups) {
+    diffMap(old.inputs[g] ?? {}, cur.inputs[g] ?? {}, (x, y) => x === y, (p, x, y) => {
+      if (x === undefined) out.push({ kind: 'input-added', group: g, path: p });
+      else if (y === undefined) out.push({ kind: 'input-removed', group: g, path: p });
+      else out.push({ kind: 'input-changed', group: g, path: p, old: x, new: y });
+    });
+  }
+  if (canonicalJson(old.outputs) !== canonicalJson(cur.outputs)) out.push({ kind: 'outputs-changed', old: old.outputs, new: cur.outputs });
+  return out;
+}
+
+const short = (h: string): string => h.slice(0, 12);
+const show = (v: unknown): string => {
+  const s = v === undefined ? '(unset)' : JSON.stringify(v);
+  return s.length > 60 ? s.slice(0, 57) + '...' : s;
+};
+
+/** One line per reason, as printed by --explain, status and dry runs. */
+export function formatReason(r: RebuildReason): string {
+  switch (r.kind) {
+    case 'never-built': return 'never built';
+    case 'forced': return 'forced (--force)';
+    case 'state-format-changed': return r.detail;
+    case 'previous-failure': return `failed last time: ${r.error}`;
+    case 'fingerprint-format-changed': return `fingerprint format v${r.old} → v${r.new}`;
+    case 'rule-changed': return `rule ${r.old} → ${r.new}`;
+    case 'code-changed': return `code ${r.file} changed: ${short(r.old)} → ${short(r.new)}`;
+    case 'code-added': return `code ${r.file} now imported`;
+    case 'code-removed': return `code ${r.file} no longer imported`;
+    case 'param-changed': return `param ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
+    case 'env-changed': return `env ${r.name} changed (value not shown)`;
+    case 'profile-changed': return `profile ${r.old} → ${r.new}`;
+    case 'input-changed': return `input ${r.path} changed: ${short(r.old)} → ${short(r.new)}`;
+    case 'input-added': return `input ${r.path} added (${r.group})`;
+    case 'input-removed': return `input ${r.path} removed (${r.group})`;
+    case 'outputs-changed': return `declared outputs changed: ${r.old.join(', ')} → ${r.new.join(', ')}`;
+    case 'output-missing': return `output ${r.path} is missing`;
+    case 'output-modified': return `output ${r.path} was modified: ${short(r.old)} → ${short(r.new)}`;
+    default: {
+      const never: never = r;
+      throw new Error(`internal error: unknown reason ${JSON.stringify(never)}; please report`);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// The stat cache: (size, mtime ns, inode) → sha256, so that deciding a no-op reads no unchanged
+// file. Safe against same-tick modification ("racy" entries, as in git's index): an entry whose
+// mtime is within RACY_WINDOW of the moment it was hashed is stored but not trusted; the next
+// lookup re-hashes it, by which time any later write would carry a later mtime.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { hashFileWithStatSync } from './hash-file.ts';
+import { writeFileAtomic } from '../util/fs.ts';
+
+export const STAT_CACHE_FORMAT = 1;
+/** Filesystems with nanosecond mtimes stamp with a coarse clock (one kernel tick, ≤ 10 ms). */
+const RACY_WINDOW_NS = 100_000_000n;
+/** Filesystems with whole-second (or 2 s) mtimes. */
+const RACY_WINDOW_COARSE_NS = 2_000_000_000n;
+
+/** [size, mtimeNs, ino, sha256, racy] */
+type Entry = [number, string, string, string, 0 | 1];
+
+/** The three stat fields the cache compares, as carried across threads. */
+export interface StatLike { size: bigint; mtimeNs: bigint; ino: bigint }
+
+export interface FileHash { sha256: string; size: number }
+
+export interface StatCacheCounters { statHits: number; hashed: number; hashedPaths: string[] }
+
+export class StatCache {
+  private entries: Map<string, Entry>;
+  private dirty = false;
+  readonly counters: StatCacheCounters = { statHits: 0, hashed: 0, hashedPaths: [] };
+
+  constructor(private readonly root: string, private readonly file: string) {
+    this.entries = new Map();
+    try {
+      const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; entries: Record<string, Entry> };
+      if (doc.format === STAT_CACHE_FORMAT) this.entries = new Map(Object.entries(doc.entries));
+    } catch {
+      // No cache or an unreadable one: every file is hashed once, nothing else changes.
+    }
+  }
+
+  /** sha256 and size of a workspace file, or null when it does not exist (or is not a file). */
+  hash(rel: string): FileHash | null {
+    const abs = path.resolve(this.root, rel);
+    const st = fs.statSync(abs, { bigint: true, throwIfNoEntry: false });
+    if (!st || !st.isFile()) {
+      if (this.entries.delete(rel)) this.dirty = true;
+      return null;
+    }
+    const e = this.entries.get(rel);
+    if (e && e[4] === 0 && e[0] === Number(st.size) && e[1] === String(st.mtimeNs) && e[2] === String(st.ino)) {
+      this.counters.statHits++;
+      return { sha256: e[3], size: e[0] };
+    }
+    const before = BigInt(Date.now()) * 1_000_000n;
+    const h = hashFileWithStatSync(abs);
+    this.counters.hashed++;
+    if (this.counters.hashedPaths.length < 1000) this.counters.hashedPaths.push(rel);
+    this.store(rel, h.sha256, h.stat, before);
+    return { sha256: h.sha256, size: h.size };
+  }
+
+  /**
+   * Record a hash the engine already knows (an output it just wrote, hashed from the same bytes).
+   * `statTimeNs` is a wall-clock time no later than the moment `st` was taken.
+   */
+  store(rel: string, sha256: string, st: fs.BigIntStats | StatLike, statTimeNs: bigint): void {
+    const now = statTimeNs;
+    const window = st.mtimeNs % 1_000_000_000n === 0n ? RACY_WINDOW_COARSE_NS : RACY_WINDOW_NS;
+    const racy = st.mtimeNs + window > now ? 1 : 0;
+    this.entries.set(rel, [Number(st.size), String(st.mtimeNs), String(st.ino), sha256, racy]);
+    this.dirty = true;
+  }
+
+  forget(rel: string): void {
+    if (this.entries.delete(rel)) this.dirty = true;
+  }
+
+  save(): void {
+    if (!this.dirty) return;
+    writeFileAtomic(this.file, JSON.stringify({ format: STAT_CACHE_FORMAT, entries: Object.fromEntries(this.entries) }));
+    this.dirty = false;
+  }
+}

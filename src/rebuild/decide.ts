@@ -1,0 +1,141 @@
+// Decides WHETHER a target must run (Shake's rebuilder): computes its fresh fingerprint, compares
+// it with the stored record (verifying trace) and the output cache (constructive trace), and
+// returns fresh | restore | run with the reasons. Reads no unchanged file (stat cache) and loads
+// no rule code (the rule's code closure comes from the module compiler's cache).
+import * as path from 'node:path';
+import { sha256Hex } from '../hash/hash-file.ts';
+import { type Fingerprint, FINGERPRINT_FORMAT, type RebuildReason, fingerprintKey, diffFingerprints } from '../hash/fingerprint.ts';
+import type { GlobCache } from '../hash/glob-cache.ts';
+import type { StatCache } from '../hash/stat-cache.ts';
+import type { ModuleCompiler } from '../config/compile-module.ts';
+import { type LoadedConfig, pickParams } from '../config/load-configs.ts';
+import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
+import type { CacheEntry, OutputCache } from '../cache/output-cache.ts';
+import type { OutputRecord, TargetRecord, TraceLog } from '../state/trace-log.ts';
+import { listFilesRecursive } from '../util/fs.ts';
+
+export interface DecideEnv {
+  root: string;
+  pipeline: ResolvedPipeline;
+  config: LoadedConfig;
+  stat: StatCache;
+  glob: GlobCache;
+  compiler: ModuleCompiler;
+  trace: TraceLog;
+  cache: OutputCache;
+  salt: string;
+  env: NodeJS.ProcessEnv;
+  forced: ReadonlySet<string>;
+}
+
+export type Decision =
+  | { kind: 'fresh'; key: string; fp: Fingerprint; record: TargetRecord }
+  | { kind: 'restore'; key: string; fp: Fingerprint; entry: CacheEntry; reasons: RebuildReason[] }
+  | { kind: 'run'; key: string; fp: Fingerprint; reasons: RebuildReason[] }
+  | { kind: 'missing-input'; error: string; reasons: RebuildReason[] };
+
+/** Resolved input paths per group (workspace-relative, sorted within each glob). */
+export async function resolveInputs(d: DecideEnv, t: ResolvedTarget): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const { group, items } of t.inputs) {
+    const paths: string[] = [];
+    for (const it of items) {
+      if (it.kind === 'file') paths.push(it.path);
+      else if (it.kind === 'glob') paths.push(...(await d.glob.expand(it.pattern)));
+      else for (const o of d.pipeline.targets.get(it.name)!.outputs) paths.push(o.path);
+    }
+    out[group] = [...new Set(paths)];
+  }
+  return out;
+}
+
+function producedHash(d: DecideEnv, producer: string, p: string): string | null {
+  const rec = d.trace.records.get(producer);
+  return rec?.outputs.find((o) => o.path === p)?.sha256 ?? null;
+}
+
+/** Hash of one output as it is on disk now (directory: listing hash), or null when absent. */
+export function currentOutputHash(d: Pick<DecideEnv, 'root' | 'stat'>, o: { path: string; dir: boolean }): string | null {
+  if (!o.dir) return d.stat.hash(o.path)?.sha256 ?? null;
+  let files: string[];
+  try {
+    files = listFilesRecursive(path.join(d.root, o.path));
+  } catch {
+    return null;
+  }
+  let listing = '';
+  for (const rel of files) listing += `${d.stat.hash(`${o.path}/${rel}`)?.sha256 ?? ''}  ${rel}\n`;
+  return sha256Hex(listing);
+}
+
+export function outputReasons(d: Pick<DecideEnv, 'root' | 'stat'>, outputs: readonly OutputRecord[]): RebuildReason[] {
+  const reasons: RebuildReason[] = [];
+  for (const o of outputs) {
+    const h = currentOutputHash(d, o);
+    if (h === null) reasons.push({ kind: 'output-missing', path: o.path });
+    else if (h !== o.sha256) reasons.push({ kind: 'output-modified', path: o.path, old: o.sha256, new: h });
+  }
+  return reasons;
+}
+
+export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promise<{ fp: Fingerprint; missing: string[] }> {
+  const inputs: Record<string, Record<string, string>> = {};
+  const missing: string[] = [];
+  const groups = await resolveInputs(d, t);
+  for (const { group, items } of t.inputs) {
+    const m: Record<string, string> = {};
+    const fromTargets = new Map<string, string>();
+    for (const it of items) {
+      if (it.kind === 'target') for (const o of d.pipeline.targets.get(it.name)!.outputs) fromTargets.set(o.path, it.name);
+      else if (it.kind === 'file' && it.producer) fromTargets.set(it.path, it.producer);
+    }
+    for (const p of groups[group]!) {
+      const producer = fromTargets.get(p);
+      const h = producer ? producedHash(d, producer, p) : d.stat.hash(p)?.sha256 ?? null;
+      if (h === null) missing.push(producer ? `${p} (output of ${producer}, not built)` : p);
+      m[p] = h ?? 'missing';
+    }
+    inputs[group] = m;
+  }
+  const env: Record<string, string | null> = {};
+  for (const name of t.env) {
+    const v = d.env[name];
+    env[name] = v === undefined ? null : sha256Hex(`${d.salt}\0${name}\0${v}`);
+  }
+  const fp: Fingerprint = {
+    format: FINGERPRINT_FORMAT,
+    rule: t.rule,
+    code: await d.compiler.closure(t.rule),
+    params: pickParams(d.config.values, t.params) as Record<string, unknown>,
+    env,
+    profile: d.pipeline.profile,
+    inputs,
+    outputs: t.outputs.map((o) => (o.dir ? `${o.path}/` : o.path)),
+  };
+  return { fp, missing };
+}
+
+export async function decide(d: DecideEnv, t: ResolvedTarget): Promise<Decision> {
+  const { fp, missing } = await computeFingerprint(d, t);
+  const key = fingerprintKey(fp);
+  const rec = d.trace.records.get(t.name);
+  let reasons: RebuildReason[];
+  if (d.forced.has(t.name)) reasons = [{ kind: 'forced' }];
+  else if (!rec) reasons = d.trace.formatChange ? [{ kind: 'state-format-changed', detail: d.trace.formatChange }] : [{ kind: 'never-built' }];
+  else if (rec.key !== key) {
+    reasons = diffFingerprints(rec.fingerprint, fp);
+    if (reasons.length === 0) reasons = [{ kind: 'fingerprint-format-changed', old: rec.fingerprint.format, new: fp.format }];
+  } else if (rec.result === 'failed') reasons = [{ kind: 'previous-failure', error: rec.error ?? 'unknown error' }];
+  else {
+    reasons = outputReasons(d, rec.outputs);
+    if (reasons.length === 0) return { kind: 'fresh', key, fp, record: rec };
+  }
+  if (missing.length) {
+    return { kind: 'missing-input', reasons, error: `missing input${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
+  }
+  if (!d.forced.has(t.name)) {
+    const entry = d.cache.get(key);
+    if (entry) return { kind: 'restore', key, fp, entry, reasons };
+  }
+  return { kind: 'run', key, fp, reasons };
+}

@@ -1,0 +1,157 @@
+// Renders build events for people. Progress of long rules is a live bar on a terminal (stderr)
+// and plain lines at every 10 % otherwise. Output is golden-tested: keep formats stable.
+import type { Check } from '../api/index.ts';
+import type { BuildEvent, Reporter } from './events.ts';
+
+export interface ConsoleOptions { explain: boolean; verbose: boolean; tty: boolean; out: (s: string) => void; err: (s: string) => void }
+
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(2)}s`;
+}
+
+function fmtValue(v: unknown): string {
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4)));
+  if (Array.isArray(v)) return `[${v.map(fmtValue).join(', ')}]`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** The checks table printed for a gate (also used by `status`). */
+export function checksTable(checks: readonly Check[]): string[] {
+  const rows = checks.map((c) => [c.name, fmtValue(c.value), c.op, fmtValue(c.threshold), c.status === 'waived' ? `WAIVED (${c.waived ?? ''})` : c.pass ? 'pass' : 'FAIL']);
+  const head = ['check', 'value', 'op', 'threshold', 'result'];
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]): string => '    ' + r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+  const out = [line(head)];
+  checks.forEach((c, i) => {
+    out.push(line(rows[i]!));
+    if (!c.pass && c.hint) out.push(`      hint: ${c.hint}`);
+  });
+  return out;
+}
+
+export class ConsoleReporter implements Reporter {
+  private bars = new Map<string, { done: number; total: number; unit?: string; lastPct: number }>();
+  private barShown = false;
+  private dryRun = false;
+
+  constructor(private readonly o: ConsoleOptions) {}
+
+  private print(line: string): void {
+    this.clearBar();
+    this.o.out(line + '\n');
+    this.drawBar();
+  }
+
+  private clearBar(): void {
+    if (this.barShown) {
+      this.o.err('\r\x1b[2K');
+      this.barShown = false;
+    }
+  }
+
+  private drawBar(): void {
+    if (!this.o.tty || this.bars.size === 0) return;
+    const parts = [...this.bars].map(([t, b]) => {
+      const pct = b.total > 0 ? Math.min(1, b.done / b.total) : 0;
+      const fill = Math.round(pct * 20);
+      return `${t} [${'#'.repeat(fill)}${'.'.repeat(20 - fill)}] ${Math.round(pct * 100)}% ${b.done}/${b.total}${b.unit ? ' ' + b.unit : ''}`;
+    });
+    this.o.err('\r\x1b[2K' + parts.join('  '));
+    this.barShown = true;
+  }
+
+  emit(e: BuildEvent): void {
+    switch (e.event) {
+      case 'plan':
+        this.dryRun = e.dryRun;
+        if (this.o.verbose || e.dryRun) this.print(`rc1-build: ${e.targets.length} target${e.targets.length === 1 ? '' : 's'} in plan (profile ${e.profile}, -j ${e.jobs})${e.dryRun ? ', dry run' : ''}`);
+        return;
+      case 'explain':
+        if (this.o.explain) for (const r of e.reasons.length ? e.reasons : [e.decision]) this.print(`rc1 explain: ${e.target}: ${r}`);
+        else if (this.dryRun && e.decision !== 'up-to-date') this.print(`would ${e.decision === 'may-run' ? 'maybe run' : e.decision} ${e.target}${e.reasons[0] ? ` (${e.reasons[0]}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''})` : ''}`);
+        return;
+      case 'start':
+        this.print(`run      ${e.target} (${e.reason}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''})`);
+        return;
+      case 'restore':
+        this.print(`restore  ${e.target} from cache (${e.reason})`);
+        return;
+      case 'skip':
+        if (this.o.verbose) this.print(`fresh    ${e.target}`);
+        return;
+      case 'progress': {
+        if (this.o.tty) {
+          this.bars.set(e.target, { done: e.done, total: e.total, ...(e.unit ? { unit: e.unit } : {}), lastPct: 0 });
+          this.drawBar();
+        } else {
+          const pct = e.total > 0 ? Math.floor((e.done / e.total) * 10) * 10 : 0;
+          const b = this.bars.get(e.target);
+          if (!b || pct > b.lastPct) {
+            this.bars.set(e.target, { done: e.done, total: e.total, lastPct: pct });
+            this.print(`progress ${e.target} ${pct}% (${e.done}/${e.total}${e.unit ? ' ' + e.unit : ''})`);
+          }
+        }
+        return;
+      }
+      case 'log':
+        if (this.o.verbose) this.print(`  ${e.target} | ${e.line}`);
+        return;
+      case 'done':
+        this.bars.delete(e.target);
+        this.print(`${e.restored ? 'restored' : 'done    '} ${e.target} ${formatMs(e.ms)}${e.summary ? ` · ${e.summary}` : ''}`);
+        return;
+      case 'gate':
+        if (e.pass) {
+          const waived = e.checks.filter((c) => c.status === 'waived').length;
+          this.print(`gate     ${e.target} passed ${e.checks.length - waived}/${e.checks.length} checks${waived ? ` (${waived} waived)` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
+          if (waived) for (const l of checksTable(e.checks.filter((c) => c.status === 'waived'))) this.print(l);
+        } else {
+          this.print(`GATE FAILED ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`);
+          for (const l of checksTable(e.checks)) this.print(l);
+        }
+        return;
+      case 'fail':
+        this.bars.delete(e.target);
+        this.print(`FAILED   ${e.target}: ${e.error}`);
+        if (e.lastLines?.length) for (const l of e.lastLines.slice(-10)) this.print(`  ${e.target} | ${l}`);
+        if (e.log) this.print(`  log: ${e.log}`);
+        return;
+      case 'blocked':
+        this.print(`blocked  ${e.target} (needs ${e.by})`);
+        return;
+      case 'warning':
+        this.print(`warning: ${e.message}`);
+        return;
+      case 'recovered':
+        this.print(`recovered ${e.targets.join(', ')} (outputs of an interrupted build moved into place)`);
+        return;
+      case 'end': {
+        this.bars.clear();
+        const c = e.counts;
+        const parts = [`${c.ran} ran`, `${c.restored} restored`, `${c.upToDate} up to date`];
+        if (c.failed) parts.push(`${c.failed} failed`);
+        if (c.gateFailed) parts.push(`${c.gateFailed} gate${c.gateFailed > 1 ? 's' : ''} failed`);
+        if (c.blocked) parts.push(`${c.blocked} blocked`);
+        const head = e.interrupted ? 'INTERRUPTED' : e.ok ? 'ok' : 'FAILED';
+        this.print(`rc1-build: ${head} · ${parts.join(', ')} · ${formatMs(e.ms)}`);
+        return;
+      }
+      default: {
+        const never: never = e;
+        throw new Error(`internal error: unknown event ${JSON.stringify(never)}; please report`);
+      }
+    }
+  }
+
+  close(): void {
+    this.clearBar();
+  }
+}
+
+export class JsonReporter implements Reporter {
+  constructor(private readonly out: (s: string) => void) {}
+  emit(e: BuildEvent): void {
+    this.out(JSON.stringify(e, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) + '\n');
+  }
+  close(): void {}
+}

@@ -1,0 +1,90 @@
+// The audit trail: reports/rc1/manifest.json lists every artifact the pipeline produced (sha256,
+// size, producing target, the hashes of the inputs it came from, when and at which git commit it
+// was built), and a `sha256sum -c` sidecar per artifact under reports/rc1/sha256/<path>.sha256,
+// so the hashes can be verified without the tool. Rewritten after any build that changed state.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { prettyJson } from '../util/canonical-json.ts';
+import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
+import type { TargetRecord } from '../state/trace-log.ts';
+
+export const MANIFEST_FORMAT = 1;
+
+export interface Artifact {
+  path: string;
+  sha256: string;
+  size: number;
+  target: string;
+  /** Directory output this file belongs to, if any. */
+  dir?: string;
+}
+
+export interface Manifest {
+  format: number;
+  profile: string;
+  git: { commit: string | null; dirty: boolean | null };
+  artifacts: Artifact[];
+  targets: Record<string, { key: string; result: string; how: string; at: string; rule?: { name: string; version: number }; inputs: Record<string, Record<string, string>>; outputs: string[] }>;
+}
+
+export function manifestPath(manifestDir: string): string {
+  return path.posix.join(manifestDir, 'manifest.json');
+}
+
+export function sidecarPath(manifestDir: string, artifact: string): string {
+  return path.posix.join(manifestDir, 'sha256', `${artifact}.sha256`);
+}
+
+export function artifactsOf(rec: TargetRecord): Artifact[] {
+  const out: Artifact[] = [];
+  for (const o of rec.outputs) {
+    if (!o.dir) out.push({ path: o.path, sha256: o.sha256, size: o.size, target: rec.name });
+    else for (const [rel, sha] of Object.entries(o.files ?? {})) out.push({ path: `${o.path}/${rel}`, sha256: sha, size: -1, target: rec.name, dir: o.path });
+  }
+  return out;
+}
+
+interface ManifestWorkspace {
+  root: string;
+  profile: string;
+  pipeline: { targets: ReadonlyMap<string, unknown>; manifestDir: string };
+  trace: { records: ReadonlyMap<string, TargetRecord> };
+}
+
+export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Manifest {
+  const artifacts: Artifact[] = [];
+  const targets: Manifest['targets'] = {};
+  for (const [name, rec] of [...ws.trace.records].sort(([a], [b]) => a.localeCompare(b))) {
+    if (!ws.pipeline.targets.has(name) || rec.result === 'failed') continue;
+    targets[name] = { key: rec.key, result: rec.result, how: rec.how, at: rec.at, ...(rec.rule ? { rule: rec.rule } : {}), inputs: rec.fingerprint.inputs, outputs: rec.outputs.map((o) => o.path) };
+    for (const a of artifactsOf(rec)) {
+      if (a.size < 0) a.size = fs.statSync(path.join(ws.root, a.path), { throwIfNoEntry: false })?.size ?? 0;
+      artifacts.push(a);
+    }
+  }
+  artifacts.sort((a, b) => a.path.localeCompare(b.path));
+  return { format: MANIFEST_FORMAT, profile: ws.profile, git, artifacts, targets };
+}
+
+export function writeManifest(ws: ManifestWorkspace, git: Manifest['git']): void {
+  const m = buildManifest(ws, git);
+  const dir = ws.pipeline.manifestDir;
+  writeFileAtomic(path.join(ws.root, manifestPath(dir)), prettyJson(m));
+  const wanted = new Set<string>();
+  for (const a of m.artifacts) {
+    const rel = sidecarPath(dir, a.path);
+    wanted.add(rel);
+    const abs = path.join(ws.root, rel);
+    const body = `${a.sha256}  ${a.path}\n`;
+    let cur: string | null = null;
+    try { cur = fs.readFileSync(abs, 'utf8'); } catch { cur = null; }
+    if (cur !== body) writeFileAtomic(abs, body);
+  }
+  const sideRoot = path.join(ws.root, dir, 'sha256');
+  let existing: string[] = [];
+  try { existing = listFilesRecursive(sideRoot); } catch { existing = []; }
+  for (const f of existing) {
+    const rel = path.posix.join(dir, 'sha256', f);
+    if (!wanted.has(rel)) fs.rmSync(path.join(ws.root, rel), { force: true });
+  }
+}

@@ -1,0 +1,55 @@
+// Messages between the engine and its rule workers (worker_threads). Plain structured-clone data.
+import type { Check } from '../api/index.ts';
+
+export interface JobOutput { path: string; dir: boolean; tmp: string }
+
+export interface Job {
+  id: number;
+  target: string;
+  gate: boolean;
+  report?: string;
+  /** Compiled rule module (absolute path). */
+  module: string;
+  ruleFile: string;
+  root: string;
+  profile: string;
+  params: Record<string, unknown>;
+  env: Record<string, string | undefined>;
+  inputs: Record<string, string[]>;
+  outputs: JobOutput[];
+  tmpRoot: string;
+}
+
+export interface HashedOutput {
+  path: string;
+  dir: boolean;
+  sha256: string;
+  size: number;
+  /** Directory outputs: relative file → [sha256, size, mtimeNs, ino]. File outputs: one entry ''. */
+  files: Record<string, [string, number, bigint, bigint]>;
+  statTimeNs: bigint;
+}
+
+export interface JobSuccess {
+  checks?: Check[];
+  summary?: string;
+  rule: { name: string; version: number };
+  outputs: HashedOutput[];
+}
+
+export interface ParamIssue { key: string; message: string }
+
+export interface JobFailure {
+  message: string;
+  stack?: string;
+  kind: 'rule-error' | 'param-error' | 'contract-error' | 'aborted';
+  paramIssues?: ParamIssue[];
+}
+
+export type ToWorker = { type: 'run'; job: Job } | { type: 'abort'; id: number };
+
+export type FromWorker =
+  | { type: 'log'; id: number; line: string }
+  | { type: 'progress'; id: number; done: number; total: number; unit?: string }
+  | { type: 'done'; id: number; result: JobSuccess }
+  | { type: 'error'; id: number; error: JobFailure };

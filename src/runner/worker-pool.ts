@@ -1,0 +1,91 @@
+// A pool of rule workers. Jobs go to an idle worker (created lazily, at most `size`); a worker's
+// stdout/stderr are captured and forwarded as log lines, so rules cannot corrupt --json output.
+// abortAll() asks rules to stop (ctx.signal) and terminates their workers after a grace period.
+import { Worker } from 'node:worker_threads';
+import type { FromWorker, Job, JobFailure, JobSuccess } from './protocol.ts';
+
+export interface JobHooks {
+  log(line: string): void;
+  progress(done: number, total: number, unit?: string): void;
+}
+
+interface Slot { worker: Worker; busy: number | null }
+interface Pending { resolve(r: { ok: true; value: JobSuccess } | { ok: false; error: JobFailure }): void; hooks: JobHooks }
+
+export class WorkerPool {
+  private slots: Slot[] = [];
+  private pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly size: number, private readonly workerUrl: URL) {}
+
+  private spawn(): Slot {
+    const worker = new Worker(this.workerUrl, { stdout: true, stderr: true });
+    const slot: Slot = { worker, busy: null };
+    const forward = (stream: NodeJS.ReadableStream): void => {
+      let buf = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (slot.busy !== null) this.pending.get(slot.busy)?.hooks.log(line);
+        }
+      });
+    };
+    forward(worker.stdout);
+    forward(worker.stderr);
+    worker.on('message', (m: FromWorker) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      if (m.type === 'log') p.hooks.log(m.line);
+      else if (m.type === 'progress') p.hooks.progress(m.done, m.total, m.unit);
+      else {
+        this.pending.delete(m.id);
+        slot.busy = null;
+        p.resolve(m.type === 'done' ? { ok: true, value: m.result } : { ok: false, error: m.error });
+      }
+    });
+    const onDeath = (why: string): void => {
+      this.slots = this.slots.filter((s) => s !== slot);
+      if (slot.busy !== null) {
+        const p = this.pending.get(slot.busy);
+        this.pending.delete(slot.busy);
+        p?.resolve({ ok: false, error: { kind: this.closed ? 'aborted' : 'rule-error', message: why } });
+      }
+    };
+    worker.on('error', (e) => onDeath(`the rule crashed its worker: ${e.stack ?? e.message}`));
+    worker.on('exit', (code) => onDeath(`the rule's worker exited with code ${code}`));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  run(job: Omit<Job, 'id'>, hooks: JobHooks): Promise<{ ok: true; value: JobSuccess } | { ok: false; error: JobFailure }> {
+    const id = this.nextId++;
+    const slot = this.slots.find((s) => s.busy === null) ?? (this.slots.length < this.size ? this.spawn() : null);
+    if (!slot) throw new Error('internal error: worker pool over capacity; please report');
+    slot.busy = id;
+    return new Promise((resolve) => {
+      this.pending.set(id, { resolve, hooks });
+      slot.worker.postMessage({ type: 'run', job: { ...job, id } });
+    });
+  }
+
+  /** Ask every running rule to stop, then terminate the workers after `graceMs`. */
+  async abortAll(graceMs: number): Promise<void> {
+    this.closed = true;
+    for (const s of this.slots) if (s.busy !== null) s.worker.postMessage({ type: 'abort', id: s.busy });
+    const deadline = Date.now() + graceMs;
+    while (this.pending.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await this.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+    this.slots = [];
+  }
+}

@@ -1,0 +1,106 @@
+// The rule worker (a worker_thread): imports a compiled rule module, validates its params with
+// the rule's zod schema, runs it against a RuleContext, writes a gate's report, checks that the
+// rule wrote exactly its declared outputs, and hashes them. Runs off the main thread so -j gives
+// real CPU parallelism and an interrupted build can terminate rules.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parentPort } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
+import { type Check, type Rule, type RuleContext, createRng } from '../api/index.ts';
+import { prettyJson } from '../util/canonical-json.ts';
+import { listFilesRecursive } from '../util/fs.ts';
+import { hashOutput } from './hash-output.ts';
+import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
+
+process.setSourceMapsEnabled(true);
+const port = parentPort!;
+const aborts = new Map<number, AbortController>();
+
+class ContractError extends Error {}
+
+function post(m: FromWorker): void {
+  port.postMessage(m);
+}
+
+/** Files the rule left in its temp root that are not declared outputs. */
+function undeclared(job: Job): string[] {
+  const declared = job.outputs.map((o) => o.path);
+  return listFilesRecursive(job.tmpRoot).filter((f) => !declared.some((d) => f === d || f.startsWith(d + '/')));
+}
+
+async function run(job: Job): Promise<void> {
+  const ac = new AbortController();
+  aborts.set(job.id, ac);
+  try {
+    const mod = (await import(pathToFileURL(job.module).href)) as { default?: Rule };
+    const rule = mod.default;
+    if (!rule || typeof rule.run !== 'function') {
+      throw new ContractError(`${job.ruleFile} must \`export default defineRule({ name, version, run })\``);
+    }
+    let params: unknown = job.params;
+    if (rule.params) {
+      const r = rule.params.safeParse(job.params);
+      if (!r.success) {
+        const paramIssues = r.error.issues.map((i) => ({ key: i.path.map(String).join('.'), message: i.message }));
+        const err: JobFailure = { kind: 'param-error', message: `invalid params for ${job.target}`, paramIssues };
+        post({ type: 'error', id: job.id, error: err });
+        return;
+      }
+      params = r.data;
+    }
+    const outputs = new Map(job.outputs.map((o) => [o.path, o]));
+    const ctx: RuleContext<unknown> = {
+      target: job.target,
+      root: job.root,
+      profile: job.profile,
+      params,
+      env: Object.freeze({ ...job.env }),
+      inputs(name: string): string[] {
+        const v = job.inputs[name];
+        if (!v) throw new ContractError(`${job.ruleFile}: ctx.inputs('${name}'): target ${job.target} declares no input group '${name}' (it has: ${Object.keys(job.inputs).join(', ') || 'none'})`);
+        return v;
+      },
+      output(p: string): string {
+        const o = outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
+        if (!o) throw new ContractError(`${job.ruleFile}: ctx.output('${p}'): not a declared output of ${job.target} (declared: ${job.outputs.map((x) => x.path).join(', ')})`);
+        fs.mkdirSync(o.dir ? o.tmp : path.dirname(o.tmp), { recursive: true });
+        return o.tmp;
+      },
+      rng: createRng,
+      log: (line: string) => post({ type: 'log', id: job.id, line: String(line) }),
+      progress: (done: number, total: number, unit?: string) => post({ type: 'progress', id: job.id, done, total, ...(unit ? { unit } : {}) }),
+      signal: ac.signal,
+    };
+    const res = (await rule.run(ctx)) ?? {};
+    if (ac.signal.aborted) throw new Error('interrupted');
+    let checks: Check[] | undefined;
+    if (job.gate) {
+      if (!Array.isArray(res.checks) || res.checks.length === 0) throw new ContractError(`gate ${job.target}: its rule returned no checks`);
+      checks = res.checks;
+      const reportOut = job.outputs.find((o) => o.path === job.report)!;
+      fs.mkdirSync(path.dirname(reportOut.tmp), { recursive: true });
+      const pass = checks.every((c) => c.pass);
+      fs.writeFileSync(reportOut.tmp, prettyJson({ ...(res.report ?? {}), target: job.target, profile: job.profile, pass, checks }));
+    }
+    for (const o of job.outputs) {
+      const st = fs.statSync(o.tmp, { throwIfNoEntry: false });
+      if (!st) throw new ContractError(`${job.target}: the rule did not write its declared output ${o.path}`);
+      if (o.dir !== st.isDirectory()) throw new ContractError(`${job.target}: output ${o.path} was declared as a ${o.dir ? 'directory' : 'file'} but the rule wrote a ${st.isDirectory() ? 'directory' : 'file'}`);
+    }
+    const extra = undeclared(job);
+    if (extra.length) throw new ContractError(`${job.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
+    const hashed = job.outputs.map(hashOutput);
+    post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: { name: rule.name, version: rule.version }, outputs: hashed } });
+  } catch (e) {
+    const err = e as Error;
+    const kind = ac.signal.aborted ? 'aborted' : e instanceof ContractError ? 'contract-error' : 'rule-error';
+    post({ type: 'error', id: job.id, error: { kind, message: err?.message ?? String(e), ...(err?.stack && kind === 'rule-error' ? { stack: err.stack } : {}) } });
+  } finally {
+    aborts.delete(job.id);
+  }
+}
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'run') void run(m.job);
+  else aborts.get(m.id)?.abort();
+});

@@ -1,0 +1,348 @@
+// Decides WHEN targets run (Shake's scheduler): a target starts once all its dependencies have
+// finished fresh, restored or built; at most -j rules run at once; after a failure nothing new
+// starts unless -k, in which case only the failed target's dependents are blocked. What happens
+// to each target (fresh | restore | run) is the rebuilder's decision (rebuild/decide.ts).
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Check } from '../api/index.ts';
+import { type RebuildReason, formatReason } from '../hash/fingerprint.ts';
+import { closureOf, type ResolvedTarget } from '../graph/resolved.ts';
+import { type Decision, decide, resolveInputs } from '../rebuild/decide.ts';
+import { outputRecords } from '../state/commit-outputs.ts';
+import type { TargetRecord } from '../state/trace-log.ts';
+import { hashOutput } from '../runner/hash-output.ts';
+import type { JobFailure } from '../runner/protocol.ts';
+import { WorkerPool } from '../runner/worker-pool.ts';
+import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
+import { writeManifest } from '../report/manifest.ts';
+import { locateKey } from '../config/load-configs.ts';
+import { CompileError } from '../config/compile-module.ts';
+import { rmrf } from '../util/fs.ts';
+import type { Workspace } from '../cli/workspace.ts';
+
+export interface BuildOptions {
+  targets: string[];
+  jobs: number;
+  keepGoing: boolean;
+  dryRun: boolean;
+  forced: ReadonlySet<string>;
+  workerUrl: URL;
+}
+
+type Outcome = 'up-to-date' | 'ran' | 'restored' | 'failed' | 'gate-failed' | 'blocked';
+
+const LOG_TAIL = 200;
+
+function gitInfo(root: string): { commit: string | null; dirty: boolean | null } {
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    return { commit, dirty: status.trim().length > 0 };
+  } catch {
+    return { commit: null, dirty: null };
+  }
+}
+
+class Semaphore {
+  private waiters: (() => void)[] = [];
+  constructor(private free: number) {}
+  async acquire(): Promise<void> {
+    if (this.free > 0) { this.free--; return; }
+    await new Promise<void>((r) => this.waiters.push(r));
+  }
+  release(): void {
+    const w = this.waiters.shift();
+    if (w) w();
+    else this.free++;
+  }
+}
+
+export class Build {
+  private readonly counts: Counts = { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 };
+  private pool: WorkerPool | null = null;
+  private readonly running = new Map<string, string>(); // target → tmp root
+  private interrupted = false;
+  private committedAny = false;
+  private git: { commit: string | null; dirty: boolean | null } | null = null;
+
+  constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {}
+
+  private emit(e: BuildEvent): void {
+    this.rep.emit(e);
+  }
+
+  /** Runs the build; returns the exit code (0 ok, 1 rule failed, 2 gate failed). */
+  async run(): Promise<number> {
+    const t0 = performance.now();
+    const { ws, opts } = this;
+    const plan = closureOf(ws.pipeline, opts.targets);
+    this.emit({ event: 'plan', targets: plan, jobs: opts.jobs, profile: ws.profile, dryRun: opts.dryRun });
+    if (opts.dryRun) {
+      await this.dryRun(plan);
+      this.emit({ event: 'end', ok: true, ms: performance.now() - t0, exitCode: 0, counts: this.counts, stats: this.stats() });
+      return 0;
+    }
+    const recovered = ws.committer.recover();
+    if (recovered.length) this.emit({ event: 'recovered', targets: recovered });
+    rmrf(path.join(ws.stateDir, 'tmp'));
+
+    const outcome = new Map<string, Outcome>();
+    const sem = new Semaphore(opts.jobs);
+    let stop = false;
+    const pending = new Set(plan);
+    const inFlight = new Map<string, Promise<void>>();
+    const startable = (n: string): boolean => ws.pipeline.targets.get(n)!.deps.every((d) => outcome.has(d));
+
+    while ((pending.size > 0 || inFlight.size > 0) && !this.interrupted) {
+      if (!stop) {
+        for (const n of [...pending]) {
+          if (!startable(n)) continue;
+          pending.delete(n);
+          const t = ws.pipeline.targets.get(n)!;
+          const bad = t.deps.find((d) => !['up-to-date', 'ran', 'restored'].includes(outcome.get(d)!));
+          if (bad) {
+            outcome.set(n, 'blocked');
+            this.counts.blocked++;
+            this.emit({ event: 'blocked', target: n, by: bad });
+            continue;
+          }
+          const p = this.process(t, sem).then((o) => {
+            outcome.set(n, o);
+            inFlight.delete(n);
+            if ((o === 'failed' || o === 'gate-failed') && !opts.keepGoing) stop = true;
+          });
+          inFlight.set(n, p);
+        }
+      }
+      if (inFlight.size === 0) {
+        if (stop) break;
+        if ([...pending].every((n) => !startable(n))) break; // cannot happen in a validated DAG
+        continue;
+      }
+      await Promise.race(inFlight.values());
+    }
+    if (this.interrupted) return 130;
+    this.finish();
+    const exitCode = this.counts.failed > 0 ? 1 : this.counts.gateFailed > 0 ? 2 : 0;
+    this.emit({ event: 'end', ok: exitCode === 0, ms: performance.now() - t0, exitCode, counts: this.counts, stats: this.stats() });
+    return exitCode;
+  }
+
+  private stats(): NonNullable<Extract<BuildEvent, { event: 'end' }>['stats']> {
+    const c = this.ws.stat.counters;
+    return { filesHashed: c.hashed, statHits: c.statHits, hashedPaths: c.hashedPaths.slice(0, 50), globWalks: this.ws.glob.misses, compiles: this.ws.compiler.compiles };
+  }
+
+  /** Persist everything after the last target (also on interrupt). */
+  private finish(): void {
+    const { ws } = this;
+    ws.trace.compactIfNeeded();
+    ws.trace.close();
+    if (this.committedAny) writeManifest(ws, this.git ?? gitInfo(ws.root));
+    ws.saveCaches();
+  }
+
+  private async dryRun(plan: string[]): Promise<void> {
+    const env = this.ws.decideEnv(this.opts.forced);
+    const willChange = new Set<string>();
+    for (const n of plan) {
+      const t = this.ws.pipeline.targets.get(n)!;
+      const d = await decide(env, t);
+      const upstream = t.deps.filter((x) => willChange.has(x));
+      if (d.kind === 'fresh' && upstream.length === 0) {
+        this.counts.upToDate++;
+        this.emit({ event: 'explain', target: n, decision: 'up-to-date', reasons: [] });
+        continue;
+      }
+      willChange.add(n);
+      const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
+      if (upstream.length) reasons.push(`after ${upstream.join(', ')} (${upstream.length > 1 ? 'they run' : 'it runs'}; early cutoff may keep this one)`);
+      const decision = d.kind === 'restore' ? 'restore' : d.kind === 'missing-input' && upstream.length === 0 ? 'missing-input' : d.kind === 'run' || d.kind === 'missing-input' ? (upstream.length && d.kind !== 'run' ? 'may-run' : 'run') : 'may-run';
+      if (d.kind === 'missing-input' && !upstream.length) reasons.push(d.error);
+      this.emit({ event: 'explain', target: n, decision, reasons });
+    }
+  }
+
+  private async process(t: ResolvedTarget, sem: Semaphore): Promise<Outcome> {
+    const env = this.ws.decideEnv(this.opts.forced);
+    let d: Decision;
+    try {
+      d = await decide(env, t);
+    } catch (e) {
+      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String((e as Error).stack ?? e));
+    }
+    const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
+    this.emit({ event: 'explain', target: t.name, decision: d.kind === 'fresh' ? 'up-to-date' : d.kind, reasons });
+    switch (d.kind) {
+      case 'fresh': {
+        if (d.record.result === 'gate-failed') {
+          this.counts.gateFailed++;
+          this.emit({ event: 'gate', target: t.name, pass: false, checks: d.record.checks ?? [], report: t.report ?? '', replayed: true });
+          return 'gate-failed';
+        }
+        this.counts.upToDate++;
+        this.emit({ event: 'skip', target: t.name, reason: 'up-to-date' });
+        return 'up-to-date';
+      }
+      case 'missing-input':
+        return this.fail(t, d.error);
+      case 'restore': {
+        const o = this.restore(t, d);
+        if (o) return o;
+        return this.execute(t, { ...d, kind: 'run' }, sem);
+      }
+      case 'run':
+        return this.execute(t, d, sem);
+      default: {
+        const never: never = d;
+        throw new Error(`internal error: unknown decision ${JSON.stringify(never)}; please report`);
+      }
+    }
+  }
+
+  private tmpRootFor(name: string): string {
+    return path.join(this.ws.stateDir, 'tmp', `${name.replace(/[^\w.@-]/g, '_')}-${process.pid}`);
+  }
+
+  private restore(t: ResolvedTarget, d: Extract<Decision, { kind: 'restore' }>): Outcome | null {
+    const t0 = performance.now();
+    const tmpRoot = this.tmpRootFor(t.name);
+    rmrf(tmpRoot);
+    if (!this.ws.cache.materialize(d.entry, tmpRoot)) {
+      rmrf(tmpRoot);
+      this.emit({ event: 'warning', message: `cache entry for ${t.name} was corrupt and has been dropped; running the rule` });
+      return null;
+    }
+    this.emit({ event: 'restore', target: t.name, reason: d.reasons.map(formatReason)[0] ?? 'fingerprint matches a cached build', reasons: d.reasons.map(formatReason) });
+    const hashed = t.outputs.map((o) => hashOutput({ path: o.path, dir: o.dir, tmp: path.join(tmpRoot, o.path) }));
+    const record: TargetRecord = {
+      name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(hashed), result: d.entry.result, how: 'restored',
+      ...(d.entry.checks ? { checks: d.entry.checks } : {}), ...(d.entry.summary ? { summary: d.entry.summary } : {}),
+      ...(d.entry.rule ? { rule: d.entry.rule } : {}), ms: 0, at: new Date().toISOString(),
+    };
+    this.ws.committer.commit(record, tmpRoot, hashed);
+    this.committedAny = true;
+    this.counts.restored++;
+    const ms = performance.now() - t0;
+    this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: true, ...(record.summary ? { summary: record.summary } : {}) });
+    return t.gate ? this.gateOutcome(t, record.checks ?? [], 'restored') : 'restored';
+  }
+
+  private gateOutcome(t: ResolvedTarget, checks: Check[], passed: Outcome): Outcome {
+    const pass = checks.every((c) => c.pass);
+    this.emit({ event: 'gate', target: t.name, pass, checks, report: t.report ?? '', replayed: false });
+    if (!pass) {
+      this.counts.gateFailed++;
+      return 'gate-failed';
+    }
+    return passed;
+  }
+
+  private fail(t: ResolvedTarget, error: string, lastLines?: string[], log?: string): Outcome {
+    this.counts.failed++;
+    this.emit({ event: 'fail', target: t.name, error, ...(lastLines ? { lastLines } : {}), ...(log ? { log } : {}) });
+    return 'failed';
+  }
+
+  private async formatFailure(t: ResolvedTarget, e: JobFailure): Promise<string> {
+    if (e.kind === 'param-error' && e.paramIssues) {
+      const lines: string[] = [];
+      for (const i of e.paramIssues) {
+        const loc = await locateKey(this.ws.root, this.ws.config.files, i.key).catch(() => undefined);
+        lines.push(`${loc ?? this.ws.config.files.join(', ')}: ${i.key}: ${i.message}`);
+      }
+      return `invalid config for ${t.name} (checked by ${t.rule}):\n  ${lines.join('\n  ')}`;
+    }
+    return e.kind === 'rule-error' && e.stack ? e.stack : e.message;
+  }
+
+  private async execute(t: ResolvedTarget, d: Extract<Decision, { kind: 'run' }>, sem: Semaphore): Promise<Outcome> {
+    const { ws } = this;
+    const reasons = d.reasons.map(formatReason);
+    let module: string;
+    try {
+      module = await ws.compiler.compiled(t.rule);
+    } catch (e) {
+      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String(e));
+    }
+    await sem.acquire();
+    if (this.interrupted) { sem.release(); return 'failed'; }
+    this.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
+    const t0 = performance.now();
+    const tmpRoot = this.tmpRootFor(t.name);
+    rmrf(tmpRoot);
+    fs.mkdirSync(tmpRoot, { recursive: true });
+    this.running.set(t.name, tmpRoot);
+    const inputs = await resolveInputs(ws.decideEnv(this.opts.forced), t);
+    const abs = Object.fromEntries(Object.entries(inputs).map(([g, ps]) => [g, ps.map((p) => path.resolve(ws.root, p))]));
+    const envVals: Record<string, string | undefined> = {};
+    for (const n of t.env) envVals[n] = process.env[n];
+    const logLines: string[] = [];
+    const logFile = path.join(ws.root, 'logs', `${t.name}.log`);
+    let lastProgress = 0;
+    this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
+    const res = await this.pool.run({
+      target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, profile: ws.profile,
+      params: d.fp.params, env: envVals, inputs: abs, tmpRoot,
+      outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: path.join(tmpRoot, o.path) })),
+    }, {
+      log: (line) => {
+        logLines.push(line);
+        if (logLines.length > LOG_TAIL * 5) logLines.splice(0, logLines.length - LOG_TAIL);
+        this.emit({ event: 'log', target: t.name, line });
+      },
+      progress: (done, total, unit) => {
+        const now = performance.now();
+        if (now - lastProgress < 100 && done < total) return;
+        lastProgress = now;
+        this.emit({ event: 'progress', target: t.name, done, total, ...(unit ? { unit } : {}) });
+      },
+    });
+    sem.release();
+    this.running.delete(t.name);
+    const ms = performance.now() - t0;
+    fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    fs.writeFileSync(logFile, logLines.slice(-LOG_TAIL).map((l) => l + '\n').join(''));
+    if (this.interrupted) return 'failed';
+    if (!res.ok) {
+      rmrf(tmpRoot);
+      const error = await this.formatFailure(t, res.error);
+      ws.trace.put({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms, at: new Date().toISOString() });
+      return this.fail(t, error, logLines.slice(-LOG_TAIL), path.relative(ws.root, logFile));
+    }
+    const r = res.value;
+    const gateFailed = t.gate && !(r.checks ?? []).every((c) => c.pass);
+    this.git ??= gitInfo(ws.root);
+    const record: TargetRecord = {
+      name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(r.outputs), result: gateFailed ? 'gate-failed' : 'ok', how: 'ran',
+      ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule, ms: Math.round(ms), at: new Date().toISOString(),
+    };
+    ws.committer.commit(record, tmpRoot, r.outputs);
+    this.committedAny = true;
+    try {
+      ws.cache.put(ws.root, { target: t.name, key: d.key, outputs: record.outputs, result: gateFailed ? 'gate-failed' : 'ok', ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule });
+    } catch (e) {
+      this.emit({ event: 'warning', message: `could not store ${t.name} in the cache: ${(e as Error).message}` });
+    }
+    this.counts.ran++;
+    this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: false, ...(r.summary ? { summary: r.summary } : {}) });
+    return t.gate ? this.gateOutcome(t, r.checks ?? [], 'ran') : 'ran';
+  }
+
+  /** SIGINT/SIGTERM: stop rules, drop their temp outputs, keep every finished record. */
+  async interrupt(t0: number): Promise<void> {
+    if (this.interrupted) return;
+    this.interrupted = true;
+    await this.pool?.abortAll(2000);
+    for (const tmp of this.running.values()) rmrf(tmp);
+    this.finish();
+    this.emit({ event: 'end', ok: false, ms: performance.now() - t0, exitCode: 130, counts: this.counts, interrupted: true });
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+}
+
+export type { RebuildReason };
