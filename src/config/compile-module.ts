@@ -94,7 +94,9 @@ export class ModuleCompiler {
         b.onResolve({ filter: /^[^./]/ }, async (a) => {
           if (a.pluginData === 'rc1-inner') return undefined;
           if (isBuiltin(a.path)) return { path: a.path, external: true };
-          const r = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, importer: a.importer, pluginData: 'rc1-inner' });
+          let r = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, importer: a.importer, pluginData: 'rc1-inner' });
+          // rc1-build's own dependencies (zod, …) are available to rules even when not hoisted.
+          if (r.errors.length > 0) r = await b.resolve(a.path, { kind: a.kind, resolveDir: engine, pluginData: 'rc1-inner' });
           if (r.errors.length > 0) return { errors: r.errors };
           let d = path.dirname(r.path);
           while (d !== path.dirname(d)) {

@@ -79,6 +79,10 @@ export class DataError extends Error {
     this.got = got;
   }
 
+  static fromIssue(issue: DataIssue): DataError {
+    return new DataError({ file: issue.file, line: issue.line, unit: issue.unit }, issue.field, issue.expected, issue.got);
+  }
+
   get issue(): DataIssue {
     const { file, line, unit, field, expected, got, message } = this;
     return { file, line, unit, field, expected, got, message };
@@ -134,10 +138,14 @@ export class IssueLog {
     }
   }
 
-  /** Sorts the issues recorded since index `from` by line (a file is read whole before its records are parsed). */
-  orderByLine(from = 0): void {
-    const tail = this.issues.splice(from).sort((a, b) => a.line - b.line);
-    this.issues.push(...tail);
+  /**
+   * Takes over the issues of a file read with a 'skip' log, in line order: so that 'fail' mode
+   * throws the bad record with the lowest line even though a file is read whole before its
+   * records are parsed.
+   */
+  absorb(file: IssueLog): void {
+    const sorted = [...file.issues].sort((a, b) => a.line - b.line);
+    for (const issue of sorted) this.add(DataError.fromIssue(issue));
   }
 
   /** Every issue stands for one skipped record (a whole-file issue counts once). */

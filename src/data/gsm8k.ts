@@ -4,10 +4,10 @@
 // Items carry the gold answer with commas removed, the steps without annotations, and the
 // annotations as calculator calls tied to their step. Ids: see source-item.ts.
 import { basename } from 'node:path';
-import { DataError, IssueLog, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
+import { DataError, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
 import { expectText } from './expect.ts';
 import type { SourceRecord } from './jsonl.ts';
-import { readRecordsInto } from './read-records.ts';
+import { readItems } from './read-records.ts';
 import type { CalcCall, Gsm8kItem } from './source-item.ts';
 
 export interface Gsm8kAnswer {
@@ -84,13 +84,5 @@ export function parseGsm8k(record: SourceRecord): Gsm8kItem {
 
 /** Reads a GSM8K file (.jsonl, .json or .parquet). */
 export async function readGsm8k(path: string, options: ReadOptions = {}): Promise<ReadResult<Gsm8kItem>> {
-  const log = new IssueLog(options.onError);
-  const records = await readRecordsInto(path, log, options.root);
-  const items: Gsm8kItem[] = [];
-  for (const r of records) {
-    const item = log.attempt(() => parseGsm8k(r));
-    if (item) items.push(item);
-  }
-  log.orderByLine();
-  return { items, skipped: log.skipped, issues: log.issues };
+  return readItems(path, options, parseGsm8k);
 }

@@ -6,13 +6,13 @@
 // IRCoT has paragraph-level support only, so its supporting facts carry no sent_id and each of its
 // paragraphs is one "sentence". De-duplication across files (the IRCoT file repeats the official
 // records) is done by loadSources, which prefers the layouts with sentence-level facts.
-import { DataError, IssueLog, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
+import { DataError, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
 import {
   expectArray, expectBoolean, expectIndex, expectObject, expectOneOf, expectString, expectStringArray, expectText,
   type JsonObject,
 } from './expect.ts';
 import type { SourceRecord } from './jsonl.ts';
-import { readRecordsInto } from './read-records.ts';
+import { readItems } from './read-records.ts';
 import type { HotpotqaItem, Paragraph, SourceFormat, SupportingFact } from './source-item.ts';
 
 const TYPES = ['bridge', 'comparison'] as const;
@@ -148,13 +148,5 @@ export function parseHotpotqa(record: SourceRecord): HotpotqaItem {
 
 /** Reads one HotpotQA file (.jsonl, .json or .parquet); layouts may mix. No de-duplication. */
 export async function readHotpotqa(path: string, options: ReadOptions = {}): Promise<ReadResult<HotpotqaItem>> {
-  const log = new IssueLog(options.onError);
-  const records = await readRecordsInto(path, log, options.root);
-  const items: HotpotqaItem[] = [];
-  for (const r of records) {
-    const item = log.attempt(() => parseHotpotqa(r));
-    if (item) items.push(item);
-  }
-  log.orderByLine();
-  return { items, skipped: log.skipped, issues: log.issues };
+  return readItems(path, options, parseHotpotqa);
 }

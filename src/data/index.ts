@@ -7,7 +7,7 @@ export {
 } from './data-error.ts';
 export { parseJsonl, readJsonl, toJsonl, type SourceRecord } from './jsonl.ts';
 export { parseParquet, readParquet, toPlain } from './read-parquet.ts';
-export { dataFileFormat, parseRecords, readRecords, readRecordsInto, type DataFileFormat } from './read-records.ts';
+export { dataFileFormat, parseRecords, readItems, readRecords, readRecordsInto, type DataFileFormat } from './read-records.ts';
 export {
   TASKS, compareSourceItems, isTask, sourceKey,
   type CalcCall, type Gsm8kItem, type HotpotqaItem, type Paragraph, type SourceFormat, type SourceItem,

@@ -106,10 +106,10 @@ export async function loadSources(paths: readonly string[], options: LoadOptions
   const files: FileSummary[] = [];
   for (const path of paths) {
     if (dataFileFormat(path) === null) continue;
-    const before = log.skipped;
-    const records = await readRecordsInto(path, log, options.root);
-    const { task, items } = loadFile(records, options.task, log);
-    log.orderByLine(before);
+    const fileLog = new IssueLog('skip');
+    const records = await readRecordsInto(path, fileLog, options.root);
+    const { task, items } = loadFile(records, options.task, fileLog);
+    log.absorb(fileLog);
     all.push(...items);
     files.push({
       file: displayPath(path, options.root),
@@ -117,7 +117,7 @@ export async function loadSources(paths: readonly string[], options: LoadOptions
       formats: [...new Set(items.map((i) => i.format))].sort(),
       records: records.length,
       items: items.length,
-      skipped: log.skipped - before,
+      skipped: fileLog.skipped,
     });
   }
   const { items, duplicates } = mergeDuplicates(all);

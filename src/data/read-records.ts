@@ -71,6 +71,23 @@ export async function readRecords(path: string, options: ReadOptions = {}): Prom
   return { items, skipped: log.skipped, issues: log.issues };
 }
 
+/**
+ * Reads a file and parses each record with parse (a task parser). With onError 'fail' the bad
+ * record with the lowest line is thrown, whether its JSON or its fields are bad.
+ */
+export async function readItems<T>(path: string, options: ReadOptions, parse: (record: SourceRecord) => T): Promise<ReadResult<T>> {
+  const log = new IssueLog(options.onError);
+  const fileLog = new IssueLog('skip');
+  const records = await readRecordsInto(path, fileLog, options.root);
+  const items: T[] = [];
+  for (const r of records) {
+    const item = fileLog.attempt(() => parse(r));
+    if (item !== undefined) items.push(item);
+  }
+  log.absorb(fileLog);
+  return { items, skipped: log.skipped, issues: log.issues };
+}
+
 /** readRecords with a caller's IssueLog, so that several files share one count. */
 export async function readRecordsInto(path: string, log: IssueLog, root?: string): Promise<SourceRecord[]> {
   const file = displayPath(path, root);

@@ -3,10 +3,10 @@
 // may name the id `id`, may give the answer as "yes"/"no"/"true"/"false", and may hold `facts`
 // or `decomposition` as one string instead of a list (split into lines when it has line breaks,
 // else into sentences). The gold answer is "yes" or "no".
-import { DataError, IssueLog, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
+import { DataError, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
 import { expectArray, expectString, expectStringArray, expectText } from './expect.ts';
 import type { SourceRecord } from './jsonl.ts';
-import { readRecordsInto } from './read-records.ts';
+import { readItems } from './read-records.ts';
 import type { StrategyqaItem } from './source-item.ts';
 
 const YES = new Set(['yes', 'true']);
@@ -65,13 +65,5 @@ export function parseStrategyqa({ at, value }: SourceRecord): StrategyqaItem {
 
 /** Reads a StrategyQA file (.jsonl, .json or .parquet). */
 export async function readStrategyqa(path: string, options: ReadOptions = {}): Promise<ReadResult<StrategyqaItem>> {
-  const log = new IssueLog(options.onError);
-  const records = await readRecordsInto(path, log, options.root);
-  const items: StrategyqaItem[] = [];
-  for (const r of records) {
-    const item = log.attempt(() => parseStrategyqa(r));
-    if (item) items.push(item);
-  }
-  log.orderByLine();
-  return { items, skipped: log.skipped, issues: log.issues };
+  return readItems(path, options, parseStrategyqa);
 }

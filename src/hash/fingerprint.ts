@@ -64,7 +64,12 @@ export function diffFingerprints(old: Fingerprint, cur: Fingerprint): RebuildRea
     else if (y === undefined) out.push({ kind: 'code-removed', file });
     else out.push({ kind: 'code-changed', file, old: x, new: y });
   });
-  diffMap(old.params, cur.params, (x, y) => canonicalJson(x) === canonicalJson(y), (key, x, y) => out.push({ kind: 'param-changed', key, old: x, new: y }));
+  const diffParam = (key: string, x: unknown, y: unknown): void => {
+    const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+    if (isObj(x) && isObj(y)) diffMap(x, y, (a, b) => canonicalJson(a) === canonicalJson(b), (k, a, b) => diffParam(`${key}.${k}`, a, b));
+    else out.push({ kind: 'param-changed', key, old: x, new: y });
+  };
+  diffMap(old.params, cur.params, (x, y) => canonicalJson(x) === canonicalJson(y), diffParam);
   diffMap(old.env, cur.env, (x, y) => x === y, (name) => out.push({ kind: 'env-changed', name }));
   if (old.profile !== cur.profile) out.push({ kind: 'profile-changed', old: old.profile, new: cur.profile });
   const groups = [...new Set([...Object.keys(old.inputs), ...Object.keys(cur.inputs)])].sort();

@@ -8,7 +8,7 @@ import { type Fingerprint, FINGERPRINT_FORMAT, type RebuildReason, fingerprintKe
 import type { GlobCache } from '../hash/glob-cache.ts';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { ModuleCompiler } from '../config/compile-module.ts';
-import { type LoadedConfig, pickParams } from '../config/load-configs.ts';
+import { type LoadedConfig, getKey } from '../config/load-configs.ts';
 import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import type { CacheEntry, OutputCache } from '../cache/output-cache.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from '../state/trace-log.ts';
@@ -106,7 +106,7 @@ export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promi
     format: FINGERPRINT_FORMAT,
     rule: t.rule,
     code: await d.compiler.closure(t.rule),
-    params: pickParams(d.config.values, t.params) as Record<string, unknown>,
+    params: Object.fromEntries(t.params.map((k) => [k, getKey(d.config.values, k)])),
     env,
     profile: d.pipeline.profile,
     inputs,

@@ -117,7 +117,7 @@ export class ConsoleReporter implements Reporter {
         if (e.log) this.print(`  log: ${e.log}`);
         return;
       case 'blocked':
-        this.print(`blocked  ${e.target} (needs ${e.by})`);
+        this.print(e.by.startsWith('nothing') ? `not run  ${e.target} (the build stopped after a failure; -k keeps going)` : `blocked  ${e.target} (needs ${e.by})`);
         return;
       case 'warning':
         this.print(`warning: ${e.message}`);

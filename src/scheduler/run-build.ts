@@ -16,7 +16,7 @@ import type { JobFailure } from '../runner/protocol.ts';
 import { WorkerPool } from '../runner/worker-pool.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { writeManifest } from '../report/manifest.ts';
-import { locateKey } from '../config/load-configs.ts';
+import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
 import { rmrf } from '../util/fs.ts';
 import type { Workspace } from '../cli/workspace.ts';
@@ -123,6 +123,13 @@ export class Build {
       await Promise.race(inFlight.values());
     }
     if (this.interrupted) return 130;
+    for (const n of plan) {
+      if (!pending.has(n)) continue;
+      const by = ws.pipeline.targets.get(n)!.deps.find((d) => { const o = outcome.get(d); return o === 'failed' || o === 'gate-failed' || o === 'blocked'; });
+      outcome.set(n, 'blocked');
+      this.counts.blocked++;
+      this.emit({ event: 'blocked', target: n, by: by ?? 'nothing: the build stopped after a failure (-k keeps going)' });
+    }
     this.finish();
     const exitCode = this.counts.failed > 0 ? 1 : this.counts.gateFailed > 0 ? 2 : 0;
     this.emit({ event: 'end', ok: exitCode === 0, ms: performance.now() - t0, exitCode, counts: this.counts, stats: this.stats() });
@@ -284,7 +291,7 @@ export class Build {
     this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
     const res = await this.pool.run({
       target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, profile: ws.profile,
-      params: d.fp.params, env: envVals, inputs: abs, tmpRoot,
+      params: pickParams(ws.config.values, t.params), env: envVals, inputs: abs, tmpRoot,
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: path.join(tmpRoot, o.path) })),
     }, {
       log: (line) => {

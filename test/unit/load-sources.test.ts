@@ -1,0 +1,91 @@
+// loadSources: task detection per file, the shipped data/raw tree, merging, and skip-and-count
+// across files.
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import fg from 'fast-glob';
+import { DataError, detectTask, loadSources } from '../../src/data/index.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+let dir = '';
+before(async () => { dir = await mkdtemp(join(tmpdir(), 'rc1-load-')); });
+after(async () => { await rm(dir, { recursive: true, force: true }); });
+
+async function jsonl(name: string, records: unknown[]): Promise<string> {
+  const path = join(dir, name);
+  await mkdir(resolve(path, '..'), { recursive: true });
+  await writeFile(path, records.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n');
+  return path;
+}
+
+const gsm = { question: 'Two plus two?', answer: '2+2 = <<2+2=4>>4\n#### 4' };
+const sqa = { qid: 'q1', term: 'T', description: 'd', question: 'Is it?', answer: false, facts: ['f'], decomposition: ['s'] };
+
+test('the shipped data/raw tree loads into 7561 unique items, passing over SOURCE.md', async () => {
+  const files = (await fg('data/raw/**/*', { cwd: ROOT, absolute: true })).sort();
+  assert.equal(files.filter((f) => f.endsWith('SOURCE.md')).length, 3);
+  const loaded = await loadSources(files, { root: ROOT });
+  const perTask = loaded.items.reduce<Record<string, number>>((m, i) => ({ ...m, [i.task]: (m[i.task] ?? 0) + 1 }), {});
+  assert.deepEqual(perTask, { gsm8k: 5000, hotpotqa: 500, strategyqa: 2061 });
+  assert.equal(loaded.items.length, 7561);
+  assert.equal(loaded.duplicates, 103);
+  assert.equal(loaded.skipped, 0);
+  assert.deepEqual(loaded.files.map((f) => [f.file, f.task, f.records, f.items]), [
+    ['data/raw/gsm8k/gsm8k_train_first5000.jsonl', 'gsm8k', 5000, 5000],
+    ['data/raw/hotpotqa/hotpot_dev_distractor_v1_first103.jsonl', 'hotpotqa', 103, 103],
+    ['data/raw/hotpotqa/hotpot_dev_ircot_processed_500.jsonl', 'hotpotqa', 500, 500],
+    ['data/raw/strategyqa/strategyqa_train_split.jsonl', 'strategyqa', 2061, 2061],
+  ]);
+});
+
+test('a record\'s task is detected from the fields it has', () => {
+  assert.equal(detectTask(gsm), 'gsm8k');
+  assert.equal(detectTask(sqa), 'strategyqa');
+  assert.equal(detectTask({ _id: 'x' }), 'hotpotqa');
+  assert.equal(detectTask({ question_id: 'x', contexts: [] }), 'hotpotqa');
+  assert.equal(detectTask({ id: 'x', question: 'q', answer: 'a', context: {} }), 'hotpotqa');
+  assert.equal(detectTask({ title: 'x' }), null);
+});
+
+test('a file\'s task is detected from its first recognisable record, so a broken first record is reported on its fields', async () => {
+  const path = await jsonl('detect/sqa.jsonl', [{ qid: 'q0' }, sqa]);
+  const loaded = await loadSources([path], { onError: 'skip', root: dir });
+  assert.deepEqual(loaded.files.map((f) => [f.task, f.items, f.skipped]), [['strategyqa', 1, 1]]);
+  assert.equal(loaded.issues[0]!.message, 'detect/sqa.jsonl:1: term: expected a string, got nothing (the field is missing)');
+});
+
+test('records of a file with no recognisable record are each reported', async () => {
+  const path = await jsonl('unknown.jsonl', [{ title: 'a' }, { title: 'b' }]);
+  await assert.rejects(loadSources([path], { root: dir }), { message: 'unknown.jsonl:1: (record): expected the fields of a GSM8K, HotpotQA or StrategyQA record, got an object with keys title' });
+  const loaded = await loadSources([path], { onError: 'skip' });
+  assert.deepEqual([loaded.skipped, loaded.files[0]!.task], [2, null]);
+});
+
+test('the task option reads every file as that task', async () => {
+  const path = await jsonl('forced.jsonl', [sqa]);
+  await assert.rejects(loadSources([path], { task: 'gsm8k', root: dir }), /forced\.jsonl:1: answer: expected a string/);
+});
+
+test('skip mode counts bad records across files, in file and line order; fail mode stops at the first', async () => {
+  const a = await jsonl('multi/a_train.jsonl', [gsm, { ...gsm, answer: 'x' }, 'not json']);
+  const b = await jsonl('multi/b.jsonl', [sqa, { ...sqa, qid: 'q2', answer: 'perhaps' }]);
+  const loaded = await loadSources([a, b], { onError: 'skip', root: dir });
+  assert.equal(loaded.items.length, 2);
+  assert.equal(loaded.skipped, 3);
+  assert.deepEqual(loaded.issues.map((i) => `${i.file}:${i.line}:${i.field}`), [
+    'multi/a_train.jsonl:2:answer', 'multi/a_train.jsonl:3:(json)', 'multi/b.jsonl:2:answer',
+  ]);
+  assert.deepEqual(loaded.files.map((f) => f.skipped), [2, 1]);
+  await assert.rejects(loadSources([a, b]), (error: unknown) => error instanceof DataError && error.line === 2 && error.field === 'answer');
+});
+
+test('records repeated across files are merged and counted', async () => {
+  const a = await jsonl('dup/one.jsonl', [sqa]);
+  const b = await jsonl('dup/two.jsonl', [{ ...sqa, question: 'Changed?' }, { ...sqa, qid: 'q9' }]);
+  const loaded = await loadSources([a, b]);
+  assert.deepEqual(loaded.items.map((i) => [i.source_id, i.question]), [['q1', 'Is it?'], ['q9', 'Is it?']]);
+  assert.equal(loaded.duplicates, 1);
+});
