@@ -3,8 +3,9 @@
 // merges records that share (task, source_id). HotpotQA's IRCoT file repeats records of the
 // official file; a merge keeps the record with sentence-level supporting facts (official or
 // Hugging Face layout) over the IRCoT one, and otherwise the first read. `duplicates` counts the
-// records merged away. Files with no records (SOURCE.md) are passed over and not listed.
-import { DataError, IssueLog, describeValue, displayPath, type DataIssue, type ReadOptions } from './data-error.ts';
+// records merged away. Records that share an id but not their question are an id collision, not
+// a duplicate: the later one is a DataIssue. Files with no records (SOURCE.md) are passed over.
+import { DataError, IssueLog, describeValue, displayPath, formatLocation, type DataIssue, type ReadOptions } from './data-error.ts';
 import type { JsonObject } from './expect.ts';
 import { parseGsm8k } from './gsm8k.ts';
 import { parseHotpotqa } from './hotpotqa.ts';
@@ -62,21 +63,33 @@ function rank(format: SourceFormat): number {
   return format === 'hotpotqa-ircot' ? 0 : 1;
 }
 
-/** Keeps one item per (task, source_id): the higher-ranked layout, else the first. */
-export function mergeDuplicates(items: readonly SourceItem[]): { items: SourceItem[]; duplicates: number } {
+/**
+ * Keeps one item per (task, source_id): the higher-ranked layout, else the first. Two records
+ * with one id but different questions are not the same item (e.g. two GSM8K files whose
+ * line-based ids collide): the later one is reported to log and dropped, not merged.
+ */
+export function mergeDuplicates(items: readonly SourceItem[], log = new IssueLog('fail')): { items: SourceItem[]; duplicates: number } {
   const index = new Map<string, number>();
   const out: SourceItem[] = [];
+  let duplicates = 0;
   for (const item of items) {
     const key = sourceKey(item);
     const at = index.get(key);
     if (at === undefined) {
       index.set(key, out.length);
       out.push(item);
-    } else if (rank(item.format) > rank(out[at]!.format)) {
-      out[at] = item;
+      continue;
     }
+    const kept = out[at]!;
+    if (kept.question.trim() !== item.question.trim()) {
+      const expected = `the question of ${formatLocation(kept.origin)}, which has the same id ${JSON.stringify(item.source_id)}`;
+      log.add(new DataError(item.origin, '(record)', expected, describeValue(item.question)));
+      continue;
+    }
+    duplicates += 1;
+    if (rank(item.format) > rank(kept.format)) out[at] = item;
   }
-  return { items: out, duplicates: items.length - out.length };
+  return { items: out, duplicates };
 }
 
 function loadFile(records: SourceRecord[], forced: Task | undefined, log: IssueLog): { task: Task | null; items: SourceItem[] } {
@@ -120,6 +133,6 @@ export async function loadSources(paths: readonly string[], options: LoadOptions
       skipped: fileLog.skipped,
     });
   }
-  const { items, duplicates } = mergeDuplicates(all);
+  const { items, duplicates } = mergeDuplicates(all, log);
   return { items, skipped: log.skipped, issues: log.issues, duplicates, files };
 }

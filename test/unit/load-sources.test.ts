@@ -84,8 +84,19 @@ test('skip mode counts bad records across files, in file and line order; fail mo
 
 test('records repeated across files are merged and counted', async () => {
   const a = await jsonl('dup/one.jsonl', [sqa]);
-  const b = await jsonl('dup/two.jsonl', [{ ...sqa, question: 'Changed?' }, { ...sqa, qid: 'q9' }]);
+  const b = await jsonl('dup/two.jsonl', [{ ...sqa, facts: ['other'] }, { ...sqa, qid: 'q9' }]);
   const loaded = await loadSources([a, b]);
-  assert.deepEqual(loaded.items.map((i) => [i.source_id, i.question]), [['q1', 'Is it?'], ['q9', 'Is it?']]);
+  assert.deepEqual(loaded.items.map((i) => i.source_id), ['q1', 'q9']);
+  assert.deepEqual(loaded.items[0]!.origin.file, a);
   assert.equal(loaded.duplicates, 1);
+});
+
+test('records that share an id but not their question are reported as an id collision, not merged', async () => {
+  const a = await jsonl('clash/a_train.jsonl', [gsm, gsm]);
+  const b = await jsonl('clash/b_train.jsonl', [{ ...gsm, question: 'Three plus one?' }]);
+  const message = 'clash/b_train.jsonl:1: (record): expected the question of clash/a_train.jsonl:1, which has the same id "gsm8k-train-1", got "Three plus one?"';
+  await assert.rejects(loadSources([a, b], { root: dir }), { name: 'DataError', message });
+  const loaded = await loadSources([a, b], { onError: 'skip', root: dir });
+  assert.deepEqual([loaded.items.length, loaded.duplicates, loaded.skipped], [2, 0, 1]);
+  assert.equal(loaded.issues[0]!.message, message);
 });
