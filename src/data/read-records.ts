@@ -3,8 +3,8 @@
 // under a .json name), and Parquet (`.parquet`, the Hugging Face export). Each record carries its
 // location so that the task parsers can report file, line and field.
 import { readFile } from 'node:fs/promises';
-import { TextDecoder } from 'node:util';
 import { extname } from 'node:path';
+import { TextDecoder } from 'node:util';
 import { DataError, IssueLog, describeValue, displayPath, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
 import { isObject } from './expect.ts';
 import { parseJsonl, type SourceRecord } from './jsonl.ts';

@@ -65,6 +65,7 @@ export class Build {
   private interrupted = false;
   private committedAny = false;
   private git: { commit: string | null; dirty: boolean | null } | null = null;
+  private readonly deciding = new Semaphore(1);
 
   constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {}
 
@@ -174,10 +175,15 @@ export class Build {
   private async process(t: ResolvedTarget, sem: Semaphore): Promise<Outcome> {
     const env = this.ws.decideEnv(this.opts.forced);
     let d: Decision;
+    // Decisions are taken one at a time, in the order targets became ready: they are quick
+    // (stat calls), and a fixed order makes the output deterministic for a given -j.
+    await this.deciding.acquire();
     try {
       d = await decide(env, t);
     } catch (e) {
       return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String((e as Error).stack ?? e));
+    } finally {
+      this.deciding.release();
     }
     const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
     this.emit({ event: 'explain', target: t.name, decision: d.kind === 'fresh' ? 'up-to-date' : d.kind, reasons });
