@@ -13,7 +13,8 @@ await esbuild.build({
   target: 'node20',
   packages: 'external',
   sourcemap: 'linked',
-  splitting: false,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',
   define: { RC1_BUILD_VERSION: JSON.stringify(pkg.version) },
 });

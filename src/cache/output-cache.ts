@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Check } from '../api/index.ts';
 import { hashFileSync } from '../hash/hash-file.ts';
-import { readJsonOrNull, writeFileAtomic } from '../util/fs.ts';
+import { ensureDir, readJsonOrNull } from '../util/fs.ts';
 import type { OutputRecord, TargetResult } from '../state/trace-log.ts';
 
 export const CACHE_FORMAT = 1;
@@ -25,7 +25,7 @@ export interface CacheEntry {
 }
 
 function linkOrCopy(from: string, to: string): void {
-  fs.mkdirSync(path.dirname(to), { recursive: true });
+  ensureDir(path.dirname(to));
   try {
     fs.linkSync(from, to);
   } catch (e) {
@@ -61,14 +61,17 @@ export class OutputCache {
       if (o.dir) for (const [rel, sha] of Object.entries(o.files ?? {})) linkOrCopy(path.join(root, o.path, rel), this.objectPath(sha));
       else linkOrCopy(path.join(root, o.path), this.objectPath(o.sha256));
     }
-    writeFileAtomic(this.entryPath(entry.key), JSON.stringify({ format: CACHE_FORMAT, ...entry }));
+    // Written in place: a torn entry fails to parse and reads as a miss.
+    const file = this.entryPath(entry.key);
+    ensureDir(path.dirname(file));
+    fs.writeFileSync(file, JSON.stringify({ format: CACHE_FORMAT, ...entry }));
   }
 
   /**
-   * Materialise an entry's outputs under tmpRoot (same layout as a rule's temp root), verifying
-   * every object's hash. Returns false (and drops the entry) if an object is missing or corrupt.
+   * Materialise an entry's outputs at their temporary paths, verifying every object's hash.
+   * Returns false (and drops the entry) if an object is missing or corrupt.
    */
-  materialize(entry: CacheEntry, tmpRoot: string): boolean {
+  materialize(entry: CacheEntry, tmpOf: (outputPath: string) => string): boolean {
     const place = (sha: string, to: string): boolean => {
       const obj = this.objectPath(sha);
       if (!fs.existsSync(obj) || hashFileSync(obj) !== sha) {
@@ -81,8 +84,8 @@ export class OutputCache {
     };
     for (const o of entry.outputs) {
       const ok = o.dir
-        ? (fs.mkdirSync(path.join(tmpRoot, o.path), { recursive: true }), Object.entries(o.files ?? {}).every(([rel, sha]) => place(sha, path.join(tmpRoot, o.path, rel))))
-        : place(o.sha256, path.join(tmpRoot, o.path));
+        ? (fs.mkdirSync(tmpOf(o.path), { recursive: true }), Object.entries(o.files ?? {}).every(([rel, sha]) => place(sha, path.join(tmpOf(o.path), rel))))
+        : place(o.sha256, tmpOf(o.path));
       if (!ok) {
         fs.rmSync(this.entryPath(entry.key), { force: true });
         return false;

@@ -41,6 +41,8 @@ export class ModuleCompiler {
   private readonly indexFile: string;
   /** How many modules were (re)compiled in this process. */
   compiles = 0;
+  /** Entries whose closure was checked (or compiled) in this process: files do not change mid-command. */
+  private checked = new Set<string>();
 
   constructor(private readonly root: string, stateDir: string, private readonly stat: StatCache, private readonly engine = engineRoot()) {
     this.dir = path.join(stateDir, 'compiled');
@@ -52,23 +54,26 @@ export class ModuleCompiler {
     }
   }
 
-  private stillValid(rec: ClosureRecord | undefined): rec is ClosureRecord {
+  private stillValid(rec: ClosureRecord | undefined, entry: string): rec is ClosureRecord {
     if (!rec) return false;
+    if (this.checked.has(entry)) return true;
     for (const [p, sha] of Object.entries(rec.files)) if (this.stat.hash(p)?.sha256 !== sha) return false;
-    return fs.existsSync(path.join(this.dir, rec.out));
+    if (!fs.existsSync(path.join(this.dir, rec.out))) return false;
+    this.checked.add(entry);
+    return true;
   }
 
   /** The code closure of a module: path → sha256 of every local file it imports (itself included). */
   async closure(entry: string): Promise<Record<string, string>> {
     const rec = this.records[entry];
-    if (this.stillValid(rec)) return rec.files;
+    if (this.stillValid(rec, entry)) return rec.files;
     return (await this.compile(entry)).files;
   }
 
   /** Absolute path of the compiled ESM file for a module. */
   async compiled(entry: string): Promise<string> {
     const rec = this.records[entry];
-    if (this.stillValid(rec)) return path.join(this.dir, rec.out);
+    if (this.stillValid(rec, entry)) return path.join(this.dir, rec.out);
     return path.join(this.dir, (await this.compile(entry)).out);
   }
 
@@ -114,7 +119,7 @@ export class ModuleCompiler {
         entryPoints: [path.resolve(this.root, entry)],
         absWorkingDir: this.root,
         bundle: true, platform: 'node', format: 'esm', target: 'node20',
-        write: false, metafile: true, sourcemap: 'inline', logLevel: 'silent',
+        write: false, metafile: true, sourcemap: 'linked', logLevel: 'silent',
         plugins: [plugin],
         outfile: path.join(this.dir, 'out.mjs'),
       });
@@ -124,24 +129,37 @@ export class ModuleCompiler {
       throw new CompileError(entry, msg || String(e));
     }
     const files: Record<string, string> = {};
-    for (const k of Object.keys(result.metafile.inputs)) {
+    for (const k of Object.keys(result.metafile.inputs).sort()) {
       const rel = this.rel(path.resolve(this.root, k));
       const h = this.stat.hash(rel);
       if (h) files[rel] = h.sha256;
     }
-    for (const pj of pkgJsons) {
+    for (const pj of [...pkgJsons].sort()) {
       const rel = this.rel(pj);
       const h = this.stat.hash(rel);
       if (h) files[rel] = h.sha256;
     }
-    const code = result.outputFiles[0]!.contents;
+    const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    for (const k of Object.keys(files)) delete files[k];
+    Object.assign(files, sorted);
+    const js = result.outputFiles.find((f) => f.path.endsWith('.mjs'))!;
+    const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
     const base = entry.replace(/[^\w.-]+/g, '_');
     const out = `${base}-${sha256Hex(canonicalJson(files)).slice(0, 16)}.mjs`;
-    if (!fs.existsSync(path.join(this.dir, out))) writeFileAtomic(path.join(this.dir, out), code);
+    if (!fs.existsSync(path.join(this.dir, out))) {
+      // The source map sits beside the module (linked): read only for stack traces and diagnostics.
+      if (map) writeFileAtomic(path.join(this.dir, `${out}.map`), map.contents);
+      const code = Buffer.from(js.contents).toString('utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
+      writeFileAtomic(path.join(this.dir, out), code);
+    }
     const old = this.records[entry];
-    if (old && old.out !== out) fs.rmSync(path.join(this.dir, old.out), { force: true });
+    if (old && old.out !== out) {
+      fs.rmSync(path.join(this.dir, old.out), { force: true });
+      fs.rmSync(path.join(this.dir, `${old.out}.map`), { force: true });
+    }
     const rec = { files, out };
     this.records[entry] = rec;
+    this.checked.add(entry);
     this.dirty = true;
     return rec;
   }

@@ -7,7 +7,6 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { UserPipeline, UserTarget } from '../api/index.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
-import { canonicalJson } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { findCycle } from '../graph/find-cycle.ts';
 import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
@@ -44,7 +43,7 @@ export async function importPipeline(root: string, compiler: ModuleCompiler): Pr
 /** zod validation, skipped when this exact declaration was validated before. */
 async function validateShape(root: string, stateDir: string, decl: UserPipeline): Promise<void> {
   const stamp = path.join(stateDir, 'compiled', 'pipeline-validated');
-  const digest = sha256Hex(canonicalJson(decl));
+  const digest = sha256Hex(JSON.stringify(decl));
   try {
     if (fs.readFileSync(stamp, 'utf8') === digest) return;
   } catch {
@@ -125,14 +124,19 @@ export async function loadPipeline(opts: {
     targets.set(t.name, {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
       inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), env: [...new Set(t.env ?? [])].sort(),
-      deps: [], ...(t.description ? { description: t.description } : {}), ...(t.site ? { site: t.site } : {}),
+      deps: [], ...(t.description ? { description: t.description } : {}),
     });
+    // The call site stays lazy: formatting 1 000 stack traces would dominate a no-op.
+    Object.defineProperty(targets.get(t.name)!, 'site', { enumerable: false, get: () => t.site });
   }
   // Nested outputs (a file inside another target's directory output) would make ownership ambiguous.
-  for (const [p, owner] of producers) {
+  const dirOutputs = [...producers].filter(([p, owner]) => targets.get(owner)!.outputs.find((o) => o.path === p)?.dir);
+  if (dirOutputs.length) {
     for (const [q, other] of producers) {
-      if (p !== q && q.startsWith(p + '/') && targets.get(owner)!.outputs.find((o) => o.path === p)?.dir) {
-        diags.push({ headline: `output ${q} of ${other} lies inside directory output ${p} of ${owner}`, location: where(decl.targets.find((x) => x.name === other)!) });
+      for (const [p, owner] of dirOutputs) {
+        if (p !== q && q.startsWith(p + '/')) {
+          diags.push({ headline: `output ${q} of ${other} lies inside directory output ${p} of ${owner}`, location: where(decl.targets.find((x) => x.name === other)!) });
+        }
       }
     }
   }

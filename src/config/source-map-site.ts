@@ -1,4 +1,4 @@
-// Maps a call site captured in a compiled module (.rc1/compiled/*.mjs, with an inline source map)
+// Maps a call site captured in a compiled module (.rc1/compiled/*.mjs, with a linked source map)
 // back to the TypeScript line the user wrote. Done only when a diagnostic is printed, so the
 // no-op path never parses a source map.
 import * as fs from 'node:fs';
@@ -13,8 +13,8 @@ function mapFor(file: string): SourceMap | null {
   let sm: SourceMap | null = null;
   try {
     const text = fs.readFileSync(file, 'utf8');
-    const m = /\/\/# sourceMappingURL=data:application\/json;base64,([A-Za-z0-9+/=]+)\s*$/.exec(text);
-    if (m) sm = new SourceMap(JSON.parse(Buffer.from(m[1]!, 'base64').toString('utf8')));
+    const m = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(text);
+    if (m) sm = new SourceMap(JSON.parse(fs.readFileSync(path.resolve(path.dirname(file), m[1]!), 'utf8')));
   } catch {
     sm = null;
   }

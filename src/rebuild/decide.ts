@@ -13,6 +13,7 @@ import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import type { CacheEntry, OutputCache } from '../cache/output-cache.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from '../state/trace-log.ts';
 import { listFilesRecursive } from '../util/fs.ts';
+import { sortedCopy } from '../util/canonical-json.ts';
 
 export interface DecideEnv {
   root: string;
@@ -98,15 +99,15 @@ export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promi
     inputs[group] = m;
   }
   const env: Record<string, string | null> = {};
-  for (const name of t.env) {
+  for (const name of t.env) { // t.env is sorted
     const v = d.env[name];
     env[name] = v === undefined ? null : sha256Hex(`${d.salt}\0${name}\0${v}`);
   }
   const fp: Fingerprint = {
     format: FINGERPRINT_FORMAT,
     rule: t.rule,
-    code: await d.compiler.closure(t.rule),
-    params: Object.fromEntries(t.params.map((k) => [k, getKey(d.config.values, k)])),
+    code: await d.compiler.closure(t.rule), // sorted by the compiler
+    params: Object.fromEntries(t.params.map((k) => [k, sortedCopy(getKey(d.config.values, k))])), // t.params is sorted
     env,
     profile: d.pipeline.profile,
     inputs,

@@ -10,7 +10,7 @@ export function hashOutput(o: { path: string; dir: boolean; tmp: string }): Hash
   const statTimeNs = BigInt(Date.now()) * 1_000_000n;
   if (!o.dir) {
     const h = hashFileWithStatSync(o.tmp);
-    return { path: o.path, dir: false, sha256: h.sha256, size: h.size, files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino] }, statTimeNs };
+    return { path: o.path, tmp: o.tmp, dir: false, sha256: h.sha256, size: h.size, files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino] }, statTimeNs };
   }
   const files: HashedOutput['files'] = {};
   let size = 0;
@@ -21,5 +21,5 @@ export function hashOutput(o: { path: string; dir: boolean; tmp: string }): Hash
     size += h.size;
     listing += `${h.sha256}  ${rel}\n`;
   }
-  return { path: o.path, dir: true, sha256: sha256Hex(listing), size, files, statTimeNs };
+  return { path: o.path, tmp: o.tmp, dir: true, sha256: sha256Hex(listing), size, files, statTimeNs };
 }

@@ -17,11 +17,15 @@ export interface Job {
   env: Record<string, string | undefined>;
   inputs: Record<string, string[]>;
   outputs: JobOutput[];
-  tmpRoot: string;
+  /** Temporary outputs are flat files/dirs in tmpDir named tmpPrefix + index + basename. */
+  tmpDir: string;
+  tmpPrefix: string;
 }
 
 export interface HashedOutput {
   path: string;
+  /** Where the output is now (its temporary path). */
+  tmp: string;
   dir: boolean;
   sha256: string;
   size: number;

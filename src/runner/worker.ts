@@ -8,7 +8,6 @@ import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { type Check, type Rule, type RuleContext, createRng } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
-import { listFilesRecursive } from '../util/fs.ts';
 import { hashOutput } from './hash-output.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 
@@ -24,8 +23,11 @@ function post(m: FromWorker): void {
 
 /** Files the rule left in its temp root that are not declared outputs. */
 function undeclared(job: Job): string[] {
-  const declared = job.outputs.map((o) => o.path);
-  return listFilesRecursive(job.tmpRoot).filter((f) => !declared.some((d) => f === d || f.startsWith(d + '/')));
+  const declared = new Set(job.outputs.map((o) => path.basename(o.tmp)));
+  return fs.readdirSync(job.tmpDir).filter((f) => f.startsWith(job.tmpPrefix) && !declared.has(f)).map((f) => {
+    const beside = job.outputs.find((o) => f.startsWith(path.basename(o.tmp)));
+    return beside ? `${beside.path}${f.slice(path.basename(beside.tmp).length)}` : f.slice(job.tmpPrefix.length);
+  });
 }
 
 async function run(job: Job): Promise<void> {
@@ -63,7 +65,7 @@ async function run(job: Job): Promise<void> {
       output(p: string): string {
         const o = outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
         if (!o) throw new ContractError(`${job.ruleFile}: ctx.output('${p}'): not a declared output of ${job.target} (declared: ${job.outputs.map((x) => x.path).join(', ')})`);
-        fs.mkdirSync(o.dir ? o.tmp : path.dirname(o.tmp), { recursive: true });
+        if (o.dir) fs.mkdirSync(o.tmp, { recursive: true });
         return o.tmp;
       },
       rng: createRng,
@@ -78,7 +80,6 @@ async function run(job: Job): Promise<void> {
       if (!Array.isArray(res.checks) || res.checks.length === 0) throw new ContractError(`gate ${job.target}: its rule returned no checks`);
       checks = res.checks;
       const reportOut = job.outputs.find((o) => o.path === job.report)!;
-      fs.mkdirSync(path.dirname(reportOut.tmp), { recursive: true });
       const pass = checks.every((c) => c.pass);
       fs.writeFileSync(reportOut.tmp, prettyJson({ ...(res.report ?? {}), target: job.target, profile: job.profile, pass, checks }));
     }
@@ -93,7 +94,9 @@ async function run(job: Job): Promise<void> {
     post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: { name: rule.name, version: rule.version }, outputs: hashed } });
   } catch (e) {
     const err = e as Error;
-    const kind = ac.signal.aborted ? 'aborted' : e instanceof ContractError ? 'contract-error' : 'rule-error';
+    // Expected failures (ContractError, the data layer's DataError) print their message alone.
+    const expected = e instanceof ContractError || err?.name === 'DataError';
+    const kind = ac.signal.aborted ? 'aborted' : expected ? 'contract-error' : 'rule-error';
     post({ type: 'error', id: job.id, error: { kind, message: err?.message ?? String(e), ...(err?.stack && kind === 'rule-error' ? { stack: err.stack } : {}) } });
   } finally {
     aborts.delete(job.id);

@@ -18,7 +18,7 @@ import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { writeManifest } from '../report/manifest.ts';
 import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
-import { rmrf } from '../util/fs.ts';
+import { ensureDir, rmrf } from '../util/fs.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
 export interface BuildOptions {
@@ -61,7 +61,6 @@ class Semaphore {
 export class Build {
   private readonly counts: Counts = { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 };
   private pool: WorkerPool | null = null;
-  private readonly running = new Map<string, string>(); // target → tmp root
   private interrupted = false;
   private committedAny = false;
   private git: { commit: string | null; dirty: boolean | null } | null = null;
@@ -86,42 +85,57 @@ export class Build {
     }
     const recovered = ws.committer.recover();
     if (recovered.length) this.emit({ event: 'recovered', targets: recovered });
-    rmrf(path.join(ws.stateDir, 'tmp'));
+    rmrf(this.tmpDir());
+    fs.mkdirSync(this.tmpDir(), { recursive: true });
 
     const outcome = new Map<string, Outcome>();
     const sem = new Semaphore(opts.jobs);
     let stop = false;
+    // Ready queue by remaining-dependency counts: O(targets + edges), not a rescan per event.
+    const inPlan = new Set(plan);
+    const waiting = new Map<string, number>();
+    const dependents = new Map<string, string[]>();
+    const ready: string[] = [];
+    for (const n of plan) {
+      const deps = ws.pipeline.targets.get(n)!.deps.filter((d) => inPlan.has(d));
+      waiting.set(n, deps.length);
+      for (const d of deps) (dependents.get(d) ?? dependents.set(d, []).get(d)!).push(n);
+      if (deps.length === 0) ready.push(n);
+    }
     const pending = new Set(plan);
-    const inFlight = new Map<string, Promise<void>>();
-    const startable = (n: string): boolean => ws.pipeline.targets.get(n)!.deps.every((d) => outcome.has(d));
-
-    while ((pending.size > 0 || inFlight.size > 0) && !this.interrupted) {
-      if (!stop) {
-        for (const n of [...pending]) {
-          if (!startable(n)) continue;
-          pending.delete(n);
-          const t = ws.pipeline.targets.get(n)!;
-          const bad = t.deps.find((d) => !['up-to-date', 'ran', 'restored'].includes(outcome.get(d)!));
-          if (bad) {
-            outcome.set(n, 'blocked');
-            this.counts.blocked++;
-            this.emit({ event: 'blocked', target: n, by: bad });
-            continue;
-          }
-          const p = this.process(t, sem).then((o) => {
-            outcome.set(n, o);
-            inFlight.delete(n);
-            if ((o === 'failed' || o === 'gate-failed') && !opts.keepGoing) stop = true;
-          });
-          inFlight.set(n, p);
+    let inFlight = 0;
+    let wake: (() => void) | null = null;
+    const settle = (n: string, o: Outcome): void => {
+      outcome.set(n, o);
+      if ((o === 'failed' || o === 'gate-failed') && !opts.keepGoing) stop = true;
+      for (const r of dependents.get(n) ?? []) {
+        const left = waiting.get(r)! - 1;
+        waiting.set(r, left);
+        if (left === 0) ready.push(r);
+      }
+    };
+    while (!this.interrupted) {
+      while (!stop && ready.length > 0) {
+        const n = ready.shift()!;
+        pending.delete(n);
+        const t = ws.pipeline.targets.get(n)!;
+        const bad = t.deps.find((d) => { const o = outcome.get(d); return o !== 'up-to-date' && o !== 'ran' && o !== 'restored'; });
+        if (bad) {
+          this.counts.blocked++;
+          this.emit({ event: 'blocked', target: n, by: bad });
+          settle(n, 'blocked');
+          continue;
         }
+        inFlight++;
+        void this.process(t, sem).then((o) => {
+          inFlight--;
+          settle(n, o);
+          wake?.();
+        });
       }
-      if (inFlight.size === 0) {
-        if (stop) break;
-        if ([...pending].every((n) => !startable(n))) break; // cannot happen in a validated DAG
-        continue;
-      }
-      await Promise.race(inFlight.values());
+      if (inFlight === 0) break;
+      await new Promise<void>((r) => { wake = r; });
+      wake = null;
     }
     if (this.interrupted) return 130;
     for (const n of plan) {
@@ -214,27 +228,39 @@ export class Build {
     }
   }
 
-  private tmpRootFor(name: string): string {
-    return path.join(this.ws.stateDir, 'tmp', `${name.replace(/[^\w.@-]/g, '_')}-${process.pid}`);
+  private jobSeq = 0;
+
+  /** Flat temporary paths in .rc1/tmp (no per-target directory trees to make and remove). */
+  private tmpPaths(t: ResolvedTarget): { prefix: string; of: (p: string) => string } {
+    const prefix = `${process.pid}-${++this.jobSeq}-`;
+    const index = new Map(t.outputs.map((o, i) => [o.path, `${prefix}${i}-${path.basename(o.path)}`]));
+    return { prefix, of: (p) => path.join(this.tmpDir(), index.get(p)!) };
+  }
+
+  private tmpDir(): string {
+    return path.join(this.ws.stateDir, 'tmp');
+  }
+
+  private dropTmp(prefix: string): void {
+    for (const f of fs.readdirSync(this.tmpDir())) if (f.startsWith(prefix)) rmrf(path.join(this.tmpDir(), f));
   }
 
   private restore(t: ResolvedTarget, d: Extract<Decision, { kind: 'restore' }>): Outcome | null {
     const t0 = performance.now();
-    const tmpRoot = this.tmpRootFor(t.name);
-    rmrf(tmpRoot);
-    if (!this.ws.cache.materialize(d.entry, tmpRoot)) {
-      rmrf(tmpRoot);
+    const tmp = this.tmpPaths(t);
+    if (!this.ws.cache.materialize(d.entry, tmp.of)) {
+      this.dropTmp(tmp.prefix);
       this.emit({ event: 'warning', message: `cache entry for ${t.name} was corrupt and has been dropped; running the rule` });
       return null;
     }
     this.emit({ event: 'restore', target: t.name, reason: d.reasons.map(formatReason)[0] ?? 'fingerprint matches a cached build', reasons: d.reasons.map(formatReason) });
-    const hashed = t.outputs.map((o) => hashOutput({ path: o.path, dir: o.dir, tmp: path.join(tmpRoot, o.path) }));
+    const hashed = t.outputs.map((o) => hashOutput({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) }));
     const record: TargetRecord = {
       name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(hashed), result: d.entry.result, how: 'restored',
       ...(d.entry.checks ? { checks: d.entry.checks } : {}), ...(d.entry.summary ? { summary: d.entry.summary } : {}),
       ...(d.entry.rule ? { rule: d.entry.rule } : {}), ms: 0, at: new Date().toISOString(),
     };
-    this.ws.committer.commit(record, tmpRoot, hashed);
+    this.ws.committer.commit(record, hashed);
     this.committedAny = true;
     this.counts.restored++;
     const ms = performance.now() - t0;
@@ -283,10 +309,7 @@ export class Build {
     if (this.interrupted) { sem.release(); return 'failed'; }
     this.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
     const t0 = performance.now();
-    const tmpRoot = this.tmpRootFor(t.name);
-    rmrf(tmpRoot);
-    fs.mkdirSync(tmpRoot, { recursive: true });
-    this.running.set(t.name, tmpRoot);
+    const tmp = this.tmpPaths(t);
     const inputs = await resolveInputs(ws.decideEnv(this.opts.forced), t);
     const abs = Object.fromEntries(Object.entries(inputs).map(([g, ps]) => [g, ps.map((p) => path.resolve(ws.root, p))]));
     const envVals: Record<string, string | undefined> = {};
@@ -297,8 +320,8 @@ export class Build {
     this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
     const res = await this.pool.run({
       target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, profile: ws.profile,
-      params: pickParams(ws.config.values, t.params), env: envVals, inputs: abs, tmpRoot,
-      outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: path.join(tmpRoot, o.path) })),
+      params: pickParams(ws.config.values, t.params), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
+      outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
     }, {
       log: (line) => {
         logLines.push(line);
@@ -313,13 +336,14 @@ export class Build {
       },
     });
     sem.release();
-    this.running.delete(t.name);
     const ms = performance.now() - t0;
-    fs.mkdirSync(path.dirname(logFile), { recursive: true });
-    fs.writeFileSync(logFile, logLines.slice(-LOG_TAIL).map((l) => l + '\n').join(''));
+    if (logLines.length) {
+      ensureDir(path.dirname(logFile));
+      fs.writeFileSync(logFile, logLines.slice(-LOG_TAIL).map((l) => l + '\n').join(''));
+    } else fs.rmSync(logFile, { force: true });
     if (this.interrupted) return 'failed';
     if (!res.ok) {
-      rmrf(tmpRoot);
+      this.dropTmp(tmp.prefix);
       const error = await this.formatFailure(t, res.error);
       ws.trace.put({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms, at: new Date().toISOString() });
       return this.fail(t, error, logLines.slice(-LOG_TAIL), path.relative(ws.root, logFile));
@@ -331,7 +355,7 @@ export class Build {
       name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(r.outputs), result: gateFailed ? 'gate-failed' : 'ok', how: 'ran',
       ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule, ms: Math.round(ms), at: new Date().toISOString(),
     };
-    ws.committer.commit(record, tmpRoot, r.outputs);
+    ws.committer.commit(record, r.outputs);
     this.committedAny = true;
     try {
       ws.cache.put(ws.root, { target: t.name, key: d.key, outputs: record.outputs, result: gateFailed ? 'gate-failed' : 'ok', ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule });
@@ -348,7 +372,7 @@ export class Build {
     if (this.interrupted) return;
     this.interrupted = true;
     await this.pool?.abortAll(2000);
-    for (const tmp of this.running.values()) rmrf(tmp);
+    rmrf(this.tmpDir()); // we hold the lock: every temp output in it is ours
     this.finish();
     this.emit({ event: 'end', ok: false, ms: performance.now() - t0, exitCode: 130, counts: this.counts, interrupted: true });
   }

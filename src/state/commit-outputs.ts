@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { HashedOutput } from '../runner/protocol.ts';
-import { readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
+import { ensureDir, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from './trace-log.ts';
 
 interface Move { from: string; to: string; dir: boolean }
@@ -23,7 +23,7 @@ export function outputRecords(hashed: HashedOutput[]): OutputRecord[] {
 
 function applyMove(m: Move): void {
   if (!fs.existsSync(m.from)) return; // already moved before a crash
-  fs.mkdirSync(path.dirname(m.to), { recursive: true });
+  ensureDir(path.dirname(m.to));
   if (m.dir) {
     const old = `${m.to}.rc1-old`;
     rmrf(old);
@@ -45,10 +45,12 @@ export class OutputCommitter {
     private readonly stat: StatCache,
   ) {}
 
-  commit(record: TargetRecord, tmpRoot: string, hashed: HashedOutput[]): void {
-    const moves: Move[] = hashed.map((h) => ({ from: path.join(tmpRoot, h.path), to: path.join(this.root, h.path), dir: h.dir }));
-    const journal = path.join(this.journalDir, `${encodeURIComponent(record.name)}.json`);
-    writeFileAtomic(journal, JSON.stringify({ record, moves } satisfies Journal));
+  commit(record: TargetRecord, hashed: HashedOutput[]): void {
+    const moves: Move[] = hashed.map((h) => ({ from: h.tmp, to: path.join(this.root, h.path), dir: h.dir }));
+    // One file: its rename is atomic by itself, and a kill before the trace line leaves the old
+    // record, whose hash no longer matches: stale, never fresh. Sets and directories: journal.
+    const journal = moves.length > 1 || moves.some((m) => m.dir) ? path.join(this.journalDir, `${encodeURIComponent(record.name)}.json`) : null;
+    if (journal) writeFileAtomic(journal, JSON.stringify({ record, moves } satisfies Journal));
     for (const m of moves) applyMove(m);
     this.trace.put(record);
     for (const h of hashed) {
@@ -56,8 +58,7 @@ export class OutputCommitter {
         this.stat.store(rel === '' ? h.path : `${h.path}/${rel}`, sha, { size: BigInt(size), mtimeNs, ino }, h.statTimeNs);
       }
     }
-    fs.rmSync(journal, { force: true });
-    rmrf(tmpRoot);
+    if (journal) fs.rmSync(journal, { force: true });
   }
 
   /** Roll forward every journal a killed build left behind. Returns the targets recovered. */

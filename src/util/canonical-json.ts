@@ -5,15 +5,32 @@ export function canonicalJson(value: unknown): string {
     if (typeof value === 'number' && !Number.isFinite(value)) return 'null';
     return JSON.stringify(value) ?? 'null';
   }
-  if (Array.isArray(value)) return '[' + value.map(canonicalJson).join(',') + ']';
+  if (Array.isArray(value)) {
+    let s = '[';
+    for (let i = 0; i < value.length; i++) s += (i ? ',' : '') + canonicalJson(value[i]);
+    return s + ']';
+  }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-  return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(obj[k])).join(',') + '}';
+  const keys = Object.keys(obj).sort();
+  let s = '{';
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    s += (first ? '' : ',') + JSON.stringify(k) + ':' + canonicalJson(v);
+    first = false;
+  }
+  return s + '}';
 }
 
 /** JSON with sorted keys, indented: for files people read (reports, manifest). Ends with a newline. */
 export function prettyJson(value: unknown): string {
   return JSON.stringify(sortKeys(value), null, 2) + '\n';
+}
+
+/** A deep copy with object keys sorted, so JSON.stringify of it is canonical. */
+export function sortedCopy<T>(value: T): T {
+  return sortKeys(value) as T;
 }
 
 function sortKeys(value: unknown): unknown {

@@ -18,6 +18,15 @@ export function writeFileAtomic(file: string, data: string | Uint8Array): void {
   fs.renameSync(tmp, file);
 }
 
+const made = new Set<string>();
+
+/** mkdir -p, remembering directories already made by this process (one syscall per directory). */
+export function ensureDir(dir: string): void {
+  if (made.has(dir)) return;
+  fs.mkdirSync(dir, { recursive: true });
+  made.add(dir);
+}
+
 export function rmrf(p: string): void {
   fs.rmSync(p, { recursive: true, force: true });
 }

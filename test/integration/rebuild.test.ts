@@ -67,6 +67,16 @@ test('a changed declared param reruns its users; an unrelated config key changes
   } finally { rig.cleanup(); }
 });
 
+test('reformatting the YAML (key order, comments, spacing) without changing values rebuilds nothing', () => {
+  const rig = built();
+  try {
+    rig.write('configs/default.yaml', '# reordered\nunrelated: 1\ngate: { min: 3 }\ncopy:\n    suffix:   "!"\n');
+    const r = rig.run(['--json']);
+    assert.equal(r.code, 0);
+    assert.deepEqual(rig.runs(), []);
+  } finally { rig.cleanup(); }
+});
+
 test('a changed rule source reruns the targets of that rule and what depends on them', () => {
   const rig = built();
   try {

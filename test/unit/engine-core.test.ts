@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { canonicalJson } from '../../src/util/canonical-json.ts';
+import { canonicalJson, sortedCopy } from '../../src/util/canonical-json.ts';
 import { findCycle } from '../../src/graph/find-cycle.ts';
 import { type Fingerprint, diffFingerprints, fingerprintKey, formatReason } from '../../src/hash/fingerprint.ts';
 import { StatCache } from '../../src/hash/stat-cache.ts';
@@ -45,10 +45,17 @@ test('fingerprint diffs name each changed field with old and new values', () => 
   assert.equal(fingerprintKey(fp()), fingerprintKey(fp()));
 });
 
-test('a fingerprint key does not depend on key order', () => {
-  const a = fp({ params: { a: 1, b: 2 } });
-  const b = fp({ params: { b: 2, a: 1 } });
+test('param values are copied with sorted keys, so YAML key order never changes a key', () => {
+  const a = fp({ params: { shadow: sortedCopy({ seed: 1, n: 245, mix: { b: 0.5, a: 0.5 } }) } });
+  const b = fp({ params: { shadow: sortedCopy({ n: 245, mix: { a: 0.5, b: 0.5 }, seed: 1 }) } });
   assert.equal(fingerprintKey(a), fingerprintKey(b));
+});
+
+test('reordered inputs change the key and are explained as such', () => {
+  const a = fp({ inputs: { raw: { 'x.jsonl': 'b'.repeat(64), 'y.jsonl': 'c'.repeat(64) } } });
+  const b = fp({ inputs: { raw: { 'y.jsonl': 'c'.repeat(64), 'x.jsonl': 'b'.repeat(64) } } });
+  assert.notEqual(fingerprintKey(a), fingerprintKey(b));
+  assert.deepEqual(diffFingerprints(a, b).map(formatReason), ['inputs of raw reordered (the rule sees them in declared order)']);
 });
 
 test('the stat cache re-reads a file modified in the same tick (racy entry) and trusts old entries', () => {
