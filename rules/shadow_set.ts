@@ -45,7 +45,7 @@ export default defineRule({
     const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     ctx.signal.throwIfAborted();
     for (const issue of loaded.issues.slice(0, 5)) ctx.log(`skipped: ${issue.message}`);
-    if (loaded.skipped > 5) ctx.log(`skipped ${loaded.skipped - 5} more malformed records (listed in ${MANIFEST})`);
+    if (loaded.skipped > 5) ctx.log(`skipped ${loaded.skipped - 5} more malformed records (the first ${ISSUES_LISTED} are listed in ${MANIFEST})`);
 
     const selection = selectShadow(loaded.items, { ...shadow, rng: (seed) => ctx.rng(seed) });
     const scenarios = selection.items.map((item) => buildScenario(item, plainRender(item, shadowScenarioId(item))));
