@@ -25,6 +25,11 @@ export interface UserTarget {
   outputs: string[];
   /** Dotted keys of the resolved configs/*.yaml that the rule reads (and only those enter the key). */
   params?: string[];
+  /**
+   * Literal values for the rule (ctx.args), e.g. the size of one scale stage when one
+   * declaration yields a target per stage. They enter the key like params.
+   */
+  args?: Record<string, JsonValue>;
   /** Environment variables the rule reads; their values enter the key as hashes, never in clear. */
   env?: string[];
   /** For gates: the report file (one of outputs) that is always written. */
@@ -37,9 +42,9 @@ export interface UserTarget {
   site?: CallSite;
 }
 
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+
 export interface UserPipeline {
-  /** Config files, merged in order (later wins). Default: configs/default.yaml and configs/profiles/<profile>.yaml. */
-  configs?: string[];
   /** Where the manifest and sha256 sidecars go. Default: reports/rc1. */
   manifestDir?: string;
   /** Default targets when none is named on the command line. */
@@ -86,7 +91,25 @@ export function defineGate(t: UserTarget & { report: string }): UserTarget {
   return withSite({ ...t, gate: true });
 }
 
-export function definePipeline(p: UserPipeline): UserPipeline {
+/** What a pipeline function receives: the profile and the resolved configs/*.yaml (frozen). */
+export interface PipelineContext {
+  profile: string;
+  config: Readonly<Record<string, JsonValue>>;
+}
+
+export type PipelineFn = ((ctx: PipelineContext) => UserPipeline) & { site?: CallSite };
+
+/**
+ * Declare the pipeline: an object, or a function of the profile and the resolved config (to
+ * declare, say, one target per scale stage listed in configs/default.yaml).
+ */
+export function definePipeline(p: UserPipeline): UserPipeline;
+export function definePipeline(p: (ctx: PipelineContext) => UserPipeline): PipelineFn;
+export function definePipeline(p: UserPipeline | ((ctx: PipelineContext) => UserPipeline)): UserPipeline | PipelineFn {
+  if (typeof p === 'function') {
+    const fn: PipelineFn = (ctx) => withSite({ ...p(ctx) });
+    return withSite(fn);
+  }
   return withSite({ ...p });
 }
 
@@ -157,6 +180,8 @@ export interface RuleContext<P> {
   readonly params: P;
   /** Declared env vars only. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The target's declared args (literal values from rc1.build.ts). */
+  readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */
   inputs(name: string): string[];
   /** Absolute path to write a declared output to (a temporary path, moved into place on success). */

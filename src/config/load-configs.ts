@@ -21,12 +21,16 @@ function isObj(v: unknown): v is ConfigObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function mergeInto(target: ConfigObject, src: ConfigObject, file: string, origin: Record<string, string>, prefix: string): void {
+function mergeInto(target: ConfigObject, src: ConfigObject, file: string, origin: Record<string, string>, prefix: string, strict: boolean): void {
   for (const [k, v] of Object.entries(src)) {
     const key = prefix ? `${prefix}.${k}` : k;
     const cur = target[k];
-    if (isObj(cur) && isObj(v)) mergeInto(cur, v, file, origin, key);
+    if (isObj(cur) && isObj(v)) mergeInto(cur, v, file, origin, key, strict);
     else {
+      if (strict && k in target) {
+        const first = Object.entries(origin).find(([o]) => o === key || key.startsWith(o + '.') || o.startsWith(key + '.'))?.[1] ?? '?';
+        throw new UsageError({ headline: `config key ${key} is set in both ${first} and ${file}`, location: file, hint: 'set each key in one configs/*.yaml file; profile overlays (configs/profiles/) may override' });
+      }
       target[k] = structuredClone(v);
       origin[key] = file;
     }
@@ -41,8 +45,8 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-export async function loadConfigs(root: string, files: string[], stat: StatCache, cacheFile: string): Promise<LoadedConfig> {
-  const present = files.filter((f) => stat.hash(f) !== null);
+export async function loadConfigs(root: string, files: { base: string[]; overlay: string }, stat: StatCache, cacheFile: string): Promise<LoadedConfig> {
+  const present = [...files.base, files.overlay].filter((f) => stat.hash(f) !== null);
   const hashes = present.map((f) => `${f}:${stat.hash(f)!.sha256}`);
   try {
     const c = JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as { key: string[]; config: LoadedConfig };
@@ -70,7 +74,7 @@ export async function loadConfigs(root: string, files: string[], stat: StatCache
     if (!isObj(data)) {
       throw new UsageError({ headline: `${f} must hold a mapping of keys at the top level`, location: `${f}:1:1` });
     }
-    mergeInto(values, data, f, origin, '');
+    mergeInto(values, data, f, origin, '', f !== files.overlay);
   }
   const config: LoadedConfig = { files: present, values, origin };
   writeFileAtomic(cacheFile, JSON.stringify({ key: hashes, config }));

@@ -5,8 +5,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { UserPipeline, UserTarget } from '../api/index.ts';
+import type { PipelineContext, PipelineFn, UserPipeline, UserTarget } from '../api/index.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
+import { sortedCopy } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { findCycle } from '../graph/find-cycle.ts';
 import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
@@ -17,7 +18,7 @@ import { type Diagnostic, UsageError, didYouMean, siteString } from './usage-err
 
 export const PIPELINE_FILE = 'rc1.build.ts';
 
-export async function importPipeline(root: string, compiler: ModuleCompiler): Promise<UserPipeline> {
+export async function importPipeline(root: string, compiler: ModuleCompiler): Promise<UserPipeline | PipelineFn> {
   if (!fs.existsSync(path.join(root, PIPELINE_FILE))) {
     throw new UsageError({ headline: `no ${PIPELINE_FILE} in ${root}`, hint: `run rc1-build in the directory that holds ${PIPELINE_FILE}` });
   }
@@ -34,10 +35,20 @@ export async function importPipeline(root: string, compiler: ModuleCompiler): Pr
   } catch (e) {
     throw new UsageError({ headline: `${PIPELINE_FILE} threw while loading: ${(e as Error).message}`, location: PIPELINE_FILE });
   }
-  if (!mod.default || typeof mod.default !== 'object') {
+  if (!mod.default || (typeof mod.default !== 'object' && typeof mod.default !== 'function')) {
     throw new UsageError({ headline: `${PIPELINE_FILE} must \`export default definePipeline({...})\``, location: `${PIPELINE_FILE}:1:1` });
   }
-  return mod.default as UserPipeline;
+  return mod.default as UserPipeline | PipelineFn;
+}
+
+/** Evaluate a function-form pipeline with the profile and the resolved config. */
+export function evaluatePipeline(decl: UserPipeline | PipelineFn, profile: string, config: LoadedConfig): UserPipeline {
+  if (typeof decl !== 'function') return decl;
+  try {
+    return decl({ profile, config: config.values as PipelineContext['config'] });
+  } catch (e) {
+    throw new UsageError({ headline: `${PIPELINE_FILE}: the pipeline function threw: ${(e as Error).message}`, location: siteString(decl.site, '') ?? PIPELINE_FILE });
+  }
 }
 
 /** zod validation, skipped when this exact declaration was validated before. */
@@ -83,7 +94,7 @@ export async function loadPipeline(opts: {
   root: string; stateDir: string; compiler: ModuleCompiler; config: LoadedConfig; profile: string; decl?: UserPipeline;
 }): Promise<ResolvedPipeline> {
   const { root } = opts;
-  const decl = opts.decl ?? (await importPipeline(root, opts.compiler));
+  const decl = opts.decl ?? evaluatePipeline(await importPipeline(root, opts.compiler), opts.profile, opts.config);
   await validateShape(root, opts.stateDir, decl);
   const diags: Diagnostic[] = [];
   const where = (t: UserTarget): string => siteString(t.site, root) ?? PIPELINE_FILE;
@@ -123,7 +134,7 @@ export async function loadPipeline(opts: {
     }
     targets.set(t.name, {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
-      inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), env: [...new Set(t.env ?? [])].sort(),
+      inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(),
       deps: [], ...(t.description ? { description: t.description } : {}),
     });
     // The call site stays lazy: formatting 1 000 stack traces would dominate a no-op.
@@ -191,6 +202,18 @@ export async function loadPipeline(opts: {
   });
 }
 
-export function defaultConfigFiles(decl: UserPipeline | undefined, profile: string): string[] {
-  return decl?.configs ?? ['configs/default.yaml', `configs/profiles/${profile}.yaml`];
+/**
+ * The config files: every configs/*.yaml (default.yaml first, then by name) and the profile's
+ * overlay configs/profiles/<profile>.yaml. A key set by two of the base files is an error; the
+ * overlay may override anything.
+ */
+export function configFiles(root: string, profile: string): { base: string[]; overlay: string } {
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(path.join(root, 'configs')).filter((n) => /\.ya?ml$/.test(n)).sort();
+  } catch {
+    names = [];
+  }
+  names.sort((a, b) => (a === 'default.yaml' ? -1 : b === 'default.yaml' ? 1 : a < b ? -1 : 1));
+  return { base: names.map((n) => `configs/${n}`), overlay: `configs/profiles/${profile}.yaml` };
 }

@@ -12,6 +12,7 @@ export const targetSchema = z.object({
   inputs: z.record(z.string().regex(/^\w+$/, 'an input group name of letters, digits and _'), z.union([input, z.array(input)])).optional(),
   outputs: z.array(z.string().min(1)).min(1, 'a target declares at least one output'),
   params: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like shadow.n')).optional(),
+  args: z.record(z.string(), z.json()).optional(),
   env: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
   report: z.string().optional(),
   description: z.string().optional(),
@@ -20,7 +21,6 @@ export const targetSchema = z.object({
 }).strict();
 
 export const pipelineSchema = z.object({
-  configs: z.array(z.string()).optional(),
   manifestDir: z.string().optional(),
   defaultTargets: z.array(z.string()).optional(),
   targets: z.array(z.unknown()),

@@ -16,6 +16,8 @@ export interface ResolvedTarget {
   inputs: { group: string; items: InputItem[] }[];
   outputs: ResolvedOutput[];
   params: string[];
+  /** Literal args, keys sorted. */
+  args: Record<string, unknown>;
   env: string[];
   /** Targets this one depends on (target refs and producers of its file inputs), sorted. */
   deps: string[];

@@ -4,7 +4,7 @@
 import { canonicalJson } from '../util/canonical-json.ts';
 import { sha256Hex } from './hash-file.ts';
 
-export const FINGERPRINT_FORMAT = 1;
+export const FINGERPRINT_FORMAT = 2;
 
 export interface Fingerprint {
   /** Layout version of this object: a new engine with a new layout reruns everything once. */
@@ -15,6 +15,8 @@ export interface Fingerprint {
   code: Record<string, string>;
   /** Declared config keys → values. Only declared keys, so unrelated edits change nothing. */
   params: Record<string, unknown>;
+  /** Declared literal args (ctx.args), keys sorted. */
+  args: Record<string, unknown>;
   /** Declared env vars → salted sha256 of the value (null when unset); values never stored. */
   env: Record<string, string | null>;
   /** dev | prod: rules may behave differently per profile. */
@@ -46,6 +48,7 @@ export type RebuildReason =
   | { kind: 'code-added'; file: string }
   | { kind: 'code-removed'; file: string }
   | { kind: 'param-changed'; key: string; old: unknown; new: unknown }
+  | { kind: 'arg-changed'; key: string; old: unknown; new: unknown }
   | { kind: 'env-changed'; name: string }
   | { kind: 'profile-changed'; old: string; new: string }
   | { kind: 'input-changed'; group: string; path: string; old: string; new: string }
@@ -77,6 +80,7 @@ export function diffFingerprints(old: Fingerprint, cur: Fingerprint): RebuildRea
     else out.push({ kind: 'param-changed', key, old: x, new: y });
   };
   diffMap(old.params, cur.params, (x, y) => canonicalJson(x) === canonicalJson(y), diffParam);
+  diffMap(old.args ?? {}, cur.args ?? {}, (x, y) => canonicalJson(x) === canonicalJson(y), (key, x, y) => out.push({ kind: 'arg-changed', key, old: x, new: y }));
   diffMap(old.env, cur.env, (x, y) => x === y, (name) => out.push({ kind: 'env-changed', name }));
   if (old.profile !== cur.profile) out.push({ kind: 'profile-changed', old: old.profile, new: cur.profile });
   const groups = [...new Set([...Object.keys(old.inputs), ...Object.keys(cur.inputs)])].sort();
@@ -116,6 +120,7 @@ export function formatReason(r: RebuildReason): string {
     case 'code-added': return `code ${r.file} now imported`;
     case 'code-removed': return `code ${r.file} no longer imported`;
     case 'param-changed': return `param ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
+    case 'arg-changed': return `arg ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
     case 'env-changed': return `env ${r.name} changed (value not shown)`;
     case 'profile-changed': return `profile ${r.old} → ${r.new}`;
     case 'input-changed': return `input ${r.path} changed: ${short(r.old)} → ${short(r.new)}`;

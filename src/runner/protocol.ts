@@ -14,6 +14,7 @@ export interface Job {
   root: string;
   profile: string;
   params: Record<string, unknown>;
+  args: Record<string, unknown>;
   env: Record<string, string | undefined>;
   inputs: Record<string, string[]>;
   outputs: JobOutput[];

@@ -57,6 +57,7 @@ async function run(job: Job): Promise<void> {
       profile: job.profile,
       params,
       env: Object.freeze({ ...job.env }),
+      args: Object.freeze({ ...job.args }) as RuleContext<unknown>['args'],
       inputs(name: string): string[] {
         const v = job.inputs[name];
         if (!v) throw new ContractError(`${job.ruleFile}: ctx.inputs('${name}'): target ${job.target} declares no input group '${name}' (it has: ${Object.keys(job.inputs).join(', ') || 'none'})`);

@@ -2,6 +2,7 @@
 // rc1.build.ts (or YAML) line, and build nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import { COPY_RULE, TestRig } from '../helpers/rig.ts';
 
 function rigWith(targets: string, yaml = 'copy:\n  suffix: "!"\n'): TestRig {
@@ -127,5 +128,59 @@ test('a rule module that does not compile fails its target with the file and lin
     const r = rig.run([]);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /FAILED   alpha: rules\/copy\.ts does not compile:\n.*rules\/copy\.ts:1:\d+/);
+  } finally { rig.cleanup(); }
+});
+
+test('a pipeline function declares one target per configured stage; a stage arg change reruns only that stage', () => {
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget, target } from 'rc1-build';
+export default definePipeline(({ config, profile }) => {
+  const stages = (config.stages as { sizes: number[] }).sizes;
+  return {
+    targets: stages.map((n, i) => defineTarget({
+      name: 'pool@' + n, rule: 'rules/stage.ts', args: { n, profile },
+      inputs: i === 0 ? { prev: [] } : { prev: target('pool@' + stages[i - 1]) },
+      outputs: ['out/pool_' + n + '.txt'],
+    })),
+  };
+});
+`,
+    'rules/stage.ts': `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'stage', version: 1, run(ctx) {
+  if (process.env.RC1_TEST_COUNTER) fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
+  fs.writeFileSync(ctx.output('out/pool_' + ctx.args.n + '.txt'), 'n=' + ctx.args.n + ' profile=' + ctx.args.profile + '\\n');
+}});
+`,
+    'configs/default.yaml': 'stages:\n  sizes: [10, 20]\n',
+  });
+  try {
+    const r = rig.run(['pool@20']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(rig.runs(), ['pool@10', 'pool@20']);
+    assert.equal(rig.read('out/pool_20.txt'), 'n=20 profile=dev\n');
+    rig.write('configs/default.yaml', 'stages:\n  sizes: [10, 30]\n');
+    const s = rig.run(['pool@30', '--explain']);
+    assert.equal(s.code, 0, s.stdout + s.stderr);
+    assert.deepEqual(rig.runs(), ['pool@30']);
+    const p = rig.run(['pool@30', '--explain'], { RUN_MODE: 'prod' });
+    assert.match(p.stdout, /rc1 explain: pool@10: profile dev → prod/);
+    assert.match(p.stdout, /arg profile changed: "dev" → "prod"/);
+  } finally { rig.cleanup(); }
+});
+
+test('a key set in two configs/*.yaml files is a usage error naming both; a profile overlay may override', () => {
+  const rig = rigWith(T('alpha', ", inputs: { src: 'src/a.txt' }"));
+  try {
+    rig.write('configs/extra.yaml', 'copy:\n  suffix: "?"\n');
+    let r = rig.run([]);
+    assert.equal(r.code, 64);
+    assert.match(r.stderr, /config key copy\.suffix is set in both configs\/default\.yaml and configs\/extra\.yaml/);
+    fs.rmSync(`${rig.dir}/configs/extra.yaml`);
+    rig.write('configs/profiles/prod.yaml', 'copy:\n  suffix: "?"\n');
+    r = rig.run([], { RUN_MODE: 'prod' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(rig.read('out/alpha.txt'), 'a\n?');
+    assert.equal(rig.run([], { RUN_MODE: 'staging' }).code, 64);
   } finally { rig.cleanup(); }
 });

@@ -28,7 +28,7 @@ test('findCycle returns the cycle as a path, or null for a DAG', () => {
 });
 
 const fp = (over: Partial<Fingerprint> = {}): Fingerprint => ({
-  format: 1, rule: 'rules/r.ts', code: { 'rules/r.ts': 'a'.repeat(64) }, params: { 'shadow': { n: 245, seed: 1 } }, env: { K: null },
+  format: 2, rule: 'rules/r.ts', args: {}, code: { 'rules/r.ts': 'a'.repeat(64) }, params: { 'shadow': { n: 245, seed: 1 } }, env: { K: null },
   profile: 'dev', inputs: { raw: { 'x.jsonl': 'b'.repeat(64) } }, outputs: ['o.json'], ...over,
 });
 

@@ -55,7 +55,7 @@ async function runRule(name: string, params: unknown, inputs = raw, root = ROOT)
   const logs: string[] = [];
   const parsed = rule.params!.parse(params);
   const ctx: RuleContext<unknown> = {
-    target: 'shadow_set', root, profile: 'dev', params: parsed, env: {},
+    target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {},
     inputs: (group) => { assert.equal(group, 'raw'); return inputs; },
     output: (p) => join(out, p),
     rng: createRng,
