@@ -184,6 +184,8 @@ export interface RuleContext<P> {
   readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */
   inputs(name: string): string[];
+  /** The declared outputs, workspace-relative, in declaration order (directory outputs without the '/'). */
+  readonly outputs: readonly string[];
   /** Absolute path to write a declared output to (a temporary path, moved into place on success). */
   output(path: string): string;
   /** A deterministic PRNG for a seed. */

@@ -58,6 +58,7 @@ async function run(job: Job): Promise<void> {
       params,
       env: Object.freeze({ ...job.env }),
       args: Object.freeze({ ...job.args }) as RuleContext<unknown>['args'],
+      outputs: Object.freeze(job.outputs.map((o) => o.path)),
       inputs(name: string): string[] {
         const v = job.inputs[name];
         if (!v) throw new ContractError(`${job.ruleFile}: ctx.inputs('${name}'): target ${job.target} declares no input group '${name}' (it has: ${Object.keys(job.inputs).join(', ') || 'none'})`);
