@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 await esbuild.build({
-  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/runner/worker.ts', api: 'src/api/index.ts', data: 'src/data/index.ts' },
+  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/runner/worker.ts', api: 'src/api/index.ts', data: 'src/data/index.ts', text: 'src/text/index.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',
