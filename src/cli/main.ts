@@ -4,10 +4,9 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { UsageError, didYouMean } from '../config/usage-error.ts';
-import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
-import type { Reporter } from '../report/events.ts';
 import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
-import { Build } from '../scheduler/run-build.ts';
+import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
+import { runWatch } from './watch.ts';
 import { openWorkspace } from './workspace.ts';
 import { runStatus } from './status.ts';
 import { runGraph } from './graph.ts';
@@ -32,12 +31,13 @@ usage:
   rc1-build graph [--format dot|mermaid|json]
   rc1-build audit [--json]       verify every artifact on disk against the manifest
   rc1-build clean [TARGET…] [--cache]
+  rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
   common: -C DIR (run in DIR), -h/--help, --version
 
 exit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error
 `;
 
-const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build']);
+const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build', 'watch']);
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 
@@ -94,33 +94,13 @@ export async function main(argv: string[], io: Io = {
       if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError({ headline: `-j expects a positive integer, got ${JSON.stringify(values.jobs)}` });
     }
     const targets = args.length ? args : ws.pipeline.defaultTargets;
-    const forced = new Set(values.force ? (args.length ? args : targets) : []);
-    const rep: Reporter = json ? new JsonReporter(io.out) : new ConsoleReporter({ explain: values.explain === true, verbose: values.verbose === true, tty: io.tty, out: io.out, err: io.err });
-    const dryRun = values['dry-run'] === true;
-    if (!dryRun) {
-      ws.lock.acquire(['rc1-build', ...argv].join(' '));
-      ws.trace.repair();
-    }
-    const build = new Build(ws, { targets, jobs, keepGoing: values['keep-going'] === true, dryRun, forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
-    const t0 = performance.now();
-    const onSignal = (sig: NodeJS.Signals): void => {
-      void build.interrupt(t0).finally(() => {
-        ws.lock.release();
-        rep.close();
-        process.exit(sig === 'SIGINT' ? 130 : 143);
-      });
+    const options: BuildCommandOptions = {
+      targets, jobs, keepGoing: values['keep-going'] === true, dryRun: values['dry-run'] === true,
+      forced: new Set(values.force ? targets : []), explain: values.explain === true, verbose: values.verbose === true, json,
+      command: ['rc1-build', ...argv].join(' '),
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    try {
-      return await build.run();
-    } finally {
-      await build.close();
-      ws.lock.release();
-      rep.close();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
+    if (command === 'watch') return await runWatch(root, ws, args, options, io);
+    return await runBuildOnce(ws, options, io, { installSignals: true });
   } catch (e) {
     if (e instanceof UsageError) {
       printDiagnostics(e.diagnostics, io, json);

@@ -1,0 +1,64 @@
+// One build of a workspace: takes the lock, runs the scheduler with a reporter, and on SIGINT or
+// SIGTERM stops rules, keeps every finished record and releases the lock. Used by the default
+// command and by each iteration of `watch`.
+import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
+import type { Reporter } from '../report/events.ts';
+import { Build } from '../scheduler/run-build.ts';
+import type { Workspace } from './workspace.ts';
+
+export interface BuildCommandOptions {
+  targets: string[];
+  jobs: number;
+  keepGoing: boolean;
+  dryRun: boolean;
+  forced: ReadonlySet<string>;
+  explain: boolean;
+  verbose: boolean;
+  json: boolean;
+  command: string;
+}
+
+export interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
+
+export function makeReporter(o: Pick<BuildCommandOptions, 'json' | 'explain' | 'verbose'>, io: Io): Reporter {
+  return o.json ? new JsonReporter(io.out) : new ConsoleReporter({ explain: o.explain, verbose: o.verbose, tty: io.tty, out: io.out, err: io.err });
+}
+
+/** A build in progress, so a signal handler outside (watch) can interrupt it. */
+export interface Running { interrupt(): Promise<void> }
+
+export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
+  const rep = makeReporter(o, io);
+  if (!o.dryRun) {
+    ws.lock.acquire(o.command);
+    ws.trace.repair();
+  }
+  const build = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
+  const t0 = performance.now();
+  const running: Running = {
+    interrupt: async () => {
+      await build.interrupt(t0);
+      ws.lock.release();
+      rep.close();
+    },
+  };
+  hooks.onStart?.(running);
+  const onSignal = (sig: NodeJS.Signals): void => {
+    void running.interrupt().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  if (hooks.installSignals) {
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+  try {
+    return await build.run();
+  } finally {
+    await build.close();
+    ws.lock.release();
+    rep.close();
+    if (hooks.installSignals) {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  }
+}

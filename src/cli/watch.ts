@@ -1,0 +1,110 @@
+// `rc1-build watch [TARGET…]`: build, then watch every source the targets declare (input files
+// and the directories their globs walk, the rules' code closures, configs/, rc1.build.ts) with
+// chokidar, and rebuild — debounced — when one changes. Content hashes decide what reruns, and
+// each run prints its reason. A failing rule or a broken declaration is reported and the watch
+// waits for the next change; Ctrl-C stops a running build cleanly (as a plain build does).
+import * as path from 'node:path';
+import { globBase } from '../hash/glob-cache.ts';
+import { closureOf } from '../graph/resolved.ts';
+import { UsageError, didYouMean } from '../config/usage-error.ts';
+import { PIPELINE_FILE } from '../config/load-pipeline.ts';
+import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
+import { type BuildCommandOptions, type Io, type Running, runBuildOnce } from './build-command.ts';
+import { STATE_DIR, type Workspace, openWorkspace } from './workspace.ts';
+
+const DEBOUNCE_MS = 200;
+
+/** Workspace-relative paths to watch for the given targets. */
+export async function watchSet(ws: Workspace, targets: string[]): Promise<Set<string>> {
+  const out = new Set<string>([PIPELINE_FILE, 'configs']);
+  for (const f of Object.keys(await ws.compiler.closure(PIPELINE_FILE))) out.add(f);
+  for (const n of closureOf(ws.pipeline, targets)) {
+    const t = ws.pipeline.targets.get(n)!;
+    for (const f of Object.keys(await ws.compiler.closure(t.rule))) out.add(f);
+    for (const g of t.inputs) {
+      for (const it of g.items) {
+        if (it.kind === 'file' && !it.producer) out.add(it.path);
+        else if (it.kind === 'glob') out.add(globBase(it.pattern).base);
+      }
+    }
+  }
+  return out;
+}
+
+function checkTargets(ws: Workspace, names: string[]): void {
+  for (const name of names) {
+    if (!ws.pipeline.targets.has(name)) {
+      const guess = didYouMean(name, ws.pipeline.targets.keys());
+      throw new UsageError({ headline: `unknown target ${name}`, ...(guess ? { hint: `did you mean ${guess}?` } : {}) });
+    }
+  }
+}
+
+export async function runWatch(root: string, first: Workspace, args: string[], o: BuildCommandOptions, io: Io): Promise<number> {
+  const chokidar = await import('chokidar');
+  const say = (msg: string, extra: Record<string, unknown> = {}): void => {
+    if (o.json) io.out(JSON.stringify({ event: 'watch', message: msg, ...extra }) + '\n');
+    else io.out(`watch: ${msg}\n`);
+  };
+  let ws: Workspace | null = first;
+  let running: Running | null = null;
+  const changed = new Set<string>();
+  let wake: (() => void) | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const ignored = (file: string): boolean => {
+    const rel = path.relative(root, path.resolve(root, file)).split(path.sep).join('/');
+    if (rel.startsWith('..') || rel === '') return false;
+    if (/(^|\/)(node_modules|\.git)(\/|$)/.test(rel) || rel === STATE_DIR || rel.startsWith(`${STATE_DIR}/`)) return true;
+    const p = ws?.pipeline;
+    if (!p) return false;
+    if (p.producers.has(rel) || rel.startsWith(`${p.manifestDir}/`)) return true;
+    for (const [out, owner] of p.producers) {
+      if (rel.startsWith(out + '/') && p.targets.get(owner)!.outputs.some((x) => x.dir && x.path === out)) return true;
+    }
+    return false;
+  };
+  const watcher = chokidar.watch([], { ignoreInitial: true, atomic: true, ignored, cwd: root });
+  watcher.on('all', (_ev, p) => {
+    if (ignored(path.resolve(root, p))) return;
+    changed.add(p.split(path.sep).join('/'));
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => wake?.(), DEBOUNCE_MS);
+  });
+  let watched = new Set<string>();
+  const stop = (sig: NodeJS.Signals): void => {
+    void (async () => {
+      if (running) await running.interrupt();
+      await watcher.close();
+      process.exit(sig === 'SIGINT' ? 130 : 143);
+    })();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  for (;;) {
+    let next = new Set<string>([PIPELINE_FILE, 'configs', 'rules']);
+    try {
+      ws ??= await openWorkspace(root);
+      checkTargets(ws, args);
+      const targets = args.length ? args : ws.pipeline.defaultTargets;
+      await runBuildOnce(ws, { ...o, targets }, io, { installSignals: false, onStart: (r) => { running = r; } });
+      running = null;
+      next = await watchSet(ws, targets);
+    } catch (e) {
+      running = null;
+      if (e instanceof UsageError) printDiagnostics(e.diagnostics, io, o.json);
+      else printInternalError(e, io);
+    }
+    const add = [...next].filter((p) => !watched.has(p));
+    const remove = [...watched].filter((p) => !next.has(p));
+    if (add.length) watcher.add(add.map((p) => path.resolve(root, p)));
+    if (remove.length) watcher.unwatch(remove.map((p) => path.resolve(root, p)));
+    watched = next;
+    ws = null;
+    say(`watching ${watched.size} paths; waiting for changes (Ctrl-C to stop)`, { state: 'waiting', paths: watched.size });
+    await new Promise<void>((r) => { wake = r; });
+    wake = null;
+    const files = [...changed].sort();
+    changed.clear();
+    say(`${files.length} changed: ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}; rebuilding`, { state: 'rebuilding', changed: files });
+  }
+}

@@ -1,0 +1,72 @@
+// `rc1-build watch`: edit an input, save, and exactly its dependents rebuild; a rule error is
+// survived; Ctrl-C leaves the workspace consistent.
+//   src/a.txt --> a --> b --> g (gate) --> after_gate
+//   src/c.txt --> c
+//   src/w.txt --> sq --> after_sq
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { standardRig } from '../helpers/rig.ts';
+
+interface Ev { event: string; target?: string; state?: string; ok?: boolean }
+
+test('watch rebuilds exactly what an edit affects, survives a rule error, and stops cleanly on Ctrl-C', async () => {
+  const rig = standardRig();
+  const child = rig.spawn(['watch', '--json', '-j', '1']);
+  const events: Ev[] = [];
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('{')) events.push(JSON.parse(line) as Ev);
+    }
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  const waitForWaiting = async (count: number): Promise<void> => {
+    for (let i = 0; i < 400; i++) {
+      if (events.filter((e) => e.event === 'watch' && e.state === 'waiting').length >= count) return;
+      await sleep(25);
+    }
+    throw new Error(`watch did not settle (${count}); events: ${JSON.stringify(events.slice(-10))}`);
+  };
+  const startsSince = (from: number): string[] => events.slice(from).filter((e) => e.event === 'start').map((e) => e.target!).sort();
+  try {
+    await waitForWaiting(1);
+    assert.equal(rig.runs().length, 7);
+    let mark = events.length;
+    rig.write('src/c.txt', 'changed c\n');
+    await waitForWaiting(2);
+    assert.deepEqual(startsSince(mark), ['c']);
+    assert.deepEqual(rig.runs(), ['c']);
+    assert.equal(rig.read('out/c.txt'), 'changed c\n!');
+
+    mark = events.length;
+    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace('run(ctx) {', "run(ctx) { throw new Error('broken on purpose');"));
+    await waitForWaiting(3);
+    assert.ok(events.slice(mark).some((e) => e.event === 'fail' && e.target === 'sq'));
+
+    mark = events.length;
+    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace("throw new Error('broken on purpose');", ''));
+    await waitForWaiting(4);
+    assert.ok(events.slice(mark).some((e) => e.event === 'end' && e.ok === true), JSON.stringify(events.slice(mark)));
+
+    mark = events.length;
+    rig.write('out/unrelated-note.txt', 'not an input');
+    await sleep(600);
+    assert.equal(events.slice(mark).filter((e) => e.event === 'start').length, 0);
+
+    child.kill('SIGINT');
+    assert.equal(await exited, 130);
+    assert.ok(!fs.existsSync(path.join(rig.dir, '.rc1/lock')));
+    const st = rig.run(['status', '--json']);
+    assert.ok((JSON.parse(st.stdout) as { targets: { state: string }[] }).targets.every((t) => t.state === 'up-to-date'));
+  } finally {
+    child.kill('SIGKILL');
+    rig.cleanup();
+  }
+});
