@@ -32,6 +32,11 @@ export interface UserTarget {
   args?: Record<string, JsonValue>;
   /** Environment variables the rule reads; their values enter the key as hashes, never in clear. */
   env?: string[];
+  /**
+   * Secret environment variables (API keys): passed to the rule in ctx.env but never part of the
+   * key (rotating a key rebuilds nothing), and their values are redacted from logs and errors.
+   */
+  secrets?: string[];
   /** For gates: the report file (one of outputs) that is always written. */
   report?: string;
   /** Free-form description shown by `graph` and `status`. */

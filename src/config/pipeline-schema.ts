@@ -13,6 +13,7 @@ export const targetSchema = z.object({
   outputs: z.array(z.string().min(1)).min(1, 'a target declares at least one output'),
   params: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like shadow.n')).optional(),
   args: z.record(z.string(), z.json()).optional(),
+  secrets: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
   env: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
   report: z.string().optional(),
   description: z.string().optional(),

@@ -19,6 +19,8 @@ export interface ResolvedTarget {
   /** Literal args, keys sorted. */
   args: Record<string, unknown>;
   env: string[];
+  /** Secret env vars: given to the rule, redacted from its logs, never in the key. */
+  secrets: string[];
   /** Targets this one depends on (target refs and producers of its file inputs), sorted. */
   deps: string[];
   description?: string;

@@ -4,17 +4,19 @@
 //
 // Why synchronous: the engine hashes many small files on the critical path of a no-op build and
 // the occasional multi-GiB dataset or checkpoint. A loop of fs.readSync into one reused buffer is
-// the fastest way Node has to feed node:crypto; fs.createReadStream + pipeline is 20–30 % slower
-// (a fresh buffer and an event-loop turn per chunk), and async fs adds a thread-pool hop per read.
+// the fastest way Node has to feed node:crypto. fs.createReadStream + pipeline is often quoted as
+// 20–30 % slower; bench/hash.ts measured worse here: 1.3–3× the time for a 1 GiB file and 17–28×
+// for 2 KiB files (16 in flight), from a fresh buffer and an event-loop turn per chunk and the
+// thread-pool hop of every async open/read/close.
 //
-// Why this buffer size and the small-file path (bench/hash.ts measures both; Node 20 on a 2-core
-// Xeon with SHA-NI): for a 1 GiB file, 256 KiB and 1 MiB buffers tie and 64 KiB is ~3–4 % slower;
-// the loop keeps pace with `openssl dgst -sha256` (~1.6 GB/s). For 2 KiB files the buffer size
-// makes no measurable difference, so 256 KiB, the smaller of the two fastest, is used. For small
-// files the cost is per call, not per byte: filling the buffer first and, when the whole file fits,
-// hashing it with one crypto.hash() call (no Hash object) is ~10–15 % faster than
-// createHash/update/digest, and faster than fstat + one exact-size read (a fresh buffer and one
-// more syscall per file).
+// Why this buffer size and the small-file path (bench/hash.ts prints the sweep; Node 20 on a
+// 2-core Xeon with SHA-NI): for a 1 GiB file, 256 KiB and 1 MiB buffers tie and 64 KiB is 1–4 %
+// slower; the loop keeps pace with `openssl dgst -sha256` (~1.5 GB/s, ratio 1.04–1.09). For 2 KiB
+// files the buffer size makes no difference beyond run-to-run noise, so 256 KiB, the smaller of
+// the two fastest, is used. There the cost is per call, not per byte: filling the buffer first
+// and, when the whole file fits, hashing it with one crypto.hash() call (no Hash object) is
+// ~10–20 % faster than createHash/update/digest, and ~30 % faster than fstat + one exact-size
+// read (a fresh buffer and one more syscall per file).
 //
 // Errors are those of open/read (ENOENT, EACCES, EISDIR …), thrown for the caller to turn into a
 // diagnostic; the file descriptor is always closed.

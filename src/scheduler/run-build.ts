@@ -44,6 +44,17 @@ function gitInfo(root: string): { commit: string | null; dirty: boolean | null }
   }
 }
 
+/** Replaces every occurrence of the given secret values (≥ 4 chars) with '***'. */
+export function redactor(secrets: (string | undefined)[]): (s: string) => string {
+  const vals = secrets.filter((v): v is string => typeof v === 'string' && v.length >= 4).sort((a, b) => b.length - a.length);
+  if (vals.length === 0) return (s) => s;
+  return (s) => {
+    let out = s;
+    for (const v of vals) out = out.split(v).join('***');
+    return out;
+  };
+}
+
 class Semaphore {
   private waiters: (() => void)[] = [];
   constructor(private free: number) {}
@@ -313,7 +324,8 @@ export class Build {
     const inputs = await resolveInputs(ws.decideEnv(this.opts.forced), t);
     const abs = Object.fromEntries(Object.entries(inputs).map(([g, ps]) => [g, ps.map((p) => path.resolve(ws.root, p))]));
     const envVals: Record<string, string | undefined> = {};
-    for (const n of t.env) envVals[n] = process.env[n];
+    for (const n of [...t.env, ...t.secrets]) envVals[n] = process.env[n];
+    const redact = redactor(t.secrets.map((n) => process.env[n]));
     const logLines: string[] = [];
     const logFile = path.join(ws.root, 'logs', `${t.name}.log`);
     let lastProgress = 0;
@@ -323,7 +335,8 @@ export class Build {
       params: pickParams(ws.config.values, t.params), args: t.args, env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
     }, {
-      log: (line) => {
+      log: (raw) => {
+        const line = redact(raw);
         logLines.push(line);
         if (logLines.length > LOG_TAIL * 5) logLines.splice(0, logLines.length - LOG_TAIL);
         this.emit({ event: 'log', target: t.name, line });
@@ -344,11 +357,12 @@ export class Build {
     if (this.interrupted) return 'failed';
     if (!res.ok) {
       this.dropTmp(tmp.prefix);
-      const error = await this.formatFailure(t, res.error);
+      const error = redact(await this.formatFailure(t, res.error));
       ws.trace.put({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms, at: new Date().toISOString() });
       return this.fail(t, error, logLines.slice(-LOG_TAIL), path.relative(ws.root, logFile));
     }
     const r = res.value;
+    if (r.summary) r.summary = redact(r.summary);
     const gateFailed = t.gate && !(r.checks ?? []).every((c) => c.pass);
     this.git ??= gitInfo(ws.root);
     const record: TargetRecord = {

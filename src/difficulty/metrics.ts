@@ -1,0 +1,150 @@
+// Per-scenario difficulty metrics (RC1.md difficulty_metrics; seeds/002 §一), and the definitions
+// written into the difficulty report. One MetricsComputer serves a whole pool: it remembers the
+// sentence 3-gram sets of every supporting document and the Qwen3 count of every long text, because
+// a seed pool renders each source item many times with the same documents.
+import type { Scenario } from '../data/scenario.ts';
+import { jaccard, ngrams, tokenize, TOKENIZATION } from '../text/tokenize.ts';
+import {
+  CONNECTIVES_EN, CONNECTIVES_ZH, OPEN_TIME_EN, OPEN_TIME_ZH, OPERATION_CUES_EN, OPERATION_CUES_ZH, PRONOUNS_EN,
+  PRONOUNS_ZH, THIRD_PERSON_EN, THIRD_PERSON_ZH, VAGUE_CUES_EN, VAGUE_CUES_ZH,
+} from './lexicon.ts';
+import { QWEN3_COUNTING, type Qwen3Counter } from './qwen3-tokens.ts';
+import {
+  countCalcOperators, countInlineOperators, countPhrases, distinctEntities, firstPhrase, phraseIndex, pronounBeforeName,
+} from './text-cues.ts';
+
+export const AMBIGUITY_FLAGS = ['under-specified', 'multi-entity', 'pronoun-without-antecedent', 'open-time-range'] as const;
+export type AmbiguityFlag = (typeof AMBIGUITY_FLAGS)[number];
+
+/** One line of the metrics JSONL; keys in this order. */
+export interface DifficultyMetrics {
+  id: string;
+  task: string;
+  len_tokens: number;
+  turns: number;
+  tool_hops: number;
+  entities: number;
+  ops_numeric: number;
+  connector_density: number;
+  coref_pronouns: number;
+  /** null where the task has no supporting text (gsm8k). */
+  clue_overlap: number | null;
+  ambiguity_flags: AmbiguityFlag[];
+  needs_clarification: boolean;
+}
+
+export interface MetricsOptions {
+  /** multi-entity: at least this many distinct named (non-numeric) entities in the request. */
+  multiEntityMin: number;
+}
+
+/** The definitions, as written into the difficulty report. */
+export const METRIC_DEFINITIONS = {
+  request_text: 'the rendered user turns (messages) and, when the scenario needs clarification, the user\'s clarification reply, joined by newlines',
+  words: `tokens of the project's tokenize(): ${TOKENIZATION}`,
+  len_tokens: `Qwen3 tokens of what the model reads: every user turn, the clarification reply (if any), and the title and text of every context document (${QWEN3_COUNTING})`,
+  turns: 'dialogue turns: the user turns, two per clarification exchange in the reference (the assistant\'s question and the user\'s reply), and the assistant\'s final answer; tool calls and thoughts are not turns',
+  tool_hops: 'tool_call steps in the reference trajectory (wiki and calc alike)',
+  entities: 'distinct entities in the request text: English proper-noun-like spans (capitalised words, joined by of/the/de/van/von…, sentence-start words such as The/How/His removed), numbers (distinct values), Chinese titles in 《》「」『』 and Chinese person references (common surname + up to 2 characters + honorific such as 先生/老师)',
+  ops_numeric: 'with calculator calls in the reference (gsm8k): the binary arithmetic operators (+ - * / % ^ × ÷) of all calc expressions; otherwise: arithmetic symbols between numbers plus arithmetic, comparison and date-difference words (English and Chinese lists) in the request text and the reference\'s thought steps',
+  connector_density: `logical connectives per 100 words of the request text (0 for an empty text); English: ${CONNECTIVES_EN.join(', ')}; Chinese: ${CONNECTIVES_ZH.join('、')}`,
+  coref_pronouns: `occurrences in the request text of: ${[...PRONOUNS_EN, ...PRONOUNS_ZH].join(', ')}`,
+  clue_overlap: '3-gram Jaccard (tokenize() 3-grams, as sets) of the request text and the supporting sentence most similar to it: the maximum over the sentences of the supporting documents (hotpotqa: the paragraphs marked supporting; strategyqa: its facts; sentences split after . ! ? 。 ！ ？). null for gsm8k, which has no supporting text. Lower means harder.',
+  ambiguity_flags: 'rule hits on the request text: under-specified (the scenario needs clarification, or a placeholder such as "something", "a certain", 某个), multi-entity (at least difficulty.metrics.multi_entity_min distinct named entities), pronoun-without-antecedent (he/she/it/they… or 他/她/它/其 before any named entity), open-time-range (current, recently, so far, 目前, 最近… and no four-digit year)',
+  needs_clarification: 'copied from the scenario',
+} as const;
+
+const CONNECTIVES = phraseIndex(CONNECTIVES_EN, CONNECTIVES_ZH);
+const PRONOUNS = phraseIndex(PRONOUNS_EN, PRONOUNS_ZH);
+const OPERATION_CUES = phraseIndex(OPERATION_CUES_EN, OPERATION_CUES_ZH);
+const VAGUE = phraseIndex(VAGUE_CUES_EN, VAGUE_CUES_ZH);
+const OPEN_TIME = phraseIndex(OPEN_TIME_EN, OPEN_TIME_ZH);
+const THIRD_PERSON = new RegExp(`(?<![\\p{L}\\p{N}])(?:${THIRD_PERSON_EN.join('|')})(?![\\p{L}\\p{N}])|[${THIRD_PERSON_ZH.join('')}]`, 'iu');
+const YEAR = /(?<!\d)(?:1[0-9]|20)\d\d(?!\d)/;
+const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？])/u;
+
+const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+/** The text the user writes: rendered turns, then the clarification reply. */
+export function requestText(s: Scenario): string {
+  const parts = s.messages.map((m) => m.content);
+  if (s.needs_clarification && s.clarification !== null) parts.push(s.clarification);
+  return parts.join('\n');
+}
+
+export class MetricsComputer {
+  private readonly sentenceGrams = new Map<string, Set<string>[]>();
+
+  constructor(private readonly counter: Qwen3Counter, private readonly options: MetricsOptions) {}
+
+  compute(s: Scenario): DifficultyMetrics {
+    const request = requestText(s);
+    const words = tokenize(request);
+    const steps = s.reference.steps;
+    let clarifies = 0;
+    let toolHops = 0;
+    let calcOps = 0;
+    let calcCalls = 0;
+    const thoughts: string[] = [];
+    for (const step of steps) {
+      if (step.type === 'clarify') clarifies += 1;
+      else if (step.type === 'tool_call') {
+        toolHops += 1;
+        if (step.tool === 'calc') { calcCalls += 1; calcOps += countCalcOperators(step.input); }
+      } else thoughts.push(step.text);
+    }
+
+    let lenTokens = 0;
+    for (const m of s.messages) lenTokens += this.counter.count(m.content);
+    if (s.needs_clarification && s.clarification !== null) lenTokens += this.counter.count(s.clarification);
+    for (const d of s.context) lenTokens += this.counter.count(d.title) + this.counter.count(d.text);
+
+    let ops = calcOps;
+    if (calcCalls === 0) {
+      const reasoning = [request, ...thoughts].join('\n');
+      ops = countInlineOperators(reasoning) + countPhrases(tokenize(reasoning), OPERATION_CUES);
+    }
+
+    const entities = distinctEntities(request);
+    const flags: AmbiguityFlag[] = [];
+    if (s.needs_clarification || firstPhrase(words, VAGUE) >= 0) flags.push('under-specified');
+    if (entities.named >= this.options.multiEntityMin) flags.push('multi-entity');
+    if (pronounBeforeName(request, THIRD_PERSON)) flags.push('pronoun-without-antecedent');
+    if (firstPhrase(words, OPEN_TIME) >= 0 && !YEAR.test(request)) flags.push('open-time-range');
+
+    return {
+      id: s.id,
+      task: s.task,
+      len_tokens: lenTokens,
+      turns: s.messages.length + 2 * clarifies + 1,
+      tool_hops: toolHops,
+      entities: entities.all,
+      ops_numeric: ops,
+      connector_density: words.length === 0 ? 0 : round4((100 * countPhrases(words, CONNECTIVES)) / words.length),
+      coref_pronouns: countPhrases(words, PRONOUNS),
+      clue_overlap: this.clueOverlap(s, words),
+      ambiguity_flags: flags,
+      needs_clarification: s.needs_clarification,
+    };
+  }
+
+  private clueOverlap(s: Scenario, words: readonly string[]): number | null {
+    const supporting = s.context.filter((d) => d.supporting);
+    if (supporting.length === 0) return null;
+    const question = new Set(ngrams(words, 3));
+    let best = 0;
+    for (const doc of supporting) {
+      for (const sentence of this.sentences(doc.text)) best = Math.max(best, jaccard(question, sentence));
+    }
+    return round4(best);
+  }
+
+  private sentences(text: string): Set<string>[] {
+    let grams = this.sentenceGrams.get(text);
+    if (!grams) {
+      grams = text.split(SENTENCE_END).filter((x) => x.trim() !== '').map((x) => new Set(ngrams(tokenize(x), 3)));
+      this.sentenceGrams.set(text, grams);
+    }
+    return grams;
+  }
+}
