@@ -4,18 +4,16 @@
 //       `find | xargs -0 -P2 -n 500 openssl dgst -sha256` (a shell child).
 // Also sweeps the read-buffer size and the small-file strategy, with the same read loop as the
 // engine, so the constants in hash-file.ts can be re-checked on any machine.
+// The variants live in bench/hash-variants.ts.
 // Run: node --import tsx bench/hash.ts [--quick]   (--quick: 128 MiB and 3 000 files)
-import { buildSync } from 'esbuild';
-import { createHash, hash, randomFillSync } from 'node:crypto';
-import { closeSync, createReadStream, fstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { randomFillSync } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { hashFileSync } from '../src/hash/hash-file.ts';
+import { exactSizeHash, HashPool, loopHash, streamHash, streamHashAll, writeWorker } from './hash-variants.ts';
 import {
-  fmtInt, fmtMs, hasFlag, machineReport, runChild, runChildOk, summarize, table, timeAsync, timeSync, toolVersion,
+  fmtInt, fmtMs, hasFlag, loadNote, machineReport, runChildOk, summarize, table, timeAsync, timeSync, toolVersion,
   type Sample,
 } from './util.ts';
 
@@ -29,7 +27,6 @@ const RUNS = 3;
 const BIG_GOAL = 0.95; // engine throughput ≥ 0.95 × openssl's
 const SMALL_GOAL = 1.5; // engine time ≤ 1.5 × the xargs pipeline's
 const SWEEP_SIZES = [64 * 1024, 256 * 1024, MIB];
-const ENGINE_SOURCE = fileURLToPath(new URL('../src/hash/hash-file.ts', import.meta.url));
 
 const mbps = (bytes: number, ms: number): number => bytes / 1e6 / (ms / 1000);
 const filesPerS = (n: number, ms: number): number => n / (ms / 1000);
@@ -76,133 +73,9 @@ function xargsCommand(dir: string): string {
   return `find ${shellQuote(dir)} -type f -print0 | xargs -0 -P2 -n 500 openssl dgst -sha256 > /dev/null`;
 }
 
-// ------------------------------------------------------------------ worker pool
-
-/**
- * A pool of worker threads running the engine's hasher. Workers load hash-file.ts compiled to
- * JavaScript by esbuild (as dist/ ships it) and start with an empty execArgv: inheriting this
- * process's `--import tsx` would make each worker load tsx, a start-up cost (measured ~75 ms for
- * two workers here) that the compiled engine never pays.
- */
-class HashPool {
-  private constructor(private readonly workers: Worker[]) {}
-
-  /** Starts n workers; work posted before they are up waits in their queues. */
-  static start(workerFile: string, n: number): HashPool {
-    return new HashPool(Array.from({ length: n }, () => new Worker(workerFile, { execArgv: [] })));
-  }
-
-  /** Splits paths into one contiguous slice per worker; returns the digests in path order. */
-  async hashAll(paths: string[]): Promise<string[]> {
-    const per = Math.ceil(paths.length / this.workers.length);
-    const parts = await Promise.all(this.workers.map((w, i) => new Promise<string[]>((resolve, reject) => {
-      const onError = (e: Error): void => reject(e);
-      w.once('error', onError);
-      w.once('message', (digests: string[]) => {
-        w.off('error', onError);
-        resolve(digests);
-      });
-      w.postMessage(paths.slice(i * per, (i + 1) * per));
-    })));
-    return parts.flat();
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
-  }
-}
-
-function writeWorker(dir: string): string {
-  const engine = join(dir, 'hash-file.mjs');
-  buildSync({ entryPoints: [ENGINE_SOURCE], outfile: engine, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
-  const worker = join(dir, 'hash-worker.mjs');
-  writeFileSync(worker, [
-    "import { parentPort } from 'node:worker_threads';",
-    "import { hashFileSync } from './hash-file.mjs';",
-    'parentPort.on("message", (paths) => parentPort.postMessage(paths.map((p) => hashFileSync(p))));',
-    '',
-  ].join('\n'));
-  return worker;
-}
-
-// ------------------------------------------------------------------ sweep candidates
-// The engine's read loop with the buffer size and the small-file strategy as parameters.
-
-type Strategy = 'fill+one-shot' | 'createHash';
-
-function loopHash(path: string, buf: Buffer, strategy: Strategy): string {
-  const fd = openSync(path, 'r');
-  try {
-    let filled = 0;
-    for (;;) {
-      const n = readSync(fd, buf, filled, buf.length - filled, null);
-      if (n === 0) break;
-      filled += n;
-      if (filled === buf.length) break;
-    }
-    if (filled < buf.length && strategy === 'fill+one-shot') return hash('sha256', buf.subarray(0, filled), 'hex');
-    const h = createHash('sha256');
-    h.update(buf.subarray(0, filled));
-    if (filled === buf.length) {
-      for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, null);
-        if (n === 0) break;
-        h.update(buf.subarray(0, n));
-      }
-    }
-    return h.digest('hex');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** fstat, then one read into a buffer of the file's size (+1 to see EOF), one-shot hash. */
-function exactSizeHash(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    const buf = Buffer.allocUnsafe(size + 1);
-    let filled = 0;
-    for (;;) {
-      const n = readSync(fd, buf, filled, buf.length - filled, null);
-      if (n === 0) break;
-      filled += n;
-      if (filled === buf.length) throw new Error(`${path} grew while it was read`);
-    }
-    return hash('sha256', buf.subarray(0, filled), 'hex');
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The streaming alternative the engine does not use: createReadStream piped into a Hash. */
-async function streamHash(path: string, highWaterMark: number): Promise<string> {
-  const h = createHash('sha256');
-  await pipeline(createReadStream(path, { highWaterMark }), h);
-  return h.digest('hex');
-}
-
-/** Hashes every path with streamHash, `inFlight` files at a time; digests in path order. */
-async function streamHashAll(paths: string[], highWaterMark: number, inFlight: number): Promise<string[]> {
-  const out: string[] = new Array<string>(paths.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < paths.length) {
-      const i = next++;
-      out[i] = await streamHash(paths[i]!, highWaterMark);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, lane));
-  return out;
-}
-
 // ------------------------------------------------------------------ measurement
 
 interface Row { name: string; sample: Sample }
-
-function bestOf(fn: () => void): Sample {
-  return summarize(Array.from({ length: RUNS }, () => timeSync(fn)));
-}
 
 function expectAll(got: string[], want: string[], what: string): void {
   for (let i = 0; i < want.length; i++) {
@@ -246,30 +119,32 @@ async function main(): Promise<void> {
     expectAll(sampleOut.map(opensslDigest), wantSmall.slice(0, 20), 'openssl vs hashFileSync (small files)');
     runChildOk('sh', ['-c', xargsCommand(smallDir)]); // warm-up for the baseline
 
-    const single = bestOf(() => expectAll(paths.map((p) => hashFileSync(p)), wantSmall, 'hashFileSync loop'));
-
+    // One run of each approach per round, the baseline included, so drift hits them alike.
     const workerFile = writeWorker(dir);
-    const coldRuns: number[] = [];
-    for (let r = 0; r < RUNS; r++) {
-      let pool: HashPool | undefined;
-      let got: string[] = [];
-      coldRuns.push(await timeAsync(async () => {
-        pool = HashPool.start(workerFile, 2);
-        got = await pool.hashAll(paths);
-      }));
-      await pool?.close();
-      expectAll(got, wantSmall, '2 worker_threads');
-    }
     const pool = HashPool.start(workerFile, 2);
     expectAll(await pool.hashAll(paths), wantSmall, '2 worker_threads'); // warm the workers' JIT
+    const singleRuns: number[] = [];
+    const coldRuns: number[] = [];
     const warmRuns: number[] = [];
+    const xargsRuns: number[] = [];
     for (let r = 0; r < RUNS; r++) {
       let got: string[] = [];
+      singleRuns.push(timeSync(() => { got = paths.map((p) => hashFileSync(p)); }));
+      expectAll(got, wantSmall, 'hashFileSync loop');
+      let cold: HashPool | undefined;
+      coldRuns.push(await timeAsync(async () => {
+        cold = HashPool.start(workerFile, 2);
+        got = await cold.hashAll(paths);
+      }));
+      await cold?.close();
+      expectAll(got, wantSmall, '2 worker_threads');
       warmRuns.push(await timeAsync(async () => { got = await pool.hashAll(paths); }));
-      expectAll(got, wantSmall, '2 worker_threads (warm pool)');
+      expectAll(got, wantSmall, '2 worker_threads (pool already running)');
+      xargsRuns.push(runChildOk('sh', ['-c', xargsCommand(smallDir)]).ms);
     }
     await pool.close();
-    const xargs = summarize(Array.from({ length: RUNS }, () => runChildOk('sh', ['-c', xargsCommand(smallDir)]).ms));
+    const single = summarize(singleRuns);
+    const xargs = summarize(xargsRuns);
     const nodeStart = summarize(Array.from({ length: RUNS }, () => runChildOk(process.execPath, ['-e', '0']).ms));
 
     // ---------------------------------------------------------------- results
@@ -370,6 +245,7 @@ async function main(): Promise<void> {
         `${fmtInt(filesPerS(SMALL_FILES, sm))} (${(sm / single.best).toFixed(1)}× the sync time)`]);
     }
     console.log(table(['stream', `${sizeLabel(BIG_BYTES)} file, MB/s`, '2 KiB files/s, 16 files in flight'], streamRows));
+    console.log(`\n${loadNote('at end')}`);
   } finally {
     cleanup();
   }

@@ -3,7 +3,7 @@
 // heads every report. Benchmarks print; nothing here decides what is measured.
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 
 export interface Sample {
   /** Every run, in the order taken, milliseconds. */
@@ -102,7 +102,13 @@ export function machineReport(): string {
   return [
     `node ${process.version} (OpenSSL ${process.versions.openssl}), ${process.platform}-${process.arch}`,
     `CPU: ${c[0]?.model.trim() ?? 'unknown'} × ${c.length} logical cores; SHA extensions: ${shaExtensions()}`,
+    loadNote('at start'),
   ].join('\n');
+}
+
+/** The load averages, so a reader can tell whether other work shared the machine. */
+export function loadNote(when: string): string {
+  return `load average ${when}: ${loadavg().map((x) => x.toFixed(2)).join(' / ')} (1 / 5 / 15 min)`;
 }
 
 export function hasFlag(name: string): boolean {

@@ -1,11 +1,33 @@
-// Compiles the engine with esbuild: the CLI and its rule worker as ESM bundles in dist/, with
-// npm packages left external (loaded lazily, only when needed). Fast enough to run before tests.
+// Compiles the engine with esbuild: the CLI, its rule worker and the public modules as ESM
+// bundles in dist/, one file each (a single module loads faster than a web of chunks on every
+// command). npm packages stay external and are loaded lazily, only when needed. The zod schema
+// of declarations is its own file, imported only when a declaration changed.
 import * as esbuild from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+/** Every library module with an index.ts (src/data, src/text, …) is published as rc1-build/<dir>. */
+const libraries = Object.fromEntries(
+  readdirSync('src', { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !['api', 'cli', 'config', 'runner'].includes(e.name) && existsSync(`src/${e.name}/index.ts`))
+    .map((e) => [e.name, `src/${e.name}/index.ts`]),
+);
+
+/** Keep `import('./pipeline-schema.ts')` a runtime import of dist/pipeline-schema.js. */
+const lazySchema = {
+  name: 'lazy-schema',
+  setup(b) {
+    b.onResolve({ filter: /\/pipeline-schema\.ts$/ }, (a) => (a.kind === 'dynamic-import' ? { path: './pipeline-schema.js', external: true } : undefined));
+  },
+};
+
 await esbuild.build({
-  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/runner/worker.ts', api: 'src/api/index.ts', data: 'src/data/index.ts', text: 'src/text/index.ts' },
+  entryPoints: {
+    cli: 'src/cli/main.ts',
+    worker: 'src/runner/worker.ts',
+    'pipeline-schema': 'src/config/pipeline-schema.ts',
+    api: 'src/api/index.ts',
+    ...libraries,
+  },
   outdir: 'dist',
   bundle: true,
   platform: 'node',
@@ -13,8 +35,6 @@ await esbuild.build({
   target: 'node20',
   packages: 'external',
   sourcemap: 'linked',
-  splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
+  plugins: [lazySchema],
   logLevel: 'warning',
-  define: { RC1_BUILD_VERSION: JSON.stringify(pkg.version) },
 });

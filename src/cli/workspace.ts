@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { OutputCache } from '../cache/output-cache.ts';
 import { ModuleCompiler } from '../config/compile-module.ts';
 import { type LoadedConfig, loadConfigs } from '../config/load-configs.ts';
-import { configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
+import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
+import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
 import { UsageError } from '../config/usage-error.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
 import { GlobCache } from '../hash/glob-cache.ts';
@@ -15,6 +16,7 @@ import type { DecideEnv } from '../rebuild/decide.ts';
 import { OutputCommitter } from '../state/commit-outputs.ts';
 import { TraceLog } from '../state/trace-log.ts';
 import { WorkspaceLock } from '../state/workspace-lock.ts';
+import { phase } from '../util/timing.ts';
 
 export const STATE_DIR = '.rc1';
 
@@ -60,13 +62,28 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
   const profile = profileFromEnv(env);
+  phase('start');
   const stat = new StatCache(root, path.join(stateDir, 'statcache.json'));
+  phase('load stat cache');
   const glob = new GlobCache(root, path.join(stateDir, 'globcache.json'));
   const compiler = new ModuleCompiler(root, stateDir, stat);
   const config = await loadConfigs(root, configFiles(root, profile), stat, path.join(stateDir, 'compiled', 'config.json'));
-  const decl = evaluatePipeline(await importPipeline(root, compiler), profile, config);
-  const pipeline = await loadPipeline({ root, stateDir, compiler, config, profile, decl });
+  phase('load configs');
+  const cacheFile = path.join(stateDir, 'compiled', 'pipeline-resolved.json');
+  let pipeline: ResolvedPipeline | null = null;
+  let key: string | null = null;
+  if (fs.existsSync(path.join(root, PIPELINE_FILE))) {
+    key = pipelineCacheKey(stat, await compiler.closure(PIPELINE_FILE).catch(() => ({})), config.key, profile);
+    pipeline = readCachedPipeline(cacheFile, key, root);
+  }
+  if (!pipeline) {
+    const decl = evaluatePipeline(await importPipeline(root, compiler), profile, config);
+    pipeline = await loadPipeline({ root, stateDir, compiler, config, profile, decl });
+    if (key) writeCachedPipeline(cacheFile, key, pipeline);
+  }
+  phase('load pipeline');
   const trace = new TraceLog(path.join(stateDir, 'trace.log'));
+  phase('load trace');
   const cache = new OutputCache(path.join(stateDir, 'cache'));
   const committer = new OutputCommitter(root, path.join(stateDir, 'journal'), trace, stat);
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));

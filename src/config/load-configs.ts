@@ -12,6 +12,8 @@ export type ConfigObject = { [k: string]: ConfigValue };
 
 export interface LoadedConfig {
   files: string[];
+  /** file:sha256 of every config file read: what the parsed values are a function of. */
+  key: string[];
   values: ConfigObject;
   /** Which file last set each top-level-or-nested key (dotted). */
   origin: Record<string, string>;
@@ -50,7 +52,7 @@ export async function loadConfigs(root: string, files: { base: string[]; overlay
   const hashes = present.map((f) => `${f}:${stat.hash(f)!.sha256}`);
   try {
     const c = JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as { key: string[]; config: LoadedConfig };
-    if (JSON.stringify(c.key) === JSON.stringify(hashes)) return deepFreeze(c.config);
+    if (JSON.stringify(c.key) === JSON.stringify(hashes)) return deepFreeze({ ...c.config, key: hashes });
   } catch {
     // not cached yet
   }
@@ -76,7 +78,7 @@ export async function loadConfigs(root: string, files: { base: string[]; overlay
     }
     mergeInto(values, data, f, origin, '', f !== files.overlay);
   }
-  const config: LoadedConfig = { files: present, values, origin };
+  const config: LoadedConfig = { files: present, key: hashes, values, origin };
   writeFileAtomic(cacheFile, JSON.stringify({ key: hashes, config }));
   return deepFreeze(config);
 }

@@ -19,6 +19,7 @@ import { writeManifest } from '../report/manifest.ts';
 import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
 import { ensureDir, rmrf } from '../util/fs.ts';
+import { phase } from '../util/timing.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
 export interface BuildOptions {
@@ -148,6 +149,7 @@ export class Build {
       await new Promise<void>((r) => { wake = r; });
       wake = null;
     }
+    phase('decide and run');
     if (this.interrupted) return 130;
     for (const n of plan) {
       if (!pending.has(n)) continue;
@@ -157,6 +159,7 @@ export class Build {
       this.emit({ event: 'blocked', target: n, by: by ?? 'nothing: the build stopped after a failure (-k keeps going)' });
     }
     this.finish();
+    phase('save state');
     const exitCode = this.counts.failed > 0 ? 1 : this.counts.gateFailed > 0 ? 2 : 0;
     this.emit({ event: 'end', ok: exitCode === 0, ms: performance.now() - t0, exitCode, counts: this.counts, stats: this.stats() });
     return exitCode;

@@ -116,9 +116,9 @@ export class TraceLog {
     this.append({ name, deleted: true });
   }
 
-  /** Rewrite the log with live records only, when it has grown mostly stale. */
+  /** Rewrite the log with live records only, once stale lines exceed a quarter of the live ones. */
   compactIfNeeded(): void {
-    if (this.lines <= 2 * this.records.size + 64) return;
+    if (this.lines - this.records.size <= Math.max(64, this.records.size / 4)) return;
     this.close();
     const body = [...this.records.values()].map((r) => JSON.stringify(r) + '\n').join('');
     writeFileAtomic(this.file, JSON.stringify({ format: TRACE_FORMAT }) + '\n' + body);

@@ -1,0 +1,284 @@
+// Build-system benchmark: the same 1 000-target pipeline (bench/graph-workspace.ts) built by
+// rc1-build, GNU make -j2 and ninja -j2, each in its own copy of the workspace, with `node -e 0`
+// as the floor of any Node.js tool. Cases: full build from clean, no-op, one source changed by a
+// byte, one source touched without change. Every figure is the wall time of the whole process,
+// best and median of 3 (runs of all tools interleaved, so drift hits them alike). Which targets
+// re-ran is read from the outputs' (mtime, inode), never from the tools' own reports.
+// The rc1-build column needs the compiled engine (dist/cli.js); without it the column says so.
+// Run: node --import tsx bench/build-graph.ts [--quick]   (--quick: 1 run per case instead of 3)
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hashFileSync, sha256Hex } from '../src/hash/hash-file.ts';
+import {
+  affectedBy, defaultTargets, makeGraph, sourcePath, writeMakeWorkspace, writeNinjaWorkspace, writeRc1Workspace,
+} from './graph-workspace.ts';
+import { fmtMs, hasFlag, loadNote, machineReport, runChild, sleepMs, summarize, table, toolVersion, type Sample } from './util.ts';
+
+const QUICK = hasFlag('--quick');
+const RUNS = QUICK ? 1 : 3;
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const ENGINE_BUILT = existsSync(join(REPO, 'dist', 'cli.js'));
+const RC1_BIN = join(REPO, 'bin', 'rc1-build.js');
+/** rc1-build's stat cache does not trust a file modified within ~2 s of being hashed (racy). */
+const RACY_SETTLE_MS = 2200;
+const CHANGED_SOURCE = sourcePath(0); // feeds the chain t_0000 → t_0100 → … → t_0900
+const TOUCHED_SOURCE = sourcePath(50);
+const NOOP_SLACK_MS = 100;
+
+type CaseId = 'full' | 'noop' | 'change' | 'touch';
+type ToolId = 'rc1' | 'make' | 'ninja' | 'node';
+const CASES: { id: CaseId; label: string }[] = [
+  { id: 'full', label: 'full build from clean' },
+  { id: 'noop', label: 'no-op build' },
+  { id: 'change', label: `one-leaf change (+1 byte in ${CHANGED_SOURCE})` },
+  { id: 'touch', label: `touch without change (${TOUCHED_SOURCE})` },
+];
+
+interface Tool {
+  id: ToolId;
+  label: string;
+  dir: string;
+  cmd: string;
+  args: string[];
+  /** Why this tool is not measured, or null when it is. */
+  skip: string | null;
+  /** The first failure; later cases are not run. */
+  failed: string | null;
+  clean(): void;
+  samples: Partial<Record<CaseId, number[]>>;
+  reran: Partial<Record<CaseId, number[]>>;
+}
+
+const graph = makeGraph();
+const outputs = graph.map((t) => t.output);
+const expectedReran: Record<CaseId, { make: number; ninja: number; rc1: number }> = {
+  full: { make: graph.length, ninja: graph.length, rc1: graph.length },
+  noop: { make: 0, ninja: 0, rc1: 0 },
+  change: { make: affectedBy(graph, CHANGED_SOURCE).size, ninja: affectedBy(graph, CHANGED_SOURCE).size, rc1: affectedBy(graph, CHANGED_SOURCE).size },
+  touch: { make: affectedBy(graph, TOUCHED_SOURCE).size, ninja: affectedBy(graph, TOUCHED_SOURCE).size, rc1: 0 },
+};
+
+/** (mtime, inode) of every output: a target re-ran iff its output's pair changed. */
+function snapshot(dir: string): string[] {
+  return outputs.map((o) => {
+    const st = statSync(join(dir, o), { bigint: true, throwIfNoEntry: false });
+    return st ? `${st.mtimeNs}:${st.ino}` : 'missing';
+  });
+}
+
+const countChanged = (before: string[], after: string[]): number => before.filter((b, i) => b !== after[i]).length;
+
+/** One digest over every output (path and content), to check that the tools did the same work. */
+function treeDigest(dir: string): string {
+  return sha256Hex(outputs.map((o) => `${o} ${existsSync(join(dir, o)) ? hashFileSync(join(dir, o)) : 'missing'}`).join('\n'));
+}
+
+function rmOutputs(dir: string): void {
+  for (const o of outputs) rmSync(join(dir, o), { force: true });
+}
+
+function makeTools(root: string): Tool[] {
+  const tool = (id: ToolId, label: string, cmd: string, args: string[], skip: string | null, clean: (dir: string) => void): Tool => {
+    const dir = join(root, id);
+    return { id, label, dir, cmd, args, skip, failed: null, clean: () => clean(dir), samples: {}, reran: {} };
+  };
+  const installed = (cmd: string): string | null => (toolVersion(cmd) === 'not found' ? `n/a (${cmd} not installed)` : null);
+  return [
+    tool('rc1', 'rc1-build', process.execPath, [RC1_BIN, '-j', '2'], ENGINE_BUILT ? null : 'n/a (engine not built)', (dir) => {
+      rmOutputs(dir);
+      rmSync(join(dir, '.rc1'), { recursive: true, force: true });
+      rmSync(join(dir, 'reports'), { recursive: true, force: true });
+    }),
+    tool('make', 'make -j2', 'make', ['-j2'], installed('make'), rmOutputs),
+    tool('ninja', 'ninja -j2', 'ninja', ['-j2'], installed('ninja'), (dir) => {
+      rmOutputs(dir);
+      rmSync(join(dir, '.ninja_log'), { force: true });
+      rmSync(join(dir, '.ninja_deps'), { force: true });
+    }),
+    tool('node', 'node -e 0', process.execPath, ['-e', '0'], null, () => {}),
+  ];
+}
+
+/** Runs a tool once in its workspace; returns wall ms and how many targets re-ran. */
+function runOnce(t: Tool, extraArgs: string[] = []): { ms: number; reran: number; stdout: string } {
+  const before = t.id === 'node' ? [] : snapshot(t.dir);
+  const r = runChild(t.cmd, [...t.args, ...extraArgs], { cwd: t.id === 'node' ? REPO : t.dir });
+  if (r.status !== 0) {
+    throw new Error(`${t.label} exited ${r.status}\n${(r.stderr || r.stdout).trim().split('\n').slice(-15).join('\n')}`);
+  }
+  const reran = t.id === 'node' ? 0 : countChanged(before, snapshot(t.dir));
+  return { ms: r.ms, reran, stdout: r.stdout };
+}
+
+let rc1LastWrite = 0;
+/** Waits until rc1-build's last writes are outside its racy window, so its stat cache holds. */
+function settleRc1(): void {
+  sleepMs(rc1LastWrite + RACY_SETTLE_MS - performance.now());
+}
+
+function prepare(t: Tool, c: CaseId, run: number): void {
+  switch (c) {
+    case 'full':
+      t.clean();
+      return;
+    case 'noop':
+      if (t.id === 'rc1' && run === 0) {
+        settleRc1();
+        runOnce(t); // the extra no-op: re-hashes the racy files once, records them as settled
+      }
+      return;
+    case 'change':
+      appendFileSync(join(t.dir, CHANGED_SOURCE), 'x');
+      if (t.id === 'rc1') settleRc1();
+      return;
+    case 'touch': {
+      if (t.id === 'rc1') settleRc1();
+      const now = new Date();
+      utimesSync(join(t.dir, TOUCHED_SOURCE), now, now);
+      return;
+    }
+  }
+}
+
+function measure(tools: Tool[]): void {
+  for (const { id: c } of CASES) {
+    for (let run = 0; run < RUNS; run++) {
+      for (const t of tools) {
+        if (t.skip || t.failed) continue;
+        if (t.id !== 'node') prepare(t, c, run);
+        try {
+          const r = runOnce(t);
+          (t.samples[c] ??= []).push(r.ms);
+          (t.reran[c] ??= []).push(r.reran);
+          if (t.id === 'rc1' && (c === 'full' || c === 'change')) rc1LastWrite = performance.now();
+        } catch (e) {
+          t.failed = `${CASES.find((x) => x.id === c)!.label}: ${(e as Error).message}`;
+        }
+      }
+    }
+  }
+}
+
+/** After a touch, what rc1-build re-read: from its --json events and, if strace exists, from open(2) calls. */
+function rc1TouchAudit(t: Tool): string[] {
+  const notes: string[] = [];
+  const touched = join(t.dir, TOUCHED_SOURCE);
+  const touch = (): void => { settleRc1(); const now = new Date(); utimesSync(touched, now, now); };
+  touch();
+  const json = runChild(t.cmd, [...t.args, '--json'], { cwd: t.dir });
+  const events = json.stdout.split('\n').filter((l) => l.trim().startsWith('{')).flatMap((l) => {
+    try { return [JSON.parse(l) as Record<string, unknown>]; } catch { return []; }
+  }).filter((e) => typeof e.event === 'string');
+  if (json.status !== 0 || events.length === 0) {
+    notes.push(`rc1-build --json: not available (exit ${json.status}, ${events.length} events); --json check skipped`);
+  } else {
+    const started = events.filter((e) => e.event === 'start').length;
+    const skipped = events.filter((e) => e.event === 'skip').length;
+    notes.push(`rc1-build --json after a touch: ${started} start events, ${skipped} skip events (want 0 starts): ${started === 0 ? 'ok' : 'NOT OK'}`);
+    const hashed = new Set<string>();
+    const walk = (v: unknown, key: string): void => {
+      if (Array.isArray(v)) {
+        if (/hashed/i.test(key)) for (const x of v) if (typeof x === 'string') hashed.add(x);
+        v.forEach((x) => walk(x, key));
+      } else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k);
+    };
+    events.forEach((e) => walk(e, ''));
+    const workspaceFiles = [...hashed].filter((p) => /(^|\/)(src|out)\//.test(p));
+    notes.push(hashed.size === 0
+      ? 'rc1-build --json: events list no hashed files; re-read check by --json skipped'
+      : `rc1-build --json: re-hashed workspace files: ${workspaceFiles.join(', ') || 'none'} (want only ${TOUCHED_SOURCE}): ${workspaceFiles.length === 1 && workspaceFiles[0]!.endsWith(TOUCHED_SOURCE) ? 'ok' : 'NOT OK'}`);
+  }
+  if (toolVersion('strace', ['-V']) === 'not found') {
+    notes.push('strace not installed: open(2) check skipped');
+    return notes;
+  }
+  touch();
+  const trace = join(t.dir, '..', 'rc1-touch.strace');
+  const st = runChild('strace', ['-f', '-qq', '-e', 'trace=open,openat', '-o', trace, t.cmd, ...t.args], { cwd: t.dir });
+  if (st.status !== 0) {
+    notes.push(`strace run failed (exit ${st.status}): open(2) check skipped`);
+    return notes;
+  }
+  const opened = new Set<string>();
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    const m = /open(?:at)?\([^"]*"([^"]+)"[^)]*\)\s*=\s*\d+/.exec(line);
+    if (!m) continue;
+    const p = m[1]!.startsWith('/') ? m[1]! : join(t.dir, m[1]!);
+    for (const sub of ['src/', 'out/']) if (p.startsWith(join(t.dir, sub))) opened.add(p.slice(t.dir.length + 1));
+  }
+  const list = [...opened].sort();
+  notes.push(`rc1-build after a touch opened (strace, src/ and out/): ${list.join(', ') || 'nothing'} (want only ${TOUCHED_SOURCE}): ${list.length === 1 && list[0] === TOUCHED_SOURCE ? 'ok' : 'NOT OK'}`);
+  return notes;
+}
+
+function cell(t: Tool, c: CaseId): string {
+  if (t.skip) return t.skip;
+  const runs = t.samples[c];
+  if (!runs || runs.length < RUNS) return t.failed ? 'failed (see below)' : 'not run';
+  const s: Sample = summarize(runs);
+  return `${fmtMs(s.best)} / ${fmtMs(s.median)}`;
+}
+
+function report(tools: Tool[]): void {
+  const [rc1, make, ninja, node] = tools as [Tool, Tool, Tool, Tool];
+  const best = (t: Tool, c: CaseId): number | undefined => {
+    const r = t.samples[c];
+    return r && r.length === RUNS && !t.skip ? summarize(r).best : undefined;
+  };
+  const reranAll = (t: Tool, c: CaseId, want: number): boolean | undefined => {
+    const r = t.reran[c];
+    return r && r.length === RUNS && !t.skip ? r.every((n) => n === want) : undefined;
+  };
+  const yes = (v: boolean | undefined): string => (v === undefined ? 'n/a' : v ? 'yes' : 'NO');
+  const goals: Record<CaseId, [string, boolean | undefined]> = {
+    full: [`≤ ninja's full build`, best(rc1, 'full') !== undefined && best(ninja, 'full') !== undefined ? best(rc1, 'full')! <= best(ninja, 'full')! : undefined],
+    noop: [`≤ node -e 0 + ${NOOP_SLACK_MS} ms`, best(rc1, 'noop') !== undefined && best(node, 'noop') !== undefined ? best(rc1, 'noop')! <= best(node, 'noop')! + NOOP_SLACK_MS : undefined],
+    change: [`re-runs only the ${expectedReran.change.rc1} affected targets`, reranAll(rc1, 'change', expectedReran.change.rc1)],
+    touch: ['runs no target', reranAll(rc1, 'touch', 0)],
+  };
+  console.log(table(
+    ['case (best / median of ' + RUNS + ', ms)', 'rc1-build', 'make -j2', 'ninja -j2', 'node -e 0', 'goal', 'met'],
+    CASES.map(({ id, label }) => [label, cell(rc1, id), cell(make, id), cell(ninja, id), cell(node, id), goals[id][0], yes(goals[id][1])]),
+  ));
+  console.log('\ntargets re-run per run (outputs whose mtime or inode changed; expected in brackets):\n');
+  const reranCell = (t: Tool, c: CaseId): string => {
+    if (t.skip) return t.skip;
+    const r = t.reran[c];
+    const want = expectedReran[c][t.id as 'rc1' | 'make' | 'ninja'];
+    return r && r.length > 0 ? `${r.join(', ')} [${want}]${r.every((n) => n === want) ? '' : ' ≠'}` : 'not run';
+  };
+  console.log(table(['case', 'rc1-build', 'make -j2', 'ninja -j2'],
+    CASES.map(({ id, label }) => [label, reranCell(rc1, id), reranCell(make, id), reranCell(ninja, id)])));
+  for (const t of tools) if (t.failed) console.log(`\n${t.label} failed in ${t.failed}`);
+}
+
+function main(): void {
+  console.log(`# rc1-build build-graph benchmark${QUICK ? ' (--quick)' : ''}\n`);
+  console.log(machineReport());
+  console.log(`${toolVersion('make')}; ninja ${toolVersion('ninja')}; rc1-build: ${ENGINE_BUILT ? `dist/cli.js via ${RC1_BIN}` : 'engine not built (no dist/cli.js)'}`);
+  console.log(`graph: ${graph.length} targets in 10 layers, ${defaultTargets(graph).length} default targets; ` +
+    `a +1 byte change of ${CHANGED_SOURCE} re-runs ${expectedReran.change.make}, a touch of ${TOUCHED_SOURCE} ${expectedReran.touch.make} (mtime tools)\n`);
+  const root = mkdtempSync(join(tmpdir(), 'rc1-bench-graph-'));
+  const cleanup = (): void => rmSync(root, { recursive: true, force: true });
+  process.once('SIGINT', () => { cleanup(); process.exit(130); });
+  try {
+    const tools = makeTools(root);
+    const [rc1, make, ninja] = tools as [Tool, Tool, Tool, Tool];
+    writeRc1Workspace(rc1.dir, graph, REPO);
+    writeMakeWorkspace(make.dir, graph);
+    writeNinjaWorkspace(ninja.dir, graph);
+    measure(tools);
+    report(tools);
+    const built = [rc1, make, ninja].filter((t) => !t.skip && !t.failed);
+    const digests = new Set(built.map((t) => treeDigest(t.dir)));
+    console.log(`\noutputs byte-identical across ${built.map((t) => t.label).join(', ')}: ${digests.size === 1 ? 'yes' : 'NO'}`);
+    if (!rc1.skip && !rc1.failed) for (const n of rc1TouchAudit(rc1)) console.log(n);
+    console.log(`\n${loadNote('at end')}`);
+  } finally {
+    cleanup();
+  }
+}
+
+main();
