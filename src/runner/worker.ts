@@ -17,6 +17,9 @@ const aborts = new Map<number, AbortController>();
 
 class ContractError extends Error {}
 
+/** Errors the library throws for bad user data (they name file, line and field): message only, no stack. */
+const EXPECTED_ERRORS = new Set(['DataError', 'PackError', 'TemplateError']);
+
 function post(m: FromWorker): void {
   port.postMessage(m);
 }
@@ -97,7 +100,7 @@ async function run(job: Job): Promise<void> {
   } catch (e) {
     const err = e as Error;
     // Expected failures (ContractError, the data layer's DataError) print their message alone.
-    const expected = e instanceof ContractError || err?.name === 'DataError';
+    const expected = e instanceof ContractError || EXPECTED_ERRORS.has(err?.name);
     const kind = ac.signal.aborted ? 'aborted' : expected ? 'contract-error' : 'rule-error';
     post({ type: 'error', id: job.id, error: { kind, message: err?.message ?? String(e), ...(err?.stack && kind === 'rule-error' ? { stack: err.stack } : {}) } });
   } finally {

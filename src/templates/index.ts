@@ -8,3 +8,5 @@ export {
 } from './pack-schema.ts';
 export { loadPack, PackError, parsePack, type Pack, type PackSource } from './load-pack.ts';
 export { checkTemplateSlots, fillSlots, renderTemplate, TemplateError, usedSlots } from './render-template.ts';
+export { renderPackSample, type PackRendering } from './render-pack.ts';
+export { DiversityParamsSchema, TemplatesParamsSchema, type DiversityParams, type TemplatesParams } from './templates-params.ts';

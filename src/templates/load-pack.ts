@@ -4,9 +4,8 @@
 // replies reveal {detail}). Any problem is a PackError naming the file and the field. The result
 // does not depend on the order the files are given in.
 import { readFile } from 'node:fs/promises';
-import { relative } from 'node:path';
 import type { z } from 'zod';
-import type { Task, ToolName } from '../data/index.ts';
+import { displayPath, type Task, type ToolName } from '../data/index.ts';
 import {
   GAP_KINDS, PackFileSchema, REQUIRED_SLOTS,
   type GapDef, type GapKind, type PackMeta, type RoleDef, type StyleDef, type TemplateDef,
@@ -162,7 +161,7 @@ export async function loadPack(paths: readonly string[], root?: string): Promise
   const sources: PackSource[] = [];
   for (const p of paths) {
     if (!p.endsWith('.json')) continue;
-    sources.push({ file: root ? relative(root, p) : p, text: await readFile(p, 'utf8') });
+    sources.push({ file: displayPath(p, root), text: await readFile(p, 'utf8') });
   }
   return parsePack(sources);
 }

@@ -35,6 +35,8 @@ export function fillSlots(text: string, values: Readonly<Record<string, string |
 
 /** Checks a template's declared slots against the slots its turns use (load time and render time). */
 export function checkTemplateSlots(t: TemplateDef, owner = `template ${t.id}`): void {
+  const dup = t.slots.find((s, i) => t.slots.indexOf(s) !== i);
+  if (dup) throw new TemplateError(`${owner}: declares slot {${dup}} twice`);
   const used = new Set(t.turns.flatMap((turn) => usedSlots(turn, owner)));
   for (const name of used) {
     if (!(TEMPLATE_SLOTS as readonly string[]).includes(name)) {

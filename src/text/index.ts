@@ -6,6 +6,7 @@ export { corpusOf, countNgrams, ngramTotal, type Corpus } from './corpus.ts';
 export { distinctN, distinctNBatched, typeTokenRatio, type BatchedDistinct } from './distinct.ts';
 export { klFromCounts, ngramKl } from './kl-divergence.ts';
 export { zipfSlope } from './zipf-slope.ts';
+export { corpusStats, type CorpusStats, type CorpusStatsOptions } from './corpus-stats.ts';
 export { coverage, type Coverage } from './coverage.ts';
 export { normalizeText } from './normalize.ts';
 export { TEXT_STAT_DEFINITIONS } from './definitions.ts';

@@ -1,0 +1,86 @@
+// seed_pool (RC1.md): n scenarios rendered from templates/pack_v2 over the raw datasets, never
+// from a source item the shadow set holds aside, written as JSONL to the target's one output.
+// n is the stage size (ctx.args.n); scenario k is a pure function of (pool params, k, sources),
+// so a smaller stage is a prefix of a larger one. See src/pool/build-pool.ts for how each
+// scenario's task, kind (plain / under-specified), item, template, role and style are chosen.
+// Inputs: `raw` (data files), `v2` (pack_v2 JSON), `shadow` (the shadow_set outputs; the manifest's
+// source_ids are excluded), `gates` (earlier gate reports: the engine blocks this target when one
+// failed; the rule does not read them). Params: `pool`, `templates`, `data`.
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { defineRule } from 'rc1-build';
+import { dataFileFormat, loadSources, TASKS } from 'rc1-build/data';
+import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
+import { PoolBuilder, PoolParamsSchema, readShadowSourceIds } from 'rc1-build/pool';
+
+const FLUSH_LINES = 500;
+const PROGRESS_EVERY = 1000;
+
+export default defineRule({
+  name: 'seed_pool',
+  version: 1,
+  params: z.object({
+    pool: PoolParamsSchema,
+    templates: TemplatesParamsSchema,
+    data: z.object({ on_error: z.enum(['fail', 'skip']) }).strict(),
+  }),
+  async run(ctx) {
+    const { pool, templates, data } = ctx.params;
+    const n = ctx.args.n;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
+      throw new Error(`seed_pool: args.n must be a positive integer (the stage size), got ${JSON.stringify(n)}`);
+    }
+    const out = ctx.outputs[0];
+    if (!out) throw new Error('seed_pool: the target declares no output (expected the pool .jsonl)');
+
+    const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
+    if (files.length === 0) throw new Error('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
+    const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
+    if (loaded.skipped > 0) ctx.log(`skipped ${loaded.skipped} malformed records (data.on_error: skip)`);
+    const pack = await loadPack(ctx.inputs('v2'), ctx.root);
+    if (pack.name !== templates.pack) throw new Error(`seed_pool: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`);
+    const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
+    ctx.signal.throwIfAborted();
+
+    const builder = new PoolBuilder(loaded.items, shadow.ids, pack, {
+      seed: pool.seed, mix: pool.mix, clarifyRate: pool.clarify_rate, maxTurns: pool.max_turns,
+      tools: pool.tools, length: pool.length, idPrefix: pool.id_prefix,
+    }, (seed) => ctx.rng(seed));
+    for (const t of TASKS) {
+      const e = builder.stats.eligible[t];
+      ctx.log(`${t}: ${e.items} items after the shadow set, ${e.plain} renderable plain, ${e.clarify} renderable under-specified`);
+    }
+
+    const path = ctx.output(out);
+    mkdirSync(dirname(path), { recursive: true });
+    const fd = openSync(path, 'w');
+    const counts: Record<string, number> = {};
+    let clarify = 0;
+    try {
+      let buffer: string[] = [];
+      let k = 0;
+      for (const s of builder.scenarios(n)) {
+        buffer.push(JSON.stringify(s));
+        counts[s.task] = (counts[s.task] ?? 0) + 1;
+        if (s.needs_clarification) clarify += 1;
+        k += 1;
+        if (buffer.length >= FLUSH_LINES) {
+          writeSync(fd, `${buffer.join('\n')}\n`);
+          buffer = [];
+        }
+        if (k % PROGRESS_EVERY === 0) {
+          ctx.progress(k, n, 'scenarios');
+          ctx.signal.throwIfAborted();
+        }
+      }
+      if (buffer.length > 0) writeSync(fd, `${buffer.join('\n')}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    ctx.progress(n, n, 'scenarios');
+    if (builder.stats.fallbacks > 0) ctx.log(`${builder.stats.fallbacks} scenarios took another gap or item because the detail showed in the turns`);
+    const mix = TASKS.filter((t) => counts[t]).map((t) => `${t} ${counts[t]}`).join(', ');
+    return { summary: `${n} scenarios (${mix}; ${clarify} under-specified; ${builder.stats.excluded} shadow items excluded)` };
+  },
+});

@@ -1,0 +1,57 @@
+// Renders one source item with a template pack into a ScenarioRender (src/data/scenario.ts), the
+// part of a scenario that does not come from the item: the user turns, role, style, template id
+// and, for an under-specified scenario, the clarification exchange. The rng picks, in this order,
+// the persona line, the style directive, one tool hint per tool, and for a gap the filler, the ask
+// and the reply; the same rng state gives the same rendering.
+import type { Rng } from '../api/index.ts';
+import type { ScenarioRender, SourceItem, ToolName } from '../data/index.ts';
+import { fillSlots, renderTemplate, type Pack, type RoleDef, type StyleDef, type TemplateDef } from '../templates/index.ts';
+import { tokenize } from '../text/index.ts';
+import { applyGap, containsTokens, type GapCandidate } from './find-gaps.ts';
+
+export interface RenderChoice {
+  id: string;
+  template: TemplateDef;
+  role: RoleDef;
+  style: StyleDef;
+  /** The scenario's tools: one tool hint line each, joined by a space. */
+  tools: readonly ToolName[];
+  /** The detail to leave out (an under-specified scenario), or null. */
+  gap: GapCandidate | null;
+  rng: Rng;
+}
+
+const pick = <T>(xs: readonly T[], rng: Rng): T => xs[rng.int(xs.length)]!;
+
+/**
+ * The rendering, or null when the left-out detail would still show in the user turns (a persona
+ * or style line happens to contain it): the caller then tries another gap or item.
+ */
+export function renderScenario(pack: Pack, item: SourceItem, c: RenderChoice): ScenarioRender | null {
+  const persona = pick(c.role.personas, c.rng);
+  const style = pick(c.style.directives, c.rng);
+  const toolHint = c.tools.map((t) => pick(pack.toolHints[t], c.rng)).join(' ');
+  let question = item.question.trim();
+  let clarification: string | null = null;
+  let ask: string | null = null;
+  if (c.gap) {
+    const def = pack.gaps[c.gap.kind];
+    const filler = pick(def.fillers, c.rng);
+    const gapped = applyGap(item.question, c.gap, filler);
+    question = gapped.question.trim();
+    ask = fillSlots(pick(def.asks, c.rng), { phrase: gapped.phrase }, ['phrase'], `pack ${pack.name}: gaps.${c.gap.kind}.asks`);
+    clarification = fillSlots(pick(def.replies, c.rng), { detail: c.gap.detail }, ['detail'], `pack ${pack.name}: gaps.${c.gap.kind}.replies`);
+  }
+  const turns = renderTemplate(c.template, { persona, question, style, tool_hint: toolHint });
+  if (c.gap && containsTokens(tokenize(turns.join('\n')), tokenize(c.gap.detail))) return null;
+  return {
+    id: c.id,
+    role: c.role.id,
+    style: c.style.id,
+    template_id: c.template.id,
+    messages: turns.map((content) => ({ role: 'user' as const, content })),
+    needs_clarification: c.gap !== null,
+    clarification,
+    clarifying_question: ask,
+  };
+}
