@@ -1,0 +1,56 @@
+// Deterministic k-fold assignment for cross-validation. The items are shuffled with mulberry32
+// (createRng from the public API) seeded by the caller, then dealt round-robin: item perm[j]
+// goes to fold j mod k, so fold sizes differ by at most one. Stratified: the strata are taken
+// in sorted key order, each stratum's members are shuffled (one generator, in that order) and
+// dealt on from where the previous stratum stopped, so every stratum is spread over the folds
+// within one item and the folds stay within one item of each other in size. The same
+// (n, k, seed, strata) always gives the same folds, whatever machine runs it.
+import { createRng } from '../api/index.ts';
+
+export interface Fold {
+  /** 0-based fold number. */
+  index: number;
+  /** Indices of the items trained on (every other fold), ascending. */
+  train: Int32Array;
+  /** Indices of the held-out items, ascending. */
+  test: Int32Array;
+}
+
+/** The fold number of each item. strata, if given, has one key per item. */
+export function foldAssignment(n: number, k: number, seed: number, strata?: ArrayLike<string | number>): Int32Array {
+  if (!Number.isInteger(k) || k < 2) throw new RangeError(`kFolds: k must be an integer ≥ 2, got ${k}`);
+  if (!Number.isInteger(n) || n < k) throw new RangeError(`kFolds: need at least k = ${k} items, got ${n}`);
+  if (strata && strata.length !== n) throw new RangeError(`kFolds: ${n} items but ${strata.length} strata keys`);
+  const rng = createRng(seed);
+  const fold = new Int32Array(n);
+  const groups = new Map<string, number[]>();
+  for (let i = 0; i < n; i++) {
+    const key = strata ? `${typeof strata[i]}:${String(strata[i])}` : '';
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = []));
+    g.push(i);
+  }
+  let dealt = 0;
+  for (const key of [...groups.keys()].sort()) {
+    for (const i of rng.shuffle(groups.get(key)!)) fold[i] = dealt++ % k;
+  }
+  return fold;
+}
+
+/** k folds of n items (see the module comment); seed any 32-bit integer. */
+export function kFolds(n: number, k: number, seed: number, strata?: ArrayLike<string | number>): Fold[] {
+  const fold = foldAssignment(n, k, seed, strata);
+  const sizes = new Int32Array(k);
+  for (let i = 0; i < n; i++) sizes[fold[i]!]!++;
+  return Array.from({ length: k }, (_, f) => {
+    const test = new Int32Array(sizes[f]!);
+    const train = new Int32Array(n - sizes[f]!);
+    let a = 0;
+    let b = 0;
+    for (let i = 0; i < n; i++) {
+      if (fold[i] === f) test[a++] = i;
+      else train[b++] = i;
+    }
+    return { index: f, train, test };
+  });
+}
