@@ -6,7 +6,7 @@
 // from the returned checks and report. Inputs: `v1`, `v2` (the packs' JSON files). Params:
 // `templates` (pack names, categories), `diversity` (rendering, statistic parameters, thresholds).
 import { z } from 'zod';
-import { check, defineRule } from 'rc1-build';
+import { check, defineRule, RuleError } from 'rc1-build';
 import { deriveSeed } from 'rc1-build/data';
 import { DiversityParamsSchema, loadPack, renderPackSample, TemplatesParamsSchema, type Pack } from 'rc1-build/templates';
 import { corpusStats, coverage, ngramKl, TEXT_STAT_DEFINITIONS } from 'rc1-build/text';
@@ -27,8 +27,8 @@ export default defineRule({
     const { templates: t, diversity: d } = ctx.params;
     const v1 = await loadPack(ctx.inputs('v1'), ctx.root);
     const v2 = await loadPack(ctx.inputs('v2'), ctx.root);
-    if (v1.name !== t.baseline) throw new Error(`diversity_report: the v1 inputs are pack ${JSON.stringify(v1.name)}, but templates.baseline is ${JSON.stringify(t.baseline)}`);
-    if (v2.name !== t.pack) throw new Error(`diversity_report: the v2 inputs are pack ${JSON.stringify(v2.name)}, but templates.pack is ${JSON.stringify(t.pack)}`);
+    if (v1.name !== t.baseline) throw new RuleError(`diversity_report: the v1 inputs are pack ${JSON.stringify(v1.name)}, but templates.baseline is ${JSON.stringify(t.baseline)}`);
+    if (v2.name !== t.pack) throw new RuleError(`diversity_report: the v2 inputs are pack ${JSON.stringify(v2.name)}, but templates.pack is ${JSON.stringify(t.pack)}`);
 
     const render = (pack: Pack, salt: string) => renderPackSample(pack, d.renderings, ctx.rng(deriveSeed(d.seed, salt)));
     const statOpts = { batchSize: d.batch_size, maxBatches: Math.ceil(d.renderings / d.batch_size), zipfMaxRank: d.zipf_max_rank };

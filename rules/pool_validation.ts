@@ -9,7 +9,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { check, defineRule } from 'rc1-build';
+import { check, defineRule, RuleError } from 'rc1-build';
 import { dataFileFormat, deriveSeed, displayPath, loadSources, sourceKey, TASKS, type Scenario, type SourceItem } from 'rc1-build/data';
 import { loadPack } from 'rc1-build/templates';
 import {
@@ -40,7 +40,7 @@ export default defineRule({
   async run(ctx) {
     const { validation: v, pool: poolCfg } = ctx.params;
     const [poolPath, ...extra] = ctx.inputs('pool').filter((p) => p.endsWith('.jsonl'));
-    if (!poolPath || extra.length > 0) throw new Error('pool_validation: the `pool` inputs must hold exactly one .jsonl (the seed pool)');
+    if (!poolPath || extra.length > 0) throw new RuleError('pool_validation: the `pool` inputs must hold exactly one .jsonl (the seed pool)');
     const shadow = await readShadowScenarios(ctx.inputs('shadow'));
     const leakIndex = new LeakIndex(shadow.scenarios.map((s) => ({ id: s.id, segments: userSegments(s) })), v.leak.ngram);
     const v1 = await loadPack(ctx.inputs('v1'), ctx.root);
@@ -76,13 +76,13 @@ export default defineRule({
       if (rows.length % 5000 === 0) { ctx.progress(rows.length, rows.length + 1, 'scenarios'); ctx.signal.throwIfAborted(); }
     }
     const n = rows.length;
-    if (n === 0) throw new Error(`pool_validation: ${poolPath} holds no scenario`);
+    if (n === 0) throw new RuleError(`pool_validation: ${poolPath} holds no scenario`);
 
     const sample = ctx.rng(deriveSeed(v.seed, 'sample')).shuffle(rows).slice(0, v.sample.batch_size * v.sample.batches);
     const docs = sample.map((r) => corpusOf(r.text.split('\n')));
     const twins = (salt: string) => sample.map((r) => {
       const item = items.get(r.source);
-      if (!item) throw new Error(`pool_validation: scenario ${r.id} names source ${r.source}, which the raw inputs do not hold`);
+      if (!item) throw new RuleError(`pool_validation: scenario ${r.id} names source ${r.source}, which the raw inputs do not hold`);
       return corpusOf(renderTwin(v1, item, r.clarify, ctx.rng(deriveSeed(v.seed, `${salt}:${r.id}`))) ?? []);
     });
     const base = twins('twin');

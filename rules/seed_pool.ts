@@ -9,7 +9,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { defineRule } from 'rc1-build';
+import { defineRule, RuleError } from 'rc1-build';
 import { dataFileFormat, loadSources, TASKS } from 'rc1-build/data';
 import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
 import { PoolBuilder, PoolParamsSchema, readShadowSourceIds } from 'rc1-build/pool';
@@ -29,17 +29,17 @@ export default defineRule({
     const { pool, templates, data } = ctx.params;
     const n = ctx.args.n;
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
-      throw new Error(`seed_pool: args.n must be a positive integer (the stage size), got ${JSON.stringify(n)}`);
+      throw new RuleError(`seed_pool: args.n must be a positive integer (the stage size), got ${JSON.stringify(n)}`);
     }
     const out = ctx.outputs[0];
-    if (!out) throw new Error('seed_pool: the target declares no output (expected the pool .jsonl)');
+    if (!out) throw new RuleError('seed_pool: the target declares no output (expected the pool .jsonl)');
 
     const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
-    if (files.length === 0) throw new Error('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
+    if (files.length === 0) throw new RuleError('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
     const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     if (loaded.skipped > 0) ctx.log(`skipped ${loaded.skipped} malformed records (data.on_error: skip)`);
     const pack = await loadPack(ctx.inputs('v2'), ctx.root);
-    if (pack.name !== templates.pack) throw new Error(`seed_pool: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`);
+    if (pack.name !== templates.pack) throw new RuleError(`seed_pool: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`);
     const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     ctx.signal.throwIfAborted();
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { defineRule } from 'rc1-build';
+import { defineRule, RuleError } from 'rc1-build';
 import {
   buildScenario, dataFileFormat, displayPath, loadSources, plainRender, selectShadow, shadowScenarioId, stratifiedQuotas,
   toJsonl, TASKS,
@@ -40,7 +40,7 @@ export default defineRule({
   async run(ctx) {
     const { shadow, data } = ctx.params;
     const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
-    if (files.length === 0) throw new Error('shadow_set: the `raw` inputs hold no .jsonl, .json or .parquet file');
+    if (files.length === 0) throw new RuleError('shadow_set: the `raw` inputs hold no .jsonl, .json or .parquet file');
 
     const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     ctx.signal.throwIfAborted();

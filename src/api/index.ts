@@ -218,6 +218,14 @@ export interface Rule<S extends z.ZodType = z.ZodType> {
   run(ctx: RuleContext<z.infer<S>>): Promise<RuleResult | void> | RuleResult | void;
 }
 
+/**
+ * An expected failure of a rule (bad user data or config, a refused mode): the engine prints its
+ * message alone, without a stack trace. Say file, line and field where there are some.
+ */
+export class RuleError extends Error {
+  override name = 'RuleError';
+}
+
 export function defineRule<S extends z.ZodType>(rule: Rule<S>): Rule<S> {
   return rule;
 }

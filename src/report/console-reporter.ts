@@ -103,7 +103,7 @@ export class ConsoleReporter implements Reporter {
       case 'gate':
         if (e.pass) {
           const waived = e.checks.filter((c) => c.status === 'waived').length;
-          this.print(`gate     ${e.target} passed ${e.checks.length - waived}/${e.checks.length} checks${waived ? ` (${waived} waived)` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
+          this.print(`gate     ${e.target} ok: ${e.checks.length - waived} passed${waived ? `, ${waived} WAIVED` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
           if (waived) for (const l of checksTable(e.checks.filter((c) => c.status === 'waived'))) this.print(l);
         } else {
           this.print(`GATE FAILED ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`);

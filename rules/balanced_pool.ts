@@ -1,0 +1,85 @@
+// balanced_pool (RC1.md; seeds/002 §二): buckets every scenario easy / medium / hard by the strict
+// plurality of its per-dimension bands (ties: medium) and downsamples each task to the target
+// shares (difficulty.balance.target), with no duplication (BALANCE_METHOD in
+// src/difficulty/balance.ts). Inputs: `pool` (the scenarios JSONL) and `metrics` (its metrics
+// JSONL, same order); each group's one .jsonl file is read, other files are passed over.
+// Outputs in order: [0] the balanced pool JSONL — the kept scenario lines in pool order, each with
+// `"difficulty"` appended; [1] a JSON report of what was kept and dropped per task and bucket.
+// Params: difficulty.bands, difficulty.dimensions, difficulty.balance.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { defineRule, RuleError } from 'rc1-build';
+import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
+import {
+  BALANCE_METHOD, BUCKETS, LineWriter, TIE_RULE, balanceParams, bucketOf, lineId, normaliseShares, planBalance, readLines, readMetrics,
+  singleJsonl, withDifficulty, type Bucket,
+} from 'rc1-build/difficulty';
+
+const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+export default defineRule({
+  name: 'balanced_pool',
+  version: 1,
+  params: balanceParams,
+  async run(ctx) {
+    const { bands, dimensions, balance } = ctx.params.difficulty;
+    const pool = singleJsonl('balanced_pool', 'pool', ctx.inputs('pool'));
+    const metricsFile = singleJsonl('balanced_pool', 'metrics', ctx.inputs('metrics'));
+    const [outPool, outReport] = ctx.outputs;
+    if (outPool === undefined || outReport === undefined) throw new RuleError('balanced_pool: declare two outputs: the balanced pool JSONL, then its JSON report');
+
+    const metrics = await readMetrics(metricsFile, ctx.root);
+    const buckets: Bucket[] = metrics.map((m) => bucketOf(bands, dimensions, m).bucket);
+    const plan = planBalance(metrics.map((m, i) => ({ task: m.task, bucket: buckets[i]! })), balance, ctx.rng);
+    ctx.progress(1, 3, 'steps');
+
+    const file = displayPath(pool, ctx.root);
+    const writer = new LineWriter(ctx.output(outPool));
+    let i = 0;
+    try {
+      for await (const { text, line } of readLines(pool)) {
+        const at: Location = { file, line, unit: 'line' };
+        const id = lineId(text, at);
+        const m = metrics[i];
+        if (m === undefined || m.id !== id) {
+          throw new DataError(at, 'id', `the id of line ${i + 1} of ${displayPath(metricsFile, ctx.root)} (the metrics must be of this pool, in its order)`, describeValue(m?.id ?? '(no more metrics lines)'));
+        }
+        if (plan.keep[i]) writer.write(`${withDifficulty(text, buckets[i]!, at)}\n`);
+        i += 1;
+        if (i % 5000 === 0) ctx.signal.throwIfAborted();
+      }
+    } finally {
+      writer.close();
+    }
+    if (i !== metrics.length) throw new RuleError(`balanced_pool: ${displayPath(metricsFile, ctx.root)} has ${metrics.length} lines but the pool has ${i} scenarios; rebuild the metrics`);
+    ctx.progress(2, 3, 'steps');
+
+    const total = (key: 'available' | 'kept' | 'dropped') =>
+      Object.fromEntries(BUCKETS.map((b) => [b, Object.values(plan.tasks).reduce((a, t) => a + t[key][b], 0)]));
+    const kept = plan.keep.filter(Boolean).length;
+    const report = {
+      target: 'balanced_pool',
+      pool: file,
+      metrics: displayPath(metricsFile, ctx.root),
+      output: outPool,
+      method: BALANCE_METHOD,
+      bucket_rule: TIE_RULE,
+      dimensions,
+      seed: balance.seed,
+      target_shares: normaliseShares(balance.target),
+      scenarios: { pool: metrics.length, kept, dropped: metrics.length - kept, duplicated: 0 },
+      totals: { available: total('available'), kept: total('kept'), dropped: total('dropped') },
+      task_shares: Object.fromEntries(Object.entries(plan.tasks).map(([t, p]) => {
+        const before = p.available.easy + p.available.medium + p.available.hard;
+        return [t, { pool: round4(before / metrics.length), kept: kept === 0 ? null : round4(p.size / kept) }];
+      })),
+      tasks: plan.tasks,
+    };
+    await mkdir(dirname(ctx.output(outReport)), { recursive: true });
+    await writeFile(ctx.output(outReport), `${JSON.stringify(report, null, 2)}\n`);
+    ctx.progress(3, 3, 'steps');
+
+    const perTask = Object.entries(plan.tasks).map(([t, p]) => `${t} ${p.size}/${p.available.easy + p.available.medium + p.available.hard}`).join(', ');
+    return { summary: `kept ${kept} of ${metrics.length} scenarios (${perTask || 'none'}), none duplicated` };
+  },
+});

@@ -1,0 +1,61 @@
+// difficulty_report (RC1.md; seeds/002 §三), a gate: on the balanced pool, overall and per task,
+// hard share >= min_hard_share, easy share <= max_easy_share, len_tokens / turns / tool_hops at
+// most their ceilings, median clue_overlap of hard items <= max_clue_overlap_hard_median and of
+// easy items >= min_clue_overlap_easy_median (waived, with the reason, for a task without
+// supporting text). Inputs: `metrics` (the metrics JSONL) and `balanced` (the balanced pool JSONL;
+// the group may name the whole balanced_pool target: its JSON report is passed over).
+// Output: ctx.outputs[0], the report, written by the engine from the returned checks and report:
+// definitions, histograms and p10/p50/p90 of every metric, bucket counts per task, for the pool
+// and the balanced pool. Params: difficulty.bands, difficulty.dimensions, difficulty.gate.
+import { defineRule } from 'rc1-build';
+import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
+import {
+  balancedEntry, bucketOf, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
+  type Scored,
+} from 'rc1-build/difficulty';
+
+export default defineRule({
+  name: 'difficulty_report',
+  version: 1,
+  params: reportParams,
+  async run(ctx) {
+    const { bands, dimensions, gate } = ctx.params.difficulty;
+    const metricsFile = singleJsonl('difficulty_report', 'metrics', ctx.inputs('metrics'));
+    const balancedFile = singleJsonl('difficulty_report', 'balanced', ctx.inputs('balanced'));
+
+    const metrics = await readMetrics(metricsFile, ctx.root);
+    const byId = new Map<string, DifficultyMetrics>(metrics.map((m) => [m.id, m]));
+    const pool: Scored[] = metrics.map((m) => ({ m, bucket: bucketOf(bands, dimensions, m).bucket }));
+    const poolBucket = new Map(pool.map((s) => [s.m.id, s.bucket]));
+    ctx.progress(1, 3, 'steps');
+
+    const file = displayPath(balancedFile, ctx.root);
+    const balanced: Scored[] = [];
+    const seen = new Set<string>();
+    for await (const { text, line } of readLines(balancedFile)) {
+      const at: Location = { file, line, unit: 'line' };
+      const { id, bucket } = balancedEntry(text, at);
+      const m = byId.get(id);
+      if (m === undefined) throw new DataError(at, 'id', `an id of ${displayPath(metricsFile, ctx.root)}`, describeValue(id));
+      if (seen.has(id)) throw new DataError(at, 'id', 'an id not used before in the balanced pool', describeValue(id));
+      if (poolBucket.get(id) !== bucket) {
+        throw new DataError(at, 'difficulty', `${poolBucket.get(id)} (the bucket its metrics give with the configured bands; rebuild balanced_pool)`, describeValue(bucket));
+      }
+      seen.add(id);
+      balanced.push({ m, bucket });
+    }
+    ctx.progress(2, 3, 'steps');
+
+    const tasks = tasksOf(metrics);
+    const withClue = new Set(metrics.filter((m) => m.clue_overlap !== null).map((m) => m.task));
+    const checks = difficultyChecks(balanced, tasks, dimensions, gate, withClue);
+    const report = {
+      inputs: { metrics: displayPath(metricsFile, ctx.root), balanced: file },
+      thresholds: gate,
+      ...difficultyReport({ pool, balanced, tasks, bands, dims: dimensions }),
+    };
+    ctx.progress(3, 3, 'steps');
+    const failed = checks.filter((c) => c.status === 'fail').length;
+    return { checks, report, summary: `${balanced.length} balanced of ${metrics.length} scenarios; ${failed} of ${checks.length} checks failed` };
+  },
+});
