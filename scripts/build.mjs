@@ -12,11 +12,18 @@ const libraries = Object.fromEntries(
     .map((e) => [e.name, `src/${e.name}/index.ts`]),
 );
 
-/** Keep `import('./pipeline-schema.ts')` a runtime import of dist/pipeline-schema.js. */
-const lazySchema = {
-  name: 'lazy-schema',
+/**
+ * Modules the CLI imports lazily stay separate files: `import('./pipeline-schema.ts')` becomes a
+ * runtime import of dist/pipeline-schema.js, so zod (or SQLite) loads only when needed.
+ */
+const LAZY = { 'pipeline-schema': 'src/config/pipeline-schema.ts', 'scorecache-cli': 'src/scoring/cache-cli.ts' };
+const lazyModules = {
+  name: 'lazy-modules',
   setup(b) {
-    b.onResolve({ filter: /\/pipeline-schema\.ts$/ }, (a) => (a.kind === 'dynamic-import' ? { path: './pipeline-schema.js', external: true } : undefined));
+    for (const [name, file] of Object.entries(LAZY)) {
+      const base = file.split('/').pop().replace(/[.]/g, '[.]');
+      b.onResolve({ filter: new RegExp(`/${base}$`) }, (a) => (a.kind === 'dynamic-import' ? { path: `./${name}.js`, external: true } : undefined));
+    }
   },
 };
 
@@ -24,7 +31,7 @@ await esbuild.build({
   entryPoints: {
     cli: 'src/cli/main.ts',
     worker: 'src/runner/worker.ts',
-    'pipeline-schema': 'src/config/pipeline-schema.ts',
+    ...LAZY,
     api: 'src/api/index.ts',
     ...libraries,
   },
@@ -35,6 +42,6 @@ await esbuild.build({
   target: 'node20',
   packages: 'external',
   sourcemap: 'linked',
-  plugins: [lazySchema],
+  plugins: [lazyModules],
   logLevel: 'warning',
 });

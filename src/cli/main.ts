@@ -12,6 +12,7 @@ import { runStatus } from './status.ts';
 import { runGraph } from './graph.ts';
 import { runAudit } from './audit.ts';
 import { runClean } from './clean.ts';
+import { runFailpack } from './failpack.ts';
 import { availableParallelism } from 'node:os';
 
 export const VERSION = '0.1.0';
@@ -32,12 +33,14 @@ usage:
   rc1-build audit [--json]       verify every artifact on disk against the manifest
   rc1-build clean [TARGET…] [--cache]
   rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
+  rc1-build failpack             pack logs, preflight and failed gates' reports into reports/rc1/FAIL_<ts>.tgz
+  rc1-build scorecache stat | invalidate --spec SPEC | replay-bad
   common: -C DIR (run in DIR), -h/--help, --version
 
 exit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error
 `;
 
-const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build', 'watch']);
+const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build', 'watch', 'failpack', 'scorecache']);
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 
@@ -48,6 +51,12 @@ export async function main(argv: string[], io: Io = {
 }): Promise<number> {
   let json = false;
   try {
+    // `scorecache` has its own options (--spec …): hand it everything after its name.
+    const sc = argv[0] === 'scorecache' ? 0 : (argv[0] === '-C' || argv[0] === '--directory') && argv[2] === 'scorecache' ? 2 : -1;
+    if (sc >= 0) {
+      const { runScorecache } = await import('../scoring/cache-cli.ts');
+      return await runScorecache(path.resolve(sc === 2 ? argv[1]! : process.cwd()), argv.slice(sc + 1), io);
+    }
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
@@ -78,6 +87,7 @@ export async function main(argv: string[], io: Io = {
     if (command === 'graph') return await runGraph(root, values.format ?? 'dot', io);
     if (command === 'audit') return await runAudit(root, json, io);
 
+
     const ws = await openWorkspace(root);
     for (const name of args) {
       if (!ws.pipeline.targets.has(name)) {
@@ -86,6 +96,7 @@ export async function main(argv: string[], io: Io = {
       }
     }
     if (command === 'status') return runStatus(ws, json, io);
+    if (command === 'failpack') return await runFailpack(ws, io);
     if (command === 'clean') return runClean(ws, args, values.cache === true, io);
 
     let jobs = availableParallelism();

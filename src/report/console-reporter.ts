@@ -114,7 +114,7 @@ export class ConsoleReporter implements Reporter {
         this.bars.delete(e.target);
         this.print(`FAILED   ${e.target}: ${e.error}`);
         if (e.lastLines?.length) for (const l of e.lastLines.slice(-10)) this.print(`  ${e.target} | ${l}`);
-        if (e.log) this.print(`  log: ${e.log}`);
+        if (e.log) this.print(`  see ${e.log}`);
         return;
       case 'blocked':
         this.print(e.by.startsWith('nothing') ? `not run  ${e.target} (the build stopped after a failure; -k keeps going)` : `blocked  ${e.target} (needs ${e.by})`);

@@ -16,6 +16,7 @@ import type { JobFailure } from '../runner/protocol.ts';
 import { WorkerPool } from '../runner/worker-pool.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { writeManifest } from '../report/manifest.ts';
+import { writeErrorReport } from '../report/error-report.ts';
 import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
 import { ensureDir, rmrf } from '../util/fs.ts';
@@ -362,7 +363,11 @@ export class Build {
       this.dropTmp(tmp.prefix);
       const error = redact(await this.formatFailure(t, res.error));
       ws.trace.put({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms, at: new Date().toISOString() });
-      return this.fail(t, error, logLines.slice(-LOG_TAIL), path.relative(ws.root, logFile));
+      this.git ??= gitInfo(ws.root);
+      const report = writeErrorReport(ws.root, {
+        target: t.name, rule: t.rule, kind: res.error.kind, error, reasons, profile: ws.profile, git: this.git, log_tail: logLines.slice(-LOG_TAIL),
+      });
+      return this.fail(t, error, logLines.slice(-LOG_TAIL), `${logLines.length ? `${path.relative(ws.root, logFile)}; ` : ''}error report ${report}`);
     }
     const r = res.value;
     if (r.summary) r.summary = redact(r.summary);

@@ -1,0 +1,61 @@
+// `rc1-build failpack`: packs what a person needs to diagnose a failed build into
+// reports/rc1/FAIL_<ts>.tgz — the rule logs (logs/), the preflight reports, the reports of every
+// gate whose recorded result is a failure, the ERROR_*.json reports, the manifest and the
+// status of every target — so it can be attached to an issue or sent to a colleague.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileTimestamp } from '../report/error-report.ts';
+import { manifestPath } from '../report/manifest.ts';
+import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
+import { targetStatuses } from './status.ts';
+import type { Workspace } from './workspace.ts';
+
+interface Io { out: (s: string) => void }
+
+function filesUnder(root: string, dir: string): string[] {
+  try {
+    return listFilesRecursive(path.join(root, dir)).map((f) => `${dir}/${f}`);
+  } catch {
+    return [];
+  }
+}
+
+export async function runFailpack(ws: Workspace, io: Io): Promise<number> {
+  const { root } = ws;
+  const files = new Set<string>([
+    ...filesUnder(root, 'logs'),
+    ...filesUnder(root, 'reports/preflight'),
+  ]);
+  for (const f of fs.existsSync(path.join(root, 'reports')) ? fs.readdirSync(path.join(root, 'reports')) : []) {
+    if (/^ERROR_.*\.json$/.test(f)) files.add(`reports/${f}`);
+  }
+  const failedGates: string[] = [];
+  for (const [name, rec] of ws.trace.records) {
+    const t = ws.pipeline.targets.get(name);
+    if (rec.result === 'gate-failed' && t?.report) {
+      failedGates.push(name);
+      if (fs.existsSync(path.join(root, t.report))) files.add(t.report);
+    }
+  }
+  const manifest = manifestPath(ws.pipeline.manifestDir);
+  if (fs.existsSync(path.join(root, manifest))) files.add(manifest);
+  const ts = fileTimestamp();
+  // Stage the files (hard links where possible) with a status snapshot, then pack the stage.
+  const stage = path.join(ws.stateDir, 'tmp', `failpack-${ts}`);
+  const list = [...files].sort();
+  try {
+    for (const f of list) {
+      fs.mkdirSync(path.dirname(path.join(stage, f)), { recursive: true });
+      try { fs.linkSync(path.join(root, f), path.join(stage, f)); } catch { fs.copyFileSync(path.join(root, f), path.join(stage, f)); }
+    }
+    writeFileAtomic(path.join(stage, 'status.json'), JSON.stringify({ profile: ws.profile, failed_gates: failedGates, targets: await targetStatuses(ws) }, null, 2) + '\n');
+    const out = path.posix.join(ws.pipeline.manifestDir, `FAIL_${ts}.tgz`);
+    fs.mkdirSync(path.join(root, ws.pipeline.manifestDir), { recursive: true });
+    const tar = await import('tar');
+    await tar.create({ gzip: true, file: path.join(root, out), cwd: stage, portable: true }, ['status.json', ...list]);
+    io.out(`failpack: ${out} (${list.length + 1} files${failedGates.length ? `; failed gates: ${failedGates.join(', ')}` : ''})\n`);
+  } finally {
+    fs.rmSync(stage, { recursive: true, force: true });
+  }
+  return 0;
+}
