@@ -84,7 +84,13 @@ export class OutputCache {
     };
     for (const o of entry.outputs) {
       const ok = o.dir
-        ? (fs.mkdirSync(tmpOf(o.path), { recursive: true }), Object.entries(o.files ?? {}).every(([rel, sha]) => place(sha, path.join(tmpOf(o.path), rel))))
+        ? (fs.mkdirSync(tmpOf(o.path), { recursive: true }),
+          Object.entries(o.files ?? {}).every(([rel, sha]) => place(sha, path.join(tmpOf(o.path), rel))) &&
+          Object.entries(o.links ?? {}).every(([rel, target]) => {
+            fs.mkdirSync(path.dirname(path.join(tmpOf(o.path), rel)), { recursive: true });
+            fs.symlinkSync(target, path.join(tmpOf(o.path), rel));
+            return true;
+          }))
         : place(o.sha256, tmpOf(o.path));
       if (!ok) {
         fs.rmSync(this.entryPath(entry.key), { force: true });

@@ -32,6 +32,14 @@ export async function runAudit(root: string, json: boolean, io: Io): Promise<num
     const body = fs.existsSync(side) ? fs.readFileSync(side, 'utf8') : '';
     if (body !== `${a.sha256}  ${a.path}\n`) problems.push({ kind: 'sidecar-mismatch', path: sidecarPath(ws.pipeline.manifestDir, a.path), expected: a.sha256 });
   }
+  for (const t of Object.values(m.targets)) {
+    for (const [p, to] of Object.entries(t.links ?? {})) {
+      let cur: string | null = null;
+      try { cur = fs.readlinkSync(path.join(root, p)); } catch { cur = null; }
+      if (cur === null) problems.push({ kind: 'missing', path: p, expected: `link to ${to}` });
+      else if (cur !== to) problems.push({ kind: 'modified', path: p, expected: `link to ${to}`, actual: `link to ${cur}` });
+    }
+  }
   const dirs = new Set(m.artifacts.filter((a) => a.dir).map((a) => a.dir!));
   for (const t of Object.values(m.targets)) for (const o of t.outputs) if (ws.pipeline.targets.get(o)?.outputs) dirs.add(o);
   for (const t of ws.pipeline.targets.values()) for (const o of t.outputs) if (o.dir && m.targets[t.name]) dirs.add(o.path);
@@ -49,7 +57,8 @@ export async function runAudit(root: string, json: boolean, io: Io): Promise<num
   }
   if (json) io.out(JSON.stringify({ ok: problems.length === 0, artifacts: m.artifacts.length, problems }) + '\n');
   else {
-    for (const p of problems) io.out(`${p.kind.padEnd(16)} ${p.path}${p.target ? ` (from ${p.target})` : ''}${p.expected && p.actual ? `: expected ${p.expected.slice(0, 12)}, found ${p.actual.slice(0, 12)}` : ''}\n`);
+    const short = (s: string): string => (/^[0-9a-f]{64}$/.test(s) ? s.slice(0, 12) : s);
+    for (const p of problems) io.out(`${p.kind.padEnd(16)} ${p.path}${p.target ? ` (from ${p.target})` : ''}${p.expected && p.actual ? `: expected ${short(p.expected)}, found ${short(p.actual)}` : ''}\n`);
     io.out(`audit: ${problems.length === 0 ? 'ok' : 'FAILED'} · ${m.artifacts.length} artifacts checked, ${problems.length} problem${problems.length === 1 ? '' : 's'} (manifest ${mpath}, git ${m.git.commit?.slice(0, 12) ?? 'none'}${m.git.dirty ? ' dirty' : ''})\n`);
   }
   return problems.length === 0 ? 0 : 1;

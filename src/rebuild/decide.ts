@@ -12,7 +12,7 @@ import { type LoadedConfig, getKey } from '../config/load-configs.ts';
 import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import type { CacheEntry, OutputCache } from '../cache/output-cache.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from '../state/trace-log.ts';
-import { listFilesRecursive } from '../util/fs.ts';
+import { listTree, treeListing } from '../util/fs.ts';
 import { sortedCopy } from '../util/canonical-json.ts';
 
 export interface DecideEnv {
@@ -58,15 +58,15 @@ function producedHash(d: DecideEnv, producer: string, p: string): string | null 
 /** Hash of one output as it is on disk now (directory: listing hash), or null when absent. */
 export function currentOutputHash(d: Pick<DecideEnv, 'root' | 'stat'>, o: { path: string; dir: boolean }): string | null {
   if (!o.dir) return d.stat.hash(o.path)?.sha256 ?? null;
-  let files: string[];
+  let tree: ReturnType<typeof listTree>;
   try {
-    files = listFilesRecursive(path.join(d.root, o.path));
+    tree = listTree(path.join(d.root, o.path));
   } catch {
     return null;
   }
-  let listing = '';
-  for (const rel of files) listing += `${d.stat.hash(`${o.path}/${rel}`)?.sha256 ?? ''}  ${rel}\n`;
-  return sha256Hex(listing);
+  const shas: Record<string, string> = {};
+  for (const rel of tree.files) shas[rel] = d.stat.hash(`${o.path}/${rel}`)?.sha256 ?? '';
+  return sha256Hex(treeListing(shas, Object.fromEntries(tree.links)));
 }
 
 export function outputReasons(d: Pick<DecideEnv, 'root' | 'stat'>, outputs: readonly OutputRecord[]): RebuildReason[] {

@@ -24,7 +24,7 @@ export interface Manifest {
   profile: string;
   git: { commit: string | null; dirty: boolean | null };
   artifacts: Artifact[];
-  targets: Record<string, { key: string; result: string; how: string; at: string; rule?: { name: string; version: number }; inputs: Record<string, Record<string, string>>; outputs: string[] }>;
+  targets: Record<string, { key: string; result: string; how: string; at: string; rule?: { name: string; version: number }; inputs: Record<string, Record<string, string>>; outputs: string[]; links?: Record<string, string> }>;
 }
 
 export function manifestPath(manifestDir: string): string {
@@ -56,7 +56,12 @@ export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Mani
   const targets: Manifest['targets'] = {};
   for (const [name, rec] of [...ws.trace.records].sort(([a], [b]) => a.localeCompare(b))) {
     if (!ws.pipeline.targets.has(name) || rec.result === 'failed') continue;
-    targets[name] = { key: rec.key, result: rec.result, how: rec.how, at: rec.at, ...(rec.rule ? { rule: rec.rule } : {}), inputs: rec.fingerprint.inputs, outputs: rec.outputs.map((o) => o.path) };
+    const links: Record<string, string> = {};
+    for (const o of rec.outputs) for (const [rel, to] of Object.entries(o.links ?? {})) links[`${o.path}/${rel}`] = to;
+    targets[name] = {
+      key: rec.key, result: rec.result, how: rec.how, at: rec.at, ...(rec.rule ? { rule: rec.rule } : {}), inputs: rec.fingerprint.inputs,
+      outputs: rec.outputs.map((o) => o.path), ...(Object.keys(links).length ? { links } : {}),
+    };
     for (const a of artifactsOf(rec)) {
       if (a.size < 0) a.size = fs.statSync(path.join(ws.root, a.path), { throwIfNoEntry: false })?.size ?? 0;
       artifacts.push(a);

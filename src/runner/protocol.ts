@@ -32,6 +32,8 @@ export interface HashedOutput {
   size: number;
   /** Directory outputs: relative file → [sha256, size, mtimeNs, ino]. File outputs: one entry ''. */
   files: Record<string, [string, number, bigint, bigint]>;
+  /** Directory outputs: relative path → target of each symbolic link. */
+  links?: Record<string, string>;
   statTimeNs: bigint;
 }
 

@@ -17,7 +17,7 @@ interface Journal { record: TargetRecord; moves: Move[] }
 export function outputRecords(hashed: HashedOutput[]): OutputRecord[] {
   return hashed.map((h) => ({
     path: h.path, sha256: h.sha256, size: h.size, dir: h.dir,
-    ...(h.dir ? { files: Object.fromEntries(Object.entries(h.files).map(([rel, [sha]]) => [rel, sha])) } : {}),
+    ...(h.dir ? { files: Object.fromEntries(Object.entries(h.files).map(([rel, [sha]]) => [rel, sha])), links: h.links ?? {} } : {}),
   }));
 }
 

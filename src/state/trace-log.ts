@@ -16,6 +16,8 @@ export interface OutputRecord {
   dir: boolean;
   /** For directory outputs: relative file → sha256. */
   files?: Record<string, string>;
+  /** For directory outputs: relative path → target of each symbolic link (e.g. latest → step_00042). */
+  links?: Record<string, string>;
 }
 
 export type TargetResult = 'ok' | 'gate-failed' | 'failed';

@@ -47,6 +47,38 @@ export function readJsonOrNull<T>(file: string): T | null {
   }
 }
 
+/**
+ * A directory output's entries: regular files and symbolic links (not followed: a `latest ->
+ * step_00042` link is part of a checkpoint directory's meaning), relative paths, sorted.
+ */
+export function listTree(dir: string): { files: string[]; links: [string, string][] } {
+  const files: string[] = [];
+  const links: [string, string][] = [];
+  const walk = (d: string, prefix: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const rel = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isSymbolicLink()) links.push([rel, fs.readlinkSync(path.join(d, e.name))]);
+      else if (e.isDirectory()) walk(path.join(d, e.name), rel);
+      else if (e.isFile()) files.push(rel);
+    }
+  };
+  walk(dir, '');
+  return { files: files.sort(), links: links.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) };
+}
+
+/**
+ * The text a directory output's hash is taken over: one `sha256  relpath` line per file (as
+ * sha256sum prints it) and one `link:<target>  relpath` line per symbolic link, sorted by path.
+ */
+export function treeListing(files: Record<string, string>, links: Record<string, string>): string {
+  const lines: [string, string][] = [
+    ...Object.entries(files).map(([rel, sha]): [string, string] => [rel, `${sha}  ${rel}\n`]),
+    ...Object.entries(links).map(([rel, target]): [string, string] => [rel, `link:${target}  ${rel}\n`]),
+  ];
+  lines.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return lines.map(([, l]) => l).join('');
+}
+
 /** Every regular file under dir, as paths relative to dir with '/' separators, sorted. */
 export function listFilesRecursive(dir: string): string[] {
   const out: string[] = [];

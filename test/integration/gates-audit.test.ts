@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { hasSha256sum, standardRig } from '../helpers/rig.ts';
+import { TestRig, hasSha256sum, standardRig } from '../helpers/rig.ts';
 
 const FAILING = 'copy:\n  suffix: "!"\ngate:\n  min: 100\nunrelated: 1\n';
 
@@ -170,5 +170,40 @@ test('graph prints dot, mermaid and json', () => {
     const j = JSON.parse(rig.run(['graph', '--format', 'json']).stdout);
     assert.deepEqual(j.targets.find((t: { name: string }) => t.name === 'g').deps, ['b']);
     assert.equal(rig.run(['graph', '--format', 'svg']).code, 64);
+  } finally { rig.cleanup(); }
+});
+
+test('directory outputs keep their symbolic links: hashed, audited, and restored from the cache', () => {
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({ targets: [defineTarget({ name: 'ckpt', rule: 'rules/ckpt.ts', inputs: { v: 'src/v.txt' }, outputs: ['ckpt/'] })] });
+`,
+    'rules/ckpt.ts': `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+export default defineRule({ name: 'ckpt', version: 1, run(ctx) {
+  const dir = ctx.output('ckpt');
+  const v = fs.readFileSync(ctx.inputs('v')[0], 'utf8').trim();
+  for (const s of [1, 2]) { fs.mkdirSync(path.join(dir, 'step_0000' + s)); fs.writeFileSync(path.join(dir, 'step_0000' + s, 'w.bin'), v + s); }
+  fs.symlinkSync('step_00002', path.join(dir, 'latest'));
+}});
+`,
+    'src/v.txt': 'one\n',
+  });
+  try {
+    assert.equal(rig.run([]).code, 0);
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'ckpt/latest')), 'step_00002');
+    assert.equal(rig.run(['audit']).code, 0);
+    fs.rmSync(path.join(rig.dir, 'ckpt/latest'));
+    fs.symlinkSync('step_00001', path.join(rig.dir, 'ckpt/latest'));
+    const a = rig.run(['audit']);
+    assert.equal(a.code, 1);
+    assert.match(a.stdout, /modified\s+ckpt\/latest: expected link to step_00002, found link to step_00001/);
+    assert.match(rig.run(['status']).stdout, /ckpt\s+stale \(restorable from cache: output ckpt was modified/);
+    rig.run(['clean']);
+    const r = rig.run([]);
+    assert.match(r.stdout, /restored ckpt/);
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'ckpt/latest')), 'step_00002');
+    assert.equal(rig.read('ckpt/latest/w.bin'), 'one2');
   } finally { rig.cleanup(); }
 });
