@@ -48,8 +48,8 @@ export function taskQuotas(available: Readonly<BucketCounts>, target: Readonly<B
   const s = normaliseShares(target);
   const limits = BUCKETS.filter((b) => s[b] > 0).map((b) => [b, Math.floor(available[b] / s[b] + EPS)] as const);
   const size = Math.min(...limits.map(([, n]) => n));
-  const hard = Math.ceil(size * s.hard - EPS);
-  const medium = Math.ceil(size * (s.hard + s.medium) - EPS) - hard;
+  const hard = Math.max(0, Math.ceil(size * s.hard - EPS));
+  const medium = Math.max(0, Math.ceil(size * (s.hard + s.medium) - EPS)) - hard;
   const quota: BucketCounts = { easy: size - hard - medium, medium, hard };
   for (const b of BUCKETS) {
     if (quota[b] < 0 || quota[b] > available[b]) {

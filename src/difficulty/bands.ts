@@ -5,6 +5,7 @@
 // ("mixed") when true with fewer turns. A scenario's bucket is the strict plurality of the bands of
 // the dimensions that apply to its task (configs: difficulty.dimensions); any tie is medium.
 import { z } from 'zod';
+import { RuleError } from '../api/index.ts';
 import type { DifficultyMetrics } from './metrics.ts';
 
 export const BUCKETS = ['easy', 'medium', 'hard'] as const;
@@ -37,8 +38,9 @@ function holds(c: Condition, x: number): boolean {
 
 const conditionText = z.string().refine((s) => parseCondition(s) !== null, { message: "expected a condition such as '< 200' or '>= 0.4'" });
 const band = z.object({ easy: conditionText, hard: conditionText }).strict().superRefine((b, ctx) => {
-  const easy = parseCondition(b.easy)!;
-  const hard = parseCondition(b.hard)!;
+  const easy = parseCondition(b.easy);
+  const hard = parseCondition(b.hard);
+  if (!easy || !hard) return;
   const rising = easy.op.startsWith('<');
   const touching = easy.value === hard.value && easy.op.endsWith('=') && hard.op.endsWith('=');
   if (rising !== hard.op.startsWith('>') || (rising ? easy.value > hard.value : easy.value < hard.value) || touching) {
@@ -92,7 +94,7 @@ export interface Bucketing {
 /** The bucket of a scenario from its metrics. Throws for a task with no dimensions configured. */
 export function bucketOf(bands: BandsConfig, dims: DimensionsConfig, m: DifficultyMetrics): Bucketing {
   const list = dims[m.task];
-  if (!list) throw new Error(`difficulty.dimensions lists no dimensions for task '${m.task}' (scenario ${m.id}); add the task to configs/difficulty.yaml`);
+  if (!list) throw new RuleError(`difficulty.dimensions lists no dimensions for task '${m.task}' (scenario ${m.id}); add the task to configs/difficulty.yaml`);
   const votes: Partial<Record<Dimension, Bucket>> = {};
   const count: Record<Bucket, number> = { easy: 0, medium: 0, hard: 0 };
   for (const d of list) {

@@ -64,25 +64,46 @@ export const OPEN_TIME_EN = [
 export const OPEN_TIME_ZH = ['目前', '现在', '最近', '近年', '如今', '至今', '当前', '迄今'];
 
 /**
- * Capitalised words that start sentences or questions without naming anything: a proper-noun span
- * loses them at its start, and a span made only of them is no entity.
+ * Common English words that start sentences (and template sentences) without naming anything:
+ * function words, pronouns, question words, number words, interjections, frequent verbs (as
+ * imperatives and -ing forms), adverbs and common nouns. A proper-noun span loses them at its start
+ * (contractions reduced first: "I'm" → i, "Don't" → do), and a span made only of them is no entity.
  */
 export const NOT_NAMES = new Set([
-  'a', 'an', 'the', 'i', 'he', 'she', 'it', 'we', 'they', 'you', 'his', 'her', 'its', 'our', 'their', 'my',
-  'your', 'this', 'that', 'these', 'those', 'there', 'here', 'what', 'which', 'who', 'whom', 'whose',
-  'when', 'where', 'why', 'how', 'is', 'are', 'was', 'were', 'be', 'been', 'do', 'does', 'did', 'can',
-  'could', 'would', 'should', 'will', 'shall', 'may', 'might', 'must', 'has', 'have', 'had', 'if', 'in',
-  'on', 'at', 'for', 'from', 'to', 'by', 'with', 'of', 'and', 'but', 'or', 'so', 'then', 'after', 'before',
-  'as', 'since', 'because', 'while', 'each', 'every', 'all', 'some', 'any', 'no', 'not', 'yes', 'ok',
-  'hi', 'hello', 'hey', 'dear', 'please', 'thanks', 'also', 'however', 'therefore', 'thus', 'although',
-  'though', 'instead', 'meanwhile', 'besides', 'during', 'over', 'under', 'about', 'until', 'unless',
-  'whether', 'both', 'either', 'neither', 'many', 'much', 'most', 'few', 'several', 'other', 'another',
-  'such', 'only', 'just', 'even', 'still', 'yet', 'already', 'currently', 'recently', 'now', 'today',
-  'last', 'next', 'first', 'second', 'third', 'finally', 'including', 'according', 'based', 'using',
-  'due', 'given', 'assume', 'suppose', 'consider', 'let', 'note', 'find', 'calculate', 'compute',
-  'determine', 'help', 'tell', 'explain', 'give', 'show', 'write', 'answer', 'solve', 'quick', 'question',
-  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'january', 'february',
-  'march', 'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
+  // articles, pronouns, determiners, question words
+  'a', 'an', 'the', 'i', 'he', 'she', 'it', 'we', 'they', 'you', 'me', 'him', 'us', 'them', 'his', 'her', 'its', 'our',
+  'their', 'my', 'your', 'this', 'that', 'these', 'those', 'there', 'here', 'what', 'which', 'who', 'whom', 'whose',
+  'when', 'where', 'why', 'how', 'whatever', 'whoever', 'someone', 'somebody', 'something', 'anyone', 'anything',
+  'everyone', 'everything', 'nobody', 'nothing', 'each', 'every', 'all', 'some', 'any', 'no', 'none', 'both', 'either',
+  'neither', 'many', 'much', 'most', 'more', 'few', 'several', 'other', 'another', 'such', 'same',
+  // auxiliaries and their contracted stems (can't → ca, won't → wo)
+  'is', 'are', 'was', 'were', 'be', 'been', 'being', 'am', 'do', 'does', 'did', 'can', 'could', 'would', 'should',
+  'will', 'shall', 'may', 'might', 'must', 'has', 'have', 'had', 'ca', 'wo', 'let',
+  // prepositions, conjunctions, adverbs
+  'if', 'in', 'on', 'at', 'for', 'from', 'to', 'by', 'with', 'without', 'of', 'and', 'but', 'or', 'so', 'then', 'after',
+  'before', 'as', 'since', 'because', 'while', 'also', 'however', 'therefore', 'thus', 'although', 'though', 'instead',
+  'meanwhile', 'besides', 'during', 'over', 'under', 'about', 'until', 'unless', 'whether', 'between', 'among',
+  'only', 'just', 'even', 'still', 'yet', 'already', 'currently', 'recently', 'now', 'today', 'tomorrow', 'yesterday',
+  'later', 'finally', 'kindly', 'together', 'actually', 'basically', 'honestly', 'maybe', 'perhaps', 'otherwise',
+  'including', 'according', 'based', 'considering', 'given', 'assuming', 'regarding', 'not', 'very', 'too', 'again',
+  // number and order words
+  'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'hundred',
+  'thousand', 'million', 'half', 'first', 'second', 'third', 'last', 'next', 'number', 'numbers',
+  // interjections and courtesy
+  'yes', 'no', 'ok', 'okay', 'oh', 'oops', 'hi', 'hello', 'hey', 'dear', 'please', 'thanks', 'thank', 'sorry', 'great',
+  'good', 'right', 'well', 'sure', 'quick', 'random', 'short', 'plain', 'bottom',
+  // verbs an instruction or a question starts with
+  'answer', 'ask', 'assume', 'be', 'break', 'calculate', 'check', 'compute', 'confirm', 'consider', 'determine',
+  'explain', 'feel', 'figure', 'find', 'finish', 'flag', 'found', 'give', 'go', 'going', 'help', 'imagine', 'keep',
+  'lay', 'lean', 'list', 'look', 'make', 'name', 'note', 'open', 'pick', 'picking', 'point', 'pull', 'put', 'read',
+  'remember', 'research', 'run', 'say', 'search', 'see', 'show', 'skip', 'solve', 'start', 'state', 'suppose', 'take',
+  'talk', 'tell', 'think', 'treat', 'try', 'use', 'verify', 'walk', 'want', 'work', 'write', 'answering', 'asking',
+  'checking', 'looking', 'thinking', 'trying', 'typing', 'transcribing', 'working', 'writing', 'wondering',
+  // common nouns that open a sentence
+  'question', 'homework', 'myth', 'meaning', 'problem', 'example', 'step', 'steps',
+  // days and months (dates, not entities)
+  'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'january', 'february', 'march',
+  'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
 ]);
 
 /** Lower-case words that may join capitalised words inside one name ("Battle of the Bulge", "Ludwig van Beethoven"). */

@@ -10,7 +10,7 @@ import {
 } from './lexicon.ts';
 import { QWEN3_COUNTING, type Qwen3Counter } from './qwen3-tokens.ts';
 import {
-  countCalcOperators, countInlineOperators, countPhrases, distinctEntities, firstPhrase, phraseIndex, pronounBeforeName,
+  countCalcOperators, countInlineOperators, countPhrases, distinctEntities, entitySpans, firstPhrase, phraseIndex, pronounBeforeName,
 } from './text-cues.ts';
 
 export const AMBIGUITY_FLAGS = ['under-specified', 'multi-entity', 'pronoun-without-antecedent', 'open-time-range'] as const;
@@ -45,11 +45,11 @@ export const METRIC_DEFINITIONS = {
   len_tokens: `Qwen3 tokens of what the model reads: every user turn, the clarification reply (if any), and the title and text of every context document (${QWEN3_COUNTING})`,
   turns: 'dialogue turns: the user turns, two per clarification exchange in the reference (the assistant\'s question and the user\'s reply), and the assistant\'s final answer; tool calls and thoughts are not turns',
   tool_hops: 'tool_call steps in the reference trajectory (wiki and calc alike)',
-  entities: 'distinct entities in the request text: English proper-noun-like spans (capitalised words, joined by of/the/de/van/von…, sentence-start words such as The/How/His removed), numbers (distinct values), Chinese titles in 《》「」『』 and Chinese person references (common surname + up to 2 characters + honorific such as 先生/老师)',
-  ops_numeric: 'with calculator calls in the reference (gsm8k): the binary arithmetic operators (+ - * / % ^ × ÷) of all calc expressions; otherwise: arithmetic symbols between numbers plus arithmetic, comparison and date-difference words (English and Chinese lists) in the request text and the reference\'s thought steps',
+  entities: 'distinct entities in the request text: English proper-noun-like spans (capitalised words, joined by of/the/de/van/von…; common words that start sentences, such as The, How, His, Please, I\'m, removed: lexicon NOT_NAMES), numbers (distinct values), Chinese titles in 《》「」『』 and Chinese person references (common surname + up to 2 characters + honorific such as 先生/老师)',
+  ops_numeric: 'with calculator calls in the reference (gsm8k): the binary arithmetic operators (+ - * / % ^ × ÷) of all calc expressions; otherwise: arithmetic symbols between numbers plus arithmetic, comparison and date-difference words (English and Chinese lists) in the request text and in each of the reference\'s thought steps (counted text by text)',
   connector_density: `logical connectives per 100 words of the request text (0 for an empty text); English: ${CONNECTIVES_EN.join(', ')}; Chinese: ${CONNECTIVES_ZH.join('、')}`,
   coref_pronouns: `occurrences in the request text of: ${[...PRONOUNS_EN, ...PRONOUNS_ZH].join(', ')}`,
-  clue_overlap: '3-gram Jaccard (tokenize() 3-grams, as sets) of the request text and the supporting sentence most similar to it: the maximum over the sentences of the supporting documents (hotpotqa: the paragraphs marked supporting; strategyqa: its facts; sentences split after . ! ? 。 ！ ？). null for gsm8k, which has no supporting text. Lower means harder.',
+  clue_overlap: '3-gram Jaccard (tokenize() 3-grams, as sets) of the question sentence and the supporting sentence most alike: the maximum over every pair of a sentence of the request text and a sentence of the supporting documents (hotpotqa: the paragraphs marked supporting; strategyqa: its facts). Sentences are split after . ! ? 。 ！ ？ and at line breaks, so a template\'s framing sentences neither dilute nor replace the question sentence. null for gsm8k, which has no supporting text. Lower means harder.',
   ambiguity_flags: 'rule hits on the request text: under-specified (the scenario needs clarification, or a placeholder such as "something", "a certain", 某个), multi-entity (at least difficulty.metrics.multi_entity_min distinct named entities), pronoun-without-antecedent (he/she/it/they… or 他/她/它/其 before any named entity), open-time-range (current, recently, so far, 目前, 最近… and no four-digit year)',
   needs_clarification: 'copied from the scenario',
 } as const;
@@ -61,9 +61,14 @@ const VAGUE = phraseIndex(VAGUE_CUES_EN, VAGUE_CUES_ZH);
 const OPEN_TIME = phraseIndex(OPEN_TIME_EN, OPEN_TIME_ZH);
 const THIRD_PERSON = new RegExp(`(?<![\\p{L}\\p{N}])(?:${THIRD_PERSON_EN.join('|')})(?![\\p{L}\\p{N}])|[${THIRD_PERSON_ZH.join('')}]`, 'iu');
 const YEAR = /(?<!\d)(?:1[0-9]|20)\d\d(?!\d)/;
-const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？])/u;
+const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？])|\n+/u;
 
 const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+/** The 3-gram set of each sentence of a text (sentences without a 3-gram left out). */
+function sentenceGrams(text: string): Set<string>[] {
+  return text.split(SENTENCE_END).map((x) => new Set(ngrams(tokenize(x), 3))).filter((g) => g.size > 0);
+}
 
 /** The text the user writes: rendered turns, then the clarification reply. */
 export function requestText(s: Scenario): string {
@@ -73,7 +78,7 @@ export function requestText(s: Scenario): string {
 }
 
 export class MetricsComputer {
-  private readonly sentenceGrams = new Map<string, Set<string>[]>();
+  private readonly docGrams = new Map<string, Set<string>[]>();
 
   constructor(private readonly counter: Qwen3Counter, private readonly options: MetricsOptions) {}
 
@@ -97,19 +102,20 @@ export class MetricsComputer {
     let lenTokens = 0;
     for (const m of s.messages) lenTokens += this.counter.count(m.content);
     if (s.needs_clarification && s.clarification !== null) lenTokens += this.counter.count(s.clarification);
-    for (const d of s.context) lenTokens += this.counter.count(d.title) + this.counter.count(d.text);
+    for (const d of s.context) lenTokens += this.counter.countRecurring(d.title) + this.counter.countRecurring(d.text);
 
     let ops = calcOps;
     if (calcCalls === 0) {
-      const reasoning = [request, ...thoughts].join('\n');
-      ops = countInlineOperators(reasoning) + countPhrases(tokenize(reasoning), OPERATION_CUES);
+      ops = countInlineOperators(request) + countPhrases(words, OPERATION_CUES);
+      for (const t of thoughts) ops += countInlineOperators(t) + countPhrases(tokenize(t), OPERATION_CUES);
     }
 
-    const entities = distinctEntities(request);
+    const spans = entitySpans(request);
+    const entities = distinctEntities(spans);
     const flags: AmbiguityFlag[] = [];
     if (s.needs_clarification || firstPhrase(words, VAGUE) >= 0) flags.push('under-specified');
     if (entities.named >= this.options.multiEntityMin) flags.push('multi-entity');
-    if (pronounBeforeName(request, THIRD_PERSON)) flags.push('pronoun-without-antecedent');
+    if (pronounBeforeName(request, spans, THIRD_PERSON)) flags.push('pronoun-without-antecedent');
     if (firstPhrase(words, OPEN_TIME) >= 0 && !YEAR.test(request)) flags.push('open-time-range');
 
     return {
@@ -122,29 +128,25 @@ export class MetricsComputer {
       ops_numeric: ops,
       connector_density: words.length === 0 ? 0 : round4((100 * countPhrases(words, CONNECTIVES)) / words.length),
       coref_pronouns: countPhrases(words, PRONOUNS),
-      clue_overlap: this.clueOverlap(s, words),
+      clue_overlap: this.clueOverlap(s, request),
       ambiguity_flags: flags,
       needs_clarification: s.needs_clarification,
     };
   }
 
-  private clueOverlap(s: Scenario, words: readonly string[]): number | null {
+  private clueOverlap(s: Scenario, request: string): number | null {
     const supporting = s.context.filter((d) => d.supporting);
     if (supporting.length === 0) return null;
-    const question = new Set(ngrams(words, 3));
+    const asked = sentenceGrams(request);
     let best = 0;
     for (const doc of supporting) {
-      for (const sentence of this.sentences(doc.text)) best = Math.max(best, jaccard(question, sentence));
+      let grams = this.docGrams.get(doc.text);
+      if (!grams) {
+        grams = sentenceGrams(doc.text);
+        this.docGrams.set(doc.text, grams);
+      }
+      for (const a of asked) for (const g of grams) best = Math.max(best, jaccard(a, g));
     }
     return round4(best);
-  }
-
-  private sentences(text: string): Set<string>[] {
-    let grams = this.sentenceGrams.get(text);
-    if (!grams) {
-      grams = text.split(SENTENCE_END).filter((x) => x.trim() !== '').map((x) => new Set(ngrams(tokenize(x), 3)));
-      this.sentenceGrams.set(text, grams);
-    }
-    return grams;
   }
 }

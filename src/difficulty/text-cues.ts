@@ -55,7 +55,7 @@ const WORD = "[A-Z][\\p{L}\\p{N}'’&.-]*";
 const JOIN = `(?:${NAME_JOINERS.join('|')})`;
 /** A capitalised word, then more capitalised words, optionally joined by lower-case particles. */
 const NAME_SPAN = new RegExp(`(?<![\\p{L}\\p{N}'’])${WORD}(?:[ \\t]+(?:${JOIN}[ \\t]+)*${WORD})*`, 'gu');
-const NUMBER = /(?<![\p{L}\p{N}.,])\d+(?:[.,]\d+)*/gu;
+const NUMBER = /(?<![A-Za-z\p{N}.,])\d+(?:[.,]\d+)*/gu;
 const ZH_BRACKETED = /[《「『]([^》」』\n]{1,30})[》」』]/gu;
 const ZH_PERSON = new RegExp(`[${ZH_SURNAMES}][\\p{Script=Han}]{0,2}?(?:${ZH_HONORIFICS.join('|')})`, 'gu');
 
@@ -67,10 +67,30 @@ export interface EntitySpan {
   numeric: boolean;
 }
 
+const ABBREVIATION = /^(?:(?:\p{Lu}\.)+|Mt|St|Dr|Mr|Mrs|Ms|Jr|Sr|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Prof|No|Co|Inc|Ltd|Bros|Ave|Blvd)\.?$/u;
+
+/** Cuts a name span after a word that ends a sentence ("Lennon. If Lennon" → "Lennon.", "If Lennon"). */
+function splitSentences(span: string, at: number): { text: string; at: number }[] {
+  const parts: { text: string; at: number }[] = [];
+  let start = 0;
+  for (const w of span.matchAll(/\S+/g)) {
+    const end = w.index + w[0].length;
+    if (w[0].endsWith('.') && !ABBREVIATION.test(w[0]) && end < span.length) {
+      parts.push({ text: span.slice(start, end), at: at + start });
+      start = end + (/^\s+/.exec(span.slice(end))?.[0].length ?? 0);
+    }
+  }
+  parts.push({ text: span.slice(start), at: at + start });
+  return parts;
+}
+
+/** A word as looked up in NOT_NAMES: lower case, trailing punctuation and a contraction removed. */
+const stem = (word: string): string => word.toLowerCase().replace(/[.'’&-]+$/, '').replace(/(?:n['’]t|['’](?:s|m|d|ve|re|ll))$/, '');
+
 /** Trims sentence-start words and trailing punctuation or a possessive from a name span. */
 function cleanName(span: string): string {
   const words = span.split(/[ \t]+/);
-  while (words.length > 0 && NOT_NAMES.has(words[0]!.toLowerCase().replace(/[.'’&-]+$/, ''))) {
+  while (words.length > 0 && NOT_NAMES.has(stem(words[0]!))) {
     words.shift();
     while (words.length > 0 && NAME_JOINERS.includes(words[0]!)) words.shift();
   }
@@ -88,8 +108,10 @@ function cleanName(span: string): string {
 export function entitySpans(text: string): EntitySpan[] {
   const spans: EntitySpan[] = [];
   for (const m of text.matchAll(NAME_SPAN)) {
-    const name = cleanName(m[0]);
-    if (name !== '') spans.push({ key: name.toLowerCase(), at: m.index + m[0].indexOf(name.split(' ')[0]!), numeric: false });
+    for (const part of splitSentences(m[0], m.index)) {
+      const name = cleanName(part.text);
+      if (name !== '') spans.push({ key: name.toLowerCase(), at: part.at + part.text.indexOf(name.split(' ')[0]!), numeric: false });
+    }
   }
   for (const m of text.matchAll(NUMBER)) spans.push({ key: `#${m[0].replace(/,/g, '')}`, at: m.index, numeric: true });
   for (const re of [ZH_BRACKETED, ZH_PERSON]) {
@@ -98,9 +120,8 @@ export function entitySpans(text: string): EntitySpan[] {
   return spans.sort((a, b) => a.at - b.at);
 }
 
-/** Distinct entities of a text (see entitySpans). */
-export function distinctEntities(text: string): { all: number; named: number } {
-  const spans = entitySpans(text);
+/** Distinct entities among spans (see entitySpans): all of them, and the named (non-numeric) ones. */
+export function distinctEntities(spans: readonly EntitySpan[]): { all: number; named: number } {
   const all = new Set(spans.map((s) => s.key));
   const named = new Set(spans.filter((s) => !s.numeric).map((s) => s.key));
   return { all: all.size, named: named.size };
@@ -126,11 +147,10 @@ export function countInlineOperators(text: string): number {
   return [...text.matchAll(/\d\s*[+*/×÷^]\s*\(?\d|\d\s+-\s+\(?\d/gu)].length;
 }
 
-/** Whether a third-person pronoun occurs before any named entity (offsets in the same text). */
-export function pronounBeforeName(text: string, pronouns: RegExp): boolean {
+/** Whether a third-person pronoun occurs in the text before the first named entity of its spans. */
+export function pronounBeforeName(text: string, spans: readonly EntitySpan[], pronouns: RegExp): boolean {
   const pronoun = pronouns.exec(text);
-  pronouns.lastIndex = 0;
   if (!pronoun) return false;
-  const firstName = entitySpans(text).find((s) => !s.numeric);
+  const firstName = spans.find((s) => !s.numeric);
   return firstName === undefined || pronoun.index < firstName.at;
 }

@@ -1,0 +1,83 @@
+// The difficulty gate (seeds/002 §三): checks on the balanced pool, overall and per task, each with a
+// one-line hint from the seeds' failure table (§五). A check whose metric does not apply to a task
+// (clue_overlap for a task without supporting text) is waived with the reason, never passed.
+import { check, waive, type Check } from '../api/index.ts';
+import { BUCKETS, type Bucket, type DimensionsConfig } from './bands.ts';
+import type { GateConfig } from './config.ts';
+import type { DifficultyMetrics } from './metrics.ts';
+import { quantileSorted } from './stats.ts';
+
+export interface Scored { m: DifficultyMetrics; bucket: Bucket }
+
+export const HINTS = {
+  hard_share: 'hard share too low: add harder items (multi-hop, longer tool chains, needed clarifications), raise difficulty.balance.target.hard, or relax the hard band (e.g. tool_hops >= 3)',
+  easy_share: 'easy share too high: lower difficulty.balance.target.easy, or add medium and hard items so fewer easy ones are kept',
+  len_tokens_max: 'items over the length ceiling: trim long contexts (fewer distractor documents) or raise difficulty.gate.max_len_tokens after checking the base model\'s max_seq_len',
+  turns_max: 'dialogues over the turn ceiling: lower the seed pool\'s max_turns or the clarification exchanges per item',
+  tool_hops_max: 'tool chains over the ceiling: drop or split items whose reference needs more tool calls than difficulty.gate.max_tool_hops',
+  clue_overlap_median_hard: 'clue_overlap too high among hard items: paraphrase questions and draw evidence from more sources, so questions repeat less of the supporting text',
+  clue_overlap_median_easy: 'clue_overlap too low among easy items: easy questions share little wording with their evidence; add direct-lookup items whose question repeats a supporting sentence',
+  empty: 'no items of this task are in the balanced pool: a bucket with a non-zero target is empty, so balancing keeps nothing; add items of that bucket',
+} as const;
+
+const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
+
+function median(xs: readonly (number | null)[]): number | null {
+  const sorted = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  const v = quantileSorted(sorted, 0.5);
+  return v === null ? null : round4(v);
+}
+
+function maxOf(items: readonly Scored[], key: 'len_tokens' | 'turns' | 'tool_hops'): number | null {
+  let best: number | null = null;
+  for (const it of items) best = Math.max(best ?? -Infinity, it.m[key]);
+  return best;
+}
+
+/** Bucket counts and shares of a set of scored items. */
+export function bucketShares(items: readonly Scored[]): { n: number; counts: Record<Bucket, number>; shares: Record<Bucket, number | null> } {
+  const counts: Record<Bucket, number> = { easy: 0, medium: 0, hard: 0 };
+  for (const it of items) counts[it.bucket] += 1;
+  const n = items.length;
+  const shares = Object.fromEntries(BUCKETS.map((b) => [b, n === 0 ? null : round4(counts[b] / n)])) as Record<Bucket, number | null>;
+  return { n, counts, shares };
+}
+
+/** Median clue_overlap of each bucket (null where no item of the bucket has a value). */
+export function clueMedians(items: readonly Scored[]): Record<Bucket, number | null> {
+  return Object.fromEntries(BUCKETS.map((b) => [b, median(items.filter((it) => it.bucket === b).map((it) => it.m.clue_overlap))])) as Record<Bucket, number | null>;
+}
+
+/** Checks of one scope ('all' or a task). `clueApplies` is false for a task without supporting text. */
+function scopeChecks(scope: string, items: readonly Scored[], gate: GateConfig, clueApplies: boolean): Check[] {
+  const { n, shares } = bucketShares(items);
+  const name = (c: string): string => `${scope}.${c}`;
+  const checks = [
+    check(name('hard_share'), shares.hard, '>=', gate.min_hard_share, n === 0 ? HINTS.empty : HINTS.hard_share),
+    check(name('easy_share'), shares.easy, '<=', gate.max_easy_share, n === 0 ? HINTS.empty : HINTS.easy_share),
+    check(name('len_tokens_max'), maxOf(items, 'len_tokens'), '<=', gate.max_len_tokens, n === 0 ? HINTS.empty : HINTS.len_tokens_max),
+    check(name('turns_max'), maxOf(items, 'turns'), '<=', gate.max_turns, n === 0 ? HINTS.empty : HINTS.turns_max),
+    check(name('tool_hops_max'), maxOf(items, 'tool_hops'), '<=', gate.max_tool_hops, n === 0 ? HINTS.empty : HINTS.tool_hops_max),
+  ];
+  const medians = clueMedians(items);
+  const hard = check(name('clue_overlap_median_hard'), medians.hard, '<=', gate.max_clue_overlap_hard_median, HINTS.clue_overlap_median_hard);
+  const easy = check(name('clue_overlap_median_easy'), medians.easy, '>=', gate.min_clue_overlap_easy_median, HINTS.clue_overlap_median_easy);
+  const why = `clue_overlap does not apply to ${scope} (no supporting text)`;
+  checks.push(clueApplies ? hard : waive(hard, why), clueApplies ? easy : waive(easy, why));
+  return checks;
+}
+
+/**
+ * The gate's checks: overall, then per task of the pool (a task missing from the balanced pool
+ * fails its checks). clue_overlap applies to a task when its dimensions list clue_overlap and some
+ * item of the task has a value.
+ */
+export function difficultyChecks(balanced: readonly Scored[], poolTasks: readonly string[], dims: DimensionsConfig, gate: GateConfig, poolClue: ReadonlySet<string>): Check[] {
+  const checks = scopeChecks('all', balanced, gate, poolClue.size > 0);
+  for (const task of poolTasks) {
+    const items = balanced.filter((it) => it.m.task === task);
+    const clueApplies = (dims[task] ?? []).includes('clue_overlap') && poolClue.has(task);
+    checks.push(...scopeChecks(task, items, gate, clueApplies));
+  }
+  return checks;
+}

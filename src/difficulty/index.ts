@@ -1,0 +1,27 @@
+// Difficulty metrics, bands, buckets, balancing and the difficulty gate (RC1.md rows
+// difficulty_metrics, balanced_pool, difficulty_report; seeds/002 "数据难度核查与难度采样").
+// Rules import this as 'rc1-build/difficulty'. See each module for its contract.
+export { QWEN3_COUNTING, QWEN3_PROBES, QWEN3_TOKENIZER_SHA256, loadQwen3, qwen3Counter, type Qwen3Counter } from './qwen3-tokens.ts';
+export {
+  AMBIGUITY_FLAGS, METRIC_DEFINITIONS, MetricsComputer, requestText,
+  type AmbiguityFlag, type DifficultyMetrics, type MetricsOptions,
+} from './metrics.ts';
+export {
+  BUCKETS, DIMENSIONS, NUMERIC_DIMENSIONS, TIE_RULE, bandOf, bandsSchema, bucketOf, dimensionsSchema, parseCondition, plurality,
+  type BandsConfig, type Bucket, type Bucketing, type Condition, type Dimension, type DimensionsConfig, type NumericDimension,
+} from './bands.ts';
+export {
+  BALANCE_METHOD, balanceSchema, normaliseShares, planBalance, taskQuotas,
+  type BalanceConfig, type BalancePlan, type BucketCounts, type TaskPlan,
+} from './balance.ts';
+export { balanceParams, gateSchema, metricsParams, metricsSchema, reportParams, type GateConfig } from './config.ts';
+export { HINTS, bucketShares, clueMedians, difficultyChecks, type Scored } from './gate.ts';
+export { BIN_WIDTH, NOT_APPLICABLE_REASONS, bandTable, difficultyReport, taskShares, tasksOf, type ReportInput } from './report.ts';
+export { histogram, quantileSorted, summarise, type Histogram, type Summary } from './stats.ts';
+export { BYTES_PER_WORKER, writeMetrics, type MetricsJob, type MetricsSummary } from './metrics-workers.ts';
+export { LineWriter, asScenario, parseObject, readLines, singleJsonl } from './lines.ts';
+export { balancedEntry, lineId, readMetrics, withDifficulty } from './metrics-file.ts';
+export {
+  countCalcOperators, countInlineOperators, countPhrases, distinctEntities, entitySpans, phraseIndex, pronounBeforeName,
+  type EntitySpan, type PhraseIndex,
+} from './text-cues.ts';

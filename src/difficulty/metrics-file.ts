@@ -1,0 +1,70 @@
+// Reading the metrics JSONL back (balanced_pool, difficulty_report), and the two cheap edits of a
+// scenario line the balanced pool needs: its id, and the line with a `difficulty` field appended.
+// Lines are written by JSON.stringify with `id` first and end in '}', so both are read from the
+// text; any line that does not look like that is parsed in full instead.
+import { DataError, describeValue, displayPath, type Location } from '../data/data-error.ts';
+import { BUCKETS, type Bucket } from './bands.ts';
+import { readLines, parseObject } from './lines.ts';
+import { AMBIGUITY_FLAGS, type DifficultyMetrics } from './metrics.ts';
+
+const COUNTS = ['len_tokens', 'turns', 'tool_hops', 'entities', 'ops_numeric', 'coref_pronouns'] as const;
+
+function asMetrics(v: Record<string, unknown>, at: Location): DifficultyMetrics {
+  const bad = (field: string, expected: string): never => { throw new DataError(at, field, expected, describeValue(v[field])); };
+  if (typeof v.id !== 'string' || v.id === '') bad('id', 'a non-empty string');
+  if (typeof v.task !== 'string' || v.task === '') bad('task', 'a non-empty string');
+  for (const k of COUNTS) if (!Number.isInteger(v[k]) || (v[k] as number) < 0) bad(k, 'a non-negative integer');
+  if (typeof v.connector_density !== 'number' || v.connector_density < 0) bad('connector_density', 'a non-negative number');
+  if (v.clue_overlap !== null && (typeof v.clue_overlap !== 'number' || v.clue_overlap < 0 || v.clue_overlap > 1)) bad('clue_overlap', 'a number in [0, 1] or null');
+  if (!Array.isArray(v.ambiguity_flags) || !v.ambiguity_flags.every((f) => (AMBIGUITY_FLAGS as readonly unknown[]).includes(f))) {
+    bad('ambiguity_flags', `a list of ${AMBIGUITY_FLAGS.join(', ')}`);
+  }
+  if (typeof v.needs_clarification !== 'boolean') bad('needs_clarification', 'true or false');
+  return v as unknown as DifficultyMetrics;
+}
+
+/** Every line of a metrics file, checked; ids must be unique. */
+export async function readMetrics(path: string, root: string): Promise<DifficultyMetrics[]> {
+  const file = displayPath(path, root);
+  const out: DifficultyMetrics[] = [];
+  const seen = new Map<string, number>();
+  for await (const { text, line } of readLines(path)) {
+    const at: Location = { file, line, unit: 'line' };
+    const m = asMetrics(parseObject(text, at), at);
+    const first = seen.get(m.id);
+    if (first !== undefined) throw new DataError(at, 'id', `an id not used before (line ${first} has it)`, describeValue(m.id));
+    seen.set(m.id, line);
+    out.push(m);
+  }
+  return out;
+}
+
+const LEADING_ID = /^\{"id":("(?:[^"\\]|\\.)*")/;
+const TRAILING_DIFFICULTY = /,"difficulty":"(easy|medium|hard)"\}$/;
+
+/** The `id` of a scenario line. */
+export function lineId(text: string, at: Location): string {
+  const m = LEADING_ID.exec(text);
+  const id = m ? (JSON.parse(m[1]!) as unknown) : parseObject(text, at).id;
+  if (typeof id !== 'string') throw new DataError(at, 'id', 'a string', describeValue(id));
+  return id;
+}
+
+/** The scenario line with `"difficulty": bucket` as its last field. */
+export function withDifficulty(text: string, bucket: Bucket, at: Location): string {
+  const line = text.trimEnd();
+  if (line.endsWith('}') && !line.includes('"difficulty":') && line !== '{}') return `${line.slice(0, -1)},"difficulty":"${bucket}"}`;
+  const obj = parseObject(line, at);
+  delete obj.difficulty;
+  return JSON.stringify({ ...obj, difficulty: bucket });
+}
+
+/** The id and difficulty bucket of a balanced-pool line. */
+export function balancedEntry(text: string, at: Location): { id: string; bucket: Bucket } {
+  const m = TRAILING_DIFFICULTY.exec(text);
+  if (m && LEADING_ID.test(text)) return { id: lineId(text, at), bucket: m[1] as Bucket };
+  const obj = parseObject(text, at);
+  if (typeof obj.id !== 'string') throw new DataError(at, 'id', 'a string', describeValue(obj.id));
+  if (!(BUCKETS as readonly unknown[]).includes(obj.difficulty)) throw new DataError(at, 'difficulty', 'easy, medium or hard', describeValue(obj.difficulty));
+  return { id: obj.id, bucket: obj.difficulty as Bucket };
+}

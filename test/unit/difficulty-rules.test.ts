@@ -1,0 +1,149 @@
+// The three difficulty rules chained on a small pool of hand-built scenarios (several renderings
+// per source item, some with a clarification exchange):
+//   pool --> difficulty_metrics --> metrics --> balanced_pool --> balanced, balance report
+//                                         \--------------------> difficulty_report (gate)
+// Each rule runs compiled as the engine compiles it, with a fake context (outputs in a temp dir);
+// the worker_threads path runs from a compiled src/difficulty with one worker per byte of pool.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Rule } from '../../src/api/index.ts';
+import { compileDifficulty, compileRule, runRule } from '../fixtures/difficulty/rule-harness.ts';
+import { GSM8K, HOTPOTQA, STRATEGYQA, scenario, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
+
+const PREFIXES = ['', 'Quick question: ', 'As a teacher, I would like to know this. ', 'My friend Anna asked me, and I could not answer. '];
+const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
+
+function pool(): unknown[] {
+  const out = [];
+  for (const item of [GSM8K, HOTPOTQA, STRATEGYQA]) {
+    for (let i = 0; i < 16; i++) {
+      const q = PREFIXES[i % PREFIXES.length] + item.question;
+      const clarify = i % 3 === 0 ? { clarification: 'The one I read about yesterday.' } : {};
+      const messages = i % 5 === 4 ? ['I have a question.', q] : [q];
+      out.push(scenario(item, { id: `${item.task}-${i}`, messages, ...clarify }));
+    }
+  }
+  return out;
+}
+
+const BANDS = {
+  len_tokens: { easy: '< 200', hard: '> 600' }, turns: { easy: '<= 2', hard: '>= 5' }, tool_hops: { easy: '<= 1', hard: '>= 4' },
+  ops_numeric: { easy: '<= 1', hard: '>= 4' }, entities: { easy: '<= 3', hard: '>= 7' },
+  connector_density: { easy: '< 3', hard: '> 6' }, clue_overlap: { easy: '> 0.40', hard: '< 0.20' },
+  needs_clarification: { hard_min_turns: 4 },
+};
+const DIMS = {
+  gsm8k: ['len_tokens', 'turns', 'tool_hops', 'ops_numeric', 'entities', 'connector_density', 'needs_clarification'],
+  hotpotqa: ['len_tokens', 'turns', 'tool_hops', 'entities', 'connector_density', 'clue_overlap', 'needs_clarification'],
+  strategyqa: ['len_tokens', 'turns', 'ops_numeric', 'entities', 'connector_density', 'clue_overlap', 'needs_clarification'],
+};
+const BALANCE = { seed: 20250821, target: { easy: 0.25, medium: 0.45, hard: 0.3 } };
+const GATE = {
+  min_hard_share: 0.3, max_easy_share: 0.3, max_len_tokens: 3500, max_turns: 8, max_tool_hops: 8,
+  max_clue_overlap_hard_median: 0.2, min_clue_overlap_easy_median: 0.4,
+};
+
+let dir = '';
+let poolFile = '';
+const rules: Record<string, Rule> = {};
+let difficulty: Awaited<ReturnType<typeof compileDifficulty>>;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rc1-diff-rules-'));
+  difficulty = await compileDifficulty(dir);
+  for (const name of ['difficulty_metrics', 'balanced_pool', 'difficulty_report']) rules[name] = await compileRule(name, dir);
+  poolFile = writeJsonl(join(dir, 'data/rollouts/rc1_seed.jsonl'), pool());
+});
+after(async () => { await rm(dir, { recursive: true, force: true }); });
+
+async function metricsRun(name: string, workers: number, file = poolFile): Promise<string> {
+  const out = 'data/rollouts/rc1_seed.metrics.jsonl';
+  const run = await runRule(rules.difficulty_metrics!, {
+    params: { difficulty: { metrics: { multi_entity_min: 3, workers } } }, inputs: { pool: [file] }, outputs: [out], outDir: join(dir, name), root: dir,
+  });
+  assert.match(String(run.result.summary), /scenarios/);
+  return run.out(out);
+}
+
+async function workersRun(name: string, file = poolFile): Promise<string> {
+  const out = join(dir, name, 'metrics.jsonl');
+  const s = await difficulty.writeMetrics({ pool: file, file: 'bad.jsonl', out, multiEntityMin: 3, workers: 2, bytesPerWorker: 1, signal: new AbortController().signal, progress: () => {} });
+  assert.equal(s.workers, 2);
+  return out;
+}
+
+test('difficulty_metrics writes one line per scenario in pool order, the same bytes on one thread or two workers', async () => {
+  const one = await metricsRun('m1', 1);
+  const two = await workersRun('m2');
+  const text = await readFile(one, 'utf8');
+  assert.equal(sha(text), sha(await readFile(two)));
+  const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; turns: number });
+  assert.deepEqual(lines.map((l) => l.id), (pool() as { id: string }[]).map((s) => s.id));
+  assert.equal(lines.find((l) => l.id === 'gsm8k-0')!.turns, 4);
+  assert.equal(lines.find((l) => l.id === 'gsm8k-4')!.turns, 3);
+});
+
+test('difficulty_metrics names the file, line and field of a malformed scenario and of a repeated id, with workers too', async () => {
+  const lines = (await readFile(poolFile, 'utf8')).trimEnd().split('\n');
+  const bad = join(dir, 'bad.jsonl');
+  await writeFile(bad, [...lines.slice(0, 30), lines[0], ...lines.slice(30)].join('\n') + '\n');
+  await assert.rejects(workersRun('dup', bad), { name: 'DataError', message: 'bad.jsonl:31: id: expected an id not used before (line 1 has it), got "gsm8k-0"' });
+  const broken = lines.slice(0, 40);
+  broken[35] = broken[35]!.replace('"needs_clarification":false', '"needs_clarification":"no"').replace('"needs_clarification":true', '"needs_clarification":"no"');
+  await writeFile(bad, broken.join('\n') + '\n');
+  await assert.rejects(metricsRun('bad1', 1, bad), { name: 'DataError', message: 'bad.jsonl:36: needs_clarification: expected true or false, got "no"' });
+  await assert.rejects(workersRun('bad2', bad), { name: 'DataError', message: 'bad.jsonl:36: needs_clarification: expected true or false, got "no"' });
+});
+
+async function balancedRun(name: string, metricsFile: string, seed = BALANCE.seed): Promise<{ jsonl: string; report: Record<string, unknown>; path: string }> {
+  const outs = ['data/rollouts/rc1_seed.balanced.jsonl', 'reports/rc1/balance_report.json'];
+  const run = await runRule(rules.balanced_pool!, {
+    params: { difficulty: { bands: BANDS, dimensions: DIMS, balance: { ...BALANCE, seed } } }, inputs: { pool: [poolFile], metrics: [metricsFile] },
+    outputs: outs, outDir: join(dir, name), root: dir,
+  });
+  return { jsonl: await readFile(run.out(outs[0]!), 'utf8'), report: JSON.parse(await readFile(run.out(outs[1]!), 'utf8')) as Record<string, unknown>, path: run.out(outs[0]!) };
+}
+
+test('balanced_pool keeps pool lines byte for byte with their bucket appended, deterministically, and reports what it dropped', async () => {
+  const m = await metricsRun('mb', 1);
+  const a = await balancedRun('b1', m);
+  const b = await balancedRun('b2', m);
+  assert.equal(sha(a.jsonl), sha(b.jsonl));
+  const poolLines = (await readFile(poolFile, 'utf8')).trimEnd().split('\n');
+  const kept = a.jsonl.trimEnd().split('\n').filter(Boolean);
+  let last = -1;
+  for (const line of kept) {
+    const at = poolLines.findIndex((p) => line.startsWith(p.slice(0, -1) + ',"difficulty":"'));
+    assert.ok(at > last, 'kept lines are pool lines, in pool order');
+    last = at;
+    assert.match(line, /,"difficulty":"(easy|medium|hard)"\}$/);
+  }
+  const report = a.report as { scenarios: { pool: number; kept: number; dropped: number; duplicated: number }; tasks: Record<string, { kept: Record<string, number>; dropped: Record<string, number>; available: Record<string, number> }> };
+  assert.deepEqual(report.scenarios, { pool: 48, kept: kept.length, dropped: 48 - kept.length, duplicated: 0 });
+  for (const t of Object.values(report.tasks)) for (const k of ['easy', 'medium', 'hard']) assert.equal(t.available[k], t.kept[k]! + t.dropped[k]!);
+});
+
+test('balanced_pool refuses metrics that are not of this pool', async () => {
+  const m = await metricsRun('mx', 1);
+  const lines = (await readFile(m, 'utf8')).trimEnd().split('\n');
+  const swapped = join(dir, 'swapped.jsonl');
+  await writeFile(swapped, [lines[1], lines[0], ...lines.slice(2)].join('\n') + '\n');
+  await assert.rejects(balancedRun('bx', swapped), { name: 'DataError', message: /rc1_seed\.jsonl:1: id: expected the id of line 1 of swapped\.jsonl/ });
+});
+
+test('difficulty_report reads the balanced pool against the metrics and returns a check per task and overall', async () => {
+  const m = await metricsRun('mr', 1);
+  const b = await balancedRun('br', m);
+  const run = await runRule(rules.difficulty_report!, {
+    params: { difficulty: { bands: BANDS, dimensions: DIMS, gate: GATE } }, inputs: { metrics: [m], balanced: [b.path] },
+    outputs: ['reports/rc1/difficulty_report.json'], outDir: join(dir, 'r'), root: dir,
+  });
+  const names = run.result.checks!.map((c) => c.name);
+  for (const scope of ['all', 'gsm8k', 'hotpotqa', 'strategyqa']) assert.ok(names.includes(`${scope}.hard_share`), scope);
+  assert.ok(run.result.checks!.every((c) => c.status !== 'fail' || (c.hint ?? '').length > 0), 'every failing check has a hint');
+  const report = run.result.report as { balanced: { all: { n: number } } };
+  assert.equal(report.balanced.all.n, b.jsonl.trimEnd().split('\n').filter(Boolean).length);
+});
