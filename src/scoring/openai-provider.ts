@@ -97,7 +97,13 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
       const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
       throw new TransportError('network', redact(`network error calling ${where}: ${e instanceof Error ? e.message : String(e)}${cause}`));
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new TransportError('network', redact(`connection lost reading the answer from ${where}: ${e instanceof Error ? e.message : String(e)}`));
+    }
     const latencyMs = now() - t0;
     if (!res.ok) {
       const snippet = redact(text.slice(0, 200).replace(/\s+/g, ' '));

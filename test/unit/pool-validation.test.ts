@@ -133,7 +133,7 @@ export default definePipeline({ defaultTargets: ['pool_validation'], targets: [
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     // 89 under-specified = ⌊.3·75⌋ + ⌊.3·135⌋ + ⌊.3·90⌋ = 22 + 40 + 27 (exact per task prefix)
     assert.match(ok.stdout, /seed_pool .*300 scenarios \(gsm8k 75, hotpotqa 135, strategyqa 90; 89 under-specified; 245 shadow items excluded\)/);
-    assert.match(ok.stdout, /gate\s+pool_validation passed 12\/12 checks/);
+    assert.match(ok.stdout, /gate\s+pool_validation ok: 12 passed ·/);
     const pool = rig.read('data/rollouts/rc1_seed.jsonl').trimEnd().split('\n');
     const shadow = JSON.parse(rig.read('data/shadow_eval_245.jsonl').split('\n')[0]!) as Scenario;
     const i = pool.findIndex((l) => (JSON.parse(l) as Scenario).task === shadow.task);
