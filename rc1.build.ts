@@ -20,6 +20,14 @@ const V2 = 'templates/pack_v2/*.json';
 
 interface Scale { stages: number[]; n: number }
 
+/** Artifacts the preflight rounds vouch for (their sha256 goes into round1.json / round2_pass.json). */
+const VOUCHED = [
+  'data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json', 'data/shadow_eval_245.metrics.jsonl', 'data/rollouts/shadow_rollouts.jsonl',
+  'data/rollouts/rc1_seed.jsonl', 'data/rollouts/rc1_seed.metrics.jsonl', 'data/rollouts/rc1_seed.balanced.jsonl', 'reports/rc1/balance_report.json',
+  'data/rollouts/pool_rollouts.jsonl', 'data/scores/scores.jsonl', 'reports/unstable_samples.jsonl', 'reports/scorer_metrics.json',
+  'configs/ppo_scale.yaml',
+];
+
 /** The judge's API-key variable: a secret (given to the rule, never in a key or a log). */
 function judgeKeyEnv(config: Record<string, unknown>): string[] {
   const live = config.scoring_live as { api_key_env?: string | null; preset?: string } | undefined;
@@ -170,9 +178,48 @@ export default definePipeline(({ config }) => {
       params: ['scoring.not_simulated'],
     })),
   );
+  // The evaluation half: calibration, shadow runs, ablation, preflight rounds.
+  const rounds = (config.preflight as unknown as { rounds: { round1: string[]; round2: string[] } }).rounds;
+  targets.push(
+    defineTarget({
+      name: 'difficulty_metrics_shadow', description: "the shadow set's difficulty metrics (the pool's rule), for its buckets in the shadow run",
+      rule: 'rules/difficulty_metrics.ts', inputs: { pool: 'data/shadow_eval_245.jsonl' }, outputs: ['data/shadow_eval_245.metrics.jsonl'], params: ['difficulty.metrics'],
+    }),
+    defineGate({
+      name: 'weights', description: "reward weights: NNLS with an L2 prior toward the old weights on the pool's scored rollouts, 5-fold CV x 200 bootstraps",
+      rule: 'rules/weights.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores') },
+      outputs: ['configs/weights.json', 'reports/calibration_report.json'], report: 'reports/calibration_report.json', params: ['reward.old_weights', 'calibration'],
+    }),
+    ...([['shadow_run', 'round1', 'reward'], ['shadow_run_pre_run_check', 'pre_run_check', 'ppo']] as const).map(([name, tag, from]) => defineGate({
+      name, description: `old score vs new reward on the shadow set, per scenario (tag ${tag}; reward settings from ${from})`, rule: 'rules/shadow_run.ts',
+      inputs: { rollouts: target('rollouts_shadow'), scores: target('scores'), weights: target('weights'), metrics: target('difficulty_metrics_shadow') },
+      args: { tag, reward_from: from }, outputs: [`reports/shadow_run_${tag}.json`], report: `reports/shadow_run_${tag}.json`,
+      params: ['reward', 'overclar', 'shadow_run', 'difficulty.bands', 'difficulty.dimensions', ...(from === 'ppo' ? ['ppo'] : [])],
+    })),
+    defineGate({
+      name: 'overclar_ablation', description: "best-of-N over the pool's candidates with vs without the over-clarification penalty",
+      rule: 'rules/overclar_ablation.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores'), weights: target('weights') },
+      outputs: ['reports/overclar_ablation.json'], report: 'reports/overclar_ablation.json', params: ['reward.beta', 'overclar'],
+    }),
+    defineGate({
+      name: 'preflight_checks', description: 'weights file valid (WEIGHTS_OK sha256), PPO config, free disk', rule: 'rules/preflight_checks.ts',
+      inputs: { weights: target('weights'), ppo_config: 'configs/ppo_scale.yaml' }, outputs: ['reports/preflight/checks.json'], report: 'reports/preflight/checks.json',
+      params: ['ppo', 'preflight.weights', 'preflight.ppo', 'preflight.min_free_disk_gb', 'reward.beta', 'pool.mix'],
+    }),
+    defineGate({
+      name: 'round1', description: 'preflight round 1: every round-1 gate re-stated, sha256 of every artifact vouched for', rule: 'rules/round_gate.ts',
+      inputs: { reports: rounds.round1.map((t) => target(t)), artifacts: VOUCHED }, args: { round: 1 },
+      outputs: ['reports/preflight/round1.json'], report: 'reports/preflight/round1.json', params: ['preflight.rounds'],
+    }),
+    defineGate({
+      name: 'round2_pass', description: 'preflight round 2: round 1 re-checked at round-2 settings; pass only when every check of both rounds passed',
+      rule: 'rules/round_gate.ts', inputs: { round1: target('round1'), reports: rounds.round2.map((t) => target(t)), artifacts: VOUCHED }, args: { round: 2 },
+      outputs: ['reports/preflight/round2_pass.json'], report: 'reports/preflight/round2_pass.json', params: ['preflight.rounds'],
+    }),
+  );
   return {
-    // `train` becomes the default once it exists; until then the furthest targets that do.
-    defaultTargets: ['pool_validation', 'difficulty_report', 'stability', 'probe_scorer', 'not_simulated_round1'],
+    // `train` becomes the default once it exists; until then the furthest target that does.
+    defaultTargets: ['round2_pass'],
     targets,
   };
 });

@@ -5,6 +5,8 @@
 // Kendall's τ-b of the fitted score with success and the MAE of the score against y; the old
 // weights w₀ are scored on the same fold. Deterministic for a seed: the folds come from `seed`,
 // fold f's resamples from deriveStreamSeed(seed, f). The weights to ship are the fit on all rows.
+// Optional row weights make every fit weighted least squares (a row counts its weight, in the
+// resamples too); the held-out metrics are unweighted.
 import { bootstrap, deriveStreamSeed, percentileInterval, type Interval } from './bootstrap.ts';
 import { kFolds } from './folds.ts';
 import { gram, gramCounts, matVec, type Gram, type Matrix } from './matrix.ts';
@@ -24,6 +26,11 @@ export interface CalibrationData {
   prior: ArrayLike<number>;
   /** A name per dimension, used as the keys of weights. */
   names: readonly string[];
+  /**
+   * Optional row weights ≥ 0 (weighted least squares: row r counts rowWeights[r] times in every
+   * fit, and a bootstrap draw of r counts rowWeights[r]). The held-out metrics stay unweighted.
+   */
+  rowWeights?: ArrayLike<number>;
 }
 
 export interface CalibrationOptions {
@@ -91,9 +98,21 @@ const only = <K extends string>(keys: readonly K[], all: Record<string, Interval
 
 /** Runs the protocol described in the module comment. */
 export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): Calibration {
-  const { X, y, success, prior, names } = data;
+  const { X, y, success, prior, names, rowWeights } = data;
   const n = X.rows;
   if (y.length !== n || success.length !== n) throw new RangeError(`calibrateWeights: ${n} rows but ${y.length} targets and ${success.length} successes`);
+  if (rowWeights && (rowWeights.length !== n || !Array.prototype.every.call(rowWeights, (v: number) => v >= 0 && Number.isFinite(v)))) {
+    throw new RangeError(`calibrateWeights: rowWeights must be ${n} finite values ≥ 0`);
+  }
+  const rowWeight = (r: number): number => (rowWeights ? rowWeights[r]! : 1);
+  /** The Gram statistics over a list of rows, each counted with its row weight. */
+  const gramOf = (rows?: ArrayLike<number>): Gram => {
+    if (!rowWeights) return gram(X, y, rows);
+    const counts = new Float64Array(n);
+    if (rows) for (let t = 0; t < rows.length; t++) counts[rows[t]!]! += rowWeights[rows[t]!]!;
+    else counts.set(rowWeights);
+    return gramCounts(X, y, counts);
+  };
   if (names.length !== X.cols) throw new RangeError(`calibrateWeights: ${X.cols} dimensions but ${names.length} names`);
   const clash = names.find((name) => (HELD_OUT_METRICS as readonly string[]).includes(name));
   if (clash) throw new RangeError(`calibrateWeights: dimension name '${clash}' is also a metric name`);
@@ -109,12 +128,12 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
     const testY = pick(y, fold.test);
     const successRanks = rankAverage(testSuccess);
     const score = (w: ArrayLike<number>): HeldOutMetrics => heldOutMetrics(matVec(X, w, fold.test), testSuccess, testY, successRanks);
-    const w = fit(gram(X, y, fold.train));
+    const w = fit(gramOf(fold.train));
     const counts = new Float64Array(n);
     const boot = bootstrap(fold.train, { resamples: o.resamples, seed: deriveStreamSeed(o.seed, fold.index), level }, (sample) => {
       // The resample's XᵀX and Xᵀy, exactly, from how often each row was drawn.
       counts.fill(0);
-      for (const r of sample) counts[r]!++;
+      for (const r of sample) counts[r]! += rowWeight(r);
       const wb = fit(gramCounts(X, y, counts));
       return { ...score(wb), ...named(names, wb) };
     });
@@ -132,7 +151,7 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
   const medianOf = (key: 'metrics' | 'prior'): HeldOutMetrics =>
     Object.fromEntries(HELD_OUT_METRICS.map((m) => [m, median(reports.map((r) => r[key][m]))])) as HeldOutMetrics;
   return {
-    weights: named(names, fit(gram(X, y))),
+    weights: named(names, fit(gramOf())),
     folds: reports,
     median: { metrics: medianOf('metrics'), prior: medianOf('prior') },
     bootstrap: { weights: intervals(names, pooled, level), metrics: intervals(HELD_OUT_METRICS, pooled, level), replicates: pooled.length },
