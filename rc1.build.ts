@@ -217,9 +217,22 @@ export default definePipeline(({ config }) => {
       outputs: ['reports/preflight/round2_pass.json'], report: 'reports/preflight/round2_pass.json', params: ['preflight.rounds'],
     }),
   );
+  // Training: the trainer API's built-in tfjs engine in dev, the team's own trainer (engine
+  // `command`) in prod. It reads round2_pass.json and refuses to start unless it passed.
+  const train = config.train as { strategy?: string } | undefined;
+  targets.push(defineTarget({
+    name: 'train',
+    description: 'the RC1 policy, trained through the trainer API (dev: the built-in tfjs engine on simulated-dialogue-v1)',
+    rule: 'rules/train.ts',
+    inputs: {
+      round2: target('round2_pass'), scenarios: target('balanced_pool'), weights: target('weights'),
+      ...(train?.strategy === 'dpo' ? { rollouts: target('rollouts_pool'), scores: target('scores') } : {}),
+    },
+    outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+    params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
+  }));
   return {
-    // `train` becomes the default once it exists; until then the furthest target that does.
-    defaultTargets: ['round2_pass'],
+    defaultTargets: ['train'],
     targets,
   };
 });

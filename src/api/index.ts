@@ -185,6 +185,8 @@ export interface RuleContext<P> {
   readonly params: P;
   /** Declared env vars only. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** True when the user asked to rebuild this target (`--force`): a resumable rule starts over. */
+  readonly forced: boolean;
   /** The target's declared args (literal values from rc1.build.ts). */
   readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */

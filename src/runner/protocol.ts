@@ -15,6 +15,7 @@ export interface Job {
   profile: string;
   params: Record<string, unknown>;
   args: Record<string, unknown>;
+  forced: boolean;
   env: Record<string, string | undefined>;
   inputs: Record<string, string[]>;
   outputs: JobOutput[];

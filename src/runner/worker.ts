@@ -62,6 +62,7 @@ async function run(job: Job): Promise<void> {
       env: Object.freeze({ ...job.env }),
       args: Object.freeze({ ...job.args }) as RuleContext<unknown>['args'],
       outputs: Object.freeze(job.outputs.map((o) => o.path)),
+      forced: job.forced,
       inputs(name: string): string[] {
         const v = job.inputs[name];
         if (!v) throw new ContractError(`${job.ruleFile}: ctx.inputs('${name}'): target ${job.target} declares no input group '${name}' (it has: ${Object.keys(job.inputs).join(', ') || 'none'})`);

@@ -336,7 +336,7 @@ export class Build {
     this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
     const res = await this.pool.run({
       target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, profile: ws.profile,
-      params: pickParams(ws.config.values, t.params), args: t.args, env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
+      params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
     }, {
       log: (raw) => {

@@ -1,0 +1,73 @@
+// reports/config_effective.yaml: the effective train config as a run used it — profile, engine,
+// the validated `train:` section, the config hash and run hash, the inputs with their sha256 —
+// with secrets redacted. Redaction: the value of any key whose name contains key, token, secret,
+// password or credential becomes "***", and any occurrence of a secret env var's value in any
+// string becomes "***". Secret env values are those of the target's env vars whose names look
+// secret (the same pattern), plus every other env value of 8 characters or more except the
+// profile switches RUN_MODE and REWARD_LIVE_MODE.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { relative } from 'node:path';
+import { stringify } from 'yaml';
+import { canonicalJson } from '../util/canonical-json.ts';
+import type { TrainConfig } from './config.ts';
+
+export const REDACTED = '***';
+const SECRET_NAME = /key|token|secret|passw(or)?d|credential/i;
+const NOT_SECRET_ENV = new Set(['RUN_MODE', 'REWARD_LIVE_MODE']);
+
+export function secretValues(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(env).flatMap(([name, v]) => {
+    if (!v) return [];
+    if (SECRET_NAME.test(name) && v.length >= 4) return [v];
+    return !NOT_SECRET_ENV.has(name) && v.length >= 8 ? [v] : [];
+  }).sort((a, b) => b.length - a.length);
+}
+
+export function redact(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') {
+    let s = value;
+    for (const sec of secrets) s = s.split(sec).join(REDACTED);
+    return s;
+  }
+  if (Array.isArray(value)) return value.map((v) => redact(v, secrets));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_NAME.test(k) && (v === null || typeof v !== 'object' || Array.isArray(v)) ? REDACTED : redact(v, secrets)]));
+  }
+  return value;
+}
+
+export interface InputDigest { path: string; sha256: string }
+
+/** sha256 of each input file, workspace-relative, per group (for the run hash and the effective config). */
+export async function digestInputs(inputs: Readonly<Record<string, readonly string[]>>, root: string): Promise<Record<string, InputDigest[]>> {
+  const out: Record<string, InputDigest[]> = {};
+  for (const group of Object.keys(inputs).sort()) {
+    out[group] = [];
+    for (const f of inputs[group]!) out[group].push({ path: relative(root, f), sha256: createHash('sha256').update(await readFile(f)).digest('hex') });
+  }
+  return out;
+}
+
+/**
+ * The input groups a run reads: the built-in engine's scenarios and weights (and rollouts and
+ * scores for dpo); every group but the round-2 ticket (a precondition, not data) for the command
+ * engine, whose trainer may read any of them.
+ */
+export function dataGroups(config: Pick<TrainConfig, 'engine' | 'strategy'>, groups: readonly string[]): string[] {
+  if (config.engine === 'command') return groups.filter((g) => g !== 'round2');
+  return groups.filter((g) => g === 'scenarios' || g === 'weights' || (config.strategy === 'dpo' && (g === 'rollouts' || g === 'scores')));
+}
+
+/** The run hash: config hash + the digests of the data inputs the run reads (dataGroups). */
+export function runHash(configHash: string, digests: Record<string, InputDigest[]>, groups: readonly string[]): string {
+  const data = Object.fromEntries(Object.entries(digests).filter(([g]) => groups.includes(g)));
+  return createHash('sha256').update(canonicalJson({ format: 'rc1-train-run-v1', config: configHash, inputs: data })).digest('hex');
+}
+
+export function effectiveConfigYaml(o: {
+  profile: string; config: Readonly<TrainConfig>; configHash: string; runHash: string; inputs: Record<string, InputDigest[]>; secrets: readonly string[];
+}): string {
+  const doc = redact({ profile: o.profile, config_hash: o.configHash, run_hash: o.runHash, train: o.config, inputs: o.inputs }, o.secrets);
+  return `# The effective train config of this run (rc1-build train). Secrets redacted as ${REDACTED}.\n${stringify(doc, { lineWidth: 0 })}`;
+}

@@ -1,0 +1,99 @@
+// The train target through the CLI, in a workspace that declares only `train` (plain-file inputs,
+// the repository's rule and configs, small sizes in the dev profile):
+//   reports/preflight/round2_pass.json + balanced pool + configs/weights.json --> train
+//     --> checkpoints/rc1/{step_XXXXX, latest, best, initial}, logs/train.log,
+//         reports/metrics.jsonl, reports/config_effective.yaml
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROUND2_FAIL, SMALL, trainWorkspace } from '../helpers/train-fixtures.ts';
+
+const sha = (p: string): string => createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+
+test('train refuses to start when round2_pass.json says pass: false, and when it is missing', () => {
+  const failing = trainWorkspace(ROUND2_FAIL);
+  const missing = trainWorkspace(null);
+  try {
+    const r = failing.run(['train']);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout + r.stderr, /train refuses to start: reports\/preflight\/round2_pass\.json says "pass": false \(failed: not_simulated\.cache_hit_rate\)/);
+    assert.equal(failing.exists('.rc1/train/checkpoints'), false);
+    const m = missing.run(['train']);
+    assert.equal(m.code, 1);
+    assert.match(m.stdout + m.stderr, /reports\/preflight\/round2_pass\.json/);
+    assert.equal(missing.exists('checkpoints/rc1'), false);
+  } finally { failing.cleanup(); missing.cleanup(); }
+});
+
+test('a dev build trains and writes checkpoints, the log, every-field metrics and an effective config with secrets redacted', () => {
+  const rig = trainWorkspace();
+  const secret = 'sk-very-secret-123';
+  try {
+    rig.write('configs/profiles/dev.yaml', JSON.stringify({
+      ...SMALL,
+      train: { ...SMALL.train, command: { argv: ['python3', 'trainer.py'], cwd: '.', env: { HF_TOKEN: 'hf_abcdefgh12345', NOTE: `uses ${secret} inside` }, grace_s: 5, poll_ms: 500 } },
+    }));
+    const r = rig.run(['train'], { TRAIN_SECRET_TOKEN: secret });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /trained to step 6 \(tfjs\/wasm, ppo\)/);
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00006');
+    for (const d of ['latest', 'best', 'initial', 'step_00004']) assert.ok(rig.exists(`checkpoints/rc1/${d}/model.bin`), d);
+    assert.equal(rig.exists('checkpoints/rc1/step_00002'), false, 'keep_last 2 rotated step_00002 away');
+    const meta = JSON.parse(rig.read('checkpoints/rc1/latest/checkpoint.json'));
+    assert.equal(meta.step, 6);
+    assert.deepEqual(Object.keys(meta.files).sort(), ['model.bin', 'model.json', 'optimizer.bin', 'reference.bin']);
+    const lines = rig.read('reports/metrics.jsonl').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => l.step), [1, 2, 3, 4, 5, 6]);
+    for (const l of lines) assert.deepEqual(Object.keys(l).sort(), ['backend', 'engine', 'entropy', 'env', 'episode_len', 'kl', 'kl_coef', 'loss', 'lr', 'reward', 'seed_ratio', 'step', 'strategy', 'success', 'throughput', 'time', 'updates_per_s']);
+    assert.match(rig.read('logs/train.log'), /env simulated-dialogue-v1 \(a simulation built from the data\)/);
+    const eff = rig.read('reports/config_effective.yaml');
+    assert.match(eff, /HF_TOKEN: "\*\*\*"/);
+    assert.match(eff, /NOTE: uses \*\*\* inside/);
+    assert.match(eff, /steps: 6/);
+    for (const f of ['reports/config_effective.yaml', 'logs/train.log', 'reports/metrics.jsonl']) assert.equal(rig.read(f).includes(secret), false, f);
+    assert.equal(rig.read('reports/config_effective.yaml').includes('hf_abcdefgh12345'), false);
+    const again = rig.run(['train'], { TRAIN_SECRET_TOKEN: 'another-rotated-secret' });
+    assert.equal(again.code, 0);
+    assert.match(again.stdout, /0 ran/);
+  } finally { rig.cleanup(); }
+});
+
+test('SIGKILL of a running train build, then a rebuild resumes from latest with steps increasing and the same final weights as an uninterrupted run', async () => {
+  const sizes = { ...SMALL, ppo: { ...SMALL.ppo, steps: 14 }, train: { ...SMALL.train, checkpoint: { every: 2, keep_last: 2 } } };
+  const straight = trainWorkspace();
+  const killed = trainWorkspace();
+  try {
+    for (const rig of [straight, killed]) rig.write('configs/profiles/dev.yaml', JSON.stringify(sizes));
+    assert.equal(straight.run(['train']).code, 0);
+    const child = killed.spawn(['train']);
+    const metrics = path.join(killed.dir, '.rc1/train/metrics.jsonl');
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const n = fs.existsSync(metrics) ? fs.readFileSync(metrics, 'utf8').split('\n').filter(Boolean).length : 0;
+      if (n >= 5) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const latest = fs.readlinkSync(path.join(killed.dir, '.rc1/train/checkpoints/rc1/latest'));
+    assert.ok(Number(latest.slice(5)) >= 4 && Number(latest.slice(5)) < 14, latest);
+    const r = killed.run(['train', '-v']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, new RegExp(`resuming the interrupted run from .*${latest}`));
+    assert.match(r.stdout, new RegExp(`resumed at step ${Number(latest.slice(5))}, trained to step 14`));
+    const steps = killed.read('reports/metrics.jsonl').trim().split('\n').map((l) => JSON.parse(l).step);
+    assert.deepEqual(steps, Array.from({ length: 14 }, (_, i) => i + 1));
+    for (const f of ['model.bin', 'optimizer.bin']) assert.equal(sha(path.join(killed.dir, 'checkpoints/rc1/latest', f)), sha(path.join(straight.dir, 'checkpoints/rc1/latest', f)), f);
+  } finally { straight.cleanup(); killed.cleanup(); }
+});
+
+test('the prod profile refuses the built-in engine: it trains in a simulated environment', () => {
+  const rig = trainWorkspace();
+  try {
+    const r = rig.run(['train'], { RUN_MODE: 'prod' });
+    assert.equal(r.code, 1);
+    assert.match(r.stdout + r.stderr, /the built-in tfjs engine trains in simulated-dialogue-v1.*set train\.engine: command/);
+  } finally { rig.cleanup(); }
+});
