@@ -6,6 +6,8 @@
 //   data/raw/** ──► shadow_set ──────────────┐
 //   templates/pack_v1,v2 ──► diversity_report ┤
 //                                            ▼
+//   … shadow_run, weights, overclar_ablation, preflight_checks ──► round1 ──► round2_pass ──► train ──► ppo_eval, export_gguf
+//
 //   per stage: seed_pool@n ──► pool_validation@n           (gate)
 //                   └──► difficulty_metrics@n ──► balanced_pool@n ──► difficulty_report@n (gate)
 //                                                      └──► rollouts_pool@n ──► scores@n ──► stability@n (gate)
@@ -231,6 +233,24 @@ export default definePipeline(({ config }) => {
     outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
     params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
   }));
+  targets.push(
+    defineGate({
+      name: 'ppo_eval',
+      description: 'trained policy vs initial/ on the shadow set + its under-specified twins: needs-clarification success +5 pp, over-clarification -20 % rel., turns not up, hard QA success +5 pp; learning curve',
+      rule: 'rules/ppo_eval.ts',
+      inputs: { checkpoints: target('train'), shadow: target('shadow_set'), weights: target('weights'), raw: RAW, v2: V2 },
+      outputs: ['reports/ppo_eval.json', 'reports/learning_curve.png'],
+      report: 'reports/ppo_eval.json',
+      params: ['ppo_eval', 'train', 'ppo', 'overclar.alpha', 'overclar.cap', 'pool', 'templates', 'data', 'difficulty.metrics', 'difficulty.bands', 'difficulty.dimensions'],
+    }),
+    defineTarget({
+      name: 'export_gguf',
+      description: 'the built-in policy of checkpoints/rc1/latest as GGUF v3 (F32), read back and compared with @huggingface/gguf',
+      rule: 'rules/export_gguf.ts',
+      inputs: { checkpoints: target('train') },
+      outputs: ['models/rc1-policy.gguf'],
+    }),
+  );
   return {
     defaultTargets: ['train'],
     targets,

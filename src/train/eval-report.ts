@@ -10,7 +10,7 @@
 //                                         turn) over all items, trained − reference   <= 0
 //   hard_qa_success_gain_pp               success on hard-bucket hotpotqa + strategyqa items, pp
 //                                                                                    >= +5
-// plus two size checks (each gated group holds at least min_group_n items), so a gain measured
+// plus two size checks (each gated group holds at least min_group_n distinct scenarios), so a gain measured
 // on a handful of items never passes. Thresholds come from the `ppo_eval:` config section.
 import { z } from 'zod';
 import { check, waive, type Check } from '../api/index.ts';
@@ -73,8 +73,11 @@ export interface PpoEvalComparison {
   by_difficulty: Record<string, GroupComparison>;
 }
 
+/** Distinct held-out scenarios in the two gated groups (with sampled actions a group has several episodes per scenario). */
+export interface GroupItems { needs_clarification: number; hard_qa: number }
+
 /** The gate's checks and the by-task / by-difficulty comparison. */
-export function comparePolicies(trained: EvalSummary, reference: EvalSummary, c: PpoEvalConfig): PpoEvalComparison {
+export function comparePolicies(trained: EvalSummary, reference: EvalSummary, c: PpoEvalConfig, items: GroupItems): PpoEvalComparison {
   const th = c.thresholds;
   const nc = compareGroup(trained.needs_clarification, reference.needs_clarification);
   const hard = compareGroup(trained.hard_qa, reference.hard_qa);
@@ -92,9 +95,9 @@ export function comparePolicies(trained: EvalSummary, reference: EvalSummary, c:
       'the trained policy takes more turns than before: it asks more often; raise train.reward.alpha or lower train.ppo.ent_coef'),
     check('hard_qa_success_gain_pp', hard.success_gain_pp, '>=', th.min_hard_qa_success_gain_pp,
       'hard hotpotqa / strategyqa items did not improve: raise the hard share of train.sampling.by_difficulty or train longer'),
-    check('needs_clarification_items', trained.needs_clarification.n, '>=', c.min_group_n,
+    check('needs_clarification_items', items.needs_clarification, '>=', c.min_group_n,
       'too few needs-clarification items to measure a gain: set ppo_eval.twins: true'),
-    check('hard_qa_items', trained.hard_qa.n, '>=', c.min_group_n,
+    check('hard_qa_items', items.hard_qa, '>=', c.min_group_n,
       'too few hard hotpotqa + strategyqa items among the held-out scenarios to measure a gain'),
   ];
   return {

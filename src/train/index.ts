@@ -21,12 +21,6 @@ export { paramSpecs, initParams, type NetShape, type Params, type ParamSpec } fr
 export { TrainRng } from './rng.ts';
 export { gae, clippedObjective, adaptKlCoef, normalize } from './strategies/ppo-math.ts';
 export { benchmarkTraining, type BenchmarkOptions, type BenchmarkRow } from './bench.ts';
-// The ppo_eval gate's pieces (held-out set, comparison, learning curve) and the checkpoint input
-// of export_gguf / ppo_eval.
-export { builtInCheckpoint, checkpointDirOf, type PolicyCheckpoint } from './checkpoint-input.ts';
-export * from './eval-report.ts';
-export * from './eval-sets.ts';
-export { drawLearningCurve, niceTicks, readCurve, tickLabel, type CurvePoint } from './learning-curve.ts';
 // The ppo_eval gate's pieces (written beside the trainer by the gate's author).
 export * from './checkpoint-input.ts';
 export * from './eval-report.ts';

@@ -6,6 +6,7 @@
 // writing the same checkpoint dir.
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import { basename } from 'node:path';
 import { writeFileAtomic } from '../../util/fs.ts';
 
 export interface Exit { code: number | null; signal: NodeJS.Signals | null }
@@ -96,6 +97,20 @@ function cmdlineOf(pid: number): string[] | null {
   try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((s) => s !== ''); } catch { return null; }
 }
 
+/**
+ * Whether a live command line is the recorded one: it ends with the recorded arguments, preceded by
+ * a program of the same base name. Interpreters and shims rewrite argv[0] (pyenv runs
+ * `/usr/bin/env bash …/shims/python3 …`, then `…/versions/3.11.7/bin/python3 …`; a console script
+ * such as `accelerate` runs as `python3 …/bin/accelerate …`), never the arguments after it.
+ */
+export function sameCommand(cmdline: readonly string[], argv: readonly string[]): boolean {
+  const [prog, ...args] = argv;
+  if (!prog || cmdline.length < argv.length) return false;
+  const at = cmdline.length - args.length;
+  if (!args.every((a, i) => cmdline[at + i] === a)) return false;
+  return cmdline.slice(0, at).some((c) => basename(c) === basename(prog));
+}
+
 function groupAlive(pid: number): boolean {
   try { process.kill(-pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
 }
@@ -110,7 +125,7 @@ export async function stopOrphan(pidFile: string, graceMs: number): Promise<stri
   fs.rmSync(pidFile, { force: true });
   if (!groupAlive(rec.pid)) return null;
   const cmdline = cmdlineOf(rec.pid);
-  if (cmdline !== null && cmdline.join('\0') !== rec.argv.join('\0') && !rec.argv.every((a) => cmdline.includes(a))) return null;
+  if (cmdline !== null && !sameCommand(cmdline, rec.argv)) return null;
   signalGroup(rec.pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (groupAlive(rec.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

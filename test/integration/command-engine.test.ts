@@ -1,0 +1,158 @@
+// `train` with `train.engine: command`, through the CLI, in a workspace of its own:
+//   round2_pass.json, scenarios, weights --> train (the toy trainer as a child process) --> checkpoints/rc1/, metrics, log
+// The toy trainer trains and its final checkpoint's hashes reach the manifest; a build killed with
+// SIGKILL mid-run resumes from `latest` to byte-identical weights; trainers that exit non-zero,
+// write no checkpoint or write malformed metrics fail the build with a clear message and an ERROR
+// report.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { REPO, TestRig } from '../helpers/rig.ts';
+
+const PIPELINE = `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  defaultTargets: ['train'],
+  targets: [
+    defineTarget({
+      name: 'train', rule: 'rules/train.ts',
+      inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
+      outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
+    }),
+  ],
+});
+`;
+
+/** A workspace whose train target runs `argv` (relative to the workspace) for `steps` steps. */
+function commandRig(argv: string[], steps = 6): TestRig {
+  const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
+  const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
+  const train = read('train.yaml').train!;
+  rig.write('configs/train.yaml', stringify({ train: { ...train, engine: 'command', checkpoint: { every: 2, keep_last: 5 }, command: { argv, cwd: '.', env: {}, grace_s: 5, poll_ms: 25 } } }));
+  rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }));
+  rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
+  rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`);
+  rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
+  rig.write('data/scenarios.jsonl', `${Array.from({ length: 40 }, (_, i) => JSON.stringify({
+    id: `s${i}`, needs_clarification: i % 3 === 0,
+    messages: [{ role: 'user', content: i % 3 === 0 ? `How much did a certain friend of mine pay for item ${i}?` : `Alice paid ${i} dollars for ${i} apples: what is one apple?` }],
+  })).join('\n')}\n`);
+  rig.write('examples/trainers/toy_trainer.py', fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'));
+  return rig;
+}
+
+const TOY = ['python3', 'examples/trainers/toy_trainer.py'];
+
+function errorReport(rig: TestRig, stdout: string): { kind: string; error: string; target: string } {
+  const m = /error report (reports\/ERROR_\d{8}T\d{9}Z(?:-\d+)?\.json)/.exec(stdout);
+  assert.ok(m, stdout);
+  return JSON.parse(rig.read(m[1]!)) as { kind: string; error: string; target: string };
+}
+
+test('train with the command engine runs the toy trainer; the final checkpoint\'s sha256 per file is in the manifest', () => {
+  const rig = commandRig(TOY);
+  try {
+    const r = rig.run(['train']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00006');
+    const metrics = rig.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as { step: number; engine: string; backend: string });
+    assert.deepEqual(metrics.map((m) => m.step), [1, 2, 3, 4, 5, 6]);
+    assert.equal(metrics[0]!.engine, 'command');
+    assert.match(rig.read('logs/train.log'), /trainer: toy_trainer: done at step 6/);
+    const meta = JSON.parse(rig.read('checkpoints/rc1/step_00006/checkpoint.json')) as { format: string; files: Record<string, string> };
+    assert.equal(meta.format, 'external');
+    const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
+    for (const [f, sha] of Object.entries(meta.files)) {
+      const a = manifest.artifacts.find((x) => x.path === `checkpoints/rc1/step_00006/${f}`);
+      assert.ok(a, `manifest lists ${f}`);
+      assert.equal(a.sha256, sha, f);
+      assert.equal(a.target, 'train');
+    }
+  } finally { rig.cleanup(); }
+});
+
+test('a build killed with SIGKILL mid-run resumes from latest on the next build, and the weights match a straight run', async () => {
+  const straight = commandRig(TOY, 8);
+  const killed = commandRig(TOY, 8);
+  try {
+    assert.equal(straight.run(['train']).code, 0);
+    const want = straight.read('checkpoints/rc1/step_00008/weights.json');
+
+    const child = killed.spawn(['train'], { TOY_STEP_DELAY: '0.25' });
+    const latest = path.join(killed.dir, '.rc1/train/checkpoints/rc1/latest');
+    const t0 = Date.now();
+    while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
+    assert.ok(fs.existsSync(latest), 'a checkpoint was adopted before the kill');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const killedAt = Number(/step_(\d+)/.exec(fs.readlinkSync(latest))![1]);
+    assert.ok(killedAt < 8);
+
+    const r = killed.run(['train']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const log = killed.read('logs/train.log');
+    assert.match(log, /resuming the interrupted run from .*step_0000\d \(step \d/);
+    assert.match(log, /toy_trainer: resumed from .*step_0000\d at step \d/);
+    const steps = killed.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => (JSON.parse(l) as { step: number }).step);
+    assert.deepEqual(steps, [1, 2, 3, 4, 5, 6, 7, 8], 'steps keep increasing across the resume, none twice');
+    assert.equal(killed.read('checkpoints/rc1/step_00008/weights.json'), want);
+  } finally { straight.cleanup(); killed.cleanup(); }
+});
+
+test('Ctrl-C of the build reaches the trainer\'s process group; the next build resumes and finishes', async () => {
+  const rig = commandRig(TOY, 8);
+  try {
+    const child = rig.spawn(['train'], { TOY_STEP_DELAY: '0.25' });
+    const latest = path.join(rig.dir, '.rc1/train/checkpoints/rc1/latest');
+    const t0 = Date.now();
+    while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGINT');
+    const code = await new Promise((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 130);
+    const log = fs.readFileSync(path.join(rig.dir, '.rc1/train/train.log'), 'utf8');
+    assert.match(log, /build interrupted: SIGTERM to the trainer's process group/);
+    assert.match(log, /toy_trainer: signal 15: stopped after step \d/);
+    const r = rig.run(['train']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(rig.read('logs/train.log'), /resuming the interrupted run/);
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00008');
+  } finally { rig.cleanup(); }
+});
+
+test('a trainer that exits non-zero fails train with its exit code, its last output and an ERROR report', () => {
+  const rig = commandRig(['python3', 'crash.py']);
+  try {
+    rig.write('crash.py', 'import sys\nprint("loading base model", flush=True)\nprint("RuntimeError: CUDA out of memory", file=sys.stderr)\nsys.exit(7)\n');
+    const r = rig.run(['train']);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /the trainer exited with code 7/);
+    assert.match(r.stdout, /\| RuntimeError: CUDA out of memory/);
+    const rep = errorReport(rig, r.stdout);
+    assert.equal(rep.target, 'train');
+    assert.match(rep.error, /the trainer exited with code 7/);
+  } finally { rig.cleanup(); }
+});
+
+test('a trainer that writes no checkpoint fails train naming the missing step dir and COMPLETE marker', () => {
+  const rig = commandRig(['python3', 'nockpt.py'], 3);
+  try {
+    rig.write('nockpt.py', 'import json, os\nwith open(os.environ["RC1_METRICS"], "a") as f:\n    for s in (1, 2, 3): f.write(json.dumps({"step": s, "loss": 1.0, "reward": 0.5, "kl": 0.0}) + "\\n")\n');
+    const r = rig.run(['train']);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /the trainer exited 0 but wrote no complete checkpoint: expected .*step_00003\/ closed by a COMPLETE file/);
+    assert.match(errorReport(rig, r.stdout).error, /wrote no complete checkpoint/);
+  } finally { rig.cleanup(); }
+});
+
+test('a trainer that writes a malformed metrics line fails train with file:line and field', () => {
+  const rig = commandRig(['python3', 'bad.py'], 3);
+  try {
+    rig.write('bad.py', 'import os\nopen(os.environ["RC1_METRICS"], "a").write(\'{"step": 1, "loss": 0.9, "reward": 0.1, "kl": 0}\\n{"step": 2, "loss": 0.8, "reward": 0.2}\\n\')\n');
+    const r = rig.run(['train']);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /the trainer broke the command contract: \.rc1\/train\/command\/metrics\.jsonl:2: kl: expected a number, got nothing \(the field is missing\)/);
+    assert.match(errorReport(rig, r.stdout).error, /metrics\.jsonl:2: kl/);
+  } finally { rig.cleanup(); }
+});

@@ -1,0 +1,45 @@
+// export_gguf through the CLI after a short built-in training run:
+//   scenarios, weights --> train --> checkpoints/rc1/ --> export_gguf --> models/rc1-policy.gguf
+// The file is read back here too, independently of the rule, with @huggingface/gguf: metadata,
+// tensor names, ggml shapes and F32 data equal to the trained policy's weights; the export is
+// byte-identical when forced to run again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gguf } from '@huggingface/gguf';
+import { loadPolicy } from '../../src/train/policy.ts';
+import { ppoEvalRig } from './ppo-eval-rig.ts';
+
+test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf reads back tensor for tensor', async () => {
+  const rig = await ppoEvalRig({ steps: 4, lr: 0.003, scenarios: 300 });
+  try {
+    const r = rig.run(['export_gguf']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /models\/rc1-policy\.gguf: 6 tensors, \d+ parameters, \d+ bytes, from latest → step_00004 \(step 4\); verified by reading it back with @huggingface\/gguf/);
+    const file = path.join(rig.dir, 'models/rc1-policy.gguf');
+    const parsed = await gguf(file, { allowLocalFile: true });
+    const meta = parsed.metadata as Record<string, unknown>;
+    assert.equal(meta.version, 3);
+    assert.equal(meta['general.architecture'], 'rc1-mlp-policy');
+    assert.equal(meta['general.name'], 'rc1-policy');
+    assert.equal(meta['general.alignment'], 32);
+    assert.deepEqual(meta['rc1-mlp-policy.actions'], ['ask', 'wiki', 'calc', 'answer']);
+    assert.equal(meta['rc1-mlp-policy.step'], 4);
+    const policy = await loadPolicy(path.join(rig.dir, 'checkpoints/rc1/latest'));
+    const want = policy.tensors().filter((t) => t.name.startsWith('policy.'));
+    assert.deepEqual(parsed.tensorInfos.map((t) => t.name), want.map((t) => t.name));
+    const bytes = fs.readFileSync(file);
+    for (const [i, t] of parsed.tensorInfos.entries()) {
+      const w = want[i]!;
+      assert.deepEqual(t.shape.map(Number), [...w.shape].reverse(), t.name);
+      assert.equal(Number(t.dtype), 0, `${t.name} is F32`);
+      const start = Number(parsed.tensorDataOffset + t.offset);
+      assert.deepEqual(bytes.subarray(start, start + w.data.byteLength), Buffer.from(w.data.buffer, w.data.byteOffset, w.data.byteLength), t.name);
+    }
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    assert.equal(rig.run(['--force', 'export_gguf']).code, 0);
+    assert.equal(createHash('sha256').update(fs.readFileSync(file)).digest('hex'), sha, 'the same checkpoint exports to the same bytes');
+  } finally { rig.cleanup(); }
+});

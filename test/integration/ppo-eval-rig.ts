@@ -1,0 +1,79 @@
+// A workspace for the ppo_eval and export_gguf integration tests: the project's rules, configs,
+// raw data and template packs, and a pipeline of four targets:
+//   data/raw/** --> shadow_set ----------------------------------------------+
+//   data/train_scenarios.jsonl, configs/weights.json, round2_pass --> train --+--> ppo_eval (gate)
+//                                                                    train --+--> export_gguf
+// The training scenarios are rendered by the seed pool's generator (shadow items excluded) and
+// bucketed by the pool's band rules, as the balanced pool's are; the weights are equal. The run's
+// size (ppo.steps, lr: laid over the dev profile) is the test's.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { createRng } from '../../src/api/index.ts';
+import { dataFileFormat, loadSources } from '../../src/data/index.ts';
+import { bandsSchema, bucketOf, dimensionsSchema, loadQwen3, MetricsComputer } from '../../src/difficulty/index.ts';
+import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../src/pool/index.ts';
+import { loadPack } from '../../src/templates/index.ts';
+import { REPO, TestRig } from '../helpers/rig.ts';
+
+const PIPELINE = `import { definePipeline, defineGate, defineTarget, target } from 'rc1-build';
+const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
+export default definePipeline({
+  defaultTargets: ['ppo_eval', 'export_gguf'],
+  targets: [
+    defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: RAW },
+      outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'], params: ['shadow', 'data'] }),
+    defineTarget({ name: 'train', rule: 'rules/train.ts',
+      inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/train_scenarios.jsonl', weights: 'configs/weights.json' },
+      outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'] }),
+    defineGate({ name: 'ppo_eval', rule: 'rules/ppo_eval.ts',
+      inputs: { checkpoints: target('train'), shadow: target('shadow_set'), weights: 'configs/weights.json', raw: RAW, v2: 'templates/pack_v2/*.json' },
+      outputs: ['reports/ppo_eval.json', 'reports/learning_curve.png'], report: 'reports/ppo_eval.json',
+      params: ['ppo_eval', 'train', 'ppo', 'overclar.alpha', 'overclar.cap', 'pool', 'templates', 'data', 'difficulty.metrics', 'difficulty.bands', 'difficulty.dimensions'] }),
+    defineTarget({ name: 'export_gguf', rule: 'rules/export_gguf.ts', inputs: { checkpoints: target('train') }, outputs: ['models/rc1-policy.gguf'] }),
+  ],
+});
+`;
+
+type Tree = Record<string, unknown>;
+
+function readYaml(file: string): Tree {
+  return parse(fs.readFileSync(file, 'utf8')) as Tree;
+}
+
+let scenarioCache: string | null = null;
+
+/** n scenarios by the seed pool's generator over the raw data, shadow items excluded, with their buckets. */
+async function trainingScenarios(n: number): Promise<string> {
+  if (scenarioCache) return scenarioCache;
+  const raw = ['gsm8k', 'hotpotqa', 'strategyqa'].flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f))).filter((f) => dataFileFormat(f) !== null).sort();
+  const { items } = await loadSources(raw, { onError: 'fail', root: REPO });
+  const shadow = new Set(fs.readFileSync(path.join(REPO, 'data/shadow_eval_245.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { source_id: string }).source_id));
+  const pool = PoolParamsSchema.parse(readYaml(path.join(REPO, 'configs/pool.yaml')).pool);
+  const packDir = path.join(REPO, 'templates/pack_v2');
+  const pack = await loadPack(fs.readdirSync(packDir).filter((f) => f.endsWith('.json')).map((f) => path.join(packDir, f)), REPO);
+  const builder = new PoolBuilder(items, shadow, pack, { ...poolConfig(pool), idPrefix: 'fixture' }, createRng);
+  const d = readYaml(path.join(REPO, 'configs/difficulty.yaml')).difficulty as Tree;
+  const bands = bandsSchema.parse(d.bands);
+  const dims = dimensionsSchema.parse(d.dimensions);
+  const metrics = new MetricsComputer(await loadQwen3(), { multiEntityMin: (d.metrics as Tree).multi_entity_min as number });
+  scenarioCache = [...builder.scenarios(n)].map(({ hint: _hint, ...s }) => JSON.stringify({ ...s, difficulty: bucketOf(bands, dims, metrics.compute(s)).bucket })).join('\n') + '\n';
+  return scenarioCache;
+}
+
+/** ppo.steps and ppo.lr laid over the dev profile's (absent: the dev profile's own). */
+export interface RunSize { steps?: number; lr?: number; scenarios?: number }
+
+/** The workspace of a built-in tfjs PPO run of the given size. */
+export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
+  const rig = new TestRig({ 'rc1.build.ts': PIPELINE });
+  for (const p of ['rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  rig.write('data/train_scenarios.jsonl', await trainingScenarios(size.scenarios ?? 1200));
+  const dev = readYaml(path.join(REPO, 'configs/profiles/dev.yaml'));
+  const ppo = { ...(dev.ppo as Tree | undefined), ...(size.steps ? { steps: size.steps } : {}), ...(size.lr ? { lr: size.lr } : {}) };
+  rig.write('configs/profiles/dev.yaml', stringify({ ...dev, ppo }));
+  rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 1 / 7, reasoning: 1 / 7, clarity: 1 / 7, conciseness: 1 / 7, clarification: 1 / 7, tool_use: 1 / 7, format_safety: 1 / 7 } })}\n`);
+  rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
+  return rig;
+}
