@@ -10,7 +10,7 @@
 import { defineRule } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
 import {
-  balancedEntry, bucketOf, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
+  balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
   type Scored,
 } from 'rc1-build/difficulty';
 
@@ -52,6 +52,7 @@ export default defineRule({
     const report = {
       inputs: { metrics: displayPath(metricsFile, ctx.root), balanced: file },
       thresholds: gate,
+      not_applicable: clueNotApplicable(tasks, dimensions, withClue),
       ...difficultyReport({ pool, balanced, tasks, bands, dims: dimensions }),
     };
     ctx.progress(3, 3, 'steps');

@@ -1,7 +1,8 @@
 // The difficulty gate (seeds/002 §三): checks on the balanced pool, overall and per task, each with a
 // one-line hint from the seeds' failure table (§五). A check whose metric does not apply to a task
-// (clue_overlap for a task without supporting text) is waived with the reason, never passed.
-import { check, waive, type Check } from '../api/index.ts';
+// (clue_overlap for a task without supporting text) is left out and named in the report's
+// `not_applicable` list (see clueNotApplicable), never passed.
+import { check, type Check } from '../api/index.ts';
 import { BUCKETS, type Bucket, type DimensionsConfig } from './bands.ts';
 import type { GateConfig } from './config.ts';
 import type { DifficultyMetrics } from './metrics.ts';
@@ -62,8 +63,10 @@ function scopeChecks(scope: string, items: readonly Scored[], gate: GateConfig, 
   const medians = clueMedians(items);
   const hard = check(name('clue_overlap_median_hard'), medians.hard, '<=', gate.max_clue_overlap_hard_median, HINTS.clue_overlap_median_hard);
   const easy = check(name('clue_overlap_median_easy'), medians.easy, '>=', gate.min_clue_overlap_easy_median, HINTS.clue_overlap_median_easy);
-  const why = `clue_overlap does not apply to ${scope} (no supporting text)`;
-  checks.push(clueApplies ? hard : waive(hard, why), clueApplies ? easy : waive(easy, why));
+  // A task without supporting text has no clue_overlap: its two clue checks do not exist (they
+  // are listed under `not_applicable` in the report) — neither passed nor waived, so a prod
+  // round 2, which refuses every waiver, is not blocked by a check that cannot apply.
+  if (clueApplies) checks.push(hard, easy);
   return checks;
 }
 
@@ -80,4 +83,14 @@ export function difficultyChecks(balanced: readonly Scored[], poolTasks: readonl
     checks.push(...scopeChecks(task, items, gate, clueApplies));
   }
   return checks;
+}
+
+/** The clue_overlap checks that do not apply (tasks without supporting text), with the reason. */
+export function clueNotApplicable(poolTasks: readonly string[], dims: DimensionsConfig, poolClue: ReadonlySet<string>): { check: string; reason: string }[] {
+  const out: { check: string; reason: string }[] = [];
+  for (const task of poolTasks) {
+    if ((dims[task] ?? []).includes('clue_overlap') && poolClue.has(task)) continue;
+    for (const c of ['clue_overlap_median_hard', 'clue_overlap_median_easy']) out.push({ check: `${task}.${c}`, reason: `clue_overlap does not apply to ${task} (no supporting text)` });
+  }
+  return out;
 }

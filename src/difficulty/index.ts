@@ -15,7 +15,7 @@ export {
   type BalanceConfig, type BalancePlan, type BucketCounts, type TaskPlan,
 } from './balance.ts';
 export { balanceParams, gateSchema, metricsParams, metricsSchema, reportParams, type GateConfig } from './config.ts';
-export { HINTS, bucketShares, clueMedians, difficultyChecks, type Scored } from './gate.ts';
+export { HINTS, bucketShares, clueMedians, clueNotApplicable, difficultyChecks, type Scored } from './gate.ts';
 export { BIN_WIDTH, NOT_APPLICABLE_REASONS, bandTable, difficultyReport, taskShares, tasksOf, type ReportInput } from './report.ts';
 export { histogram, quantileSorted, summarise, type Histogram, type Summary } from './stats.ts';
 export { BYTES_PER_WORKER, writeMetrics, type MetricsJob, type MetricsSummary } from './metrics-workers.ts';

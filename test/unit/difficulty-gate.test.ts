@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Rule } from '../../src/api/index.ts';
-import { HINTS, difficultyChecks, type Bucket, type DifficultyMetrics, type Scored } from '../../src/difficulty/index.ts';
+import { HINTS, clueNotApplicable, difficultyChecks, type Bucket, type DifficultyMetrics, type Scored } from '../../src/difficulty/index.ts';
 import { checksByName, compileRule, runRule } from '../fixtures/difficulty/rule-harness.ts';
 import { metrics, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
 
@@ -34,12 +34,12 @@ const clueTasks = new Set(['hotpotqa']);
 const byName = (items: Scored[], tasks = ['gsm8k', 'hotpotqa']) =>
   new Map(difficultyChecks(items, tasks, DIMS as never, GATE, clueTasks).map((c) => [c.name, c]));
 
-test('a balanced pool at the target shares passes every check; gsm8k clue_overlap checks are waived', () => {
+test('a balanced pool at the target shares passes every check; gsm8k clue_overlap checks do not apply and are named as such', () => {
   const checks = byName(balancedOk());
-  assert.equal(checks.size, 21);
+  assert.equal(checks.size, 19);
   for (const c of checks.values()) assert.equal(c.pass, true, c.name);
-  assert.equal(checks.get('gsm8k.clue_overlap_median_hard')!.status, 'waived');
-  assert.match(checks.get('gsm8k.clue_overlap_median_easy')!.waived!, /does not apply to gsm8k/);
+  assert.equal(checks.get('gsm8k.clue_overlap_median_hard'), undefined);
+  assert.deepEqual(clueNotApplicable(['gsm8k', 'hotpotqa'], DIMS as never, clueTasks).map((x) => x.check), ['gsm8k.clue_overlap_median_hard', 'gsm8k.clue_overlap_median_easy']);
   assert.equal(checks.get('hotpotqa.hard_share')!.value, 0.3);
   assert.equal(checks.get('all.clue_overlap_median_easy')!.value, 0.5);
 });
@@ -129,7 +129,8 @@ test('difficulty_report fails a pool with too few hard items, with the hint, and
     assert.ok(k in report.balanced.all.metrics, k);
   }
   assert.ok('clue_overlap' in (report.definitions.metrics as object));
-  assert.match(String(run.result.summary), /10 balanced of 10 scenarios; \d+ of 14 checks failed/);
+  assert.match(String(run.result.summary), /10 balanced of 10 scenarios; \d+ of 10 checks failed/);
+  assert.deepEqual((report as unknown as { not_applicable: { check: string }[] }).not_applicable.map((x) => x.check), ['gsm8k.clue_overlap_median_hard', 'gsm8k.clue_overlap_median_easy']);
 });
 
 test('difficulty_report refuses a balanced line whose bucket is not the one its metrics give', async () => {
