@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
 import { dataFileFormat, loadSources, TASKS } from 'rc1-build/data';
 import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
-import { PoolBuilder, PoolParamsSchema, readShadowSourceIds } from 'rc1-build/pool';
+import { PoolBuilder, PoolParamsSchema, poolConfig, readShadowSourceIds } from 'rc1-build/pool';
 
 const FLUSH_LINES = 500;
 const PROGRESS_EVERY = 1000;
@@ -43,10 +43,7 @@ export default defineRule({
     const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     ctx.signal.throwIfAborted();
 
-    const builder = new PoolBuilder(loaded.items, shadow.ids, pack, {
-      seed: pool.seed, mix: pool.mix, clarifyRate: pool.clarify_rate, maxTurns: pool.max_turns,
-      tools: pool.tools, length: pool.length, idPrefix: pool.id_prefix,
-    }, (seed) => ctx.rng(seed));
+    const builder = new PoolBuilder(loaded.items, shadow.ids, pack, poolConfig(pool), (seed) => ctx.rng(seed));
     for (const t of TASKS) {
       const e = builder.stats.eligible[t];
       ctx.log(`${t}: ${e.items} items after the shadow set, ${e.plain} renderable plain, ${e.clarify} renderable under-specified`);

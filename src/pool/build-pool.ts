@@ -1,29 +1,37 @@
 // The seed pool generator. Scenario k is a pure function of (config, k, sources): the pool at n is
 // the first n scenarios of the pool at any larger n. For position k:
 //   task      taskSequence (largest-remainder quotas on every prefix, mix from config)
-//   clarify   the j-th scenario of its task is under-specified iff ⌊(j+1)ρ⌋ > ⌊jρ⌋ (ρ =
-//             clarify_rate): every prefix of every task holds ⌊mρ⌋ under-specified scenarios
+//   kind      plain, clarify (under-specified), hint or split: a function of the scenario's index
+//             among its task's scenarios (src/pool/pool-kinds.ts), exact shares on every prefix
 //   item      its i-th scenario of that (task, kind) takes position i mod N of round ⌊i/N⌋ of the
 //             N eligible items, each round a fresh seeded shuffle, so items are used evenly
 //   combo     (template, role, style) = the item's own seeded permutation of its feasible combos,
 //             entry (round mod count): an item rendered again in a later round gets another combo,
 //             which keeps renderings of one item apart (duplicates) while reusing items
-//   variants  persona line, directive, tool hint, gap, filler, ask, reply from rng(seed, k)
-// Items held aside (the shadow set) are removed first. A combo is feasible for an item when the
-// rendering cannot fall outside the length bounds whatever lines are drawn, and its turns fit
-// max_turns. If a drawn detail would still show in the turns, the next gap, then the next item of
-// the round, is tried (counted in `fallbacks`).
+//   variants  persona line, directive, tool hint, gap, filler, ask, reply, hint sentence and
+//             lead-in from rng(seed, k)
+// Items held aside (the shadow set) are removed first, then items whose reference needs more tool
+// calls than ceilings.tool_hops (the difficulty gate's ceiling; the next eligible item takes their
+// place, so the pool stays prefix-stable). A kind renders with the templates of its category whose
+// user turns are in user_turns[kind][task] and whose dialogue fits min(max_turns, ceilings.turns).
+// A combo is feasible for an item when the rendering cannot fall outside the length bounds
+// whatever lines are drawn, and its tokenize length × ceilings.qwen3_per_token (user turns,
+// clarification reply and context) cannot exceed ceilings.len_tokens (a pre-filter with a margin
+// for the Qwen3 count that the difficulty gate checks). If a drawn detail would still show in the
+// turns, the next gap, then the next item of the round, is tried (counted in `fallbacks`).
 import { createRng, type Rng } from '../api/index.ts';
 import {
-  buildScenario, compareSourceItems, deriveSeed, scenarioContext, scenarioTools, TASKS,
+  buildReference, buildScenario, compareSourceItems, deriveSeed, scenarioContext, scenarioTools, TASKS,
   type Scenario, type SourceItem, type Task, type ToolName,
 } from '../data/index.ts';
 import type { Pack, TemplateDef } from '../templates/index.ts';
 import { tokenize } from '../text/index.ts';
 import { findGaps, type GapCandidate } from './find-gaps.ts';
+import { kindAt, kindPlan, KINDS, type Kind, type KindPlan, type Variant } from './pool-kinds.ts';
 import { renderScenario } from './render-scenario.ts';
 import { contextTokens } from './scenario-metrics.ts';
 import { checkMix, taskSequence } from './task-sequence.ts';
+import { findHints, splitQuestion, type Hint } from './variants.ts';
 
 export interface PoolConfig {
   seed: number;
@@ -35,21 +43,36 @@ export interface PoolConfig {
   length: { min: number; max: number };
   /** Scenario ids are `<idPrefix>-<k+1, 6 digits>`. */
   idPrefix: string;
+  /** Per variant, its share of each task's scenarios (absent: no variants). */
+  variants?: Readonly<Record<Variant, Partial<Record<Task, number>>>>;
+  /** Required when a hint share is set. */
+  hint?: { leadIns: readonly string[]; minTokens: number };
+  /** Per kind and task, the [min, max] user turns of the templates it renders with (absent: any). */
+  userTurns?: Readonly<Record<Kind, Partial<Record<Task, readonly [number, number]>>>>;
+  /** Absent: no ceilings beyond max_turns and length. */
+  ceilings?: { toolHops: number; turns: number; lenTokens: number; qwen3PerToken: number };
 }
 
-type Kind = 'plain' | 'clarify';
+const NO_CEILINGS = { toolHops: Infinity, turns: Infinity, lenTokens: Infinity, qwen3PerToken: 1 };
+const ANY_TURNS: readonly [number, number] = [1, Infinity];
+
+/** A pool scenario: a Scenario and the sentence its user quotes (null unless hinted). */
+export type PoolScenario = Scenario & { hint: Hint | null };
+
 interface Bounds { low: number; high: number }
-interface ItemInfo { item: SourceItem; ctx: number; q: number; gaps: GapCandidate[]; gapped: Bounds }
+interface ItemInfo {
+  item: SourceItem; ctx: number; q: number; hops: number; gaps: GapCandidate[]; gapped: Bounds;
+  hints: Hint[]; hinted: Bounds; split: { setup: string; ask: string } | null;
+}
 interface Frame extends Bounds { template: TemplateDef }
 
 export interface PoolStats {
-  /** Items left after removing the held-aside ones, and those eligible per kind. */
-  eligible: Record<Task, { items: number; plain: number; clarify: number }>;
+  /** Per task: items left after removing the held-aside ones, those of them over ceilings.tool_hops (never used), and those eligible per kind. */
+  eligible: Record<Task, { items: number; over_ceiling: number } & Record<Kind, number>>;
   excluded: number;
   fallbacks: number;
 }
 
-const DEN = 1_000_000;
 const count = (text: string): number => tokenize(text).length;
 const bounds = (lines: readonly string[]): Bounds => {
   const n = lines.map(count);
@@ -58,36 +81,51 @@ const bounds = (lines: readonly string[]): Bounds => {
 
 export class PoolBuilder {
   readonly stats: PoolStats;
-  private readonly rate: number;
+  private readonly plans = new Map<Task, KindPlan>();
   private readonly eligible = new Map<string, ItemInfo[]>();
   private readonly orders = new Map<string, ItemInfo[]>();
   private readonly combos = new Map<ItemInfo, Map<Kind, number[]>>();
   private readonly frames = new Map<string, Frame[]>();
   private readonly roleB: Bounds[];
   private readonly styleB: Bounds[];
+  private readonly leadB: Bounds;
+  private readonly replyB: Bounds;
+  private readonly ceilings: NonNullable<PoolConfig['ceilings']>;
+  private readonly leadIns: readonly string[];
 
   constructor(items: readonly SourceItem[], excluded: ReadonlySet<string>, private readonly pack: Pack,
     private readonly config: PoolConfig, private readonly rng: (seed: number) => Rng = createRng) {
     const weights = checkMix(config.mix);
     if (!(config.clarifyRate >= 0 && config.clarifyRate <= 1)) throw new RangeError(`pool.clarify_rate: expected a number in [0, 1], got ${config.clarifyRate}`);
-    this.rate = Math.round(config.clarifyRate * DEN);
     this.roleB = pack.roles.map((r) => bounds(r.personas));
     this.styleB = pack.styles.map((s) => bounds(s.directives));
+    this.ceilings = config.ceilings ?? NO_CEILINGS;
+    this.leadIns = config.hint?.leadIns ?? [];
+    this.leadB = bounds(this.leadIns.length ? this.leadIns : ['']);
+    this.replyB = bounds(Object.values(pack.gaps).flatMap((g) => g.replies));
     const kept = items.filter((i) => !excluded.has(i.source_id)).sort(compareSourceItems);
     this.stats = { eligible: {} as PoolStats['eligible'], excluded: items.length - kept.length, fallbacks: 0 };
     for (const task of TASKS) {
-      const infos = kept.filter((i) => i.task === task).map((item) => this.info(item));
+      const plan = kindPlan(task, config.clarifyRate, config.variants ?? { hint: {}, split: {} });
+      if (plan.variants.some((v) => v.kind === 'hint') && this.leadIns.length === 0) throw new RangeError('pool.hint.lead_ins: hinted scenarios need at least one lead-in line');
+      this.plans.set(task, plan);
+      const all = kept.filter((i) => i.task === task).map((item) => this.info(item));
+      const infos = all.filter((i) => i.hops <= this.ceilings.toolHops);
       const active = weights[task] > 0;
       if (active) {
         for (const tool of scenarioTools(task)) {
           if (!config.tools.includes(tool)) throw new RangeError(`pool.tools: ${task} scenarios need the ${tool} tool, which pool.tools (${config.tools.join(', ')}) leaves out`);
         }
       }
-      const plain = active ? infos.filter((i) => this.feasible(i, 'plain').length > 0) : [];
-      const clarify = active && this.rate > 0 ? infos.filter((i) => i.gaps.length > 0 && this.feasible(i, 'clarify').length > 0) : [];
-      this.eligible.set(`${task}:plain`, plain);
-      this.eligible.set(`${task}:clarify`, clarify);
-      this.stats.eligible[task] = { items: infos.length, plain: plain.length, clarify: clarify.length };
+      const used = new Set<Kind>(['plain', ...(plan.clarify > 0 ? ['clarify' as const] : []), ...plan.variants.map((v) => v.kind)]);
+      const stats = { items: all.length, over_ceiling: all.length - infos.length } as PoolStats['eligible'][Task];
+      for (const kind of KINDS) {
+        const has = (i: ItemInfo): boolean => kind === 'clarify' ? i.gaps.length > 0 : kind === 'hint' ? i.hints.length > 0 : kind === 'split' ? i.split !== null : true;
+        const list = active && used.has(kind) ? infos.filter((i) => has(i) && this.feasible(i, kind).length > 0) : [];
+        this.eligible.set(`${task}:${kind}`, list);
+        stats[kind] = list.length;
+      }
+      this.stats.eligible[task] = stats;
     }
   }
 
@@ -96,18 +134,30 @@ export class PoolBuilder {
     const gaps = findGaps(item);
     const fill = bounds(gaps.length ? gaps.flatMap((g) => this.pack.gaps[g.kind].fillers) : ['']);
     const detail = bounds(gaps.length ? gaps.map((g) => g.detail) : ['']);
-    return { item, ctx: contextTokens(scenarioContext(item)), q, gaps, gapped: { low: q - detail.high - 1 + fill.low - 1, high: q - detail.low + fill.high } };
+    const hints = this.leadIns.length ? findHints(item, this.config.hint!.minTokens) : [];
+    const hint = bounds(hints.length ? hints.map((h) => h.text) : ['']);
+    const context = scenarioContext(item);
+    const hops = buildReference(item, context, null).steps.filter((s) => s.type === 'tool_call').length;
+    return {
+      item, ctx: contextTokens(context), q, hops, gaps, hints, split: splitQuestion(item),
+      gapped: { low: q - detail.high - 1 + fill.low - 1, high: q - detail.low + fill.high },
+      hinted: { low: q + hint.low + this.leadB.low, high: q + hint.high + this.leadB.high },
+    };
   }
 
-  /** The templates a (task, kind) renders with that fit max_turns, with their prose token bounds. */
+  /** The templates a (task, kind) renders with, with their prose token bounds. */
   private framesFor(task: Task, kind: Kind): Frame[] {
     const key = `${task}:${kind}`;
     let frames = this.frames.get(key);
     if (!frames) {
+      const range = this.config.userTurns ? this.config.userTurns[kind][task] : ANY_TURNS;
+      if (!range) throw new RangeError(`pool.user_turns.${kind}: no [min, max] for ${task}, which renders ${kind} scenarios`);
       const category = kind === 'clarify' ? this.pack.clarifyCategory : this.pack.categories[task];
       const hint = scenarioTools(task).map((t) => bounds(this.pack.toolHints[t])).reduce((a, b) => ({ low: a.low + b.low, high: a.high + b.high }), { low: 0, high: 0 });
+      const maxTurns = Math.min(this.config.maxTurns, this.ceilings.turns);
       frames = (this.pack.templatesByCategory[category] ?? [])
-        .filter((t) => t.turns.length + 1 + (kind === 'clarify' ? 2 : 0) <= this.config.maxTurns)
+        .filter((t) => t.turns.length >= range[0] && t.turns.length <= range[1])
+        .filter((t) => t.turns.length + (kind === 'split' ? 1 : 0) + 1 + (kind === 'clarify' ? 2 : 0) <= maxTurns)
         .map((template) => {
           const prose = count(template.turns.join('\n').replace(/\{[^{}]*\}/g, ' '));
           const h = template.slots.includes('tool_hint') ? hint : { low: 0, high: 0 };
@@ -121,7 +171,9 @@ export class PoolBuilder {
   /** Feasible combo indices ((frame·R + role)·S + style), ascending. */
   private feasible(info: ItemInfo, kind: Kind): number[] {
     const frames = this.framesFor(info.item.task, kind);
-    const q = kind === 'clarify' ? info.gapped : { low: info.q, high: info.q };
+    const q = kind === 'clarify' ? info.gapped : kind === 'hint' ? info.hinted : { low: info.q, high: info.q };
+    const reply = kind === 'clarify' ? this.replyB.high + Math.max(0, ...info.gaps.map((g) => count(g.detail))) : 0;
+    const { lenTokens, qwen3PerToken } = this.ceilings;
     const R = this.roleB.length;
     const S = this.styleB.length;
     const out: number[] = [];
@@ -130,7 +182,7 @@ export class PoolBuilder {
         for (let si = 0; si < S; si++) {
           const low = info.ctx + q.low + f.low + this.roleB[ri]!.low + this.styleB[si]!.low;
           const high = info.ctx + q.high + f.high + this.roleB[ri]!.high + this.styleB[si]!.high;
-          if (low >= this.config.length.min && high <= this.config.length.max) out.push((fi * R + ri) * S + si);
+          if (low >= this.config.length.min && high <= this.config.length.max && (high + reply) * qwen3PerToken <= lenTokens) out.push((fi * R + ri) * S + si);
         }
       }
     });
@@ -159,12 +211,10 @@ export class PoolBuilder {
   }
 
   /** Scenario k, given its task and its index j among the scenarios of that task. */
-  scenario(k: number, task: Task, j: number): Scenario {
-    const before = Math.floor((j * this.rate) / DEN);
-    const kind: Kind = Math.floor(((j + 1) * this.rate) / DEN) > before ? 'clarify' : 'plain';
-    const i = kind === 'clarify' ? before : j - before;
+  scenario(k: number, task: Task, j: number): PoolScenario {
+    const { kind, index: i } = kindAt(j, this.plans.get(task)!);
     const list = this.eligible.get(`${task}:${kind}`)!;
-    if (list.length === 0) throw new RangeError(`pool: no ${task} item can be rendered as a ${kind} scenario (check the pack's templates, pool.max_turns and pool.length)`);
+    if (list.length === 0) throw new RangeError(`pool: no ${task} item can be rendered as a ${kind} scenario (check the pack's templates, pool.user_turns, pool.max_turns, pool.ceilings and pool.length)`);
     const round = Math.floor(i / list.length);
     const order = this.order(task, kind, round);
     const id = `${this.config.idPrefix}-${String(k + 1).padStart(6, '0')}`;
@@ -181,10 +231,12 @@ export class PoolBuilder {
         const render = renderScenario(this.pack, info.item, {
           id, template: frame.template, role: this.pack.roles[Math.floor(c / S) % R]!, style: this.pack.styles[c % S]!,
           tools: scenarioTools(task), gap, rng,
+          hint: kind === 'hint' ? { candidates: info.hints, leadIns: this.leadIns } : null,
+          split: kind === 'split' ? info.split : null,
         });
         if (render) {
           if (attempt > 0 || g > 0) this.stats.fallbacks += 1;
-          return buildScenario(info.item, render);
+          return { ...buildScenario(info.item, render), hint: render.hint };
         }
       }
     }
@@ -192,7 +244,7 @@ export class PoolBuilder {
   }
 
   /** The first n scenarios, in order. */
-  *scenarios(n: number): Generator<Scenario> {
+  *scenarios(n: number): Generator<PoolScenario> {
     const seq = taskSequence(n, this.config.mix);
     for (let k = 0; k < n; k++) yield this.scenario(k, seq.tasks[k]!, seq.index[k]!);
   }

@@ -1,14 +1,17 @@
-// The seed pool, imported by rules as 'rc1-build/pool': the prefix-stable task sequence, gaps
-// (how a question is made under-specified), rendering a source item with a pack, the pool
-// generator, per-scenario measures, and the leak index used by pool_validation.
+// The seed pool, imported by rules as 'rc1-build/pool': the prefix-stable task sequence and
+// rendering kinds, gaps (how a question is made under-specified), hints and split questions (the
+// rendering variants), rendering a source item with a pack, the pool generator, per-scenario
+// measures, and the leak index used by pool_validation.
 export { checkMix, taskSequence, type TaskSequence } from './task-sequence.ts';
+export { KINDS, VARIANTS, kindAt, kindPlan, type Kind, type KindPlan, type Variant } from './pool-kinds.ts';
 export { applyGap, containsTokens, findGaps, type GapCandidate } from './find-gaps.ts';
-export { renderScenario, type RenderChoice } from './render-scenario.ts';
+export { HINT_DEFINITION, SPLIT_DEFINITION, findHints, sentences, splitQuestion, type Hint } from './variants.ts';
+export { renderScenario, type PoolRender, type RenderChoice } from './render-scenario.ts';
 export { renderTwin } from './render-twin.ts';
-export { PoolBuilder, type PoolConfig, type PoolStats } from './build-pool.ts';
+export { PoolBuilder, type PoolConfig, type PoolScenario, type PoolStats } from './build-pool.ts';
 export {
   contextTokens, LENGTH_DEFINITION, scenarioLength, scenarioTurns, TURNS_DEFINITION, userSegments, type ScenarioLike,
 } from './scenario-metrics.ts';
 export { LEAK_DEFINITION, LeakIndex, type LeakMatch } from './leak-index.ts';
 export { readShadowScenarios, readShadowSourceIds, SHADOW_MANIFEST } from './read-shadow.ts';
-export { PoolParamsSchema, ValidationParamsSchema, type PoolParams, type ValidationParams } from './pool-params.ts';
+export { PoolParamsSchema, ValidationParamsSchema, poolConfig, type PoolParams, type ValidationParams } from './pool-params.ts';

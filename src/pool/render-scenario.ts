@@ -2,12 +2,17 @@
 // part of a scenario that does not come from the item: the user turns, role, style, template id
 // and, for an under-specified scenario, the clarification exchange. The rng picks, in this order,
 // the persona line, the style directive, one tool hint per tool, and for a gap the filler, the ask
-// and the reply; the same rng state gives the same rendering.
+// and the reply, for a hint the sentence and its lead-in; the same rng state gives the same
+// rendering. The variants (src/pool/variants.ts) show in the template id, which gets "+hint" or
+// "+split": a hinted rendering opens its first turn with the lead-in and the quoted sentence (its
+// own paragraph); a split one sends the problem statement as its own first turn, and the
+// template renders the question asked.
 import type { Rng } from '../api/index.ts';
 import type { ScenarioRender, SourceItem, ToolName } from '../data/index.ts';
 import { fillSlots, renderTemplate, type Pack, type RoleDef, type StyleDef, type TemplateDef } from '../templates/index.ts';
 import { tokenize } from '../text/index.ts';
 import { applyGap, containsTokens, type GapCandidate } from './find-gaps.ts';
+import type { Hint } from './variants.ts';
 
 export interface RenderChoice {
   id: string;
@@ -18,8 +23,15 @@ export interface RenderChoice {
   tools: readonly ToolName[];
   /** The detail to leave out (an under-specified scenario), or null. */
   gap: GapCandidate | null;
+  /** A hinted rendering: the sentences it may quote and the lead-in lines (one of each is drawn). */
+  hint?: { candidates: readonly Hint[]; leadIns: readonly string[] } | null;
+  /** A split rendering: the statement (the first turn) and the question asked (the template's {question}). */
+  split?: { setup: string; ask: string } | null;
   rng: Rng;
 }
+
+/** A rendering and the sentence it quotes (null when it is not hinted). */
+export type PoolRender = ScenarioRender & { hint: Hint | null };
 
 const pick = <T>(xs: readonly T[], rng: Rng): T => xs[rng.int(xs.length)]!;
 
@@ -27,11 +39,11 @@ const pick = <T>(xs: readonly T[], rng: Rng): T => xs[rng.int(xs.length)]!;
  * The rendering, or null when the left-out detail would still show in the user turns (a persona
  * or style line happens to contain it): the caller then tries another gap or item.
  */
-export function renderScenario(pack: Pack, item: SourceItem, c: RenderChoice): ScenarioRender | null {
+export function renderScenario(pack: Pack, item: SourceItem, c: RenderChoice): PoolRender | null {
   const persona = pick(c.role.personas, c.rng);
   const style = pick(c.style.directives, c.rng);
   const toolHint = c.tools.map((t) => pick(pack.toolHints[t], c.rng)).join(' ');
-  let question = item.question.trim();
+  let question = (c.split ? c.split.ask : item.question).trim();
   let clarification: string | null = null;
   let ask: string | null = null;
   if (c.gap) {
@@ -44,14 +56,21 @@ export function renderScenario(pack: Pack, item: SourceItem, c: RenderChoice): S
   }
   const turns = renderTemplate(c.template, { persona, question, style, tool_hint: toolHint });
   if (c.gap && containsTokens(tokenize(turns.join('\n')), tokenize(c.gap.detail))) return null;
+  let hint: Hint | null = null;
+  if (c.hint) {
+    hint = pick(c.hint.candidates, c.rng);
+    turns[0] = `${pick(c.hint.leadIns, c.rng)} "${hint.text}"\n\n${turns[0]}`;
+  }
+  if (c.split) turns.unshift(c.split.setup.trim());
   return {
     id: c.id,
     role: c.role.id,
     style: c.style.id,
-    template_id: c.template.id,
+    template_id: `${c.template.id}${hint ? '+hint' : c.split ? '+split' : ''}`,
     messages: turns.map((content) => ({ role: 'user' as const, content })),
     needs_clarification: c.gap !== null,
     clarification,
     clarifying_question: ask,
+    hint,
   };
 }

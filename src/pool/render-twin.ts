@@ -2,7 +2,8 @@
 // kind (plain or under-specified), with a template of the matching category and a role and style
 // of that pack drawn by the rng. pool_validation compares the pool's n-gram distribution with
 // its twins under pack_v1, so the KL measures what the packs change and not which items happen
-// to be sampled (the questions are the same on both sides).
+// to be sampled (the questions are the same on both sides). A hinted or split pool scenario's twin
+// is the plain rendering: the quoted sentence and the split count as differences from pack_v1.
 import type { Rng } from '../api/index.ts';
 import { scenarioTools, type SourceItem } from '../data/index.ts';
 import type { Pack } from '../templates/index.ts';

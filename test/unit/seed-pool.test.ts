@@ -1,18 +1,22 @@
 // seed_pool and the pool library (src/pool): determinism, prefix stability, the shadow set held
-// aside, the clarify rate, under-specified questions, the task mix, and rendering variety.
-// The rule runs against a fake context (test/fixtures/pool/harness.ts) on the shipped data,
-// packs and configs.
+// aside, the clarify rate, under-specified questions, the task mix, rendering variety, the hint
+// and split variants, the difficulty gate's ceilings, and the easy / hard supply per task. The rule
+// runs against a fake context (test/fixtures/pool/harness.ts) on the shipped data, packs and configs.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type Scenario, type StrategyqaItem } from '../../src/data/index.ts';
-import { applyGap, findGaps, taskSequence } from '../../src/pool/index.ts';
+import { parse } from 'yaml';
+import { createRng } from '../../src/api/index.ts';
+import { loadSources, stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type Scenario, type SourceItem, type StrategyqaItem } from '../../src/data/index.ts';
+import { bucketOf, loadQwen3, MetricsComputer, planBalance, type Qwen3Counter } from '../../src/difficulty/index.ts';
+import { applyGap, findGaps, findHints, kindAt, kindPlan, sentences, splitQuestion, taskSequence, type PoolScenario } from '../../src/pool/index.ts';
 import { tokenize } from '../../src/text/index.ts';
-import { buildPool, config, PACK_V2, RAW, runPool, runRule, shadowOutputs } from '../fixtures/pool/harness.ts';
+import { buildPool, config, PACK_V2, RAW, ROOT, runPool, runRule, shadowOutputs } from '../fixtures/pool/harness.ts';
 
 const read = (p: string): string => readFileSync(p, 'utf8');
-const scenarios = (p: string): Scenario[] => read(p).trimEnd().split('\n').map((l) => JSON.parse(l) as Scenario);
+const scenarios = (p: string): PoolScenario[] => read(p).trimEnd().split('\n').map((l) => JSON.parse(l) as PoolScenario);
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
 const MIX = { hotpotqa: 0.45, strategyqa: 0.3, gsm8k: 0.25 };
 
@@ -107,7 +111,7 @@ test('renderings of one source item never repeat a template × role × style com
     assert.deepEqual(s.tools, s.task === 'gsm8k' ? ['calc'] : ['wiki']);
   }
   assert.ok([...seen.values()].some((c) => c.size >= 3), 'items are reused across rounds');
-  assert.deepEqual(Object.keys(pool[0]!), ['id', 'task', 'source_id', 'role', 'style', 'template_id', 'messages', 'context', 'tools', 'gold_answer', 'needs_clarification', 'clarification', 'reference']);
+  assert.deepEqual(Object.keys(pool[0]!), ['id', 'task', 'source_id', 'role', 'style', 'template_id', 'messages', 'context', 'tools', 'gold_answer', 'needs_clarification', 'clarification', 'reference', 'hint']);
   assert.equal(pool[0]!.id, 'rc1-000001');
 });
 
@@ -138,4 +142,114 @@ test('seed_pool needs args.n and refuses a pack whose name is not templates.pack
   await assert.rejects(runRule('seed_pool', base), /args\.n must be a positive integer/);
   await assert.rejects(runRule('seed_pool', { ...base, args: { n: 5 }, params: { ...base.params, templates: { ...config('templates'), pack: 'pack_v3' } } }),
     /the v2 inputs are pack "pack_v2", but templates\.pack is "pack_v3"/);
+});
+
+const difficulty = (parse(read(join(ROOT, 'configs/difficulty.yaml'))) as { difficulty: Record<string, any> }).difficulty;
+const norm = (t: string): string => t.replace(/\s+/g, ' ').trim();
+let sources: Promise<Map<string, SourceItem>> | null = null;
+const source = (): Promise<Map<string, SourceItem>> =>
+  (sources ??= loadSources(RAW.filter((f) => f.endsWith('.jsonl')), { onError: 'fail' }).then((r) => new Map(r.items.map((i) => [`${i.task}/${i.source_id}`, i]))));
+let qwen3: Promise<Qwen3Counter> | null = null;
+const metrics = async (): Promise<MetricsComputer> => new MetricsComputer(await (qwen3 ??= loadQwen3()), { multiEntityMin: difficulty.metrics.multi_entity_min });
+
+test('kinds: every prefix of a task holds ⌊0.3·m⌋ under-specified scenarios and its variant shares within one scenario; too large a share is refused', () => {
+  const plan = kindPlan('strategyqa', 0.3, { hint: { strategyqa: 0.22 }, split: { strategyqa: 0.1 } });
+  const n: Record<string, number> = { plain: 0, clarify: 0, hint: 0, split: 0 };
+  for (let m = 1; m <= 3000; m++) {
+    const { kind, index } = kindAt(m - 1, plan);
+    assert.equal(index, n[kind]);
+    n[kind]! += 1;
+    assert.equal(n.clarify, Math.floor(m * 0.3));
+    assert.ok(Math.abs(n.hint! - m * 0.22) <= 1 && Math.abs(n.split! - m * 0.1) <= 1, `prefix ${m}: ${JSON.stringify(n)}`);
+  }
+  assert.throws(() => kindPlan('gsm8k', 0.3, { hint: {}, split: { gsm8k: 0.8 } }), /pool\.variants\.split\.gsm8k: 0\.8 is more than the 0\.7000/);
+});
+
+test('hints quote a supporting sentence without the answer; a gsm8k question splits before the question it asks', () => {
+  assert.deepEqual(sentences('Born in St. Louis, he moved to the U.S. Army base. He left in 1950! Was it? Yes.'), ['Born in St. Louis, he moved to the U.S. Army base.', 'He left in 1950!', 'Was it?', 'Yes.']);
+  const h = {
+    task: 'hotpotqa', question: 'Which magazine was started first?', gold_answer: "Arthur's Magazine",
+    paragraphs: [{ title: 'A', sentences: ["Arthur's Magazine (1844–1846) was an American literary periodical.", ' It was founded early.'] }, { title: 'F', sentences: ["First for Women is a woman's magazine published by Bauer Media Group in the USA."] }],
+    supporting: [{ title: 'A', sent_id: 0 }, { title: 'F', sent_id: 0 }],
+  } as unknown as HotpotqaItem;
+  assert.deepEqual(findHints(h, 8).map((x) => [x.source, x.title, x.text]), [['supporting_fact', 'F', "First for Women is a woman's magazine published by Bauer Media Group in the USA."]]);
+  assert.deepEqual(findHints(h, 20), [], 'shorter than min_tokens');
+  const ircot = { ...h, gold_answer: 'no', paragraphs: [{ title: 'A', sentences: ['Arthur\'s Magazine was an American literary periodical of the 1840s.  It was based in Philadelphia.'] }], supporting: [{ title: 'A' }] } as HotpotqaItem;
+  assert.deepEqual(findHints(ircot, 8).map((x) => x.text), ["Arthur's Magazine was an American literary periodical of the 1840s."], 'IRCoT: the lead sentence of a supporting paragraph');
+  const g = { task: 'gsm8k', question: 'Weng earns $12 an hour. She worked 50 minutes. How much did she earn? Round to cents.' } as Gsm8kItem;
+  assert.deepEqual(splitQuestion(g), { setup: 'Weng earns $12 an hour. She worked 50 minutes.', ask: 'How much did she earn? Round to cents.' });
+  assert.equal(splitQuestion({ ...g, question: 'How much did Weng earn at $12 an hour?' }), null, 'no statement to send first');
+});
+
+test('a hinted scenario quotes one of its supporting sentences (never one holding the answer), records it, is not under-specified, and its clue_overlap is above .40', async () => {
+  const pool = scenarios(await buildPool(2000));
+  const items = await source();
+  const mc = await metrics();
+  const leadIns: string[] = config<{ hint: { lead_ins: string[] } }>('pool').hint.lead_ins;
+  const hinted = pool.filter((s) => s.hint !== null);
+  assert.ok(hinted.length >= 450, `${hinted.length} hinted`);
+  for (const s of pool) assert.equal(s.template_id.endsWith('+hint'), s.hint !== null, s.id);
+  for (const s of hinted) {
+    const h = s.hint!;
+    const item = items.get(`${s.task}/${s.source_id}`)!;
+    assert.ok(!s.needs_clarification && s.messages.length === 1, s.id);
+    assert.ok(leadIns.some((l) => s.messages[0]!.content.startsWith(`${l} "${h.text}"\n\n`)), `${s.id}: quoted after a lead-in`);
+    if (item.task === 'strategyqa') {
+      assert.ok(h.source === 'fact' && item.facts.map(norm).includes(h.text), `${s.id}: an annotator fact`);
+    } else {
+      assert.ok(item.task === 'hotpotqa' && h.source === 'supporting_fact', s.id);
+      const paragraph = item.paragraphs.find((p) => p.title === h.title)!;
+      const ok = item.format === 'hotpotqa-ircot'
+        ? norm(paragraph.sentences.join(' ')).startsWith(h.text)
+        : item.supporting.some((f) => f.title === h.title && norm(paragraph.sentences[f.sent_id!]!) === h.text);
+      assert.ok(ok && item.supporting.some((f) => f.title === h.title), `${s.id}: a supporting sentence of ${h.title}`);
+      const answer = tokenize(item.gold_answer).join(' ');
+      if (!['yes', 'no'].includes(answer)) assert.ok(!` ${tokenize(h.text).join(' ')} `.includes(` ${answer} `), `${s.id}: the hint holds the answer`);
+    }
+    assert.ok(mc.compute(s).clue_overlap! > 0.4, `${s.id}: clue_overlap`);
+  }
+});
+
+test('a split scenario sends the problem statement, then the question asked; only gsm8k is split', async () => {
+  const pool = scenarios(await buildPool(2000));
+  const items = await source();
+  const split = pool.filter((s) => s.template_id.endsWith('+split'));
+  assert.ok(split.length >= 150 && split.every((s) => s.task === 'gsm8k' && !s.needs_clarification && s.messages.length === 2));
+  for (const s of split) {
+    const q = norm(items.get(`gsm8k/${s.source_id}`)!.question);
+    const [setup, ask] = s.messages.map((m) => m.content);
+    assert.ok(q.startsWith(setup!) && setup!.length < q.length, s.id);
+    assert.ok(ask!.includes(q.slice(setup!.length).trim()), `${s.id}: the ask turn holds the rest of the question`);
+  }
+});
+
+test('no scenario exceeds the difficulty gate ceilings (tool hops, turns, Qwen3 len_tokens), and a lower tool-hop ceiling is honoured', async () => {
+  const gate = difficulty.gate;
+  const ceilings = config<{ ceilings: Record<string, number> }>('pool').ceilings;
+  assert.ok(ceilings.tool_hops! <= gate.max_tool_hops && ceilings.turns! <= gate.max_turns && ceilings.len_tokens! <= gate.max_len_tokens, 'pool.ceilings within difficulty.gate');
+  const mc = await metrics();
+  let maxLen = 0;
+  for (const s of scenarios(await buildPool(3000))) {
+    const m = mc.compute(s);
+    assert.ok(m.tool_hops <= gate.max_tool_hops && m.turns <= gate.max_turns && m.len_tokens <= gate.max_len_tokens, `${s.id}: ${JSON.stringify(m)}`);
+    maxLen = Math.max(maxLen, m.len_tokens);
+  }
+  assert.ok(maxLen > 2000, 'long HotpotQA contexts are still used');
+  const low = scenarios(await buildPool(400, { ceilings: { ...ceilings, tool_hops: 3 } }));
+  assert.ok(low.every((s) => s.reference.steps.filter((x) => x.type === 'tool_call').length <= 3));
+  assert.ok(low.some((s) => s.task === 'gsm8k' && s.reference.steps.filter((x) => x.type === 'tool_call').length === 3));
+});
+
+test('at n = 2000 every task supplies ≥ 24 % easy, ≥ 40 % medium and ≥ 29 % hard scenarios; balancing keeps ≥ 90 % and the task mix within 2 pp', async () => {
+  const mc = await metrics();
+  const rows = scenarios(await buildPool(2000)).map((s) => ({ task: s.task, bucket: bucketOf(difficulty.bands, difficulty.dimensions, mc.compute(s)).bucket }));
+  const plan = planBalance(rows, difficulty.balance, createRng);
+  const kept = plan.keep.filter(Boolean).length;
+  assert.ok(kept >= 1800, `kept ${kept}`);
+  for (const [task, p] of Object.entries(plan.tasks)) {
+    const n = p.available.easy + p.available.medium + p.available.hard;
+    const share = (b: 'easy' | 'medium' | 'hard'): number => p.available[b] / n;
+    assert.ok(share('easy') >= 0.24 && share('medium') >= 0.4 && share('hard') >= 0.29, `${task}: ${JSON.stringify(p.available)}`);
+    assert.ok(Math.abs(p.size / kept - MIX[task as keyof typeof MIX]) <= 0.02, `${task}: ${p.size} of ${kept} kept`);
+  }
 });
