@@ -1,0 +1,78 @@
+// The shipped RC1 data half through the CLI, in a copy of the project at a small size (one scale
+// stage of 200 scenarios):
+//   templates/pack_v1,v2 --> diversity_report ─┐
+//   data/raw/** --> shadow_set ────────────────┴─> seed_pool --> pool_validation, difficulty_metrics --> …
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { REPO, TestRig } from '../helpers/rig.ts';
+
+function projectCopy(n = 200): TestRig {
+  const rig = new TestRig();
+  for (const p of ['rc1.build.ts', 'rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  const dev = rig.read('configs/profiles/dev.yaml').replace(/scale:\n(?: .*\n)+/, `scale:\n  stages: []\n  n: ${n}\n`);
+  rig.write('configs/profiles/dev.yaml', dev);
+  return rig;
+}
+
+const started = (events: Record<string, unknown>[]): string[] => events.filter((e) => e.event === 'start').map((e) => e.target as string).sort();
+
+test('reformatting a template file\'s whitespace reruns seed_pool, whose unchanged output stops the rebuild there (early cutoff)', () => {
+  const rig = projectCopy();
+  try {
+    const first = rig.run(['pool_validation', 'difficulty_report', '--json']);
+    assert.equal(first.code, 0, first.stdout.slice(-3000) + first.stderr);
+    const file = 'templates/pack_v2/roles.json';
+    rig.write(file, JSON.stringify(JSON.parse(rig.read(file)), null, 4) + '\n\n');
+    const r = rig.run(['pool_validation', 'difficulty_report', '--json', '--explain']);
+    assert.equal(r.code, 0);
+    assert.deepEqual(started(r.events), ['diversity_report', 'seed_pool']);
+    const explain = r.events.filter((e) => e.event === 'explain') as { target: string; decision: string; reasons: string[] }[];
+    assert.match(explain.find((e) => e.target === 'seed_pool')!.reasons.join('\n'), /input templates\/pack_v2\/roles\.json changed/);
+    for (const t of ['pool_validation', 'difficulty_metrics', 'balanced_pool', 'difficulty_report']) {
+      assert.equal(explain.find((e) => e.target === t)!.decision, 'up-to-date', t);
+    }
+    const text = rig.run(['pool_validation', '--explain']);
+    assert.match(text.stdout, /rc1 explain: pool_validation: up-to-date/);
+  } finally { rig.cleanup(); }
+});
+
+test('watch: editing a template rebuilds exactly the targets that read it', async () => {
+  const rig = projectCopy();
+  const child = rig.spawn(['watch', 'seed_pool', '--json']);
+  const events: Record<string, unknown>[] = [];
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('{')) events.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  });
+  const waiting = async (count: number): Promise<void> => {
+    for (let i = 0; i < 1200; i++) {
+      if (events.filter((e) => e.event === 'watch' && e.state === 'waiting').length >= count) return;
+      await sleep(50);
+    }
+    throw new Error(`watch did not settle; last events ${JSON.stringify(events.slice(-5))}`);
+  };
+  try {
+    await waiting(1);
+    assert.deepEqual(started(events), ['diversity_report', 'seed_pool', 'shadow_set']);
+    const mark = events.length;
+    const file = 'templates/pack_v2/styles.json';
+    rig.write(file, rig.read(file).replace(/"([^"]*[a-z])\."/, '"$1!"'));
+    await waiting(2);
+    assert.deepEqual(started(events.slice(mark)), ['diversity_report', 'seed_pool']);
+    const rebuilt = events.slice(mark).find((e) => e.event === 'watch' && e.state === 'rebuilding') as { changed: string[] };
+    assert.deepEqual(rebuilt.changed, [file]);
+  } finally {
+    child.kill('SIGINT');
+    await new Promise((r) => child.on('exit', r));
+    rig.cleanup();
+  }
+});
