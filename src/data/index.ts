@@ -25,3 +25,4 @@ export {
   buildReference, buildScenario, plainRender, scenarioContext, scenarioTools, shadowScenarioId,
   type ContextDoc, type Message, type Reference, type ReferenceStep, type Scenario, type ScenarioRender, type ToolName,
 } from './scenario.ts';
+export { issueExpected, issueField, issuePath, valueAt } from './zod-issue.ts';

@@ -7,7 +7,7 @@
 // rollout records are strict: an unknown key is an error, so a typo never passes silently.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { DataError, IssueLog, TASKS, describeValue, displayPath, parseJsonl, type Location } from '../data/index.ts';
+import { DataError, IssueLog, TASKS, describeValue, displayPath, issueExpected, issueField, issuePath, parseJsonl, valueAt, type Location } from '../data/index.ts';
 import { DIFFICULTIES, ERROR_MODES, ROLLOUT_SOURCES } from './rollout.ts';
 
 const tool = z.enum(['wiki', 'calc']);
@@ -72,43 +72,14 @@ export const rolloutSchema = z.object({
   error_modes: z.array(z.enum(ERROR_MODES)),
 }).strict();
 
-/** `a.b[2].c` from a zod issue path. */
-function fieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
-  return out || '(record)';
-}
-
-function valueAt(record: unknown, path: readonly PropertyKey[]): unknown {
-  let cur: unknown = record;
-  for (const p of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[p];
-  }
-  return cur;
-}
-
-/** What a zod issue expected, in the words of the data layer's diagnostics. */
-function expectedOf(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type': return issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'an object' : `a ${issue.expected}`;
-    case 'invalid_value': return `one of ${issue.values.map((v) => JSON.stringify(v)).join(' | ')}`;
-    case 'unrecognized_keys': return 'no such field (an unknown key: check its spelling)';
-    case 'invalid_union': return 'a step of type "clarify", "tool_call" or "thought"';
-    case 'too_small': return issue.origin === 'array' ? `at least ${String(issue.minimum)} entries` : issue.origin === 'string' ? 'a non-empty string' : `a value >= ${String(issue.minimum)}`;
-    case 'too_big': return `a value <= ${String(issue.maximum)}`;
-    default: return issue.message;
-  }
-}
-
 /** Validates a parsed record; the first violation becomes a DataError at `at`. */
 export function validateRecord<S extends z.ZodType>(schema: S, value: unknown, at: Location): z.infer<S> {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
-  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
-  const got = describeValue(valueAt(value, path));
-  throw new DataError(at, fieldPath(path), expectedOf(issue), got);
+  const path = issuePath(issue);
+  const expected = issueExpected(issue, { union: 'a step of type "clarify", "tool_call" or "thought"' });
+  throw new DataError(at, issueField(path), expected, describeValue(valueAt(value, path)));
 }
 
 export interface Located<T> {

@@ -5,7 +5,7 @@
 // does not depend on the order the files are given in.
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { displayPath, type Task, type ToolName } from '../data/index.ts';
+import { displayPath, issueField, type Task, type ToolName } from '../data/index.ts';
 import {
   GAP_KINDS, PackFileSchema, REQUIRED_SLOTS,
   type GapDef, type GapKind, type PackMeta, type RoleDef, type StyleDef, type TemplateDef,
@@ -35,12 +35,6 @@ export interface Pack {
 }
 
 export interface PackSource { file: string; text: string }
-
-function fieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
-  return out || '(file)';
-}
 
 function issueText(issue: z.core.$ZodIssue): string {
   const keys = (issue as { keys?: string[] }).keys;
@@ -77,7 +71,7 @@ export function parsePack(sources: readonly PackSource[]): Pack {
     const parsed = PackFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      throw new PackError(`${file}: ${fieldPath(issue.path)}: ${issueText(issue)}`);
+      throw new PackError(`${file}: ${issueField(issue.path, '(file)')}: ${issueText(issue)}`);
     }
     const value = parsed.data;
     switch (value.kind) {

@@ -8,7 +8,7 @@
 // report are null in the JSON: they are NaN here, which JSON.stringify writes as null).
 import { closeSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
-import { describeValue, formatLocation, type Location } from '../../data/index.ts';
+import { describeValue, formatLocation, issueExpected, issueField, issuePath, valueAt, type Location } from '../../data/index.ts';
 import type { MetricsLine } from '../api.ts';
 
 /** The contract's metrics line: step, loss, reward, kl required; the rest optional; other keys are ignored. */
@@ -37,36 +37,13 @@ export class ContractViolation extends Error {
   override name = 'ContractViolation';
 }
 
-function fieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
-  return out || '(line)';
-}
-
-function valueAt(record: unknown, path: readonly PropertyKey[]): unknown {
-  let cur: unknown = record;
-  for (const p of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[p];
-  }
-  return cur;
-}
-
-function expectedOf(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type': return issue.expected === 'object' ? 'an object' : `a ${issue.expected === 'int' ? 'whole number' : issue.expected}`;
-    case 'too_small': return `a value >= ${String(issue.minimum)}${issue.origin === 'number' && !issue.inclusive ? ' (exclusive)' : ''}`;
-    case 'too_big': return `a value <= ${String(issue.maximum)}`;
-    default: return issue.message;
-  }
-}
-
 /** Validates one parsed line; throws a ContractViolation at `at` for the first bad field. */
 export function validateMetricsLine(value: unknown, at: Location): TrainerMetrics {
   const r = trainerMetricsSchema.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
-  throw new ContractViolation(`${formatLocation(at)}: ${fieldPath(issue.path)}: expected ${expectedOf(issue)}, got ${describeValue(valueAt(value, issue.path))}`);
+  const path = issuePath(issue);
+  throw new ContractViolation(`${formatLocation(at)}: ${issueField(path, '(line)')}: expected ${issueExpected(issue)}, got ${describeValue(valueAt(value, path))}`);
 }
 
 export interface TailBounds {
