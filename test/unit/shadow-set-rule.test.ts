@@ -6,11 +6,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isBuiltin } from 'node:module';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import * as esbuild from 'esbuild';
+import { importCompiled } from '../helpers/compile-rule.ts';
 import fg from 'fast-glob';
 import { createRng, type Rule, type RuleContext } from '../../src/api/index.ts';
 
@@ -23,27 +21,7 @@ let raw: string[] = [];
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rc1-shadow-'));
-  const out = join(dir, 'shadow_set.mjs');
-  await esbuild.build({
-    entryPoints: [join(ROOT, 'rules/shadow_set.ts')],
-    outfile: out, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent',
-    plugins: [{
-      name: 'rc1-resolve',
-      setup(b) {
-        b.onResolve({ filter: /^rc1-build(\/[\w-]+)?$/ }, (a) => {
-          const sub = a.path === 'rc1-build' ? 'api' : a.path.slice('rc1-build/'.length);
-          return { path: join(ROOT, 'src', sub, 'index.ts') };
-        });
-        b.onResolve({ filter: /^[^./]/ }, async (a) => {
-          if (a.pluginData === 'inner') return undefined;
-          if (isBuiltin(a.path)) return { path: a.path, external: true };
-          const r = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, importer: a.importer, pluginData: 'inner' });
-          return r.errors.length > 0 ? { errors: r.errors } : { path: r.path, external: true };
-        });
-      },
-    }],
-  });
-  rule = ((await import(pathToFileURL(out).href)) as { default: Rule }).default;
+  rule = (await importCompiled<{ default: Rule }>('rules/shadow_set.ts')).default;
   raw = (await fg('data/raw/**/*', { cwd: ROOT, absolute: true })).sort();
 });
 after(async () => { await rm(dir, { recursive: true, force: true }); });
