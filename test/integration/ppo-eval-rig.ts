@@ -15,6 +15,7 @@ import { bandsSchema, bucketOf, dimensionsSchema, loadQwen3, MetricsComputer } f
 import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../src/pool/index.ts';
 import { loadPack } from '../../src/templates/index.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
+import { shadowSetJsonl } from '../helpers/shadow-fixture.ts';
 
 const PIPELINE = `import { definePipeline, defineGate, defineTarget, target } from 'rc1-build';
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
@@ -49,7 +50,7 @@ async function trainingScenarios(n: number): Promise<string> {
   if (scenarioCache) return scenarioCache;
   const raw = ['gsm8k', 'hotpotqa', 'strategyqa'].flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f))).filter((f) => dataFileFormat(f) !== null).sort();
   const { items } = await loadSources(raw, { onError: 'fail', root: REPO });
-  const shadow = new Set(fs.readFileSync(path.join(REPO, 'data/shadow_eval_245.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { source_id: string }).source_id));
+  const shadow = new Set(shadowSetJsonl().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { source_id: string }).source_id));
   const pool = PoolParamsSchema.parse(readYaml(path.join(REPO, 'configs/pool.yaml')).pool);
   const packDir = path.join(REPO, 'templates/pack_v2');
   const pack = await loadPack(fs.readdirSync(packDir).filter((f) => f.endsWith('.json')).map((f) => path.join(packDir, f)), REPO);

@@ -18,6 +18,7 @@ import { heldOutSet, TWIN_ID_PREFIX, underspecifiedTwins } from '../../src/train
 import { summarizeEval, type EvalEpisode } from '../../src/train/eval-summary.ts';
 import { drawLearningCurve, niceTicks, tickLabel, type CurvePoint } from '../../src/train/learning-curve.ts';
 import { REPO } from '../helpers/rig.ts';
+import { shadowSetJsonl } from '../helpers/shadow-fixture.ts';
 
 const CFG: PpoEvalConfig = {
   seed: 1, actions: 'sampled', samples: 2, twins: true, min_group_n: 2,
@@ -76,7 +77,7 @@ test('an over-clarification rate of zero on both sides is waived; missing groups
 });
 
 test('the twins are under-specified renderings of the held-out items, and every held-out scenario gets a bucket', async () => {
-  const shadow = fs.readFileSync(path.join(REPO, 'data/shadow_eval_245.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 60).map((l) => JSON.parse(l) as Scenario);
+  const shadow = shadowSetJsonl().split('\n').filter(Boolean).slice(0, 60).map((l) => JSON.parse(l) as Scenario);
   const raw = ['gsm8k', 'hotpotqa', 'strategyqa'].flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f))).filter((f) => dataFileFormat(f) !== null);
   const held = new Set(shadow.map((s) => s.source_id));
   const items = (await loadSources(raw, { onError: 'fail' })).items.filter((i) => held.has(i.source_id));
