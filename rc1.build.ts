@@ -6,14 +6,14 @@
 //   data/raw/** ──► shadow_set ──────────────┐
 //   templates/pack_v1,v2 ──► diversity_report ┤
 //                                            ▼
-//   … shadow_run, weights, overclar_ablation, preflight_checks ──► round1 ──► round2_pass ──► train ──► ppo_eval, export_gguf
-//
 //   per stage: seed_pool@n ──► pool_validation@n           (gate)
 //                   └──► difficulty_metrics@n ──► balanced_pool@n ──► difficulty_report@n (gate)
 //                                                      └──► rollouts_pool@n ──► scores@n ──► stability@n (gate)
 //   stage n+1's seed_pool waits on stage n's three gates; the final stage has no suffix, and its
 //   scores also cover the shadow set's rollouts (rollouts_shadow), which probe_scorer and
-//   not_simulated (round 1 and 2) check.
+//   not_simulated (round 1 and 2) check. Then:
+//   weights, shadow_run(_pre_run_check), overclar_ablation, preflight_checks ──► round1 ──► round2_pass
+//   round2_pass ──► train ──► ppo_eval (gate), export_gguf
 import { definePipeline, defineGate, defineTarget, target, type UserTarget } from 'rc1-build';
 
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
