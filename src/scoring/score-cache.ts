@@ -15,16 +15,10 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import type { DimScores, Provenance, ScoreRequest, ScoreSample } from './types.ts';
 import { type InvalidateFilter, compareVersions, filterSql } from './cache-filter.ts';
+import type { CacheKeyFields } from './score-items.ts';
 
-/** What identifies one paid-for sample. Field names follow ScoreRequest. */
-export interface ScoreCacheKey {
-  provider: string;
-  model: string;
-  rubricVersion: string;
-  promptVersion: string;
-  itemHash: string;
-  sampleIndex: number;
-}
+/** What identifies one paid-for sample: the scoring driver's cache key fields (score-items.ts). */
+export type ScoreCacheKey = CacheKeyFields;
 /** An item's identity, all samples together (unstable items). */
 export type ScoreItemKey = Omit<ScoreCacheKey, 'sampleIndex'>;
 
