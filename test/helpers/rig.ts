@@ -154,3 +154,19 @@ export function standardRig(): TestRig {
 export function hasSha256sum(): boolean {
   return spawnSync('sha256sum', ['--version']).status === 0;
 }
+
+/** Collects the JSON events a spawned `--json` command prints, as they arrive. */
+export function collectEvents<T = Record<string, unknown>>(child: import('node:child_process').ChildProcess): T[] {
+  const events: T[] = [];
+  let buf = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('{')) events.push(JSON.parse(line) as T);
+    }
+  });
+  return events;
+}

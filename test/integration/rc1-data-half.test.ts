@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { REPO, TestRig } from '../helpers/rig.ts';
+import { REPO, TestRig, collectEvents } from '../helpers/rig.ts';
 
 function projectCopy(n = 200): TestRig {
   const rig = new TestRig();
@@ -42,17 +42,7 @@ test('reformatting a template file\'s whitespace reruns seed_pool, whose unchang
 test('watch: editing a template rebuilds exactly the targets that read it', async () => {
   const rig = projectCopy();
   const child = rig.spawn(['watch', 'seed_pool', '--json']);
-  const events: Record<string, unknown>[] = [];
-  let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      if (line.startsWith('{')) events.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  });
+  const events = collectEvents<Record<string, unknown>>(child);
   const waiting = async (count: number): Promise<void> => {
     for (let i = 0; i < 1200; i++) {
       if (events.filter((e) => e.event === 'watch' && e.state === 'waiting').length >= count) return;

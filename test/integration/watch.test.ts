@@ -8,24 +8,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { standardRig } from '../helpers/rig.ts';
+import { standardRig, collectEvents } from '../helpers/rig.ts';
 
 interface Ev { event: string; target?: string; state?: string; ok?: boolean }
 
 test('watch rebuilds exactly what an edit affects, survives a rule error, and stops cleanly on Ctrl-C', async () => {
   const rig = standardRig();
   const child = rig.spawn(['watch', '--json', '-j', '1']);
-  const events: Ev[] = [];
-  let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      if (line.startsWith('{')) events.push(JSON.parse(line) as Ev);
-    }
-  });
+  const events = collectEvents<Ev>(child);
   const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   const waitForWaiting = async (count: number): Promise<void> => {
     for (let i = 0; i < 400; i++) {
