@@ -39,7 +39,41 @@ export function foldAssignment(n: number, k: number, seed: number, strata?: Arra
 
 /** k folds of n items (see the module comment); seed any 32-bit integer. */
 export function kFolds(n: number, k: number, seed: number, strata?: ArrayLike<string | number>): Fold[] {
-  const fold = foldAssignment(n, k, seed, strata);
+  return foldsOf(foldAssignment(n, k, seed, strata), k);
+}
+
+/**
+ * k folds of n items that keep every GROUP (e.g. the rollouts of one scenario) on one side: no
+ * group is both trained on and held out, so a held-out item never has a sibling in training.
+ * The groups are shuffled (seeded) within their stratum (groupStrata: one key per item, read from
+ * each group's first item — e.g. the task) and dealt round-robin as in kFolds, so folds differ by
+ * at most one group per stratum. Throws when there are fewer groups than folds.
+ */
+export function groupKFolds(groups: ArrayLike<string | number>, k: number, seed: number, groupStrata?: ArrayLike<string | number>): Fold[] {
+  const n = groups.length;
+  if (groupStrata && groupStrata.length !== n) throw new RangeError(`groupKFolds: ${n} items but ${groupStrata.length} strata keys`);
+  const ids = new Map<string, number>();
+  const first: number[] = [];
+  const groupOf = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const key = String(groups[i]);
+    let g = ids.get(key);
+    if (g === undefined) {
+      g = first.length;
+      ids.set(key, g);
+      first.push(i);
+    }
+    groupOf[i] = g;
+  }
+  if (first.length < k) throw new RangeError(`groupKFolds: need at least k = ${k} groups, got ${first.length}`);
+  const groupFold = foldAssignment(first.length, k, seed, groupStrata ? first.map((i) => groupStrata[i]!) : undefined);
+  const fold = Int32Array.from(groupOf, (g) => groupFold[g]!);
+  return foldsOf(fold, k);
+}
+
+/** The folds of a fold assignment (fold[i] = the fold of item i). */
+export function foldsOf(fold: Int32Array, k: number): Fold[] {
+  const n = fold.length;
   const sizes = new Int32Array(k);
   for (let i = 0; i < n; i++) sizes[fold[i]!]!++;
   return Array.from({ length: k }, (_, f) => {
