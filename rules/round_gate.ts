@@ -50,12 +50,13 @@ export default defineRule({
       res = round2({ profile: ctx.profile, reports, artifacts, required, round1: r1, round1Vouched: vouched });
     }
     ctx.progress(2, 2, 'steps');
-    const failed = res.checks.filter((c) => !c.pass).length;
+    const failed = res.checks.filter((c) => c.status === 'fail').length;
     const waived = res.checks.filter((c) => c.status === 'waived').length;
+    const na = res.checks.filter((c) => c.status === 'n/a').length;
     return {
       checks: res.checks,
       report: res.report,
-      summary: `round ${round}: ${reports.length} reports, ${res.checks.length} checks (${failed} failed, ${waived} waived), ${artifacts.length} artifacts vouched for`,
+      summary: `round ${round}: ${reports.length} reports, ${res.checks.length} checks (${failed} failed, ${waived} waived, ${na} n/a), ${artifacts.length} artifacts vouched for`,
     };
   },
 });

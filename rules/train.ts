@@ -33,7 +33,7 @@ export function checkRound2(files: readonly string[], root: string): void {
   }
   const pass = (ticket as { pass?: unknown } | null)?.pass;
   if (pass !== true) {
-    const failed = ((ticket as { checks?: { name?: string; pass?: boolean }[] }).checks ?? []).filter((c) => c.pass === false).map((c) => c.name).filter(Boolean);
+    const failed = ((ticket as { checks?: { name?: string; status?: string }[] }).checks ?? []).filter((c) => c.status === 'fail').map((c) => c.name).filter(Boolean);
     throw new RuleError(`train refuses to start: ${shown} says "pass": ${JSON.stringify(pass ?? null)}${failed.length ? ` (failed: ${failed.join(', ')})` : ''}; fix the failing preflight checks and rebuild: \`npx rc1-build round2_pass\``);
   }
 }

@@ -121,7 +121,13 @@ export function definePipeline(p: UserPipeline | ((ctx: PipelineContext) => User
 // ---------------------------------------------------------------- rules
 
 export type CheckOp = '>=' | '<=' | '>' | '<' | '==' | '!=' | 'in';
-export type CheckStatus = 'pass' | 'fail' | 'waived';
+/**
+ * pass / fail: computed from value op threshold. waived: not applied in this profile (dev), shown
+ * as WAIVED. n/a: the check cannot apply to this data (its reason says why). Only 'pass' records
+ * pass: true; waived and n/a are counted apart and never make a gate pass on their own
+ * (gatePasses).
+ */
+export type CheckStatus = 'pass' | 'fail' | 'waived' | 'n/a';
 
 /** One gate check, as written to the report and the `gate` event. */
 export interface Check {
@@ -135,6 +141,10 @@ export interface Check {
   hint?: string;
   /** Why a check is waived, e.g. "profile dev". */
   waived?: string;
+  /** Why a check cannot apply (status n/a), e.g. "no item needs clarification". */
+  not_applicable?: string;
+  /** In words: what the value is and how the decision was made (point estimate, interval bound, null quantile). */
+  basis?: string;
 }
 
 function compare(value: unknown, op: CheckOp, threshold: unknown): boolean {
@@ -158,9 +168,29 @@ export function check(name: string, value: unknown, op: CheckOp, threshold: unkn
   return { name, value, op, threshold, pass, status: pass ? 'pass' : 'fail', ...(hint ? { hint } : {}) };
 }
 
-/** A check that is not applied in this profile: shown as WAIVED, never as a pass. */
+/** A check that is not applied in this profile: shown as WAIVED, never recorded as a pass. */
 export function waive(c: Check, why: string): Check {
-  return { ...c, pass: true, status: 'waived', waived: why };
+  return { ...c, pass: false, status: 'waived', waived: why };
+}
+
+/** A check that cannot apply to this data: shown as n/a with the reason, never recorded as a pass. */
+export function notApplicable(c: Check, why: string): Check {
+  const { hint: _hint, ...rest } = c;
+  return { ...rest, pass: false, status: 'n/a', not_applicable: why };
+}
+
+/**
+ * Whether a gate's checks let it pass: no check failed, and at least one check passed or was
+ * waived by the profile. Checks that are n/a count for nothing: a gate whose every check is n/a
+ * (or that has none) does not pass.
+ */
+export function gatePasses(checks: readonly Pick<Check, 'status'>[]): boolean {
+  let decided = false;
+  for (const c of checks) {
+    if (c.status === 'fail') return false;
+    if (c.status === 'pass' || c.status === 'waived') decided = true;
+  }
+  return decided;
 }
 
 export interface Rng {

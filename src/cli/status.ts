@@ -42,8 +42,8 @@ export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
     let s: TargetStatus;
     if (d.kind === 'fresh') {
       if (d.record.result === 'gate-failed') {
-        const failed = (d.record.checks ?? []).filter((c) => !c.pass).map((c) => c.name);
-        s = { name: n, state: 'failed', reasons: [`gate failed: ${failed.join(', ')}`], restorable: false, how: d.record.how, gate: t.gate };
+        const failed = (d.record.checks ?? []).filter((c) => c.status === 'fail').map((c) => c.name);
+        s = { name: n, state: 'failed', reasons: [`gate failed: ${failed.length ? failed.join(', ') : 'no check passed (every check n/a)'}`], restorable: false, how: d.record.how, gate: t.gate };
         stale.add(n);
       } else if (upstream.length) {
         s = { name: n, state: 'stale', reasons: [`dependency ${upstream.join(', ')} is not up to date`], restorable: false, how: d.record.how, gate: t.gate };

@@ -10,7 +10,7 @@
 //   GiB (2^30 bytes, as the seeds' shutil check) > min_free_disk_gb. Measured when the gate runs:
 //   it is not part of the gate's key, so after freeing space rerun it with --force.
 import { statfsSync } from 'node:fs';
-import { check, waive, type Check } from '../api/index.ts';
+import { check, gatePasses, waive, type Check } from '../api/index.ts';
 import type { PpoConfig, PreflightConfig } from './config.ts';
 
 const sortedKeys = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]!]));
@@ -45,7 +45,7 @@ export function diskCheck(freeGiB: number, minGiB: number): Check {
 /** The seeds' OK lines, for the checks that passed (waived ones say so). */
 export function okLines(groups: { weights: Check[]; ppo: Check[]; disk: Check }, weightsSha: string): string[] {
   const lines: string[] = [];
-  const allPass = (cs: Check[]): boolean => cs.every((c) => c.pass);
+  const allPass = (cs: Check[]): boolean => gatePasses(cs);
   const waived = (cs: Check[]): string => {
     const w = cs.filter((c) => c.status === 'waived').map((c) => c.name);
     return w.length ? ` (waived: ${w.join(', ')})` : '';

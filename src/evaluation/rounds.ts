@@ -12,7 +12,7 @@
 // shown as a waived check (dev may pass with waivers, visibly, never silently).
 // Pass is computed by the engine from these checks: round2_pass says pass: true only when every
 // check of both rounds passed (or, outside prod, was waived).
-import { check, waive, type Check, type CheckOp } from '../api/index.ts';
+import { check, notApplicable, waive, type Check, type CheckOp } from '../api/index.ts';
 
 export interface GateReport { path: string; sha256: string; target: string; profile: string; pass: boolean; checks: Check[] }
 export interface Artifact { path: string; sha256: string; bytes: number }
@@ -28,8 +28,10 @@ export function parseGateReport(path: string, sha256: string, text: string): Gat
 
 /** A recorded check re-stated under a prefix; `consistent` is false when its recorded pass disagrees with its numbers. */
 export function restate(prefix: string, c: Check): { check: Check; consistent: boolean } {
-  const again = check(`${prefix}.${c.name}`, c.value, c.op as CheckOp, c.threshold, c.hint);
+  const fresh = check(`${prefix}.${c.name}`, c.value, c.op as CheckOp, c.threshold, c.hint);
+  const again = c.basis ? { ...fresh, basis: c.basis } : fresh;
   if (c.status === 'waived') return { check: waive(again, c.waived ?? 'waived upstream'), consistent: true };
+  if (c.status === 'n/a') return { check: notApplicable(again, c.not_applicable ?? 'not applicable upstream'), consistent: true };
   return { check: again, consistent: again.pass === c.pass && (c.status === 'pass') === c.pass };
 }
 
@@ -48,6 +50,7 @@ function restateAll(r: RoundInput): Restated {
   const missing = r.required.filter((t) => !byTarget.has(t));
   const mismatch = r.reports.filter((g) => g.profile !== r.profile).map((g) => `${g.target} (${g.profile})`);
   const inconsistent: string[] = [];
+  const notPassed = r.reports.filter((g) => !g.pass).map((g) => g.target);
   const restated: Check[] = [];
   for (const g of [...r.reports].sort((a, b) => r.required.indexOf(a.target) - r.required.indexOf(b.target))) {
     for (const c of g.checks) {
@@ -60,6 +63,7 @@ function restateAll(r: RoundInput): Restated {
     check('reports.missing', missing, '==', [], 'declare every gate of the round as an input of this target (preflight.rounds lists them)'),
     check('reports.profile_mismatch', mismatch, '==', [], `every report must come from profile ${r.profile}: rebuild them in this profile`),
     check('reports.inconsistent', inconsistent, '==', [], 'a report\'s recorded result disagrees with its own value and threshold: rebuild that gate'),
+    check('reports.not_passed', notPassed, '==', [], 'every gate of the round must have passed (a gate whose checks are all n/a did not): rebuild and fix it'),
     ...restated,
   ];
   const vouched = Object.fromEntries([...r.artifacts, ...r.reports].map((f) => [f.path, f.sha256]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
@@ -67,6 +71,7 @@ function restateAll(r: RoundInput): Restated {
     checks,
     waived: restated.filter((c) => c.status === 'waived').map((c) => c.name),
     report: {
+      not_applicable: restated.filter((c) => c.status === 'n/a').map((c) => ({ check: c.name, reason: c.not_applicable ?? '' })),
       reports: r.reports.map((g) => ({ target: g.target, path: g.path, sha256: g.sha256, pass: g.pass, checks: g.checks.length })),
       artifacts: r.artifacts,
       vouched,

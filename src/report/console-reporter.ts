@@ -17,14 +17,16 @@ function fmtValue(v: unknown): string {
 
 /** The checks table printed for a gate (also used by `status`). */
 export function checksTable(checks: readonly Check[]): string[] {
-  const rows = checks.map((c) => [c.name, fmtValue(c.value), c.op, fmtValue(c.threshold), c.status === 'waived' ? `WAIVED (${c.waived ?? ''})` : c.pass ? 'pass' : 'FAIL']);
+  const result = (c: Check): string =>
+    c.status === 'waived' ? `WAIVED (${c.waived ?? ''})` : c.status === 'n/a' ? `n/a (${c.not_applicable ?? ''})` : c.status === 'pass' ? 'pass' : 'FAIL';
+  const rows = checks.map((c) => [c.name, fmtValue(c.value), c.op, fmtValue(c.threshold), result(c)]);
   const head = ['check', 'value', 'op', 'threshold', 'result'];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]): string => '    ' + r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
   const out = [line(head)];
   checks.forEach((c, i) => {
     out.push(line(rows[i]!));
-    if (!c.pass && c.hint) out.push(`      hint: ${c.hint}`);
+    if (c.status === 'fail' && c.hint) out.push(`      hint: ${c.hint}`);
   });
   return out;
 }
@@ -102,12 +104,15 @@ export class ConsoleReporter implements Reporter {
         return;
       case 'gate':
         if (e.pass) {
+          const passed = e.checks.filter((c) => c.status === 'pass').length;
           const waived = e.checks.filter((c) => c.status === 'waived').length;
-          this.print(`gate     ${e.target} ok: ${e.checks.length - waived} passed${waived ? `, ${waived} WAIVED` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
-          if (waived) for (const l of checksTable(e.checks.filter((c) => c.status === 'waived'))) this.print(l);
+          const na = e.checks.filter((c) => c.status === 'n/a').length;
+          this.print(`gate     ${e.target} ok: ${passed} passed${waived ? `, ${waived} WAIVED` : ''}${na ? `, ${na} n/a` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
+          if (waived || na) for (const l of checksTable(e.checks.filter((c) => c.status === 'waived' || c.status === 'n/a'))) this.print(l);
         } else {
           this.print(`GATE FAILED ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`);
           for (const l of checksTable(e.checks)) this.print(l);
+          if (!e.checks.some((c) => c.status === 'fail')) this.print('    no check passed: checks that are n/a never make a gate pass on their own');
         }
         return;
       case 'fail':

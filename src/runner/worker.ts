@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
-import { type Check, type Rule, type RuleContext, createRng } from '../api/index.ts';
+import { type Check, type Rule, type RuleContext, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
 import { hashOutput } from './hash-output.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
@@ -86,7 +86,7 @@ async function run(job: Job): Promise<void> {
       if (!Array.isArray(res.checks) || res.checks.length === 0) throw new ContractError(`gate ${job.target}: its rule returned no checks`);
       checks = res.checks;
       const reportOut = job.outputs.find((o) => o.path === job.report)!;
-      const pass = checks.every((c) => c.pass);
+      const pass = gatePasses(checks);
       fs.writeFileSync(reportOut.tmp, prettyJson({ ...(res.report ?? {}), target: job.target, profile: job.profile, pass, checks }));
     }
     for (const o of job.outputs) {

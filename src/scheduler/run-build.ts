@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Check } from '../api/index.ts';
+import { gatePasses, type Check } from '../api/index.ts';
 import { type RebuildReason, formatReason } from '../hash/fingerprint.ts';
 import { closureOf, type ResolvedTarget } from '../graph/resolved.ts';
 import { type Decision, decide, resolveInputs } from '../rebuild/decide.ts';
@@ -284,7 +284,7 @@ export class Build {
   }
 
   private gateOutcome(t: ResolvedTarget, checks: Check[], passed: Outcome): Outcome {
-    const pass = checks.every((c) => c.pass);
+    const pass = gatePasses(checks);
     this.emit({ event: 'gate', target: t.name, pass, checks, report: t.report ?? '', replayed: false });
     if (!pass) {
       this.counts.gateFailed++;
@@ -371,7 +371,7 @@ export class Build {
     }
     const r = res.value;
     if (r.summary) r.summary = redact(r.summary);
-    const gateFailed = t.gate && !(r.checks ?? []).every((c) => c.pass);
+    const gateFailed = t.gate && !gatePasses(r.checks ?? []);
     this.git ??= gitInfo(ws.root);
     const record: TargetRecord = {
       name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(r.outputs), result: gateFailed ? 'gate-failed' : 'ok', how: 'ran',

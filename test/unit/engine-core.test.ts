@@ -11,7 +11,7 @@ import { type Fingerprint, diffFingerprints, fingerprintKey, formatReason } from
 import { StatCache } from '../../src/hash/stat-cache.ts';
 import { TraceLog, type TargetRecord } from '../../src/state/trace-log.ts';
 import { globBase } from '../../src/hash/glob-cache.ts';
-import { check, createRng, waive } from '../../src/api/index.ts';
+import { check, createRng, gatePasses, notApplicable, waive } from '../../src/api/index.ts';
 import { didYouMean } from '../../src/config/usage-error.ts';
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-unit-'));
@@ -128,6 +128,19 @@ test('check compares value and threshold; NaN and non-numbers never pass; waived
   const w = waive(check('live', 0, '>=', 1), 'profile dev');
   assert.equal(w.status, 'waived');
   assert.equal(w.waived, 'profile dev');
+  assert.equal(w.pass, false, 'a waived check is never recorded as a pass');
+});
+
+test('a check that cannot apply is n/a with its reason, never a pass, and n/a checks alone do not make a gate pass', () => {
+  const na = notApplicable(check('overclar_drop', Number.NaN, '>=', 0.2, 'raise alpha'), 'no rollout over-clarifies');
+  assert.deepEqual([na.status, na.pass, na.not_applicable, na.hint], ['n/a', false, 'no rollout over-clarifies', undefined]);
+  const ok = check('turns', 0, '<=', 0);
+  const bad = check('success', -2, '>=', -1);
+  assert.equal(gatePasses([ok, na]), true, 'a passing check with an n/a beside it');
+  assert.equal(gatePasses([na]), false, 'only n/a: nothing was shown');
+  assert.equal(gatePasses([]), false);
+  assert.equal(gatePasses([ok, bad, na]), false);
+  assert.equal(gatePasses([waive(bad, 'profile dev')]), true, 'a profile waiver still lets a dev gate pass, visibly');
 });
 
 test('the seeded PRNG gives the same sequence for the same seed', () => {

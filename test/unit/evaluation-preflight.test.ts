@@ -35,7 +35,7 @@ async function preflight(o: { ppoYaml?: string; weights?: Record<string, number>
     inputs: { weights: [writeWeights(join(dir, 'configs/weights.json'), o.weights ?? WEIGHTS)], ppo_config: [ppoFile] },
   });
 }
-const failed = (checks: Map<string, { pass: boolean }>): string[] => [...checks].filter(([, c]) => !c.pass).map(([n]) => n);
+const failed = (checks: Map<string, { status: string }>): string[] => [...checks].filter(([, c]) => c.status === 'fail').map(([n]) => n);
 const shipped = readFileSync(join(ROOT, 'configs/ppo_scale.yaml'), 'utf8');
 
 test('the shipped ppo_scale.yaml and a valid weights file pass every prod check, and the report has the WEIGHTS_OK line with the file\'s sha256', async () => {
