@@ -4,6 +4,7 @@
 import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
 import type { Reporter } from '../report/events.ts';
 import { Build } from '../scheduler/run-build.ts';
+import { watchLauncher } from './launcher-exit.ts';
 import type { Workspace } from './workspace.ts';
 
 export interface BuildCommandOptions {
@@ -16,6 +17,8 @@ export interface BuildCommandOptions {
   verbose: boolean;
   json: boolean;
   command: string;
+  /** Seconds to queue behind a running build (0: refuse at once; Infinity: no limit). */
+  waitS?: number;
 }
 
 export interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
@@ -30,7 +33,10 @@ export interface Running { interrupt(): Promise<void> }
 export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
   const rep = makeReporter(o, io);
   if (!o.dryRun) {
-    ws.lock.acquire(o.command);
+    if (o.waitS) {
+      await ws.lock.acquireWaiting(o.command, o.waitS, (h) => io.err(`rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`));
+    } else ws.lock.acquire(o.command);
+    if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
     ws.trace.repair();
   }
   const build = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
@@ -46,9 +52,11 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   const onSignal = (sig: NodeJS.Signals): void => {
     void running.interrupt().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
   };
+  let stopLauncherWatch = (): void => {};
   if (hooks.installSignals) {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    stopLauncherWatch = watchLauncher(() => onSignal('SIGTERM'));
   }
   try {
     return await build.run();
@@ -57,6 +65,7 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     ws.lock.release();
     rep.close();
     if (hooks.installSignals) {
+      stopLauncherWatch();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }

@@ -15,6 +15,24 @@ import { runClean } from './clean.ts';
 import { runFailpack } from './failpack.ts';
 import { availableParallelism } from 'node:os';
 
+/**
+ * `--wait` and `--wait=SECONDS` (parseArgs cannot take an optional value: `--wait train` must
+ * not read `train` as the seconds). Returns the other arguments and the wait in seconds (0: none).
+ */
+export function extractWait(argv: string[]): { argv: string[]; waitS: number } {
+  let waitS = 0;
+  const rest: string[] = [];
+  for (const a of argv) {
+    if (a === '--wait') waitS = Infinity;
+    else if (a.startsWith('--wait=')) {
+      const v = Number(a.slice('--wait='.length));
+      if (!(v >= 0) || a === '--wait=') throw new UsageError({ headline: `--wait expects a number of seconds, got ${JSON.stringify(a.slice(7))}`, hint: 'use --wait (no limit) or --wait=600' });
+      waitS = v;
+    } else rest.push(a);
+  }
+  return { argv: rest, waitS };
+}
+
 export const VERSION = '0.1.0';
 
 const HELP = `rc1-build ${VERSION} — a content-addressed, gate-aware build system for ML pipelines
@@ -25,6 +43,7 @@ usage:
     --explain                    print why each target runs or is skipped
     -j, --jobs N                 parallel rules (default: number of CPUs)
     -k, --keep-going             continue with independent targets after a failure
+    --wait[=SECONDS]             queue behind a running build instead of refusing (default: no limit)
     --force                      rebuild the named targets even if up to date
     --json                       JSON Lines events on stdout (one object per line)
     -v, --verbose                show rule log lines and up-to-date targets
@@ -57,8 +76,9 @@ export async function main(argv: string[], io: Io = {
       const { runScorecache } = await import('../scoring/cache-cli.ts');
       return await runScorecache(path.resolve(sc === 2 ? argv[1]! : process.cwd()), argv.slice(sc + 1), io);
     }
+    const { argv: rest0, waitS } = extractWait(argv);
     const { values, positionals } = parseArgs({
-      args: argv,
+      args: rest0,
       allowPositionals: true,
       strict: true,
       options: {
@@ -108,7 +128,7 @@ export async function main(argv: string[], io: Io = {
     const options: BuildCommandOptions = {
       targets, jobs, keepGoing: values['keep-going'] === true, dryRun: values['dry-run'] === true,
       forced: new Set(values.force ? targets : []), explain: values.explain === true, verbose: values.verbose === true, json,
-      command: ['rc1-build', ...argv].join(' '),
+      command: ['rc1-build', ...argv].join(' '), waitS,
     };
     if (command === 'watch') return await runWatch(root, ws, args, options, io);
     return await runBuildOnce(ws, options, io, { installSignals: true });

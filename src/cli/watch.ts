@@ -10,6 +10,7 @@ import { UsageError, didYouMean } from '../config/usage-error.ts';
 import { PIPELINE_FILE } from '../config/load-pipeline.ts';
 import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
 import { type BuildCommandOptions, type Io, type Running, runBuildOnce } from './build-command.ts';
+import { watchLauncher } from './launcher-exit.ts';
 import { STATE_DIR, type Workspace, openWorkspace } from './workspace.ts';
 
 const DEBOUNCE_MS = 200;
@@ -80,6 +81,7 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  watchLauncher(() => stop('SIGTERM'));
   for (;;) {
     let next = new Set<string>([PIPELINE_FILE, 'configs', 'rules']);
     try {

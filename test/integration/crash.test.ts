@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TestRig } from '../helpers/rig.ts';
+import { currentHolder } from '../../src/state/workspace-lock.ts';
 
 const PIPELINE = `import { definePipeline, defineTarget, target } from 'rc1-build';
 export default definePipeline({
@@ -122,7 +123,7 @@ test('a second concurrent build is refused with the holder named, and a dead hol
     first.kill('SIGKILL');
     await exited;
     process.kill(Number(fs.readFileSync(pidFile, 'utf8')), 'SIGKILL');
-    assert.ok(fs.existsSync(path.join(r.dir, '.rc1/lock')), 'the killed build left its lock');
+    assert.ok(currentHolder(path.join(r.dir, '.rc1/lock')), 'the killed build left its lock');
     const third = r.run(['chain']);
     assert.equal(third.code, 0, third.stderr);
   } finally { r.cleanup(); fs.rmSync(pidFile, { force: true }); }
@@ -146,7 +147,7 @@ test('SIGINT stops the running rule and its child processes, records nothing hal
     const end = out.trim().split('\n').map((l) => JSON.parse(l)).at(-1);
     assert.equal(end.event, 'end');
     assert.equal(end.interrupted, true);
-    assert.ok(!fs.existsSync(path.join(r.dir, '.rc1/lock')));
+    assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'the lock was released');
     assert.ok(!r.exists('out/slow.txt'));
     const st = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; state: string }[] };
     assert.equal(st.targets.find((t) => t.name === 'slow')!.state, 'missing');

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standardRig, collectEvents } from '../helpers/rig.ts';
+import { currentHolder } from '../../src/state/workspace-lock.ts';
 
 interface Ev { event: string; target?: string; state?: string; ok?: boolean }
 
@@ -52,7 +53,7 @@ test('watch rebuilds exactly what an edit affects, survives a rule error, and st
 
     child.kill('SIGINT');
     assert.equal(await exited, 130);
-    assert.ok(!fs.existsSync(path.join(rig.dir, '.rc1/lock')));
+    assert.equal(currentHolder(path.join(rig.dir, '.rc1/lock')), null, 'the lock was released');
     const st = rig.run(['status', '--json']);
     assert.ok((JSON.parse(st.stdout) as { targets: { state: string }[] }).targets.every((t) => t.state === 'up-to-date'));
   } finally {
