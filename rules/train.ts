@@ -8,8 +8,10 @@
 // (rc1-build/train resolveTrainConfig). The prod profile refuses the built-in tfjs engine: it
 // trains in a simulated environment, and prod has no simulated anything. Outputs, in this order:
 //   checkpoints/rc1/ (directory), logs/train.log, reports/metrics.jsonl, reports/config_effective.yaml
-// Training state lives in .rc1/train/ so an interrupted build resumes (see runTraining); the
-// outputs are the final state copied out of it.
+// Training state lives in the target's state dir (ctx.stateDir, .rc1/state/train/) so an
+// interrupted build resumes (see runTraining); the outputs are the final state copied out of it.
+// The run's identity includes the rule's code (ctx.codeHash): a code change starts a new run
+// unless train.resume_across_code_change is true.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { defineRule, RuleError, type RuleContext } from 'rc1-build';
@@ -60,9 +62,11 @@ export default defineRule({
       const files = group(ctx, g);
       if (files.length > 0) inputs[g] = files;
     }
-    const forced = (ctx as RuleContext<unknown> & { forced?: boolean }).forced === true;
+    const forced = ctx.forced;
     const { summary } = await runTraining({
       root: ctx.root, profile: ctx.profile, config, inputs, env: ctx.env, forced, signal: ctx.signal,
+      workDir: ctx.stateDir, codeHash: ctx.codeHash,
+      resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
       log: (l) => ctx.log(l), progress: (d, t) => ctx.progress(d, t, 'steps'),
       outputs: {
         checkpoints: ctx.output(OUTPUTS[0]), log: ctx.output(OUTPUTS[1]), metrics: ctx.output(OUTPUTS[2]), effectiveConfig: ctx.output(OUTPUTS[3]),

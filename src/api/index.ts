@@ -209,6 +209,12 @@ export interface RuleContext<P> {
   readonly target: string;
   /** Workspace root (absolute). */
   readonly root: string;
+  /**
+   * The target's own state dir, `<root>/.rc1/state/<target>/` (absolute; created on first use):
+   * for state that must outlive a build but is no output, e.g. a resumable training run. Never
+   * hashed, cached or restored by the engine (src/state/target-state-dir.ts).
+   */
+  readonly stateDir: string;
   /** 'dev' or 'prod' (RUN_MODE). */
   readonly profile: string;
   /** Validated params: the declared keys of the resolved config, nested as in the YAML. */
@@ -217,6 +223,13 @@ export interface RuleContext<P> {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** True when the user asked to rebuild this target (`--force`): a resumable rule starts over. */
   readonly forced: boolean;
+  /**
+   * sha256 of the rule module and its code closure (every local source file it imports, the
+   * package.json of every npm package it uses): the fingerprint's `rule` and `code` fields. It
+   * changes exactly when the rule's code does; a rule that keeps state across builds (a resumable
+   * training run) records it so that state made by other code is not taken for its own.
+   */
+  readonly codeHash: string;
   /** The target's declared args (literal values from rc1.build.ts). */
   readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */

@@ -37,6 +37,15 @@ export function fingerprintKey(fp: Fingerprint): string {
   return sha256Hex(JSON.stringify(fp));
 }
 
+/**
+ * The hash of a target's code: the rule module and its code closure (the fingerprint's `rule` and
+ * `code` fields), and nothing else. Rules get it as `ctx.codeHash`: a rule that keeps state across
+ * builds (a resumable training run) ties that state to the code that made it.
+ */
+export function codeHash(fp: Pick<Fingerprint, 'rule' | 'code'>): string {
+  return sha256Hex(canonicalJson({ rule: fp.rule, code: fp.code }));
+}
+
 export type RebuildReason =
   | { kind: 'never-built' }
   | { kind: 'forced' }

@@ -12,10 +12,14 @@ export interface Job {
   module: string;
   ruleFile: string;
   root: string;
+  /** The target's state dir (src/state/target-state-dir.ts), absolute; created when the rule asks for it. */
+  stateDir: string;
   profile: string;
   params: Record<string, unknown>;
   args: Record<string, unknown>;
   forced: boolean;
+  /** sha256 of the rule module and its code closure (fingerprint.ts codeHash). */
+  codeHash: string;
   env: Record<string, string | undefined>;
   inputs: Record<string, string[]>;
   outputs: JobOutput[];

@@ -57,12 +57,14 @@ async function run(job: Job): Promise<void> {
     const ctx: RuleContext<unknown> = {
       target: job.target,
       root: job.root,
+      get stateDir(): string { fs.mkdirSync(job.stateDir, { recursive: true }); return job.stateDir; },
       profile: job.profile,
       params,
       env: Object.freeze({ ...job.env }),
       args: Object.freeze({ ...job.args }) as RuleContext<unknown>['args'],
       outputs: Object.freeze(job.outputs.map((o) => o.path)),
       forced: job.forced,
+      codeHash: job.codeHash,
       inputs(name: string): string[] {
         const v = job.inputs[name];
         if (!v) throw new ContractError(`${job.ruleFile}: ctx.inputs('${name}'): target ${job.target} declares no input group '${name}' (it has: ${Object.keys(job.inputs).join(', ') || 'none'})`);

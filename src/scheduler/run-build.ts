@@ -6,10 +6,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gatePasses, type Check } from '../api/index.ts';
-import { type RebuildReason, formatReason } from '../hash/fingerprint.ts';
+import { type RebuildReason, codeHash, formatReason } from '../hash/fingerprint.ts';
 import { closureOf, type ResolvedTarget } from '../graph/resolved.ts';
 import { type Decision, decide, resolveInputs } from '../rebuild/decide.ts';
 import { outputRecords } from '../state/commit-outputs.ts';
+import { targetStateDir } from '../state/target-state-dir.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
 import { hashOutput } from '../runner/hash-output.ts';
 import type { JobFailure } from '../runner/protocol.ts';
@@ -335,8 +336,8 @@ export class Build {
     let lastProgress = 0;
     this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
     const res = await this.pool.run({
-      target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, profile: ws.profile,
-      params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
+      target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: targetStateDir(ws.stateDir, t.name), profile: ws.profile,
+      params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
     }, {
       log: (raw) => {

@@ -5,7 +5,7 @@
 // eval) see every step, checkpoint, eval and the end. Small on purpose: an engine needs nothing
 // from rc1-build beyond this file, checkpoints.ts and config.ts.
 //
-// Paths: training state lives in a persistent work dir (`.rc1/train/`), not in the rule's
+// Paths: training state lives in a persistent work dir (`.rc1/state/train/`), not in the rule's
 // temporary outputs, so a killed build leaves resumable checkpoints; run-training.ts copies the
 // final state into the declared outputs when the engine returns.
 import type { JsonValue } from '../api/index.ts';
@@ -19,7 +19,7 @@ export const ENV_NAME = 'simulated-dialogue-v1';
 /** Where the run reads and writes (absolute paths). */
 export interface TrainPaths {
   root: string;
-  /** Persistent work dir of this run: `<root>/.rc1/train`. */
+  /** Persistent work dir of this run: `<root>/.rc1/state/train`. */
   workDir: string;
   /** Persistent checkpoint dir: `<workDir>/checkpoints/rc1` (step_XXXXX/, latest, best/, initial/). */
   checkpointDir: string;

@@ -149,6 +149,12 @@ export const trainSectionSchema = z.object({
   checkpoint: z.object({ every: posInt, keep_last: posInt }).strict(),
   eval: z.object({ every: posInt, max_episodes: posInt }).strict(),
   command: commandSchema.optional(),
+  // How runs are kept, not how one trains: these stay out of TrainConfig and its hash, so changing
+  // them never makes an interrupted run unresumable (run-training.ts reads them from here).
+  /** Resume an interrupted run (adopt a completed one) although the trainer's code changed; logged as a warning. */
+  resume_across_code_change: z.boolean().optional(),
+  /** Old runs (previous-* dirs of the work dir) kept when a run starts over; the oldest are removed first. */
+  keep_previous_runs: z.number().int().nonnegative().optional(),
 }).strict();
 export type TrainSection = z.infer<typeof trainSectionSchema>;
 

@@ -1,5 +1,6 @@
 // reports/config_effective.yaml: the effective train config as a run used it — profile, engine,
-// the validated `train:` section, the config hash and run hash, the inputs with their sha256 —
+// the validated `train:` section, the config, code and run hashes (and every resume across a code
+// change, under WARNING_resumed_across_code_change), the inputs with their sha256 —
 // with secrets redacted. Redaction: the value of any key whose name contains key, token, secret,
 // password or credential becomes "***", and any occurrence of a secret env var's value in any
 // string becomes "***". Secret env values are those of the target's env vars whose names look
@@ -66,8 +67,15 @@ export function runHash(configHash: string, digests: Record<string, InputDigest[
 }
 
 export function effectiveConfigYaml(o: {
-  profile: string; config: Readonly<TrainConfig>; configHash: string; runHash: string; inputs: Record<string, InputDigest[]>; secrets: readonly string[];
+  profile: string; config: Readonly<TrainConfig>; id: { runHash: string; configHash: string; codeHash: string };
+  /** Resumes across a code change (run-identity.ts): listed, so the manifest's hash of this file covers them. */
+  codeChanges?: readonly { at_step: number; from_code_hash: string; to_code_hash: string }[];
+  inputs: Record<string, InputDigest[]>; secrets: readonly string[];
 }): string {
-  const doc = redact({ profile: o.profile, config_hash: o.configHash, run_hash: o.runHash, train: o.config, inputs: o.inputs }, o.secrets);
+  const changes = (o.codeChanges ?? []).map((c) => ({ at_step: c.at_step, from_code_hash: c.from_code_hash, to_code_hash: c.to_code_hash }));
+  const doc = redact({
+    profile: o.profile, config_hash: o.id.configHash, code_hash: o.id.codeHash, run_hash: o.id.runHash,
+    ...(changes.length ? { WARNING_resumed_across_code_change: changes } : {}), train: o.config, inputs: o.inputs,
+  }, o.secrets);
   return `# The effective train config of this run (rc1-build train). Secrets redacted as ${REDACTED}.\n${stringify(doc, { lineWidth: 0 })}`;
 }

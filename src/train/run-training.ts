@@ -1,21 +1,24 @@
-// The one entry the `train` rule calls. It owns the persistent work dir `<root>/.rc1/train/`
-// (checkpoints/rc1/, metrics.jsonl, train.log, run.json) and decides how a run starts:
-//   copy       run.json says a completed run with the same run hash and not `forced`: nothing is
-//              retrained, its final state is copied out again (a rerun the engine asked for
-//              because something outside the run hash changed: rule code, an unrelated param)
-//   fresh      no work dir, or `forced` (--force train), or a completed run with another run
-//              hash: any old run is moved to .rc1/train/previous-<ts>/ and the log and summary
-//              say where
-//   resume     run.json says an interrupted run with the same run hash (config hash + input
-//              hashes): continue from `latest` (repaired first: checkpoints.ts), steps increasing;
-//              metrics lines past the resumed step are dropped (those steps are recomputed)
-//   refuse     an interrupted run with a different run hash: a RuleError telling the user to
+// The one entry the `train` rule calls. It owns the persistent work dir (the train target's state
+// dir, `.rc1/state/train/`: checkpoints/rc1/, metrics.jsonl, train.log, run.json, previous-*/) and
+// decides how a run starts from the run it finds there (run-identity.ts: a run is its config, its
+// data and its code):
+//   copy       a completed run with the same identity and not `forced`: nothing is retrained, its
+//              final state is copied out again (a rerun the engine asked for because something
+//              outside the run's identity changed: an unrelated param)
+//   fresh      no run, `forced` (--force train), or a completed run made by other config, data or
+//              code, or an interrupted one made by other code: the old run is moved to
+//              previous-<ts>/ (at most train.keep_previous_runs kept) and the log and summary say where
+//   resume     an interrupted run with the same identity: continue from `latest` (repaired first:
+//              checkpoints.ts), steps increasing; metrics lines past the resumed step are dropped
+//   refuse     an interrupted run whose config or data changed: a RuleError telling the user to
 //              `npx rc1-build --force train`
+// train.resume_across_code_change: true lets an interrupted run resume (a completed one be copied
+// out) across a code change, with a warning in the log, run.json and config_effective.yaml.
 // Then it writes the effective config, composes the callbacks, runs the engine, and on success
 // copies the final state into the rule's declared outputs (checkpoints hard-linked).
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { RuleError } from '../api/index.ts';
 import type { Engine, EvalResult, TrainContext, TrainResult } from './api.ts';
 import { checkpointCallback, composeCallbacks, loggingCallback, readBestEval, shadowEvalCallback } from './callbacks.ts';
@@ -24,6 +27,8 @@ import { configHash, deepFreeze, type EngineName, type TrainConfig } from './con
 import { loadTrainingData } from './data.ts';
 import { dataGroups, digestInputs, effectiveConfigYaml, runHash, secretValues, type InputDigest } from './effective-config.ts';
 import { evaluatePolicy, loadPolicy } from './policy.ts';
+import { codeChangeWarning, decideRun, runIdentity, type CodeChange, type RunFile, type RunIdentity } from './run-identity.ts';
+import { moveAside } from './work-dir.ts';
 
 export interface RunTrainingOptions {
   root: string;
@@ -33,16 +38,21 @@ export interface RunTrainingOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** The target was named with --force: start over. */
   forced: boolean;
+  /** The train rule's code hash (ctx.codeHash): part of the run's identity. */
+  codeHash: string;
+  /** train.resume_across_code_change: resume an interrupted run (adopt a completed one) across a code change. */
+  resumeAcrossCodeChange?: boolean;
+  /** train.keep_previous_runs: previous-* dirs kept (default 3). */
+  keepPreviousRuns?: number;
   signal: AbortSignal;
   log: (line: string) => void;
   progress: (done: number, total: number) => void;
   /** Absolute (temporary) paths of the declared outputs. */
   outputs: { checkpoints: string; log: string; metrics: string; effectiveConfig: string };
-  /** Default `<root>/.rc1/train`. */
+  /** The persistent work dir (the rule passes its ctx.stateDir). Default `<root>/.rc1/state/train`. */
   workDir?: string;
 }
 
-interface RunFile { run_hash: string; config_hash: string; status: 'running' | 'complete'; started: string; engine: EngineName }
 
 export async function loadEngine(name: EngineName): Promise<Engine> {
   switch (name) {
@@ -53,16 +63,6 @@ export async function loadEngine(name: EngineName): Promise<Engine> {
 
 function readRunFile(p: string): RunFile | null {
   try { return JSON.parse(readFileSync(p, 'utf8')) as RunFile; } catch { return null; }
-}
-
-/** Moves everything of the work dir except earlier previous-* dirs into previous-<ts>/. */
-function moveAside(workDir: string): string {
-  const dest = join(workDir, `previous-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  mkdirSync(dest, { recursive: true });
-  for (const name of ['checkpoints', 'metrics.jsonl', 'train.log', 'run.json', 'command']) {
-    if (existsSync(join(workDir, name))) renameSync(join(workDir, name), join(dest, name));
-  }
-  return dest;
 }
 
 /** Keeps the metrics lines of steps <= step (drops a torn last line). */
@@ -76,31 +76,39 @@ async function truncateMetrics(file: string, step: number): Promise<number> {
   return kept.length;
 }
 
-/** A rerun of a completed run with the same run hash (e.g. a param outside the run hash changed): copy its state out again. */
+interface WorkPaths { workDir: string; checkpointDir: string; runPath: string; logFile: string; metricsFile: string; show: (p: string) => string }
+
+/** A rerun of a completed run with the same identity (e.g. a param outside it changed), or one adopted across a code change: copy its state out again. */
 async function copyCompleted(
-  o: RunTrainingOptions,
-  w: { workDir: string; checkpointDir: string; logFile: string; metricsFile: string; runHash: string; configHash: string; digests: Record<string, InputDigest[]>; show: (p: string) => string },
+  o: RunTrainingOptions, w: WorkPaths, id: RunIdentity, prev: RunFile, digests: Record<string, InputDigest[]>, across: boolean,
 ): Promise<{ result: TrainResult; summary: string; movedAside: string | null; resumedFrom: string | null }> {
   const latest = await latestTarget(w.checkpointDir);
   const v = latest ? await verifyCheckpoint(join(w.checkpointDir, latest)) : null;
   if (!v || !v.ok) throw new RuleError(`train: ${w.show(w.workDir)}/run.json says the run completed, but its latest checkpoint is missing or incomplete: run \`npx rc1-build --force train\` to start over`);
-  const line = `the run in ${w.show(w.workDir)} already completed with this config and these inputs (run hash ${w.runHash.slice(0, 12)}…): its final state is copied out again, nothing is retrained (\`--force train\` starts over)`;
-  o.log(line);
-  await appendFile(w.logFile, `${new Date().toISOString()} ${line}\n`);
-  await writeFile(o.outputs.effectiveConfig, effectiveConfigYaml({ profile: o.profile, config: o.config, configHash: w.configHash, runHash: w.runHash, inputs: w.digests, secrets: secretValues(o.env) }));
+  let codeChanges = prev.code_changes ?? [];
+  const lines: string[] = [];
+  if (across) {
+    lines.push(codeChangeWarning(prev, id, v.meta.step, true));
+    codeChanges = [...codeChanges, { at_step: v.meta.step, from_code_hash: prev.code_hash ?? 'unrecorded', to_code_hash: id.codeHash, time: new Date().toISOString() }];
+    writeFileSync(w.runPath, `${JSON.stringify({ ...prev, run_hash: id.runHash, data_hash: id.dataHash, code_hash: id.codeHash, code_changes: codeChanges } satisfies RunFile, null, 2)}\n`);
+  }
+  lines.push(`the run in ${w.show(w.workDir)} already completed with this config, these inputs and this code (run hash ${id.runHash.slice(0, 12)}…): its final state is copied out again, nothing is retrained (\`--force train\` starts over)`);
+  for (const line of lines) o.log(line);
+  await appendFile(w.logFile, lines.map((line) => `${new Date().toISOString()} ${line}\n`).join(''));
+  await writeFile(o.outputs.effectiveConfig, effectiveConfigYaml({ profile: o.profile, config: o.config, id, codeChanges, inputs: digests, secrets: secretValues(o.env) }));
   await materialize(w.checkpointDir, o.outputs.checkpoints);
   copyFileSync(w.metricsFile, o.outputs.metrics);
   copyFileSync(w.logFile, o.outputs.log);
   const bestEval = readBestEval(w.checkpointDir);
   return {
     result: { finalStep: v.meta.step, finalCheckpoint: join(w.checkpointDir, latest!), backend: v.meta.backend, metricsLines: 0, bestEval, interrupted: false },
-    summary: `up to date at step ${v.meta.step}: the completed run was copied out again (--force train starts over)`,
+    summary: `${across ? 'WARNING: adopted across a code change (train.resume_across_code_change); ' : ''}up to date at step ${v.meta.step}: the completed run was copied out again (--force train starts over)`,
     movedAside: null, resumedFrom: null,
   };
 }
 
 export async function runTraining(o: RunTrainingOptions): Promise<{ result: TrainResult; summary: string; movedAside: string | null; resumedFrom: string | null }> {
-  const workDir = o.workDir ?? join(o.root, '.rc1', 'train');
+  const workDir = o.workDir ?? join(o.root, '.rc1', 'state', 'train');
   const checkpointDir = join(workDir, 'checkpoints', 'rc1');
   const runPath = join(workDir, 'run.json');
   const logFile = join(workDir, 'train.log');
@@ -108,7 +116,8 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   const config = deepFreeze(structuredClone(o.config));
   const cHash = configHash(config);
   const digests = await digestInputs(o.inputs, o.root);
-  const rHash = runHash(cHash, digests, dataGroups(config, Object.keys(digests)));
+  const id = runIdentity(cHash, runHash(cHash, digests, dataGroups(config, Object.keys(digests))), o.codeHash);
+  const rHash = id.runHash;
   mkdirSync(workDir, { recursive: true });
 
   const show = (p: string): string => relative(o.root, p);
@@ -122,26 +131,30 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
 
   let movedAside: string | null = null;
   const prev = readRunFile(runPath);
-  if (prev && prev.status === 'complete' && prev.run_hash === rHash && !o.forced) {
-    return copyCompleted(o, { workDir, checkpointDir, logFile, metricsFile, runHash: rHash, configHash: cHash, digests, show });
+  const decision = decideRun(prev, existsSync(checkpointDir), id, { forced: o.forced, resumeAcrossCodeChange: o.resumeAcrossCodeChange === true });
+  const w: WorkPaths = { workDir, checkpointDir, runPath, logFile, metricsFile, show };
+  if (decision.kind === 'copy') return copyCompleted(o, w, id, prev!, digests, decision.acrossCodeChange);
+  if (decision.kind === 'refuse') {
+    throw new RuleError(
+      `train: ${show(workDir)} holds an interrupted run, and ${decision.what} changed since (run hash ${prev!.run_hash.slice(0, 12)}… → ${rHash.slice(0, 12)}…), so it cannot be resumed. ` +
+      `Run \`npx rc1-build --force train\` to start over (the old run is moved to ${show(workDir)}/previous-<ts>/), or restore the old config and inputs to resume it.`,
+    );
   }
-  if (prev || existsSync(checkpointDir)) {
-    if (o.forced || !prev || prev.status === 'complete') {
-      const why = o.forced ? '--force train' : !prev ? 'checkpoints without a run.json' : 'the previous run completed with other settings or inputs';
-      movedAside = moveAside(workDir);
-      log(`starting over (${why}): the previous run was moved to ${show(movedAside)}/`);
-    } else if (prev.run_hash !== rHash) {
-      const what = prev.config_hash !== cHash ? 'the train config' : 'the input data (scenarios, weights, rollouts or scores)';
-      throw new RuleError(
-        `train: ${show(workDir)} holds an interrupted run, and ${what} changed since (run hash ${prev.run_hash.slice(0, 12)}… → ${rHash.slice(0, 12)}…), so it cannot be resumed. ` +
-        `Run \`npx rc1-build --force train\` to start over (the old run is moved to ${show(workDir)}/previous-<ts>/), or restore the old config and inputs to resume it.`,
-      );
-    }
+  if (decision.kind === 'fresh' && decision.why !== null) {
+    const keep = o.keepPreviousRuns ?? 3;
+    const moved = moveAside(workDir, keep);
+    const gone = moved.pruned.includes(basename(moved.dest));
+    movedAside = gone ? null : moved.dest;
+    log(`starting over (${decision.why}): ${gone ? `the previous run was removed (train.keep_previous_runs: ${keep})` : `the previous run was moved to ${show(moved.dest)}/`}`);
+    const older = moved.pruned.filter((n) => n !== basename(moved.dest));
+    if (older.length) log(`removed the oldest previous runs ${older.join(', ')} (train.keep_previous_runs: ${keep})`);
   }
+  const startedOver = decision.kind === 'fresh' && decision.why !== null;
+  let codeChanges: CodeChange[] = decision.kind === 'resume' ? prev!.code_changes ?? [] : [];
   mkdirSync(checkpointDir, { recursive: true });
   for (const note of await repairCheckpointDir(checkpointDir)) log(`checkpoints: ${note}`);
   let resumeFrom: string | null = null;
-  const latest = movedAside ? null : await latestTarget(checkpointDir);
+  const latest = startedOver ? null : await latestTarget(checkpointDir);
   if (latest) {
     const dir = join(checkpointDir, latest);
     const v = await verifyCheckpoint(dir);
@@ -151,15 +164,22 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
     }
     resumeFrom = dir;
     const kept = await truncateMetrics(metricsFile, v.meta.step);
+    if (decision.kind === 'resume' && decision.acrossCodeChange) {
+      log(codeChangeWarning(prev!, id, v.meta.step, false));
+      codeChanges = [...codeChanges, { at_step: v.meta.step, from_code_hash: prev!.code_hash ?? 'unrecorded', to_code_hash: id.codeHash, time: new Date().toISOString() }];
+    }
     log(`resuming the interrupted run from ${show(dir)} (step ${v.meta.step}; ${kept} metrics lines kept)`);
-  } else if (!movedAside) {
+  } else if (!startedOver) {
     await writeFile(metricsFile, '');
   }
   if (!existsSync(metricsFile)) await writeFile(metricsFile, '');
-  const run: RunFile = { run_hash: rHash, config_hash: cHash, status: 'running', started: prev && resumeFrom ? prev.started : new Date().toISOString(), engine: config.engine };
+  const run: RunFile = {
+    run_hash: rHash, config_hash: cHash, data_hash: id.dataHash, code_hash: id.codeHash, status: 'running',
+    started: prev && resumeFrom ? prev.started : new Date().toISOString(), engine: config.engine, ...(codeChanges.length ? { code_changes: codeChanges } : {}),
+  };
   writeFileSync(runPath, `${JSON.stringify(run, null, 2)}\n`);
 
-  const yaml = effectiveConfigYaml({ profile: o.profile, config, configHash: cHash, runHash: rHash, inputs: digests, secrets: secretValues(o.env) });
+  const yaml = effectiveConfigYaml({ profile: o.profile, config, id, codeChanges, inputs: digests, secrets: secretValues(o.env) });
   await writeFile(o.outputs.effectiveConfig, yaml);
   await writeFile(join(workDir, 'config_effective.yaml'), yaml);
 
@@ -200,6 +220,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   copyFileSync(logFile, o.outputs.log);
   const best = result.bestEval;
   const summary = [
+    codeChanges.length && decision.kind === 'resume' ? `WARNING: resumed across a code change (train.resume_across_code_change)` : null,
     `${resumeFrom ? `resumed at step ${startStep}, ` : ''}trained to step ${result.finalStep} (${config.engine}/${result.backend}, ${config.strategy})`,
     best ? `best shadow eval reward ${best.reward.toFixed(4)} (success ${best.success.toFixed(3)}) at step ${best.step}` : null,
     movedAside ? `previous run moved to ${show(movedAside)}/` : null,

@@ -81,7 +81,7 @@ test('a build killed with SIGKILL mid-run resumes from latest on the next build,
     const want = straight.read('checkpoints/rc1/step_00008/weights.json');
 
     const child = killed.spawn(['train'], { TOY_STEP_DELAY: '0.25' });
-    const latest = path.join(killed.dir, '.rc1/train/checkpoints/rc1/latest');
+    const latest = path.join(killed.dir, '.rc1/state/train/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
     assert.ok(fs.existsSync(latest), 'a checkpoint was adopted before the kill');
@@ -105,13 +105,13 @@ test('Ctrl-C of the build reaches the trainer\'s process group; the next build r
   const rig = commandRig(TOY, 8);
   try {
     const child = rig.spawn(['train'], { TOY_STEP_DELAY: '0.25' });
-    const latest = path.join(rig.dir, '.rc1/train/checkpoints/rc1/latest');
+    const latest = path.join(rig.dir, '.rc1/state/train/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
     child.kill('SIGINT');
     const code = await new Promise((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 130);
-    const log = fs.readFileSync(path.join(rig.dir, '.rc1/train/train.log'), 'utf8');
+    const log = fs.readFileSync(path.join(rig.dir, '.rc1/state/train/train.log'), 'utf8');
     assert.match(log, /build interrupted: SIGTERM to the trainer's process group/);
     assert.match(log, /toy_trainer: signal 15: stopped after step \d/);
     const r = rig.run(['train']);
@@ -152,7 +152,7 @@ test('a trainer that writes a malformed metrics line fails train with file:line 
     rig.write('bad.py', 'import os\nopen(os.environ["RC1_METRICS"], "a").write(\'{"step": 1, "loss": 0.9, "reward": 0.1, "kl": 0}\\n{"step": 2, "loss": 0.8, "reward": 0.2}\\n\')\n');
     const r = rig.run(['train']);
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /the trainer broke the command contract: \.rc1\/train\/command\/metrics\.jsonl:2: kl: expected a number, got nothing \(the field is missing\)/);
+    assert.match(r.stdout, /the trainer broke the command contract: \.rc1\/state\/train\/command\/metrics\.jsonl:2: kl: expected a number, got nothing \(the field is missing\)/);
     assert.match(errorReport(rig, r.stdout).error, /metrics\.jsonl:2: kl/);
   } finally { rig.cleanup(); }
 });

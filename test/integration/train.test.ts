@@ -19,7 +19,7 @@ test('train refuses to start when round2_pass.json says pass: false, and when it
     const r = failing.run(['train']);
     assert.equal(r.code, 1);
     assert.match(r.stdout + r.stderr, /train refuses to start: reports\/preflight\/round2_pass\.json says "pass": false \(failed: not_simulated\.cache_hit_rate\)/);
-    assert.equal(failing.exists('.rc1/train/checkpoints'), false);
+    assert.equal(failing.exists('.rc1/state/train/checkpoints'), false);
     const m = missing.run(['train']);
     assert.equal(m.code, 1);
     assert.match(m.stdout + m.stderr, /reports\/preflight\/round2_pass\.json/);
@@ -68,7 +68,7 @@ test('SIGKILL of a running train build, then a rebuild resumes from latest with 
     for (const rig of [straight, killed]) rig.write('configs/profiles/dev.yaml', JSON.stringify(sizes));
     assert.equal(straight.run(['train']).code, 0);
     const child = killed.spawn(['train']);
-    const metrics = path.join(killed.dir, '.rc1/train/metrics.jsonl');
+    const metrics = path.join(killed.dir, '.rc1/state/train/metrics.jsonl');
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const n = fs.existsSync(metrics) ? fs.readFileSync(metrics, 'utf8').split('\n').filter(Boolean).length : 0;
@@ -77,7 +77,7 @@ test('SIGKILL of a running train build, then a rebuild resumes from latest with 
     }
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    const latest = fs.readlinkSync(path.join(killed.dir, '.rc1/train/checkpoints/rc1/latest'));
+    const latest = fs.readlinkSync(path.join(killed.dir, '.rc1/state/train/checkpoints/rc1/latest'));
     assert.ok(Number(latest.slice(5)) >= 4 && Number(latest.slice(5)) < 14, latest);
     const r = killed.run(['train', '-v']);
     assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -31,7 +31,7 @@ export interface Run { ctx: TrainContext; steps: MetricsLine[]; checkpoints: Che
 
 /** A TrainContext over a temp work dir whose callbacks record what the engine reports. */
 export function makeContext(root: string, config: TrainConfig, resume: { step: number; dir: string } | null = null): Run {
-  const workDir = path.join(root, '.rc1/train');
+  const workDir = path.join(root, '.rc1/state/train');
   const checkpointDir = path.join(workDir, 'checkpoints/rc1');
   fs.mkdirSync(checkpointDir, { recursive: true });
   const scenarios = path.join(root, 'scenarios.jsonl');
@@ -174,7 +174,7 @@ test('a malformed metrics line is a contract error naming file:line and field, a
       '    time.sleep(60)',
     ].join('\n'));
     const t0 = Date.now();
-    await rejects(commandEngine.run(makeContext(root, trainConfig(4, ['python3', p])).ctx), /broke the command contract: \.rc1\/train\/command\/metrics\.jsonl:2: reward: expected a number, got "high"/);
+    await rejects(commandEngine.run(makeContext(root, trainConfig(4, ['python3', p])).ctx), /broke the command contract: \.rc1\/state\/train\/command\/metrics\.jsonl:2: reward: expected a number, got "high"/);
     assert.ok(Date.now() - t0 < 20_000, 'the trainer was stopped, not waited for');
   } finally { fs.rmSync(root, { recursive: true, force: true }); }
 });

@@ -32,7 +32,7 @@ async function runRule(name: string, params: unknown, inputs = raw, root = ROOT)
   const out = join(dir, name);
   const logs: string[] = [];
   const parsed = rule.params!.parse(params);
-  const ctx: RuleContext<unknown> = { forced: false,
+  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state',
     target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {}, outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
     inputs: (group) => { assert.equal(group, 'raw'); return inputs; },
     output: (p) => join(out, p),

@@ -26,7 +26,7 @@ async function train(root: string, config: TrainConfig, o: { abortAfterStep?: nu
   const ac = new AbortController();
   const lines: string[] = [];
   const res = await runTraining({
-    root, profile: 'dev', config, env: {}, forced: o.forced ?? false, signal: ac.signal,
+    root, profile: 'dev', config, env: {}, forced: o.forced ?? false, codeHash: 'c0de', signal: ac.signal,
     inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
     log: (l) => { lines.push(l); if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort(); },
     progress: () => {},
@@ -36,7 +36,7 @@ async function train(root: string, config: TrainConfig, o: { abortAfterStep?: nu
 }
 
 const sha = (p: string): string => createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-const work = (root: string, rel: string): string => path.join(root, '.rc1/train', rel);
+const work = (root: string, rel: string): string => path.join(root, '.rc1/state/train', rel);
 
 for (const backend of ['wasm', 'cpu'] as const) {
   test(`${backend}: N steps straight and N/2 + interrupt + resume + N/2 give byte-identical weights, moments and metrics`, async () => {
@@ -92,7 +92,7 @@ test('an interrupted run is not resumed under another config: the error says to 
     const forced = await train(root, smallConfig({ ppo: { steps: 6, lr: 0.002 } }), { forced: true });
     assert.ok(forced.movedAside && fs.existsSync(path.join(forced.movedAside, 'checkpoints/rc1/latest')));
     assert.match(forced.summary, /previous run moved to .*previous-/);
-    assert.match(forced.lines[0]!, /starting over \(--force train\): the previous run was moved to \.rc1\/train\/previous-/);
+    assert.match(forced.lines[0]!, /starting over \(--force train\): the previous run was moved to \.rc1\/state\/train\/previous-/);
     assert.equal(forced.result.finalStep, 6);
   } finally { fs.rmSync(root, { recursive: true, force: true }); }
 });
@@ -127,7 +127,7 @@ test('dpo: pairs of best- and worst-reward scored candidates train the policy, a
     const ac = new AbortController();
     const lines: string[] = [];
     const res = await runTraining({
-      root, profile: 'dev', config, env: {}, forced: false, signal: ac.signal,
+      root, profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
       inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')], rollouts: [path.join(root, 'data/pool_rollouts.jsonl')], scores: [path.join(root, 'data/scores.jsonl')] },
       log: (l) => { lines.push(l); if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort(); }, progress: () => {},
       outputs: { checkpoints: path.join(out, 'ck'), log: path.join(out, 'train.log'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },

@@ -13,7 +13,7 @@
 //     RC1_CONFIG          the effective config, YAML, secrets redacted (reports/config_effective.yaml)
 //     RC1_CONFIG_JSON     the same `train:` section as JSON, secrets redacted the same way: {"train":
 //                         {...}, "config_hash", "profile", "start_step"} — for trainers without YAML
-//     RC1_CHECKPOINT_DIR  where step dirs go (persistent: .rc1/train/checkpoints/rc1)
+//     RC1_CHECKPOINT_DIR  where step dirs go (persistent: .rc1/state/train/checkpoints/rc1)
 //     RC1_METRICS         a fresh, empty file to append metrics lines to
 //     RC1_RESUME_FROM     the complete step dir to resume from; empty on a fresh start
 //     RC1_START_STEP      its step (0 on a fresh start); RC1_TOTAL_STEPS = train.steps

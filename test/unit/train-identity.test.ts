@@ -1,0 +1,99 @@
+// A run's identity (run-identity.ts) through runTraining: an interrupted run made by other code
+// starts over (moved aside) unless resumeAcrossCodeChange is set; then it resumes with a WARNING in
+// the log, run.json and the effective config. decideRun's whole table, and previous-* pruning.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runTraining, type TrainConfig } from '../../src/train/index.ts';
+import { decideRun, runIdentity, type RunFile } from '../../src/train/run-identity.ts';
+import { moveAside, previousRuns } from '../../src/train/work-dir.ts';
+import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
+
+function workspace(): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-train-id-'));
+  fs.mkdirSync(path.join(root, 'data'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'data/scenarios.jsonl'), makeScenarios(45).map((s) => JSON.stringify(s)).join('\n') + '\n');
+  fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
+  return root;
+}
+
+async function train(root: string, config: TrainConfig, codeHash: string, o: { abortAfterStep?: number; across?: boolean } = {}) {
+  const out = fs.mkdtempSync(path.join(root, 'out-'));
+  fs.mkdirSync(path.join(out, 'ck'));
+  const ac = new AbortController();
+  const lines: string[] = [];
+  const res = await runTraining({
+    root, profile: 'dev', config, env: {}, forced: false, codeHash, resumeAcrossCodeChange: o.across ?? false, signal: ac.signal,
+    inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
+    log: (l) => { lines.push(l); if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort(); },
+    progress: () => {},
+    outputs: { checkpoints: path.join(out, 'ck'), log: path.join(out, 'train.log'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },
+  });
+  return { ...res, lines, out };
+}
+
+const config = smallConfig({ ppo: { steps: 4 }, train: { checkpoint: { every: 2, keep_last: 3 }, eval: { every: 2 } } });
+
+test('an interrupted run made by other code starts over, unless resume_across_code_change: then it resumes with a warning in the log, run.json and the effective config', async () => {
+  const root = workspace();
+  try {
+    const first = await train(root, config, 'code-a', { abortAfterStep: 2 });
+    assert.equal(first.result.interrupted, true);
+    const fresh = await train(root, config, 'code-b');
+    assert.equal(fresh.resumedFrom, null);
+    assert.match(fresh.lines[0]!, /starting over \(the trainer's code changed since the interrupted run .*set train\.resume_across_code_change: true to resume it instead\): the previous run was moved to \.rc1\/state\/train\/previous-/);
+    assert.ok(fresh.movedAside && fs.existsSync(path.join(fresh.movedAside, 'checkpoints/rc1/latest')), 'the interrupted run is kept aside');
+
+    const again = workspace();
+    try {
+      await train(again, config, 'code-a', { abortAfterStep: 2 });
+      const resumed = await train(again, config, 'code-b', { across: true });
+      assert.ok(resumed.resumedFrom?.endsWith('step_00002'));
+      assert.equal(resumed.result.finalStep, 4);
+      assert.match(resumed.lines.join('\n'), /WARNING: the interrupted run is resumed at step 2 across a change of the trainer's code/);
+      assert.match(resumed.summary, /^WARNING: resumed across a code change/);
+      const run = JSON.parse(fs.readFileSync(path.join(again, '.rc1/state/train/run.json'), 'utf8')) as RunFile;
+      assert.equal(run.code_changes?.length, 1);
+      assert.equal(run.code_changes?.[0]?.at_step, 2);
+      assert.match(fs.readFileSync(path.join(resumed.out, 'cfg.yaml'), 'utf8'), /WARNING_resumed_across_code_change:\n {2}- at_step: 2\n/);
+      assert.match(fs.readFileSync(path.join(resumed.out, 'train.log'), 'utf8'), /WARNING: the interrupted run is resumed/);
+    } finally { fs.rmSync(again, { recursive: true, force: true }); }
+  } finally { fs.rmSync(root, { recursive: true, force: true }); }
+});
+
+test('decideRun: same identity resumes or copies; a config or data change refuses an interrupted run; a code change starts over unless asked', () => {
+  const id = runIdentity('cfg', 'data', 'code');
+  const run = (over: Partial<RunFile>): RunFile => ({ run_hash: id.runHash, config_hash: 'cfg', data_hash: 'data', code_hash: 'code', status: 'running', started: '', engine: 'tfjs', ...over });
+  const otherCode = { run_hash: runIdentity('cfg', 'data', 'old').runHash, code_hash: 'old' };
+  const no = { forced: false, resumeAcrossCodeChange: false };
+  const yes = { forced: false, resumeAcrossCodeChange: true };
+  assert.deepEqual(decideRun(null, false, id, no), { kind: 'fresh', why: null });
+  assert.deepEqual(decideRun(run({}), true, id, no), { kind: 'resume', acrossCodeChange: false });
+  assert.deepEqual(decideRun(run({ status: 'complete' }), true, id, no), { kind: 'copy', acrossCodeChange: false });
+  assert.equal(decideRun(run({}), true, id, { forced: true, resumeAcrossCodeChange: true }).kind, 'fresh');
+  assert.equal(decideRun(run(otherCode), true, id, no).kind, 'fresh');
+  assert.deepEqual(decideRun(run(otherCode), true, id, yes), { kind: 'resume', acrossCodeChange: true });
+  assert.equal(decideRun(run({ ...otherCode, status: 'complete' }), true, id, no).kind, 'fresh');
+  assert.deepEqual(decideRun(run({ ...otherCode, status: 'complete' }), true, id, yes), { kind: 'copy', acrossCodeChange: true });
+  assert.deepEqual(decideRun(run({ run_hash: 'x', config_hash: 'other' }), true, id, yes), { kind: 'refuse', what: 'the train config' });
+  assert.match((decideRun(run({ run_hash: 'x', data_hash: 'other', code_hash: 'old' }), true, id, yes) as { what: string }).what, /input data/);
+  const legacy = run({ run_hash: 'v1', data_hash: undefined, code_hash: undefined });
+  assert.equal(decideRun(legacy, true, id, yes).kind, 'refuse', 'a run.json from before code entered the identity is never resumed as if its code were known');
+});
+
+test('moving a run aside keeps only the newest keep previous-* dirs', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-prev-'));
+  try {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      fs.writeFileSync(path.join(dir, 'run.json'), `{"n": ${i}}`);
+      const { dest, pruned } = moveAside(dir, 3, new Date(Date.UTC(2026, 0, 1, 0, 0, i)));
+      made.push(path.basename(dest));
+      assert.deepEqual(pruned, i >= 3 ? [made[i - 3]] : []);
+    }
+    assert.deepEqual(previousRuns(dir), made.slice(2));
+    assert.equal(fs.readFileSync(path.join(dir, made[4]!, 'run.json'), 'utf8'), '{"n": 4}');
+  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+});
