@@ -61,7 +61,7 @@ export function makeScenarios(n: number): RolloutScenario[] {
 
 export const WEIGHTS_JSON = `${JSON.stringify({ version: 1, weights: { correctness: 0.3, reasoning: 0.15, clarity: 0.1, conciseness: 0.1, clarification: 0.15, tool_use: 0.1, format_safety: 0.1 } }, null, 2)}\n`;
 export const ROUND2_PASS = `${JSON.stringify({ round: 'round2', pass: true, checks: [] }, null, 2)}\n`;
-export const ROUND2_FAIL = `${JSON.stringify({ round: 'round2', pass: false, checks: [{ name: 'not_simulated.cache_hit_rate', pass: false }] }, null, 2)}\n`;
+export const ROUND2_FAIL = `${JSON.stringify({ round: 'round2', pass: false, checks: [{ name: 'not_simulated.cache_hit_rate', pass: false, status: 'fail' }] }, null, 2)}\n`;
 
 function merge(a: unknown, b: unknown): unknown {
   if (b && typeof b === 'object' && !Array.isArray(b)) {
