@@ -1,7 +1,8 @@
 // Compiles the engine with esbuild: the CLI, its rule worker and the public modules as ESM
 // bundles in dist/, one file each (a single module loads faster than a web of chunks on every
 // command). npm packages stay external and are loaded lazily, only when needed. The zod schema
-// of declarations is its own file, imported only when a declaration changed.
+// of declarations and the YAML parser are their own files, imported only when a declaration or a
+// config file changed.
 import * as esbuild from 'esbuild';
 import { existsSync, readdirSync } from 'node:fs';
 
@@ -16,7 +17,7 @@ const libraries = Object.fromEntries(
  * Modules the CLI imports lazily stay separate files: `import('./pipeline-schema.ts')` becomes a
  * runtime import of dist/pipeline-schema.js, so zod (or SQLite) loads only when needed.
  */
-const LAZY = { 'pipeline-schema': 'src/config/pipeline-schema.ts', 'scorecache-cli': 'src/scoring/cache-cli.ts' };
+const LAZY = { 'pipeline-schema': 'src/config/pipeline-schema.ts', 'parse-yaml': 'src/config/parse-yaml.ts', 'scorecache-cli': 'src/scoring/cache-cli.ts' };
 const lazyModules = {
   name: 'lazy-modules',
   setup(b) {

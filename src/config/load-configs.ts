@@ -56,22 +56,14 @@ export async function loadConfigs(root: string, files: { base: string[]; overlay
   } catch {
     // not cached yet
   }
-  const YAML = await import('yaml');
+  const { parseYamlFile } = await import('./parse-yaml.ts');
   const values: ConfigObject = {};
   const origin: Record<string, string> = {};
   for (const f of present) {
     const text = fs.readFileSync(path.resolve(root, f), 'utf8');
-    const doc = YAML.parseDocument(text, { prettyErrors: false, uniqueKeys: true });
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0]!;
-      const pos = e.linePos?.[0];
-      throw new UsageError({
-        headline: `invalid YAML in ${f}: ${e.message.split('\n')[0]}`,
-        location: `${f}:${pos?.line ?? 1}:${pos?.col ?? 1}`,
-        hint: 'fix the YAML syntax; nothing was built',
-      });
-    }
-    const data = doc.toJS() as unknown;
+    const parsed = parseYamlFile(f, text);
+    if (!parsed.ok) throw new UsageError(parsed.diagnostic);
+    const data = parsed.value;
     if (data === null || data === undefined) continue;
     if (!isObj(data)) {
       throw new UsageError({ headline: `${f} must hold a mapping of keys at the top level`, location: `${f}:1:1` });
