@@ -65,7 +65,7 @@ export default defineRule({
         }
         const apiKey = ctx.env[o.api_key_env] || undefined;
         if (!apiKey) ctx.log(`${o.api_key_env} is not set: calling ${o.base_url} without a key (fine for a local server)`);
-        const client = createFetchPolicyClient({ baseUrl: o.base_url, model: o.model, apiKey, timeoutMs: o.timeout_ms, maxRetries: o.max_retries });
+        const client = createFetchPolicyClient({ baseUrl: o.base_url, model: o.model, apiKey, keyEnv: o.api_key_env, timeoutMs: o.timeout_ms, maxRetries: o.max_retries });
         rollouts = await openAiRollouts(scenarios, {
           client, candidates: cfg.candidates, seed: cfg.seed, temperature: o.temperature, maxTokens: o.max_tokens, maxSteps: o.max_steps,
           concurrency: o.concurrency, signal: ctx.signal, onEpisode: (d, t) => { if (d % 10 === 0 || d === t) ctx.progress(d, t, 'episodes'); },

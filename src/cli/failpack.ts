@@ -1,12 +1,15 @@
 // `rc1-build failpack`: packs what a person needs to diagnose a failed build into
 // reports/rc1/FAIL_<ts>.tgz — the rule logs (logs/), the preflight reports, the reports of every
 // gate whose recorded result is a failure, the ERROR_*.json reports, the manifest and the
-// status of every target — so it can be attached to an issue or sent to a colleague.
+// status of every target — so it can be attached to an issue or sent to a colleague. Every file
+// is packed with the values of the pipeline's declared secrets redacted, in all their encodings
+// (logs and error reports are redacted when written; this also covers what a rule wrote itself).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileTimestamp } from '../report/error-report.ts';
 import { manifestPath } from '../report/manifest.ts';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
+import { redactor } from '../util/redact-secrets.ts';
 import { targetStatuses } from './status.ts';
 import type { Workspace } from './workspace.ts';
 
@@ -43,10 +46,13 @@ export async function runFailpack(ws: Workspace, io: Io): Promise<number> {
   // Stage the files (hard links where possible) with a status snapshot, then pack the stage.
   const stage = path.join(ws.stateDir, 'tmp', `failpack-${ts}`);
   const list = [...files].sort();
+  const secretNames = new Set([...ws.pipeline.targets.values()].flatMap((t) => t.secrets));
+  const redact = redactor([...secretNames].map((n) => process.env[n]));
   try {
     for (const f of list) {
       fs.mkdirSync(path.dirname(path.join(stage, f)), { recursive: true });
-      try { fs.linkSync(path.join(root, f), path.join(stage, f)); } catch { fs.copyFileSync(path.join(root, f), path.join(stage, f)); }
+      const bytes = fs.readFileSync(path.join(root, f));
+      fs.writeFileSync(path.join(stage, f), bytes.includes(0) ? bytes : redact(bytes.toString('utf8')));
     }
     writeFileAtomic(path.join(stage, 'status.json'), JSON.stringify({ profile: ws.profile, failed_gates: failedGates, targets: await targetStatuses(ws) }, null, 2) + '\n');
     const out = path.posix.join(ws.pipeline.manifestDir, `FAIL_${ts}.tgz`);

@@ -147,7 +147,12 @@ export async function openAiRollouts(scenarios: readonly RolloutScenario[], o: O
     while (nextJob < jobs.length) {
       const j = nextJob++;
       const { s, c } = jobs[j]!;
-      out[j] = await playEpisode(s, c, o);
+      try {
+        out[j] = await playEpisode(s, c, o);
+      } catch (e) {
+        nextJob = jobs.length; // one failed episode fails the run: start no more
+        throw e;
+      }
       o.onEpisode?.(++done, jobs.length);
     }
   };

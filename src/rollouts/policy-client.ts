@@ -6,8 +6,13 @@
 // HTTP errors fail at once. This client does not use the scoring rate limiter or score cache:
 // policy rollouts are sampled once per build of their target and their output file is the
 // cache; the openai source accepts an optional limiter (same shape as the scoring one) to share
-// a rate budget. The key is never part of an error message.
+// a rate budget. 401/403 (the key refused) are not retried: the client stops (that call and every
+// later one throw an AuthError naming the key's variable), and the openai source starts no
+// further episode. The key is never part of an error message: bodies are
+// redacted in every encoding of the key (a server may echo the Authorization header).
 import type { Rng } from '../api/index.ts';
+import { AuthError, isAuthStatus } from '../util/auth-error.ts';
+import { redactor } from '../util/redact-secrets.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -39,6 +44,8 @@ export interface PolicyEndpoint {
   model: string;
   /** The key's value (read from the env var the config names); omitted for local servers. */
   apiKey?: string;
+  /** The name of that env var, for the message when the key is refused. */
+  keyEnv?: string;
   timeoutMs: number;
   maxRetries: number;
   /** Injected for tests. */
@@ -84,8 +91,11 @@ export function createFetchPolicyClient(e: PolicyEndpoint): PolicyClient {
   const sleep = e.sleep ?? defaultSleep;
   const now = e.now ?? (() => performance.now());
   const url = `${e.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const redact = redactor([e.apiKey]);
+  let stopped: AuthError | undefined;
 
   async function once(messages: readonly ChatMessage[], o: CompletionOptions, signal: AbortSignal): Promise<PolicyReply> {
+    if (stopped) throw stopped;
     const timeout = AbortSignal.timeout(e.timeoutMs);
     const both = AbortSignal.any([signal, timeout]);
     const body = { model: e.model, messages, temperature: o.temperature, max_tokens: o.maxTokens, ...(o.seed === undefined ? {} : { seed: o.seed }) };
@@ -101,7 +111,11 @@ export function createFetchPolicyClient(e: PolicyEndpoint): PolicyClient {
       throw new PolicyError(`policy endpoint ${url}: ${why}`, true);
     }
     if (!res.ok) {
-      const text = (await res.text().catch(() => '')).slice(0, 200);
+      const text = redact((await res.text().catch(() => '')).slice(0, 400)).slice(0, 200);
+      if (isAuthStatus(res.status)) {
+        stopped ??= new AuthError(`the policy endpoint ${url}`, e.keyEnv ?? 'the configured key variable', e.apiKey !== undefined, res.status, 1, text.replace(/\s+/g, ' ') || 'no body');
+        throw stopped;
+      }
       const retryable = res.status === 429 || res.status >= 500;
       throw new PolicyError(`policy endpoint ${url}: HTTP ${res.status}${text ? `: ${text}` : ''}`, retryable, retryAfterMs(res.headers.get('retry-after'), Date.now()));
     }

@@ -18,7 +18,7 @@ const aborts = new Map<number, AbortController>();
 class ContractError extends Error {}
 
 /** Errors the library throws for bad user data (they name file, line and field): message only, no stack. */
-const EXPECTED_ERRORS = new Set(['RuleError', 'DataError', 'PackError', 'TemplateError']);
+const EXPECTED_ERRORS = new Set(['RuleError', 'DataError', 'PackError', 'TemplateError', 'AuthError']);
 
 function post(m: FromWorker): void {
   port.postMessage(m);

@@ -21,6 +21,7 @@ import { writeErrorReport } from '../report/error-report.ts';
 import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
 import { ensureDir, rmrf } from '../util/fs.ts';
+import { redactor } from '../util/redact-secrets.ts';
 import { phase } from '../util/timing.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
@@ -45,17 +46,6 @@ function gitInfo(root: string): { commit: string | null; dirty: boolean | null }
   } catch {
     return { commit: null, dirty: null };
   }
-}
-
-/** Replaces every occurrence of the given secret values (≥ 4 chars) with '***'. */
-export function redactor(secrets: (string | undefined)[]): (s: string) => string {
-  const vals = secrets.filter((v): v is string => typeof v === 'string' && v.length >= 4).sort((a, b) => b.length - a.length);
-  if (vals.length === 0) return (s) => s;
-  return (s) => {
-    let out = s;
-    for (const v of vals) out = out.split(v).join('***');
-    return out;
-  };
 }
 
 class Semaphore {

@@ -7,13 +7,19 @@
 // Errors worth retrying later (429, 5xx, 408, network) are thrown as TransportError so that the
 // rate limiter sees them (and Retry-After); run it through `limiter.run`, or through scoreLimited()
 // which also turns spent retries into a failed ScoreOutcome. Other HTTP errors (400, 401, 404…)
-// come back as a failed outcome. The API key lives only in this module's closure and in the
-// Authorization header: every message that leaves this module passes through redact().
+// come back as a failed outcome. 401/403 (the key refused) come back as retryable failed outcomes
+// (never recorded as "do not ask again"), and after AUTH_FAILURES_TO_STOP of them in a row the
+// provider stops: that call and every later one throw an AuthError naming the key's variable, and
+// the scoring driver ends the run. The API key lives only in this module's closure and in the
+// Authorization header: every message that leaves this module passes through redact() (every
+// encoding of the key: util/redact-secrets.ts).
 import { z } from 'zod';
 import { DIMENSIONS, type DimScores, type Provider, type ScoreOutcome, type ScoreRequest } from './types.ts';
 import type { ResolvedEndpoint, ResponseFormat } from './presets.ts';
 import { parseRetryAfter } from './parse-retry-after.ts';
 import { type Limiter, RetriesExhaustedError, TransportError } from './rate-limiter.ts';
+import { AUTH_FAILURES_TO_STOP, AuthError, isAuthStatus } from '../util/auth-error.ts';
+import { redactor } from '../util/redact-secrets.ts';
 
 const Dim = z.number().min(0).max(1);
 /** The judge's answer: exactly the seven dimensions, each in [0, 1]. */
@@ -81,12 +87,16 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
   const now = o.now ?? (() => performance.now());
   const url = `${o.baseUrl}/chat/completions`;
   const secret = o.apiKey && o.apiKey.length > 0 ? o.apiKey : undefined;
-  const redact = (s: string): string => (secret ? s.split(secret).join('***') : s);
+  const redact = redactor([secret]);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (secret) headers.authorization = `Bearer ${secret}`;
   const where = `${o.provider} (${url})`;
+  /** Refusals (401/403) in a row; the AuthError once they reach AUTH_FAILURES_TO_STOP. */
+  let refusals = 0;
+  let stopped: AuthError | undefined;
 
-  async function call(req: ScoreRequest, signal: AbortSignal): Promise<{ body: CompletionBody; latencyMs: number } | { failure: string }> {
+  async function call(req: ScoreRequest, signal: AbortSignal): Promise<{ body: CompletionBody; latencyMs: number } | { failure: string; retryable?: boolean }> {
+    if (stopped) throw stopped;
     const body = JSON.stringify({ model: o.model, messages: req.messages, temperature: req.temperature, max_tokens: o.maxTokens, ...responseFormatBody(o.responseFormat) });
     const t0 = now();
     let res: Response;
@@ -110,8 +120,14 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
       const msg = `HTTP ${res.status} from ${where}: ${snippet}`;
       if (res.status === 429) throw new TransportError('rate-limited', msg, 429, parseRetryAfter(res.headers, Date.now()));
       if (res.status >= 500 || res.status === 408) throw new TransportError('server', msg, res.status, parseRetryAfter(res.headers, Date.now()));
+      if (isAuthStatus(res.status)) {
+        if (++refusals >= AUTH_FAILURES_TO_STOP) stopped ??= new AuthError(`the live judge ${where}`, o.keyEnv, secret !== undefined, res.status, refusals, snippet || 'no body');
+        if (stopped) throw stopped;
+        return { failure: msg, retryable: true };
+      }
       return { failure: msg };
     }
+    refusals = 0;
     try {
       return { body: JSON.parse(text) as CompletionBody, latencyMs };
     } catch {
@@ -131,7 +147,7 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
       const attempts = o.malformedRetries + 1;
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const r = await call(req, signal);
-        if ('failure' in r) return { ok: false, error: r.failure, attempts: attempt, retryable: false };
+        if ('failure' in r) return { ok: false, error: r.failure, attempts: attempt, retryable: r.retryable ?? false };
         promptTokens += r.body.usage?.prompt_tokens ?? 0;
         completionTokens += r.body.usage?.completion_tokens ?? 0;
         const parsed = parseJudgeAnswer(r.body.choices?.[0]?.message?.content);

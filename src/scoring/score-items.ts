@@ -4,9 +4,11 @@
 // was answered for; every failure is recorded in the cache and in the result. Every item ends
 // either `scored` (all K samples) or `failed` (with its successful samples and its failures):
 // none is lost. A provider that throws (retries spent, a transport error) is a failure like a
-// failed outcome; only an aborted build stops the run (and rejects). A sample whose earlier
-// failure the cache records as non-retryable (e.g. a judge that kept answering malformed JSON) is
-// not asked again: it fails at once, at no cost, until `scorecache replay-bad` clears it.
+// failed outcome; only an aborted build or a refused API key (an AuthError: the provider stopped
+// after a few 401/403 in a row) stops the run (it rejects; nothing more is asked). A sample
+// whose earlier failure the cache records as non-retryable (e.g. a judge that kept answering
+// malformed JSON) is not asked again: it fails at once, at no cost, until `scorecache
+// replay-bad` clears it.
 //
 // Cache key (CacheKeyFields): provider, model, rubric version, prompt version, item content hash
 // (sha256 of the rollout's canonical JSON), sample index. Temperature is not part of it.
@@ -17,6 +19,7 @@
 // null); tokens as the provider reports them; wall_ms from the injected clock.
 import { createHash } from 'node:crypto';
 import { rolloutCanonicalJson, type Rollout } from '../rollouts/index.ts';
+import { AuthError } from '../util/auth-error.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { PROMPT_VERSION, renderJudgeMessages, type JudgeMessage } from './judge-prompt.ts';
 import { RUBRIC_VERSION } from './rubric.ts';
@@ -143,6 +146,8 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
     o.onProgress?.({ done: m.done, total: items.length, calls: m.calls, cacheHits: m.hits, failures: m.failures });
   };
 
+  const total = items.length * k;
+  let next = 0;
   const one = async (i: number, s: number): Promise<void> => {
     const item = items[i]!;
     const provider = o.providerFor(item, s);
@@ -171,6 +176,7 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
         : await provider.score(req, o.signal);
     } catch (e) {
       if (o.signal.aborted) throw e;
+      if (e instanceof AuthError || (e as Error)?.name === 'AuthError') { next = total; throw e; }
       const err = e as Error & { attempts?: unknown; retryable?: unknown };
       outcome = { ok: false, error: err?.message ?? String(e), attempts: typeof err?.attempts === 'number' ? err.attempts : 1, retryable: err?.retryable !== false };
     }
@@ -192,9 +198,7 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
     settle(i);
   };
 
-  const total = items.length * k;
   const width = Math.max(1, Math.min(o.concurrency ?? (o.limiter ? 16 : 1), total));
-  let next = 0;
   const worker = async (): Promise<void> => {
     while (next < total) {
       o.signal.throwIfAborted();

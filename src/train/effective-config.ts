@@ -3,17 +3,19 @@
 // change, under WARNING_resumed_across_code_change), the inputs with their sha256 —
 // with secrets redacted. Redaction: the value of any key whose name contains key, token, secret,
 // password or credential becomes "***", and any occurrence of a secret env var's value in any
-// string becomes "***". Secret env values are those of the target's env vars whose names look
-// secret (the same pattern), plus every other env value of 8 characters or more except the
-// profile switches RUN_MODE and REWARD_LIVE_MODE.
+// string, in any of its encodings (raw, JSON-escaped, URL-encoded, base64: util/redact-secrets.ts),
+// becomes "***". Secret env values are those of the target's env vars whose names look secret
+// (the same pattern), plus every other env value of 8 characters or more except the profile
+// switches RUN_MODE and REWARD_LIVE_MODE.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { stringify } from 'yaml';
 import { canonicalJson } from '../util/canonical-json.ts';
+import { REDACTED, redactor } from '../util/redact-secrets.ts';
 import type { TrainConfig } from './config.ts';
 
-export const REDACTED = '***';
+export { REDACTED };
 const SECRET_NAME = /key|token|secret|passw(or)?d|credential/i;
 const NOT_SECRET_ENV = new Set(['RUN_MODE', 'REWARD_LIVE_MODE']);
 
@@ -26,16 +28,16 @@ export function secretValues(env: Readonly<Record<string, string | undefined>>):
 }
 
 export function redact(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') {
-    let s = value;
-    for (const sec of secrets) s = s.split(sec).join(REDACTED);
-    return s;
-  }
-  if (Array.isArray(value)) return value.map((v) => redact(v, secrets));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_NAME.test(k) && (v === null || typeof v !== 'object' || Array.isArray(v)) ? REDACTED : redact(v, secrets)]));
-  }
-  return value;
+  const strip = redactor(secrets);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return strip(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, SECRET_NAME.test(k) && (x === null || typeof x !== 'object' || Array.isArray(x)) ? REDACTED : walk(x)]));
+    }
+    return v;
+  };
+  return walk(value);
 }
 
 export interface InputDigest { path: string; sha256: string }

@@ -74,6 +74,11 @@ export async function scoreLoop(o: {
           result.failed++;
           o.log?.(`failed ${item.itemHash.slice(0, 12)}#${s}: ${out.error}`);
         }
+      }, (e: unknown) => {
+        // A refused key stops the provider (AuthError): every later sample fails with its message.
+        if ((e as Error)?.name !== 'AuthError') throw e;
+        result.failed++;
+        o.log?.(`failed ${item.itemHash.slice(0, 12)}#${s}: ${(e as Error).message}`);
       }));
     }
   }

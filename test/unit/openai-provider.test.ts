@@ -103,14 +103,14 @@ test('through the limiter, 429s and 5xx are retried; spent retries become a retr
   assert.equal(spent.attempts, 3);
 });
 
-test('a refused key comes back as a failure that names the status but not the key, even when the server echoes it', async () => {
+test('a refused key comes back as a retryable failure that names the status but not the key, even when the server echoes it', async () => {
   const wrong = 'sk-wrong-key-ABCDEFGHIJKLMNOP';
   const p = testProvider(server.url, wrong);
   const out = await p.score(req(8), signal());
   assert.ok(!out.ok);
   assert.match(out.error, /HTTP 401/);
   assert.ok(!out.error.includes(wrong) && out.error.includes('***'), out.error);
-  assert.equal(out.retryable, false);
+  assert.equal(out.retryable, true, 'a refused key is not recorded as "do not ask again": a fixed key asks again');
 });
 
 test('the API key is in no thrown error, returned object or printed form of the provider', async () => {
