@@ -65,7 +65,7 @@ export default defineRule({
     const forced = ctx.forced;
     const { summary } = await runTraining({
       root: ctx.root, profile: ctx.profile, config, inputs, env: ctx.env, forced, signal: ctx.signal,
-      workDir: ctx.stateDir, codeHash: ctx.codeHash,
+      workDir: ctx.stateDir, codeHash: ctx.codeHash, settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
       resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
       log: (l) => ctx.log(l), progress: (d, t) => ctx.progress(d, t, 'steps'),
       outputs: {

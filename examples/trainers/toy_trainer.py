@@ -9,7 +9,14 @@ example of the contract, not a dialogue model: a real trainer (TRL PPO + QLoRA o
 the same way, see the contract in src/train/engines/command.ts.
 
 The contract, as this script honours it:
-  inputs   RC1_CONFIG_JSON (the effective config as JSON: {"train": {...}, "config_hash", "profile"}),
+  settings train.steps, train.checkpoint.every, train.ppo.batch; train.seed seeds its one RNG (the
+           same seed gives the same run, another seed another run); train.ppo.target_kl: the KL
+           coefficient (from train.ppo.kl_coef) adapts toward it (train.ppo.adaptive_kl,
+           kl_horizon), and an update that would take the batch's KL to the reference above
+           1.5 x target_kl is halved until it does not (an early stop per update). It prints the
+           settings it ignores (it has no base model, LoRA or QLoRA: it is a logistic model).
+  inputs   RC1_CONFIG_JSON (every setting as JSON: {"contract", "train": {...}, "ppo": {...},
+           "overclar", "config_hash", "profile", "start_step"}),
            RC1_SCENARIOS (training scenarios, JSONL), RC1_CHECKPOINT_DIR, RC1_METRICS,
            RC1_RESUME_FROM (a complete step dir, or empty), RC1_PARENT_PID; the same paths also
            arrive as --config / --checkpoint-dir / --metrics / --resume-from (argparse below).
@@ -69,14 +76,14 @@ def write_json_atomic(path, obj):
     os.replace(tmp, path)
 
 
-def save_checkpoint(ckpt_dir, step, w, baseline, rng, config_hash):
+def save_checkpoint(ckpt_dir, step, w, baseline, kl_coef, rng, config_hash, seed):
     d = os.path.join(ckpt_dir, f"step_{step:05d}")
     os.makedirs(d, exist_ok=True)
     write_json_atomic(os.path.join(d, "weights.json"), {"dim": DIM, "w": w})
-    write_json_atomic(os.path.join(d, "optimizer.json"), {"baseline": baseline})
+    write_json_atomic(os.path.join(d, "optimizer.json"), {"baseline": baseline, "kl_coef": kl_coef})
     state = rng.getstate()
     write_json_atomic(os.path.join(d, "rng.json"), {"version": state[0], "state": list(state[1]), "gauss": state[2]})
-    write_json_atomic(os.path.join(d, "trainer_state.json"), {"step": step, "config_hash": config_hash})
+    write_json_atomic(os.path.join(d, "trainer_state.json"), {"step": step, "config_hash": config_hash, "seed": seed})
     write_json_atomic(os.path.join(d, "COMPLETE"), {"step": step})  # last: marks the checkpoint complete
 
 
@@ -84,14 +91,28 @@ def load_checkpoint(d):
     with open(os.path.join(d, "weights.json"), encoding="utf-8") as f:
         w = json.load(f)["w"]
     with open(os.path.join(d, "optimizer.json"), encoding="utf-8") as f:
-        baseline = json.load(f)["baseline"]
+        opt = json.load(f)
     with open(os.path.join(d, "rng.json"), encoding="utf-8") as f:
         r = json.load(f)
     with open(os.path.join(d, "trainer_state.json"), encoding="utf-8") as f:
-        step = json.load(f)["step"]
+        state = json.load(f)
     rng = random.Random()
     rng.setstate((r["version"], tuple(r["state"]), r["gauss"]))
-    return w, baseline, rng, step
+    return w, opt["baseline"], opt["kl_coef"], rng, state["step"], state["seed"]
+
+
+def batch_kl(w, xs):
+    """Mean KL(pi_w || reference) over feature vectors, the reference being p(ask) = 0.5."""
+    total = 0.0
+    for x in xs:
+        p = min(max(sigmoid(sum(w[i] * v for i, v in x)), 1e-12), 1 - 1e-12)
+        total += p * math.log(2 * p) + (1 - p) * math.log(2 * (1 - p))
+    return total / max(len(xs), 1)
+
+
+IGNORED = ["ppo.base_model", "ppo.finetune (method, lora, qlora)", "train.lr (see --lr)", "train.lr_schedule", "train.adam",
+           "train.ppo.clip", "train.ppo.epochs", "train.ppo.gamma", "train.ppo.lam", "train.ppo.vf_coef", "train.ppo.ent_coef",
+           "train.ppo.rollout_len", "train.reward", "train.sampling", "overclar"]
 
 
 def main():
@@ -109,7 +130,8 @@ def main():
         effective = json.load(f)
     train = effective["train"]
     total, every, batch = train["steps"], train["checkpoint"]["every"], train["ppo"]["batch"]
-    kl_coef = train["ppo"]["kl_coef"]
+    seed, target_kl = train["seed"], train["ppo"]["target_kl"]
+    adaptive, horizon = train["ppo"]["adaptive_kl"], train["ppo"]["kl_horizon"]
     data = load_scenarios(os.environ["RC1_SCENARIOS"])
     parent = int(os.environ.get("RC1_PARENT_PID", "0"))
 
@@ -122,11 +144,15 @@ def main():
     signal.signal(signal.SIGINT, on_signal)
 
     if args.resume_from:
-        w, baseline, rng, step = load_checkpoint(args.resume_from)
-        print(f"toy_trainer: resumed from {args.resume_from} at step {step}", flush=True)
+        w, baseline, kl_coef, rng, step, was = load_checkpoint(args.resume_from)
+        if was != seed:
+            sys.exit(f"toy_trainer: {args.resume_from} was trained with seed {was}, this run's seed (train.seed) is {seed}")
+        print(f"toy_trainer: resumed from {args.resume_from} at step {step}, seed {seed}", flush=True)
     else:
-        w, baseline, rng, step = [0.0] * (DIM + 1), 0.5, random.Random(train["seed"]), 0
-        print(f"toy_trainer: fresh start, seed {train['seed']}, {len(data)} scenarios", flush=True)
+        w, baseline, kl_coef, rng, step = [0.0] * (DIM + 1), 0.5, train["ppo"]["kl_coef"], random.Random(seed), 0
+        print(f"toy_trainer: fresh start, seed {seed} (of ppo.seeds {(effective.get('ppo') or {}).get('seeds')}), "
+              f"target_kl {target_kl}, {len(data)} scenarios", flush=True)
+    print(f"toy_trainer: ignores {', '.join(IGNORED)}", flush=True)
 
     with open(args.metrics, "a", encoding="utf-8") as metrics:
         while step < total:
@@ -134,8 +160,10 @@ def main():
             step += 1
             grad = [0.0] * (DIM + 1)
             reward = kl = ent = surrogate = 0.0
+            xs = []
             for _ in range(batch):
                 x, label = data[rng.randrange(len(data))]
+                xs.append(x)
                 p = sigmoid(sum(w[i] * v for i, v in x))
                 ask = 1 if rng.random() < p else 0
                 r = 1.0 if ask == label else 0.0
@@ -150,19 +178,28 @@ def main():
                 kl += (pc * math.log(2 * pc) + (1 - pc) * math.log(2 * (1 - pc))) / batch
                 ent += -(pc * math.log(pc) + (1 - pc) * math.log(1 - pc)) / batch
                 surrogate += -adv * math.log(pc if ask else 1 - pc) / batch
-            for i in range(DIM + 1):
-                w[i] += args.lr * grad[i]
+            # Early stop per update: halve the step while it would take the batch's KL above 1.5 x target_kl.
+            scale, stopped = args.lr, 0
+            while True:
+                cand = [w[i] + scale * grad[i] for i in range(DIM + 1)]
+                if batch_kl(cand, xs) <= 1.5 * target_kl or stopped >= 20:
+                    break
+                scale, stopped = scale / 2, stopped + 1
+            w = cand
+            coef_step = kl_coef
+            if adaptive:  # the proportional controller of Ziegler et al. (2019), toward target_kl
+                kl_coef *= 1 + max(-0.2, min(0.2, kl / target_kl - 1)) * batch / horizon
             baseline = 0.9 * baseline + 0.1 * reward
             if args.step_delay:
                 time.sleep(args.step_delay)
             dt = max(time.perf_counter() - t0, 1e-9)
-            line = {"step": step, "loss": surrogate + kl_coef * kl, "reward": reward, "kl": kl, "entropy": ent,
-                    "lr": args.lr, "kl_coef": kl_coef, "success": reward, "throughput": batch / dt,
+            line = {"step": step, "loss": surrogate + coef_step * kl, "reward": reward, "kl": kl, "entropy": ent,
+                    "lr": scale, "kl_coef": coef_step, "success": reward, "throughput": batch / dt,
                     "backend": "python-stdlib"}
             metrics.write(json.dumps(line, sort_keys=True) + "\n")
             metrics.flush()
             if step % every == 0 or step == total or stop["signal"] is not None:
-                save_checkpoint(args.checkpoint_dir, step, w, baseline, rng, effective["config_hash"])
+                save_checkpoint(args.checkpoint_dir, step, w, baseline, kl_coef, rng, effective["config_hash"], seed)
             if stop["signal"] is not None:
                 print(f"toy_trainer: signal {stop['signal']}: stopped after step {step}", flush=True)
                 sys.exit(143)

@@ -75,7 +75,13 @@ export const ppoSchema = z.object({
   steps: z.number().int().positive(),
   target_kl: z.number().positive(),
   seeds: z.array(z.number().int()),
-  finetune: z.object({ method: z.string() }).strict(),
+  finetune: z.object({
+    method: z.string(),
+    /** The LoRA adapter an external trainer fits (method lora or qlora): rank, scaling, dropout, adapted modules. */
+    lora: z.object({ r: z.number().int().positive(), alpha: z.number().positive(), dropout: z.number().min(0).lt(1), target_modules: z.array(z.string().min(1)).min(1) }).strict().optional(),
+    /** QLoRA's quantisation of the frozen base model (bitsandbytes): bits, quant type, double quantisation, compute dtype. */
+    qlora: z.object({ bits: z.union([z.literal(4), z.literal(8)]), quant_type: z.enum(['nf4', 'fp4']), double_quant: z.boolean(), compute_dtype: z.enum(['bfloat16', 'float16', 'float32']) }).strict().optional(),
+  }).strict(),
   use_overclar_penalty: z.boolean(),
   lr: z.number().positive(),
   clip: z.number().positive(),

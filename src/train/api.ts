@@ -39,6 +39,13 @@ export interface TrainContext {
   readonly config: Readonly<TrainConfig>;
   /** sha256 of the config's canonical JSON (config.ts configHash): every checkpoint records it. */
   readonly configHash: string;
+  /**
+   * The config sections the effective config was resolved from, as configured: `ppo` (seeds,
+   * target_kl, base_model, finetune with its LoRA / QLoRA settings, …) and `overclar`. The
+   * built-in engine needs nothing beyond `config`; the command engine hands these to the trainer
+   * (RC1_CONFIG_JSON), and they are part of a command run's identity.
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
   readonly profile: string;
   readonly paths: Readonly<TrainPaths>;
   /** The train target's named input groups (absolute paths): scenarios, weights, rollouts, scores, shadow… */

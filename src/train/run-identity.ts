@@ -1,6 +1,7 @@
 // A training run's identity, and how a build treats the run it finds in the work dir.
 // A run is made by three things, each hashed on its own and recorded in run.json:
-//   config_hash  the effective train config (config.ts configHash)
+//   config_hash  the effective train config (config.ts configHash); for the command engine, with
+//                every configured ppo / overclar setting the trainer is handed (settingsHash)
 //   data_hash    the config hash + the digests of the data inputs it reads (effective-config.ts runHash)
 //   code_hash    the train rule's code: its module and code closure, as the engine gives it to the
 //                rule (ctx.codeHash) — every local source file it imports, the trainer included
@@ -36,6 +37,11 @@ export interface RunFile {
 }
 
 export interface RunIdentity { runHash: string; configHash: string; dataHash: string; codeHash: string }
+
+/** The config hash of a command-engine run: the effective config and every configured section the trainer is handed. */
+export function settingsHash(configHash: string, settings: Readonly<Record<string, unknown>>): string {
+  return createHash('sha256').update(canonicalJson({ format: 'rc1-train-settings-v1', config: configHash, settings })).digest('hex');
+}
 
 /** run_hash: the data hash (config + data) and the code hash. */
 export function runIdentity(configHash: string, dataHash: string, codeHash: string): RunIdentity {

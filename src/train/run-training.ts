@@ -27,7 +27,7 @@ import { configHash, deepFreeze, type EngineName, type TrainConfig } from './con
 import { loadTrainingData } from './data.ts';
 import { dataGroups, digestInputs, effectiveConfigYaml, runHash, secretValues, type InputDigest } from './effective-config.ts';
 import { evaluatePolicy, loadPolicy } from './policy.ts';
-import { codeChangeWarning, decideRun, runIdentity, type CodeChange, type RunFile, type RunIdentity } from './run-identity.ts';
+import { codeChangeWarning, decideRun, runIdentity, settingsHash, type CodeChange, type RunFile, type RunIdentity } from './run-identity.ts';
 import { moveAside } from './work-dir.ts';
 
 export interface RunTrainingOptions {
@@ -38,6 +38,8 @@ export interface RunTrainingOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** The target was named with --force: start over. */
   forced: boolean;
+  /** The sections the config was resolved from (`ppo`, `overclar`), for the command engine (TrainContext.settings). */
+  settings?: Readonly<Record<string, unknown>>;
   /** The train rule's code hash (ctx.codeHash): part of the run's identity. */
   codeHash: string;
   /** train.resume_across_code_change: resume an interrupted run (adopt a completed one) across a code change. */
@@ -116,7 +118,10 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   const config = deepFreeze(structuredClone(o.config));
   const cHash = configHash(config);
   const digests = await digestInputs(o.inputs, o.root);
-  const id = runIdentity(cHash, runHash(cHash, digests, dataGroups(config, Object.keys(digests))), o.codeHash);
+  // An external trainer reads every setting (RC1_CONFIG_JSON), so all of them make its run; the
+  // built-in engine reads the effective config alone.
+  const sHash = config.engine === 'command' && o.settings ? settingsHash(cHash, o.settings) : cHash;
+  const id = runIdentity(sHash, runHash(sHash, digests, dataGroups(config, Object.keys(digests))), o.codeHash);
   const rHash = id.runHash;
   mkdirSync(workDir, { recursive: true });
 
@@ -200,7 +205,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   const callbacks = composeCallbacks([...list, ...(shadow ? [shadow] : []), { name: 'flush-log', onStep: flush, onCheckpoint: flush, onEnd: flush }]);
 
   const ctx: TrainContext = {
-    config, configHash: cHash, profile: o.profile,
+    config, configHash: cHash, ...(o.settings ? { settings: o.settings } : {}), profile: o.profile,
     paths: { root: o.root, workDir, checkpointDir, resumeFrom, metricsFile, logFile, effectiveConfig: o.outputs.effectiveConfig },
     inputs: o.inputs, env: o.env, signal: o.signal, seed: config.seed, startStep,
     progress: o.progress, log, callbacks,

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
+import { TRAINER_BASE_ENV } from '../../src/train/engines/command.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 
 const PIPELINE = `import { definePipeline, defineTarget } from 'rc1-build';
@@ -20,17 +21,18 @@ export default definePipeline({
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
       outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
       params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
+      secrets: ['TRAINER_TOKEN'],
     }),
   ],
 });
 `;
 
-/** A workspace whose train target runs `argv` (relative to the workspace) for `steps` steps. */
-function commandRig(argv: string[], steps = 6): TestRig {
+/** A workspace whose train target runs `argv` (relative to the workspace) for `steps` steps, with train.command.env `env`. */
+function commandRig(argv: string[], steps = 6, env: Record<string, string> = {}): TestRig {
   const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
   const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
   const train = read('train.yaml').train!;
-  rig.write('configs/train.yaml', stringify({ train: { ...train, engine: 'command', checkpoint: { every: 2, keep_last: 5 }, command: { argv, cwd: '.', env: {}, grace_s: 5, poll_ms: 25 } } }));
+  rig.write('configs/train.yaml', stringify({ train: { ...train, engine: 'command', checkpoint: { every: 2, keep_last: 5 }, command: { argv, cwd: '.', env, grace_s: 5, poll_ms: 25 } } }));
   rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }));
   rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
   rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`);
@@ -73,14 +75,54 @@ test('train with the command engine runs the toy trainer; the final checkpoint\'
   } finally { rig.cleanup(); }
 });
 
+test('the trainer gets the declared env and secrets, train.command.env and a minimal base, never the build\'s whole environment; RC1_CONFIG_JSON holds every train and ppo setting', () => {
+  // The wrapper records what the trainer sees, then runs the toy trainer with the contract's arguments.
+  const wrapper = ['sh', '-c', 'env > trainer-env.txt && cp "$RC1_CONFIG_JSON" trainer-config.json && exec python3 examples/trainers/toy_trainer.py "$@"', 'sh'];
+  const rig = commandRig(wrapper, 2, { FROM_TRAIN_COMMAND_ENV: 'yes' });
+  try {
+    const r = rig.run(['train'], { LEAKY_BUILD_VAR: 'must-not-reach-the-trainer', CUDA_VISIBLE_DEVICES: '3', TRAINER_TOKEN: 'tok-secret-123456' });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const env = new Map(rig.read('trainer-env.txt').trimEnd().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+    assert.equal(env.get('CUDA_VISIBLE_DEVICES'), '3', 'device selectors pass');
+    assert.equal(env.get('TRAINER_TOKEN'), 'tok-secret-123456', 'declared secrets pass');
+    assert.equal(env.get('FROM_TRAIN_COMMAND_ENV'), 'yes');
+    assert.ok(env.has('PATH') && env.has('HOME'));
+    assert.equal(env.has('LEAKY_BUILD_VAR'), false, 'an undeclared variable of the build stays out');
+    assert.equal(env.has('RC1_TEST_COUNTER'), false);
+    const allowed = new Set([...TRAINER_BASE_ENV, 'TRAINER_TOKEN', 'FROM_TRAIN_COMMAND_ENV', 'PWD', 'OLDPWD', 'SHLVL', '_']);
+    assert.deepEqual([...env.keys()].filter((k) => !allowed.has(k) && !k.startsWith('RC1_')), [], 'nothing else');
+    const cfg = JSON.parse(rig.read('trainer-config.json'));
+    assert.equal(cfg.contract, 1);
+    assert.equal(cfg.train.seed, 7);
+    assert.equal(cfg.train.ppo.target_kl, 0.03);
+    assert.deepEqual(cfg.ppo.seeds, [7]);
+    assert.equal(cfg.ppo.base_model, 'Qwen/Qwen3-4B-Thinking-2507');
+    assert.deepEqual(cfg.ppo.finetune, {
+      method: 'qlora', lora: { r: 16, alpha: 32, dropout: 0.05, target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
+      qlora: { bits: 4, quant_type: 'nf4', double_quant: true, compute_dtype: 'bfloat16' },
+    });
+    assert.deepEqual(cfg.overclar, { alpha: 0.07, cap: 3 });
+    for (const f of ['logs/train.log', 'reports/config_effective.yaml', 'trainer-config.json']) assert.equal(rig.read(f).includes('tok-secret-123456'), false, f);
+
+    // Every setting the trainer is handed is part of the run: a LoRA rank change retrains.
+    const ppo = parse(rig.read('configs/ppo_scale.yaml')) as { ppo: { finetune: { lora: { r: number } } } };
+    ppo.ppo.finetune.lora.r = 8;
+    rig.write('configs/ppo_scale.yaml', stringify(ppo));
+    const again = rig.run(['train'], { TRAINER_TOKEN: 'tok-secret-123456' });
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.doesNotMatch(again.stdout, /copied out again/);
+    assert.match(again.stdout, /trained to step 2 .*previous run moved to/);
+  } finally { rig.cleanup(); }
+});
+
 test('a build killed with SIGKILL mid-run resumes from latest on the next build, and the weights match a straight run', async () => {
   const straight = commandRig(TOY, 8);
-  const killed = commandRig(TOY, 8);
+  const killed = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.25' });
   try {
     assert.equal(straight.run(['train']).code, 0);
     const want = straight.read('checkpoints/rc1/step_00008/weights.json');
 
-    const child = killed.spawn(['train'], { TOY_STEP_DELAY: '0.25' });
+    const child = killed.spawn(['train']);
     const latest = path.join(killed.dir, '.rc1/state/train/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
@@ -102,9 +144,9 @@ test('a build killed with SIGKILL mid-run resumes from latest on the next build,
 });
 
 test('Ctrl-C of the build reaches the trainer\'s process group; the next build resumes and finishes', async () => {
-  const rig = commandRig(TOY, 8);
+  const rig = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.25' });
   try {
-    const child = rig.spawn(['train'], { TOY_STEP_DELAY: '0.25' });
+    const child = rig.spawn(['train']);
     const latest = path.join(rig.dir, '.rc1/state/train/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));

@@ -7,12 +7,28 @@
 // process group, with these arguments appended:
 //     --config <RC1_CONFIG> --checkpoint-dir <RC1_CHECKPOINT_DIR> --metrics <RC1_METRICS>
 //     [--resume-from <RC1_RESUME_FROM>]            (only when resuming)
-// and this environment (the build's environment, the target's declared env and secrets, then
-// train.command.env, then):
+// and this environment — never the build's whole environment (see TRAINER_BASE_ENV below): the
+// minimal base that is set in the build's environment (PATH, HOME, USER, LOGNAME, SHELL, LANG,
+// LC_ALL, LC_CTYPE, TZ, TERM, TMPDIR; the accelerator selectors CUDA_VISIBLE_DEVICES,
+// CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES,
+// ZE_AFFINITY_MASK), then the target's declared env and secrets, then train.command.env, then:
 //     RC1_CONTRACT        1
 //     RC1_CONFIG          the effective config, YAML, secrets redacted (reports/config_effective.yaml)
-//     RC1_CONFIG_JSON     the same `train:` section as JSON, secrets redacted the same way: {"train":
-//                         {...}, "config_hash", "profile", "start_step"} — for trainers without YAML
+//     RC1_CONFIG_JSON     a JSON file with every train and ppo setting, secrets redacted the same way:
+//                           contract     1
+//                           train        the effective config (TrainConfig, config.ts): steps, seed,
+//                                        lr, lr_schedule, adam, max_grad_norm, ppo {clip, kl_coef,
+//                                        target_kl, adaptive_kl, kl_horizon, batch, rollout_len,
+//                                        epochs, gamma, lam, vf_coef, ent_coef, …}, reward {…},
+//                                        sampling {…}, checkpoint {every, keep_last}, eval, command
+//                           ppo          the ppo: section as configured (configs/ppo_scale.yaml):
+//                                        base_model, seeds, target_kl, finetune {method, lora {r,
+//                                        alpha, dropout, target_modules}, qlora {bits, quant_type,
+//                                        double_quant, compute_dtype}}, datasets, steps, lr, …
+//                           overclar     {alpha, cap}: the over-clarification penalty
+//                           config_hash, profile, start_step
+//                         train.seed is THIS run's seed (rc1-build picks it from ppo.seeds);
+//                         ppo.seeds lists the seeds of every run.
 //     RC1_CHECKPOINT_DIR  where step dirs go (persistent: .rc1/state/train/checkpoints/rc1)
 //     RC1_METRICS         a fresh, empty file to append metrics lines to
 //     RC1_RESUME_FROM     the complete step dir to resume from; empty on a fresh start
@@ -20,6 +36,13 @@
 //     RC1_SCENARIOS       the training scenarios: the first .jsonl of the target's `scenarios` input
 //     RC1_INPUTS_JSON     every declared input group: {"<group>": ["/abs/path", ...]}
 //     RC1_PARENT_PID      rc1-build's pid: a trainer should exit when its parent is gone
+// Settings a trainer MUST honour: train.steps, train.seed (seed every RNG from it: python, numpy,
+// torch, CUDA; the same seed, data and config give the same run), train.ppo.target_kl (hold the
+// realised KL to the reference policy near it: an adaptive coefficient, an early stop, or both;
+// report it as `kl`), train.checkpoint.every. Every other setting it SHOULD honour where it
+// applies (lr, the PPO knobs, reward, ppo.base_model, ppo.finetune with lora / qlora), and it
+// must say in its output which settings it ignores. Every setting is part of the run's identity:
+// changing any of them starts a new run rather than resuming into it.
 // The trainer must:
 //  1. append to RC1_METRICS one JSON object per optimisation step, flushed per line:
 //     {"step": int, "loss": number, "reward": number, "kl": number} required; optional: entropy,
@@ -51,6 +74,22 @@ import { ContractViolation, MetricsTail, toMetricsLine } from './command-metrics
 import { startTrainer, stopOrphan, writePidFile, type Exit, type TrainerProcess } from './command-process.ts';
 
 export const COMMAND_CONTRACT_VERSION = 1;
+
+/**
+ * The only variables of the build's own environment a trainer gets (when set): what a program
+ * needs to run at all, and which accelerators it may use. Anything else — LD_LIBRARY_PATH,
+ * PYTHONPATH, HF_HOME, WANDB_* — is declared: the train target's `env` or `secrets`
+ * (rc1.build.ts), or train.command.env.
+ */
+export const TRAINER_BASE_ENV = [
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TERM', 'TMPDIR',
+  'CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'NVIDIA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'ROCR_VISIBLE_DEVICES', 'ZE_AFFINITY_MASK',
+] as const;
+
+/** The base environment of a trainer: TRAINER_BASE_ENV's variables that are set in `from`. */
+export function trainerBaseEnv(from: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(TRAINER_BASE_ENV.flatMap((k) => (from[k] === undefined ? [] : [[k, from[k]!]])));
+}
 
 /** Files the engine keeps in `<workDir>/command/`. */
 function enginePaths(workDir: string): { dir: string; metrics: string; configJson: string; inputsJson: string; pidFile: string } {
@@ -84,7 +123,10 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
   const gone = discardAfter(ckDir, ctx.startStep);
   if (gone.length) ctx.log(`command: removed ${gone.join(', ')}: left after the resume point (step ${ctx.startStep}) by an interrupted run`);
   fs.writeFileSync(p.metrics, '');
-  const effective = redact({ train: ctx.config, config_hash: ctx.configHash, profile: ctx.profile, start_step: ctx.startStep }, secretValues(ctx.env));
+  const effective = redact({
+    contract: COMMAND_CONTRACT_VERSION, train: ctx.config, ppo: ctx.settings?.ppo ?? null, overclar: ctx.settings?.overclar ?? null,
+    config_hash: ctx.configHash, profile: ctx.profile, start_step: ctx.startStep,
+  }, secretValues(ctx.env));
   fs.writeFileSync(p.configJson, `${JSON.stringify(effective, null, 2)}\n`);
   fs.writeFileSync(p.inputsJson, `${JSON.stringify(ctx.inputs, null, 2)}\n`);
 
@@ -93,7 +135,7 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
   const scenarios = (ctx.inputs.scenarios ?? []).find((f) => f.endsWith('.jsonl'));
   const declared = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
   const env: NodeJS.ProcessEnv = {
-    ...process.env, ...declared, ...cfg.env,
+    ...trainerBaseEnv(process.env), ...declared, ...cfg.env,
     RC1_CONTRACT: String(COMMAND_CONTRACT_VERSION),
     RC1_CONFIG: ctx.paths.effectiveConfig,
     RC1_CONFIG_JSON: p.configJson,
