@@ -9,7 +9,7 @@
 //               to every callback's onEval, and best/ is replaced when the mean reward improves
 // compose() calls the callbacks in order, awaiting each.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import type { Callback, CheckpointInfo, EvalResult, MetricsLine } from './api.ts';
 import { rotate, saveBest, updateLatest } from './checkpoints.ts';
 
@@ -91,7 +91,9 @@ export function shadowEvalCallback(o: {
       const { details, ...result } = await o.evaluate(i.dir, i.step);
       await o.emit(result);
       if (!best || result.reward > best.reward) {
-        await saveBest(o.checkpointDir, i.dir, { result, details });
+        // eval.json names the step dir relative to the checkpoint dir: an absolute path would make
+        // the checkpoint output differ per workspace location (it is hashed and cached).
+        await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details });
         o.log(`best/ ← ${basename(i.dir)} (shadow eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
         best = result;
       }

@@ -46,7 +46,7 @@ test('the shipped ppo_scale.yaml and a valid weights file pass every prod check,
   const lines = (run.result.report as { lines: string[] }).lines;
   assert.equal(lines[0], `WEIGHTS_OK sha256=${sha}`);
   assert.equal(lines[1], 'PPO_CFG_OK');
-  assert.match(lines[2]!, /^DISK_OK \d+(\.\d)?GB$/);
+  assert.equal(lines[2], 'DISK_OK >0GB');
 });
 
 test('a ppo_scale.yaml with steps 40 000 fails ppo.steps at prod thresholds, and only that check', async () => {
@@ -87,7 +87,12 @@ test('an invalid weights file fails its checks and the report has no WEIGHTS_OK 
   assert.ok(!(run.result.report as { lines: string[] }).lines.some((l) => l.startsWith('WEIGHTS_OK')));
 });
 
-test('free disk at or below preflight.min_free_disk_gb fails disk.free_gb', async () => {
+test('free disk at or below preflight.min_free_disk_gb fails disk.free_gb_above_min; the report records the threshold, not the measured figure', async () => {
   const run = await preflight({ minDisk: 1e9 });
-  assert.deepEqual(failed(run.checks), ['disk.free_gb']);
+  assert.deepEqual(failed(run.checks), ['disk.free_gb_above_min']);
+  const c = run.checks.get('disk.free_gb_above_min')!;
+  assert.deepEqual([c.value, c.threshold], [false, true]);
+  assert.deepEqual((run.result.report as { disk: { min_free_gib: number; above_min: boolean } }).disk.min_free_gib, 1e9);
+  assert.ok(!/"free_gib"/.test(JSON.stringify(run.result.report)), 'no measured figure in the report');
+  assert.ok(run.logs.some((l) => /^disk: \d+\.\d GiB free on the workspace's filesystem \(preflight\.min_free_disk_gb 1000000000\)$/.test(l)), run.logs.join('\n'));
 });
