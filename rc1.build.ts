@@ -230,7 +230,9 @@ export default definePipeline(({ config }) => {
       round2: target('round2_pass'), scenarios: target('balanced_pool'), weights: target('weights'),
       ...(train?.strategy === 'dpo' ? { rollouts: target('rollouts_pool'), scores: target('scores') } : {}),
     },
-    outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+    // No log among the outputs: logs/train.log is the engine's rule log (replaced after every
+    // run, so never hashed or cached); the full timestamped log stays in .rc1/state/train/train.log.
+    outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
     params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
   }));
   targets.push(

@@ -7,7 +7,9 @@
 // `overclar.alpha`, `overclar.cap` (configs/evaluation.yaml), resolved into one effective config
 // (rc1-build/train resolveTrainConfig). The prod profile refuses the built-in tfjs engine: it
 // trains in a simulated environment, and prod has no simulated anything. Outputs, in this order:
-//   checkpoints/rc1/ (directory), logs/train.log, reports/metrics.jsonl, reports/config_effective.yaml
+//   checkpoints/rc1/ (directory), reports/metrics.jsonl, reports/config_effective.yaml
+// (its log lines go to the engine's rule log, logs/train.log; the full timestamped log of the run,
+// across resumes, is train.log in the target's state dir)
 // Training state lives in the target's state dir (ctx.stateDir, .rc1/state/train/) so an
 // interrupted build resumes (see runTraining); the outputs are the final state copied out of it.
 // The run's identity includes the rule's code (ctx.codeHash): a code change starts a new run
@@ -18,7 +20,7 @@ import { defineRule, RuleError, type RuleContext } from 'rc1-build';
 import { resolveTrainConfig, runTraining, TRAIN_PARAMS } from 'rc1-build/train';
 import { z } from 'zod';
 
-const OUTPUTS = ['checkpoints/rc1', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'] as const;
+const OUTPUTS = ['checkpoints/rc1', 'reports/metrics.jsonl', 'reports/config_effective.yaml'] as const;
 
 /** The round-2 ticket must exist and say pass: true (RC1.md: written with pass true only when every check passed). */
 export function checkRound2(files: readonly string[], root: string): void {
@@ -69,7 +71,7 @@ export default defineRule({
       resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
       log: (l) => ctx.log(l), progress: (d, t) => ctx.progress(d, t, 'steps'),
       outputs: {
-        checkpoints: ctx.output(OUTPUTS[0]), log: ctx.output(OUTPUTS[1]), metrics: ctx.output(OUTPUTS[2]), effectiveConfig: ctx.output(OUTPUTS[3]),
+        checkpoints: ctx.output(OUTPUTS[0]), metrics: ctx.output(OUTPUTS[1]), effectiveConfig: ctx.output(OUTPUTS[2]),
       },
     });
     return { summary };

@@ -1,14 +1,24 @@
 // The local content-addressed cache of outputs (a constructive trace): objects stored by sha256
 // under .rc1/cache/objects, and one entry per fingerprint key listing the outputs it produced.
 // When a target's fingerprint matches an earlier build (edit, build, revert), its outputs are
-// restored from here after their hashes are verified, instead of running the rule. Objects are
-// hard links of the outputs when the filesystem allows (no copy), so a verify-on-restore is what
-// keeps a cache entry honest if someone edited an output in place.
+// restored from here after their hashes are verified, instead of running the rule.
+//
+// Objects are immutable and never share an inode with the workspace: each is a private copy
+// (a reflink where the filesystem can, else a byte copy), written under a temp name and renamed
+// into place, read-only (0444). An object left as a hard link by an older version (link count
+// > 1) is replaced by a copy when next stored. So no write to an output — by a rule, a person or
+// the engine — can reach a cached object; restores copy objects out (verifying their hash).
+//
+// Layout, for tools that manage the cache's size (gc): objects/<sha[0:2]>/<sha> and
+// entries/<key[0:2]>/<key>.json; an entry is usable only while every object it lists exists.
+// objectPath(), entryPath() and the CacheEntry shape are the contract; materialize() drops an
+// entry whose objects are gone, so deleting objects (oldest first) is always safe.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Check } from '../api/index.ts';
 import { hashFileSync } from '../hash/hash-file.ts';
-import { ensureDir, readJsonOrNull } from '../util/fs.ts';
+import { ensureDir, readJsonOrNull, tempName, writeFileAtomic } from '../util/fs.ts';
+import { engineWrite } from '../util/write-error.ts';
 import type { OutputRecord, TargetResult } from '../state/trace-log.ts';
 
 export const CACHE_FORMAT = 1;
@@ -24,25 +34,17 @@ export interface CacheEntry {
   rule?: { name: string; version: number };
 }
 
-function linkOrCopy(from: string, to: string): void {
-  ensureDir(path.dirname(to));
-  try {
-    fs.linkSync(from, to);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    fs.copyFileSync(from, to, fs.constants.COPYFILE_FICLONE);
-  }
-}
+/** Where each output of an entry is now (a temp path before commit, or its place in the workspace). */
+export type SourceOf = (output: OutputRecord) => string;
 
 export class OutputCache {
-  constructor(private readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
-  private objectPath(sha: string): string {
+  objectPath(sha: string): string {
     return path.join(this.dir, 'objects', sha.slice(0, 2), sha);
   }
 
-  private entryPath(key: string): string {
+  entryPath(key: string): string {
     return path.join(this.dir, 'entries', key.slice(0, 2), `${key}.json`);
   }
 
@@ -55,16 +57,36 @@ export class OutputCache {
     return e && e.format === CACHE_FORMAT ? e : null;
   }
 
-  /** Store the outputs (now in place under root) for a key. */
-  put(root: string, entry: Omit<CacheEntry, 'format'>): void {
-    for (const o of entry.outputs) {
-      if (o.dir) for (const [rel, sha] of Object.entries(o.files ?? {})) linkOrCopy(path.join(root, o.path, rel), this.objectPath(sha));
-      else linkOrCopy(path.join(root, o.path), this.objectPath(o.sha256));
+  /** Store one object: a private read-only copy, unless an unshared one is already there. */
+  private storeObject(from: string, sha: string): void {
+    const obj = this.objectPath(sha);
+    const st = fs.statSync(obj, { throwIfNoEntry: false });
+    if (st && st.nlink === 1) return;
+    ensureDir(path.dirname(obj));
+    const tmp = tempName(obj);
+    try {
+      fs.copyFileSync(from, tmp, fs.constants.COPYFILE_FICLONE);
+      fs.chmodSync(tmp, 0o444);
+      fs.renameSync(tmp, obj); // replaces an old hard-linked object atomically
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      throw e;
     }
-    // Written in place: a torn entry fails to parse and reads as a miss.
+  }
+
+  /**
+   * Store an entry's outputs, read from `sourceOf(output)` (a file, or a directory holding the
+   * output's files). Objects first, then the entry (atomically): a kill in between leaves only
+   * unreferenced objects. A refused write is an EngineWriteError naming the cache path.
+   */
+  put(entry: Omit<CacheEntry, 'format'>, sourceOf: SourceOf): void {
+    for (const o of entry.outputs) {
+      const src = sourceOf(o);
+      if (o.dir) for (const [rel, sha] of Object.entries(o.files ?? {})) engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
+      else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
+    }
     const file = this.entryPath(entry.key);
-    ensureDir(path.dirname(file));
-    fs.writeFileSync(file, JSON.stringify({ format: CACHE_FORMAT, ...entry }));
+    engineWrite('the output cache', file, () => writeFileAtomic(file, JSON.stringify({ format: CACHE_FORMAT, ...entry })));
   }
 
   /**
@@ -80,6 +102,7 @@ export class OutputCache {
       }
       fs.mkdirSync(path.dirname(to), { recursive: true });
       fs.copyFileSync(obj, to, fs.constants.COPYFILE_FICLONE);
+      fs.chmodSync(to, 0o644); // the copy inherits the object's read-only mode
       return true;
     };
     for (const o of entry.outputs) {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { UsageError, didYouMean } from '../config/usage-error.ts';
 import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
+import { asEngineWriteError } from '../util/write-error.ts';
 import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
 import { runWatch } from './watch.ts';
 import { openWorkspace } from './workspace.ts';
@@ -140,6 +141,12 @@ export async function main(argv: string[], io: Io = {
     if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       printDiagnostics([{ headline: (e as Error).message, hint: 'rc1-build --help lists the options' }], io, json);
       return 64;
+    }
+    // A write the filesystem refused (full disk, EIO, read-only…): one message, exit 1.
+    const w = asEngineWriteError(e);
+    if (w) {
+      printDiagnostics([{ headline: w.message, hint: w.hint }], io, json, 1);
+      return 1;
     }
     printInternalError(e, io);
     return 1;

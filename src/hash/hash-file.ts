@@ -21,7 +21,7 @@
 // Errors are those of open/read (ENOENT, EACCES, EISDIR …), thrown for the caller to turn into a
 // diagnostic; the file descriptor is always closed.
 import { createHash, hash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, type BigIntStats } from 'node:fs';
 
 /** Bytes per read: see above (bench/hash.ts prints the sweep). */
 const BUFFER_SIZE = 256 * 1024;
@@ -81,15 +81,18 @@ export function hashFileSync(path: string): string {
 
 /**
  * sha256 of a file plus its size; also returns the fs.Stats (bigint) taken from the open fd
- * before reading, so callers can store (size, mtimeNs, ino) for the same bytes they hashed.
+ * before reading, so callers can store (size, mtimeNs, ino, ctimeNs) for the same bytes they
+ * hashed. `fsync`: also flush the file's data to disk (outputs before their commit).
  * `size` is the number of bytes hashed; if it differs from `stat.size` the file changed while
  * it was read, and the caller should not cache the result.
  */
-export function hashFileWithStatSync(path: string): { sha256: string; size: number; stat: BigIntStats } {
+export function hashFileWithStatSync(path: string, opts: { fsync?: boolean } = {}): { sha256: string; size: number; stat: BigIntStats } {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd, { bigint: true });
     const { sha256, size } = hashOpenFile(fd);
+    // An output about to be committed: its bytes reach the disk before any name points at them.
+    if (opts.fsync) fsyncSync(fd);
     return { sha256, size, stat };
   } finally {
     closeSync(fd);

@@ -1,23 +1,26 @@
-// The stat cache: (size, mtime ns, inode) → sha256, so that deciding a no-op reads no unchanged
-// file. Safe against same-tick modification ("racy" entries, as in git's index): an entry whose
+// The stat cache: (size, mtime ns, inode, ctime ns) → sha256, so that deciding a no-op reads no
+// unchanged file. ctime is in the key because an edit can restore size and mtime (touch -r, an
+// editor keeping the mtime) but cannot set the ctime back. Safe against same-tick modification
+// ("racy" entries, as in git's index): an entry whose
 // mtime is within RACY_WINDOW of the moment it was hashed is stored but not trusted; the next
 // lookup re-hashes it, by which time any later write would carry a later mtime.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashFileWithStatSync } from './hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';
+import { engineWrite } from '../util/write-error.ts';
 
-export const STAT_CACHE_FORMAT = 1;
+export const STAT_CACHE_FORMAT = 2;
 /** Filesystems with nanosecond mtimes stamp with a coarse clock (one kernel tick, ≤ 10 ms). */
 const RACY_WINDOW_NS = 100_000_000n;
 /** Filesystems with whole-second (or 2 s) mtimes. */
 const RACY_WINDOW_COARSE_NS = 2_000_000_000n;
 
-/** [size, mtimeNs, ino, sha256, racy] */
-type Entry = [number, string, string, string, 0 | 1];
+/** [size, mtimeNs, ino, sha256, racy, ctimeNs] */
+type Entry = [number, string, string, string, 0 | 1, string];
 
-/** The three stat fields the cache compares, as carried across threads. */
-export interface StatLike { size: bigint; mtimeNs: bigint; ino: bigint }
+/** The four stat fields the cache compares, as carried across threads. */
+export interface StatLike { size: bigint; mtimeNs: bigint; ino: bigint; ctimeNs: bigint }
 
 export interface FileHash { sha256: string; size: number }
 
@@ -47,7 +50,7 @@ export class StatCache {
       return null;
     }
     const e = this.entries.get(rel);
-    if (e && e[4] === 0 && e[0] === Number(st.size) && e[1] === String(st.mtimeNs) && e[2] === String(st.ino)) {
+    if (e && e[4] === 0 && e[0] === Number(st.size) && e[1] === String(st.mtimeNs) && e[2] === String(st.ino) && e[5] === String(st.ctimeNs)) {
       this.counters.statHits++;
       return { sha256: e[3], size: e[0] };
     }
@@ -66,8 +69,11 @@ export class StatCache {
   store(rel: string, sha256: string, st: fs.BigIntStats | StatLike, statTimeNs: bigint): void {
     const now = statTimeNs;
     const window = st.mtimeNs % 1_000_000_000n === 0n ? RACY_WINDOW_COARSE_NS : RACY_WINDOW_NS;
+    // Racy is about mtime alone: every write sets mtime and ctime to the same tick, so once mtime
+    // is older than the hash by the granularity, a later write moves it. A recent ctime alone (a
+    // rename at commit) is safe; it is in the key so that an mtime-restoring edit is seen.
     const racy = st.mtimeNs + window > now ? 1 : 0;
-    this.entries.set(rel, [Number(st.size), String(st.mtimeNs), String(st.ino), sha256, racy]);
+    this.entries.set(rel, [Number(st.size), String(st.mtimeNs), String(st.ino), sha256, racy, String(st.ctimeNs)]);
     this.dirty = true;
   }
 
@@ -77,7 +83,8 @@ export class StatCache {
 
   save(): void {
     if (!this.dirty) return;
-    writeFileAtomic(this.file, JSON.stringify({ format: STAT_CACHE_FORMAT, entries: Object.fromEntries(this.entries) }));
+    const body = JSON.stringify({ format: STAT_CACHE_FORMAT, entries: Object.fromEntries(this.entries) });
+    engineWrite('the stat cache', this.file, () => writeFileAtomic(this.file, body), this.root);
     this.dirty = false;
   }
 }

@@ -11,9 +11,9 @@ export function formatDiagnostic(d: Diagnostic): string {
   return lines.join('\n') + '\n';
 }
 
-export function printDiagnostics(ds: readonly Diagnostic[], io: Io, json: boolean): void {
+export function printDiagnostics(ds: readonly Diagnostic[], io: Io, json: boolean, exitCode = 64): void {
   for (const d of ds) io.err(formatDiagnostic(d));
-  if (json) io.out(JSON.stringify({ event: 'error', exitCode: 64, diagnostics: ds }) + '\n');
+  if (json) io.out(JSON.stringify({ event: 'error', exitCode, diagnostics: ds }) + '\n');
 }
 
 export function printInternalError(e: unknown, io: Io): void {

@@ -1,11 +1,13 @@
 // ERROR reports: when a rule fails, reports/ERROR_<ts>.json records what a person needs to
 // diagnose it without rerunning: target, rule, the error (stack for crashes), the last 200 log
 // lines, why the target was running, profile and git state. Secrets were already redacted by
-// the caller. Not an artifact: never in the manifest, never an input.
+// the caller. Not an artifact: never in the manifest, never an input. A write the filesystem
+// refuses is an EngineWriteError naming the report's path and filesystem.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { prettyJson } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
+import { engineWrite } from '../util/write-error.ts';
 
 export interface ErrorReport {
   target: string;
@@ -28,6 +30,7 @@ export function writeErrorReport(root: string, r: ErrorReport): string {
   const ts = fileTimestamp();
   let rel = `reports/ERROR_${ts}.json`;
   for (let i = 2; fs.existsSync(path.join(root, rel)); i++) rel = `reports/ERROR_${ts}-${i}.json`;
-  writeFileAtomic(path.join(root, rel), prettyJson({ ...r, at: new Date().toISOString(), log_tail: r.log_tail.slice(-200) }));
+  const file = path.join(root, rel);
+  engineWrite('the error report', file, () => writeFileAtomic(file, prettyJson({ ...r, at: new Date().toISOString(), log_tail: r.log_tail.slice(-200) })), root);
   return rel;
 }

@@ -1,11 +1,15 @@
 // The audit trail: reports/rc1/manifest.json lists every artifact the pipeline produced (sha256,
 // size, producing target, the hashes of the inputs it came from, when and at which git commit it
 // was built), and a `sha256sum -c` sidecar per artifact under reports/rc1/sha256/<path>.sha256,
-// so the hashes can be verified without the tool. Rewritten after any build that changed state.
+// so the hashes can be verified without the tool. Checked after every build, a no-op included,
+// and rewritten where it disagrees with the trace (a deleted, edited or outdated manifest or
+// sidecar heals on the next build); stale sidecars are removed. The manifest itself is written
+// durably (fsync); sidecars are derived and recreated whenever they are wrong.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { prettyJson } from '../util/canonical-json.ts';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
+import { engineWrite } from '../util/write-error.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
 
 export const MANIFEST_FORMAT = 1;
@@ -71,25 +75,62 @@ export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Mani
   return { format: MANIFEST_FORMAT, profile: ws.profile, git, artifacts, targets };
 }
 
-export function writeManifest(ws: ManifestWorkspace, git: Manifest['git']): void {
-  const m = buildManifest(ws, git);
+/** The git state recorded in a manifest's text, without parsing the whole document. */
+function recordedGit(text: string | null): Manifest['git'] | null {
+  const m = text ? /\n  "git": (\{[^{}]*\})/.exec(text) : null;
+  if (!m) return null;
+  try {
+    const g = JSON.parse(m[1]!) as Manifest['git'];
+    return 'commit' in g && 'dirty' in g ? g : null;
+  } catch {
+    return null;
+  }
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Makes the manifest and sidecars match the trace. `git`: the state to record when targets were
+ * built in this build; null keeps the one recorded (asking `gitNow` only if there is none).
+ * Returns the workspace paths it wrote or removed.
+ */
+export function writeManifest(ws: ManifestWorkspace, git: Manifest['git'] | null, gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null })): string[] {
   const dir = ws.pipeline.manifestDir;
-  writeFileAtomic(path.join(ws.root, manifestPath(dir)), prettyJson(m));
+  const mfile = path.join(ws.root, manifestPath(dir));
+  const current = readOrNull(mfile);
+  const m = buildManifest(ws, git ?? recordedGit(current) ?? gitNow());
+  const text = prettyJson(m);
+  const changed: string[] = [];
+  if (text !== current) {
+    engineWrite('the manifest', mfile, () => writeFileAtomic(mfile, text, { durable: true }), ws.root);
+    changed.push(manifestPath(dir));
+  }
   const wanted = new Set<string>();
   for (const a of m.artifacts) {
     const rel = sidecarPath(dir, a.path);
     wanted.add(rel);
     const abs = path.join(ws.root, rel);
     const body = `${a.sha256}  ${a.path}\n`;
-    let cur: string | null = null;
-    try { cur = fs.readFileSync(abs, 'utf8'); } catch { cur = null; }
-    if (cur !== body) writeFileAtomic(abs, body);
+    if (readOrNull(abs) !== body) {
+      engineWrite('the sidecar', abs, () => writeFileAtomic(abs, body), ws.root);
+      changed.push(rel);
+    }
   }
   const sideRoot = path.join(ws.root, dir, 'sha256');
   let existing: string[] = [];
   try { existing = listFilesRecursive(sideRoot); } catch { existing = []; }
   for (const f of existing) {
     const rel = path.posix.join(dir, 'sha256', f);
-    if (!wanted.has(rel)) fs.rmSync(path.join(ws.root, rel), { force: true });
+    if (!wanted.has(rel)) {
+      fs.rmSync(path.join(ws.root, rel), { force: true });
+      changed.push(rel);
+    }
   }
+  return changed;
 }

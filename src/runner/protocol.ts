@@ -35,8 +35,8 @@ export interface HashedOutput {
   dir: boolean;
   sha256: string;
   size: number;
-  /** Directory outputs: relative file → [sha256, size, mtimeNs, ino]. File outputs: one entry ''. */
-  files: Record<string, [string, number, bigint, bigint]>;
+  /** Directory outputs: relative file → [sha256, size, mtimeNs, ino, ctimeNs]. File outputs: one entry ''. */
+  files: Record<string, [string, number, bigint, bigint, bigint]>;
   /** Directory outputs: relative path → target of each symbolic link. */
   links?: Record<string, string>;
   statTimeNs: bigint;

@@ -2,6 +2,9 @@
 // finished fresh, restored or built; at most -j rules run at once; after a failure nothing new
 // starts unless -k, in which case only the failed target's dependents are blocked. What happens
 // to each target (fresh | restore | run) is the rebuilder's decision (rebuild/decide.ts).
+// A write the filesystem refuses (a full disk, EIO, a read-only mount) anywhere in the engine's
+// own writes halts the build: running rules are stopped, what was committed stays recorded, the
+// manifest is made to match, and run() throws one EngineWriteError (exit 1, lock released).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,10 +21,12 @@ import { WorkerPool } from '../runner/worker-pool.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { writeManifest } from '../report/manifest.ts';
 import { writeErrorReport } from '../report/error-report.ts';
+import { checkLogPaths, ruleLogPath, writeRuleLog } from '../report/rule-log.ts';
 import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
-import { ensureDir, rmrf } from '../util/fs.ts';
+import { rmrf } from '../util/fs.ts';
 import { redactor } from '../util/redact-secrets.ts';
+import { EngineWriteError, asEngineWriteError, isWriteErrno } from '../util/write-error.ts';
 import { phase } from '../util/timing.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
@@ -69,6 +74,9 @@ export class Build {
   private committedAny = false;
   private git: { commit: string | null; dirty: boolean | null } | null = null;
   private readonly deciding = new Semaphore(1);
+  /** What halted the build: an EngineWriteError (or an internal error), thrown by run(). */
+  private halted: { error: unknown } | null = null;
+  private traceWritesAtStart = 0;
 
   constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {}
 
@@ -87,8 +95,11 @@ export class Build {
       this.emit({ event: 'end', ok: true, ms: performance.now() - t0, exitCode: 0, counts: this.counts, stats: this.stats() });
       return 0;
     }
-    const recovered = ws.committer.recover();
-    if (recovered.length) this.emit({ event: 'recovered', targets: recovered });
+    checkLogPaths(ws.pipeline.targets.values());
+    this.traceWritesAtStart = ws.trace.writes;
+    const recovery = ws.committer.recover();
+    if (recovery.recovered.length) this.emit({ event: 'recovered', targets: recovery.recovered });
+    for (const f of recovery.failed) this.emit({ event: 'warning', message: `${f.target}: ${f.error}; it will run again` });
     rmrf(this.tmpDir());
     fs.mkdirSync(this.tmpDir(), { recursive: true });
 
@@ -135,6 +146,12 @@ export class Build {
           inFlight--;
           settle(n, o);
           wake?.();
+        }, (e: unknown) => {
+          inFlight--;
+          stop = true;
+          this.halt(e);
+          settle(n, 'failed');
+          wake?.();
         });
       }
       if (inFlight === 0) break;
@@ -142,6 +159,11 @@ export class Build {
       wake = null;
     }
     phase('decide and run');
+    if (this.halted) {
+      rmrf(this.tmpDir());
+      try { this.finish(); } catch { /* the first write error is the one reported */ }
+      throw this.halted.error;
+    }
     if (this.interrupted) return 130;
     for (const n of plan) {
       if (!pending.has(n)) continue;
@@ -162,12 +184,25 @@ export class Build {
     return { filesHashed: c.hashed, statHits: c.statHits, hashedPaths: c.hashedPaths.slice(0, 50), globWalks: this.ws.glob.misses, compiles: this.ws.compiler.compiles };
   }
 
-  /** Persist everything after the last target (also on interrupt). */
+  /** Stop the build: an engine write error (or, never expected, an internal error) from a target. */
+  private halt(e: unknown): void {
+    if (this.halted) return;
+    this.halted = { error: asEngineWriteError(e, this.ws.root) ?? e };
+    void this.pool?.abortAll(2000);
+  }
+
+  /**
+   * Persist everything after the last target (also on interrupt): fsync what was committed,
+   * compact the trace, make the manifest and sidecars match it (every build, a no-op too), save
+   * the caches.
+   */
   private finish(): void {
     const { ws } = this;
+    ws.committer.syncTouched();
     ws.trace.compactIfNeeded();
     ws.trace.close();
-    if (this.committedAny) writeManifest(ws, this.git ?? gitInfo(ws.root));
+    const changed = this.committedAny || ws.trace.writes !== this.traceWritesAtStart;
+    writeManifest(ws, changed ? (this.git ??= gitInfo(ws.root)) : null, () => (this.git ??= gitInfo(ws.root)));
     ws.saveCaches();
   }
 
@@ -201,6 +236,7 @@ export class Build {
     try {
       d = await decide(env, t);
     } catch (e) {
+      if (isWriteErrno(e) || e instanceof EngineWriteError) throw e;
       return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String((e as Error).stack ?? e));
     } finally {
       this.deciding.release();
@@ -309,10 +345,11 @@ export class Build {
     try {
       module = await ws.compiler.compiled(t.rule);
     } catch (e) {
+      if (isWriteErrno(e) || e instanceof EngineWriteError) throw e;
       return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String(e));
     }
     await sem.acquire();
-    if (this.interrupted) { sem.release(); return 'failed'; }
+    if (this.interrupted || this.halted) { sem.release(); return 'failed'; }
     this.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
     const t0 = performance.now();
     const tmp = this.tmpPaths(t);
@@ -322,7 +359,6 @@ export class Build {
     for (const n of [...t.env, ...t.secrets]) envVals[n] = process.env[n];
     const redact = redactor(t.secrets.map((n) => process.env[n]));
     const logLines: string[] = [];
-    const logFile = path.join(ws.root, 'logs', `${t.name}.log`);
     let lastProgress = 0;
     this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
     const res = await this.pool.run({
@@ -345,20 +381,25 @@ export class Build {
     });
     sem.release();
     const ms = performance.now() - t0;
-    if (logLines.length) {
-      ensureDir(path.dirname(logFile));
-      fs.writeFileSync(logFile, logLines.slice(-LOG_TAIL).map((l) => l + '\n').join(''));
-    } else fs.rmSync(logFile, { force: true });
+    if (this.halted) { this.dropTmp(tmp.prefix); return 'failed'; }
+    writeRuleLog(ws.root, t.name, logLines.slice(-LOG_TAIL));
     if (this.interrupted) return 'failed';
     if (!res.ok) {
       this.dropTmp(tmp.prefix);
       const error = redact(await this.formatFailure(t, res.error));
       ws.trace.put({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms, at: new Date().toISOString() });
       this.git ??= gitInfo(ws.root);
-      const report = writeErrorReport(ws.root, {
-        target: t.name, rule: t.rule, kind: res.error.kind, error, reasons, profile: ws.profile, git: this.git, log_tail: logLines.slice(-LOG_TAIL),
-      });
-      return this.fail(t, error, logLines.slice(-LOG_TAIL), `${logLines.length ? `${path.relative(ws.root, logFile)}; ` : ''}error report ${report}`);
+      const where = logLines.length ? `${ruleLogPath(t.name)}; ` : '';
+      let report: string;
+      try {
+        report = writeErrorReport(ws.root, {
+          target: t.name, rule: t.rule, kind: res.error.kind, error, reasons, profile: ws.profile, git: this.git, log_tail: logLines.slice(-LOG_TAIL),
+        });
+      } catch (e) {
+        this.fail(t, error, logLines.slice(-LOG_TAIL), `${where}no error report (it could not be written)`);
+        throw e;
+      }
+      return this.fail(t, error, logLines.slice(-LOG_TAIL), `${where}error report ${report}`);
     }
     const r = res.value;
     if (r.summary) r.summary = redact(r.summary);
@@ -370,11 +411,8 @@ export class Build {
     };
     ws.committer.commit(record, r.outputs);
     this.committedAny = true;
-    try {
-      ws.cache.put(ws.root, { target: t.name, key: d.key, outputs: record.outputs, result: gateFailed ? 'gate-failed' : 'ok', ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule });
-    } catch (e) {
-      this.emit({ event: 'warning', message: `could not store ${t.name} in the cache: ${(e as Error).message}` });
-    }
+    // Copies (never links) of the outputs just committed: nothing written to the workspace later can reach them.
+    ws.cache.put({ target: t.name, key: d.key, outputs: record.outputs, result: gateFailed ? 'gate-failed' : 'ok', ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule }, (o) => path.join(ws.root, o.path));
     this.counts.ran++;
     this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: false, ...(r.summary ? { summary: r.summary } : {}) });
     return t.gate ? this.gateOutcome(t, r.checks ?? [], 'ran') : 'ran';
@@ -386,7 +424,13 @@ export class Build {
     this.interrupted = true;
     await this.pool?.abortAll(2000);
     rmrf(this.tmpDir()); // we hold the lock: every temp output in it is ours
-    this.finish();
+    try {
+      this.finish();
+    } catch (e) {
+      const w = asEngineWriteError(e, this.ws.root);
+      if (!w) throw e;
+      this.emit({ event: 'warning', message: w.message });
+    }
     this.emit({ event: 'end', ok: false, ms: performance.now() - t0, exitCode: 130, counts: this.counts, interrupted: true });
   }
 

@@ -1,18 +1,38 @@
 // Moves a finished rule's outputs from its temp root into place and records the target, as one
 // recoverable step: a journal (the record plus the list of moves) is written first, then the
-// renames, then the trace line, then the journal is removed. A build killed in between leaves a
+// moves, then the trace line, then the journal is removed. A build killed in between leaves a
 // journal that the next build (holding the lock) rolls forward, so a multi-file output set ends
 // up fully in place with its record, or — if killed before the journal — not at all, with the old
 // record still describing the old outputs (any mix of old and new is then seen as stale).
+//
+// Filesystems: a move is a rename; where the output lives on another filesystem than .rc1/tmp
+// (EXDEV: a mounted data/ or checkpoints/, or .rc1 on another disk) it is a copy to a staging
+// name beside the output (`<path>.rc1-new`), fsync, then a rename on the output's own filesystem.
+// Durability: outputs' bytes were fsynced when they were hashed (runner/hash-output.ts); the
+// directories that received them and the trace log are fsynced once, at the end of the build
+// (syncTouched): content hashes decide freshness, so a rename lost to a power cut reads as stale.
+// Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
+// refuses) is reported, removed, and its target recorded as failed so that it rebuilds.
+// Fault injection for tests: RC1_FAULT_COMMIT_PAUSE_MS=N sleeps N ms after the journal and after
+// each move, so a test can SIGKILL a build inside the commit window (test/integration/kill-loop).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { HashedOutput } from '../runner/protocol.ts';
-import { ensureDir, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
+import { ensureDir, fsyncPath, fsyncTree, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
+import { EngineWriteError, engineWrite, isWriteErrno } from '../util/write-error.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from './trace-log.ts';
 
 interface Move { from: string; to: string; dir: boolean }
+
+const FAULT_PAUSE_MS = Number(process.env.RC1_FAULT_COMMIT_PAUSE_MS ?? 0);
+function faultPause(): void {
+  if (FAULT_PAUSE_MS > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FAULT_PAUSE_MS);
+}
 interface Journal { record: TargetRecord; moves: Move[] }
+
+export interface RecoveryFailure { target: string; error: string }
+export interface Recovery { recovered: string[]; failed: RecoveryFailure[] }
 
 export function outputRecords(hashed: HashedOutput[]): OutputRecord[] {
   return hashed.map((h) => ({
@@ -21,23 +41,58 @@ export function outputRecords(hashed: HashedOutput[]): OutputRecord[] {
   }));
 }
 
+/** Rename `from` onto `to` on one filesystem; a directory replaces the old one through `<to>.rc1-old`. */
+function renameInto(from: string, to: string, dir: boolean): void {
+  if (dir) {
+    const old = `${to}.rc1-old`;
+    rmrf(old);
+    if (fs.existsSync(to)) fs.renameSync(to, old);
+    fs.renameSync(from, to);
+    rmrf(old);
+  } else {
+    const st = fs.lstatSync(to, { throwIfNoEntry: false });
+    if (st?.isDirectory()) rmrf(to);
+    fs.renameSync(from, to);
+  }
+}
+
+/** Across filesystems: copy to `<to>.rc1-new` on the destination's filesystem, fsync, rename. */
+function copyInto(m: Move): void {
+  const staged = `${m.to}.rc1-new`;
+  rmrf(staged);
+  try {
+    if (m.dir) {
+      fs.cpSync(m.from, staged, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+      fsyncTree(staged);
+    } else {
+      fs.copyFileSync(m.from, staged, fs.constants.COPYFILE_FICLONE);
+      const st = fs.statSync(m.from);
+      fs.utimesSync(staged, st.atime, st.mtime);
+      fsyncPath(staged);
+    }
+    renameInto(staged, m.to, m.dir);
+  } catch (e) {
+    rmrf(staged);
+    throw e;
+  }
+  rmrf(m.from);
+}
+
 function applyMove(m: Move): void {
   if (!fs.existsSync(m.from)) return; // already moved before a crash
   ensureDir(path.dirname(m.to));
-  if (m.dir) {
-    const old = `${m.to}.rc1-old`;
-    rmrf(old);
-    if (fs.existsSync(m.to)) fs.renameSync(m.to, old);
-    fs.renameSync(m.from, m.to);
-    rmrf(old);
-  } else {
-    const st = fs.lstatSync(m.to, { throwIfNoEntry: false });
-    if (st?.isDirectory()) rmrf(m.to);
-    fs.renameSync(m.from, m.to);
+  try {
+    renameInto(m.from, m.to, m.dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    copyInto(m);
   }
 }
 
 export class OutputCommitter {
+  /** Directories that received outputs since the last syncTouched(). */
+  private readonly touched = new Set<string>();
+
   constructor(
     private readonly root: string,
     private readonly journalDir: string,
@@ -45,41 +100,87 @@ export class OutputCommitter {
     private readonly stat: StatCache,
   ) {}
 
+  private move(m: Move): void {
+    try {
+      applyMove(m);
+    } catch (e) {
+      if (!isWriteErrno(e)) throw e;
+      throw new EngineWriteError(`output${m.dir ? ' directory' : ''}`, m.to, e, this.root);
+    }
+    this.touched.add(path.dirname(m.to));
+  }
+
   commit(record: TargetRecord, hashed: HashedOutput[]): void {
     const moves: Move[] = hashed.map((h) => ({ from: h.tmp, to: path.join(this.root, h.path), dir: h.dir }));
     // One file: its rename is atomic by itself, and a kill before the trace line leaves the old
     // record, whose hash no longer matches: stale, never fresh. Sets and directories: journal.
     const journal = moves.length > 1 || moves.some((m) => m.dir) ? path.join(this.journalDir, `${encodeURIComponent(record.name)}.json`) : null;
-    if (journal) writeFileAtomic(journal, JSON.stringify({ record, moves } satisfies Journal));
-    for (const m of moves) applyMove(m);
-    this.trace.put(record);
-    for (const h of hashed) {
-      for (const [rel, [sha, size, mtimeNs, ino]] of Object.entries(h.files)) {
-        this.stat.store(rel === '' ? h.path : `${h.path}/${rel}`, sha, { size: BigInt(size), mtimeNs, ino }, h.statTimeNs);
-      }
+    if (journal) engineWrite('the commit journal', journal, () => writeFileAtomic(journal, JSON.stringify({ record, moves } satisfies Journal)), this.root);
+    faultPause();
+    for (const m of moves) {
+      this.move(m);
+      faultPause();
     }
+    this.trace.put(record);
+    this.remember(hashed);
     if (journal) fs.rmSync(journal, { force: true });
   }
 
-  /** Roll forward every journal a killed build left behind. Returns the targets recovered. */
-  recover(): string[] {
+  /**
+   * Record each committed file's stat as it is now, in place: a rename moves ctime (and a copy
+   * makes a new inode), so the stat taken when the output was hashed would never match again.
+   */
+  private remember(hashed: HashedOutput[]): void {
+    for (const h of hashed) {
+      for (const [rel, [sha, size]] of Object.entries(h.files)) {
+        const p = rel === '' ? h.path : `${h.path}/${rel}`;
+        const st = fs.lstatSync(path.join(this.root, p), { bigint: true, throwIfNoEntry: false });
+        if (st && st.isFile() && Number(st.size) === size) this.stat.store(p, sha, st, h.statTimeNs);
+        else this.stat.forget(p);
+      }
+    }
+  }
+
+  /** fsync the directories that received outputs and the trace log (once per build). */
+  syncTouched(): void {
+    for (const d of this.touched) engineWrite('directory', d, () => fsyncPath(d), this.root);
+    this.touched.clear();
+    this.trace.sync();
+  }
+
+  /**
+   * Roll forward every journal a killed build left behind. A journal that cannot be rolled
+   * forward (the filesystem refuses a move) is removed and its target recorded as failed, so
+   * it rebuilds; it is reported, never thrown.
+   */
+  recover(): Recovery {
+    const out: Recovery = { recovered: [], failed: [] };
     let names: string[];
     try {
       names = fs.readdirSync(this.journalDir).filter((n) => n.endsWith('.json'));
     } catch {
-      return [];
+      return out;
     }
-    const done: string[] = [];
     for (const n of names) {
       const file = path.join(this.journalDir, n);
       const j = readJsonOrNull<Journal>(file);
       if (j && j.record && Array.isArray(j.moves)) {
-        for (const m of j.moves) applyMove(m);
-        this.trace.put(j.record);
-        done.push(j.record.name);
+        try {
+          for (const m of j.moves) rmrf(`${m.to}.rc1-new`);
+          for (const m of j.moves) this.move(m);
+          this.trace.put(j.record);
+          out.recovered.push(j.record.name);
+        } catch (e) {
+          if (!(e instanceof EngineWriteError) && !isWriteErrno(e)) throw e;
+          const error = `its interrupted commit could not be completed: ${(e as Error).message}`;
+          for (const m of j.moves) rmrf(`${m.to}.rc1-new`);
+          // Outputs may now be half old, half new: a failed record makes the target run again.
+          this.trace.put({ ...j.record, outputs: [], result: 'failed', error, how: 'ran' });
+          out.failed.push({ target: j.record.name, error });
+        }
       }
-      fs.rmSync(file, { force: true });
+      engineWrite('the commit journal', file, () => fs.rmSync(file, { force: true }), this.root);
     }
-    return done;
+    return out;
   }
 }

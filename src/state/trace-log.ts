@@ -2,10 +2,14 @@
 // format-versioned. One line is appended when a target finishes, so a killed build loses at most
 // the line being written; a torn last line is detected (no newline or bad JSON) and cut off.
 // The log is compacted (rewritten atomically) when superseded lines outnumber live ones.
+// A write the filesystem refuses (a full disk) is undone — the file is cut back to its last
+// complete line, so no half line can glue onto the next — and thrown as an EngineWriteError; the
+// in-memory record changes only once its line is written. sync() fsyncs the log (end of build).
 import * as fs from 'node:fs';
 import type { Check } from '../api/index.ts';
 import type { Fingerprint } from '../hash/fingerprint.ts';
-import { writeFileAtomic } from '../util/fs.ts';
+import { FSYNC, writeFileAtomic } from '../util/fs.ts';
+import { engineWrite } from '../util/write-error.ts';
 
 export const TRACE_FORMAT = 1;
 
@@ -44,6 +48,8 @@ export class TraceLog {
   /** Set when the log was written by another format version (everything rebuilds). */
   formatChange: string | null = null;
   private lines = 0;
+  /** Lines appended by this process: a build that appended none left the records as they were. */
+  writes = 0;
   private fd: number | null = null;
 
   constructor(private readonly file: string) {
@@ -92,39 +98,62 @@ export class TraceLog {
 
   /** Called with the workspace lock held: drop a torn tail, or start a fresh log on format change. */
   repair(): void {
-    if (this.formatChange || !fs.existsSync(this.file)) {
-      writeFileAtomic(this.file, JSON.stringify({ format: TRACE_FORMAT }) + '\n');
-      this.lines = 0;
-    } else if (this.tornBytes > 0) {
-      fs.truncateSync(this.file, this.goodBytes);
-      this.tornBytes = 0;
-    }
+    engineWrite('the trace log', this.file, () => {
+      if (this.formatChange || !fs.existsSync(this.file)) {
+        writeFileAtomic(this.file, JSON.stringify({ format: TRACE_FORMAT }) + '\n');
+        this.lines = 0;
+        this.goodBytes = fs.statSync(this.file).size;
+      } else if (this.tornBytes > 0) {
+        fs.truncateSync(this.file, this.goodBytes);
+        this.tornBytes = 0;
+      }
+    });
   }
 
   private append(line: Line): void {
-    if (this.fd === null) this.fd = fs.openSync(this.file, 'a');
-    fs.writeSync(this.fd, JSON.stringify(line) + '\n');
+    const bytes = Buffer.from(JSON.stringify(line) + '\n');
+    engineWrite('the trace log', this.file, () => {
+      if (this.fd === null) {
+        this.fd = fs.openSync(this.file, 'a');
+        this.goodBytes = fs.fstatSync(this.fd).size;
+      }
+      try {
+        let off = 0;
+        while (off < bytes.length) off += fs.writeSync(this.fd, bytes, off);
+      } catch (e) {
+        try { fs.ftruncateSync(this.fd, this.goodBytes); } catch { /* the next open cuts the torn tail */ }
+        throw e;
+      }
+    });
+    this.goodBytes += bytes.length;
     this.lines++;
+    this.writes++;
   }
 
   put(rec: TargetRecord): void {
-    this.records.set(rec.name, rec);
     this.append(rec);
+    this.records.set(rec.name, rec);
   }
 
   remove(name: string): void {
     if (!this.records.has(name)) return;
-    this.records.delete(name);
     this.append({ name, deleted: true });
+    this.records.delete(name);
+  }
+
+  /** fsync the log: called once at the end of a build (RC1_FSYNC=off skips it). */
+  sync(): void {
+    if (this.fd !== null && FSYNC) engineWrite('the trace log', this.file, () => fs.fdatasyncSync(this.fd!));
   }
 
   /** Rewrite the log with live records only, once stale lines exceed a quarter of the live ones. */
   compactIfNeeded(): void {
     if (this.lines - this.records.size <= Math.max(64, this.records.size / 4)) return;
     this.close();
-    const body = [...this.records.values()].map((r) => JSON.stringify(r) + '\n').join('');
-    writeFileAtomic(this.file, JSON.stringify({ format: TRACE_FORMAT }) + '\n' + body);
+    const body = JSON.stringify({ format: TRACE_FORMAT }) + '\n' + [...this.records.values()].map((r) => JSON.stringify(r) + '\n').join('');
+    engineWrite('the trace log', this.file, () => writeFileAtomic(this.file, body, { durable: true }));
     this.lines = this.records.size;
+    this.goodBytes = Buffer.byteLength(body);
   }
 
   close(): void {

@@ -27,7 +27,7 @@ export interface TrainPaths {
   resumeFrom: string | null;
   /** Persistent metrics file (one JSON line per step); copied to reports/metrics.jsonl at the end. */
   metricsFile: string;
-  /** Persistent log file; copied to logs/train.log at the end. */
+  /** Persistent log file of the run (.rc1/train/train.log), kept across resumes. */
   logFile: string;
   /** The effective config (secrets redacted), already written: reports/config_effective.yaml. */
   effectiveConfig: string;
@@ -59,7 +59,7 @@ export interface TrainContext {
   /** The step to start from: 0, or the resumed checkpoint's step. */
   readonly startStep: number;
   progress(done: number, total: number): void;
-  /** One line to logs/train.log and the build's rule log. */
+  /** One line to the run's log and the build's rule log (logs/train.log). */
   log(line: string): void;
   /** The callbacks (logging, checkpoint, shadow eval), composed: the engine calls these. */
   readonly callbacks: Required<Omit<Callback, 'name'>>;

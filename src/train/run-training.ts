@@ -50,7 +50,8 @@ export interface RunTrainingOptions {
   log: (line: string) => void;
   progress: (done: number, total: number) => void;
   /** Absolute (temporary) paths of the declared outputs. */
-  outputs: { checkpoints: string; log: string; metrics: string; effectiveConfig: string };
+  /** Where to copy the final state; `log` (optional) receives a copy of the run's full log. */
+  outputs: { checkpoints: string; log?: string; metrics: string; effectiveConfig: string };
   /** The persistent work dir (the rule passes its ctx.stateDir). Default `<root>/.rc1/state/train`. */
   workDir?: string;
 }
@@ -100,7 +101,7 @@ async function copyCompleted(
   await writeFile(o.outputs.effectiveConfig, effectiveConfigYaml({ profile: o.profile, config: o.config, id, codeChanges, inputs: digests, secrets: secretValues(o.env) }));
   await materialize(w.checkpointDir, o.outputs.checkpoints);
   copyFileSync(w.metricsFile, o.outputs.metrics);
-  copyFileSync(w.logFile, o.outputs.log);
+  if (o.outputs.log) copyFileSync(w.logFile, o.outputs.log);
   const bestEval = readBestEval(w.checkpointDir);
   return {
     result: { finalStep: v.meta.step, finalCheckpoint: join(w.checkpointDir, latest!), backend: v.meta.backend, metricsLines: 0, bestEval, interrupted: false },
@@ -222,7 +223,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   writeFileSync(runPath, `${JSON.stringify({ ...run, status: 'complete', finished: new Date().toISOString() }, null, 2)}\n`);
   await materialize(checkpointDir, o.outputs.checkpoints);
   copyFileSync(metricsFile, o.outputs.metrics);
-  copyFileSync(logFile, o.outputs.log);
+  if (o.outputs.log) copyFileSync(logFile, o.outputs.log);
   const best = result.bestEval;
   const summary = [
     codeChanges.length && decision.kind === 'resume' ? `WARNING: resumed across a code change (train.resume_across_code_change)` : null,

@@ -1,5 +1,7 @@
-// Small filesystem helpers shared by the engine: atomic whole-file writes (temp + rename),
-// recursive removal, and existence checks that never throw.
+// Small filesystem helpers shared by the engine: atomic whole-file writes (temp + rename, the
+// temp removed again if the write fails), fsync of files and directories (durability at commit;
+// RC1_FSYNC=off turns it off, for benchmarks), recursive removal, and existence checks that never
+// throw.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -10,12 +12,53 @@ export function tempName(file: string): string {
   return `${file}.tmp-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 }
 
-/** Write a whole file so readers see either the old or the new content, never a mix. */
-export function writeFileAtomic(file: string, data: string | Uint8Array): void {
+/** Whether the engine fsyncs what it commits (on unless RC1_FSYNC=off). */
+export const FSYNC = process.env.RC1_FSYNC !== 'off';
+
+/** fsync one file or directory (no-op when RC1_FSYNC=off). */
+export function fsyncPath(p: string): void {
+  if (!FSYNC) return;
+  const fd = fs.openSync(p, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** fsync every file and directory under dir, then dir itself (symbolic links are not followed). */
+export function fsyncTree(dir: string): void {
+  if (!FSYNC) return;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) fsyncTree(p);
+    else if (e.isFile()) fsyncPath(p);
+  }
+  fsyncPath(dir);
+}
+
+/**
+ * Write a whole file so readers see either the old or the new content, never a mix. `durable`:
+ * fsync the data before the rename and the directory after it. A failed write (a full disk)
+ * removes its temp file and rethrows.
+ */
+export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = tempName(file);
-  fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
+  try {
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      fs.writeFileSync(fd, data);
+      if (opts.durable && FSYNC) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  if (opts.durable) fsyncPath(path.dirname(file));
 }
 
 const made = new Set<string>();

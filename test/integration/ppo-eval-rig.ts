@@ -26,7 +26,7 @@ export default definePipeline({
       outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'], params: ['shadow', 'data'] }),
     defineTarget({ name: 'train', rule: 'rules/train.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/train_scenarios.jsonl', weights: 'configs/weights.json' },
-      outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
       params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'] }),
     defineGate({ name: 'ppo_eval', rule: 'rules/ppo_eval.ts',
       inputs: { checkpoints: target('train'), shadow: target('shadow_set'), weights: 'configs/weights.json', raw: RAW, v2: 'templates/pack_v2/*.json' },
