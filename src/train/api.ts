@@ -21,7 +21,7 @@ export interface TrainPaths {
   root: string;
   /** Persistent work dir of this run: `<root>/.rc1/state/train`. */
   workDir: string;
-  /** Persistent checkpoint dir: `<workDir>/checkpoints/rc1` (step_XXXXX/, latest, best/, initial/). */
+  /** Persistent checkpoint dir: `<workDir>/checkpoints/rc1` (step_XXXXX/, latest, best_XXXXX/, best, initial/). */
   checkpointDir: string;
   /** The complete step dir to resume from (`latest` resolved), or null for a fresh start. */
   resumeFrom: string | null;
@@ -140,7 +140,7 @@ export interface CheckpointInfo {
 /** A shadow eval: the greedy policy on the held-out scenarios (policy.ts evaluatePolicy). */
 export interface EvalResult {
   step: number;
-  /** Mean RC1 reward: what best/ follows. */
+  /** Mean RC1 reward: what `best` follows. */
   reward: number;
   success: number;
   overclar_rate: number;

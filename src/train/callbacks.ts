@@ -6,7 +6,8 @@
 //               rotation (checkpoints.ts)
 //   shadow eval every eval.every steps and at the last step: the checkpoint's policy played
 //               greedily over the held-out scenarios (policy.ts evaluatePolicy); the result goes
-//               to every callback's onEval, and best/ is replaced when the mean reward improves
+//               to every callback's onEval; when the mean reward improves, best_<step>/ is written
+//               and the `best` link moved to it (checkpoints.ts saveBest: nothing is rewritten)
 // compose() calls the callbacks in order, awaiting each.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -93,8 +94,8 @@ export function shadowEvalCallback(o: {
       if (!best || result.reward > best.reward) {
         // eval.json names the step dir relative to the checkpoint dir: an absolute path would make
         // the checkpoint output differ per workspace location (it is hashed and cached).
-        await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details });
-        o.log(`best/ ← ${basename(i.dir)} (shadow eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
+        const name = await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details });
+        o.log(`best → ${name} (a copy of ${basename(i.dir)}; shadow eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
         best = result;
       }
     },

@@ -6,11 +6,14 @@
 //                 written last, so a dir without a valid one is incomplete by definition.
 //   latest        a relative symlink to the newest complete step dir, swapped atomically: a new
 //                 link under a temp name, renamed over `latest`, the parent dir fsynced.
-//   best/         a copy of the best-evaluated checkpoint (plus eval.json), never modified in
-//                 place: the new copy is built under a temp name, then renamed in (the old one is
-//                 moved aside first and removed after; an interrupted swap is repaired on start).
+//   best_XXXXX/   a copy of the checkpoint of step XXXXX (plus eval.json) made when its shadow
+//                 eval improved on the best so far: built under a temp name, fsynced, renamed into
+//                 place, and never modified after (a later improvement writes its own best_YYYYY/).
+//   best          a relative symlink to the newest best_XXXXX/, swapped atomically like `latest`;
+//                 a kill between the new dir and the swap is rolled forward on start.
 //   initial/      the policy before training (the reference policy), written once.
-// keep_last rotation removes older step dirs, never the one `latest` or best/ came from.
+// keep_last rotation removes older step dirs and older best_XXXXX dirs, never one that `latest`
+// or `best` names.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
@@ -18,10 +21,16 @@ import { join, relative } from 'node:path';
 import type { CheckpointInfo, CheckpointMeta } from './api.ts';
 
 export const META_FILE = 'checkpoint.json';
+export const BEST_LINK = 'best';
 const STEP_RE = /^step_(\d+)$/;
+const BEST_RE = /^best_(\d+)$/;
 
 export function stepDirName(step: number): string {
   return `step_${String(step).padStart(5, '0')}`;
+}
+
+export function bestDirName(step: number): string {
+  return `best_${String(step).padStart(5, '0')}`;
 }
 
 async function fsyncPath(p: string): Promise<void> {
@@ -106,13 +115,18 @@ export async function writeCheckpoint(
   return { step, dir, meta: sealed };
 }
 
-/** Points `latest` at a step dir (by name, relative), atomically. */
-export async function updateLatest(checkpointDir: string, name: string): Promise<void> {
-  const tmp = join(checkpointDir, `.latest-${process.pid}`);
+/** Points the link `link` of a checkpoint dir at `name` (relative), atomically: a new link under a temp name renamed over it. */
+async function swapLink(checkpointDir: string, link: string, name: string): Promise<void> {
+  const tmp = join(checkpointDir, `.${link}-${process.pid}`);
   await fsp.rm(tmp, { force: true });
   await fsp.symlink(name, tmp);
-  await fsp.rename(tmp, join(checkpointDir, 'latest'));
+  await fsp.rename(tmp, join(checkpointDir, link));
   await fsyncPath(checkpointDir);
+}
+
+/** Points `latest` at a step dir (by name, relative), atomically. */
+export async function updateLatest(checkpointDir: string, name: string): Promise<void> {
+  await swapLink(checkpointDir, 'latest', name);
 }
 
 /** Step dirs by step, ascending. */
@@ -127,14 +141,29 @@ export async function latestTarget(checkpointDir: string): Promise<string | null
   try { return await fsp.readlink(join(checkpointDir, 'latest')); } catch { return null; }
 }
 
-/** Removes all but the newest keepLast step dirs, sparing `latest`'s target and `protect`. Returns what was removed. */
+/** best_XXXXX dirs by step, ascending. */
+export async function listBest(checkpointDir: string): Promise<{ step: number; name: string }[]> {
+  let names: string[];
+  try { names = await fsp.readdir(checkpointDir); } catch { return []; }
+  return names.flatMap((n) => { const m = BEST_RE.exec(n); return m ? [{ step: Number(m[1]), name: n }] : []; }).sort((a, b) => a.step - b.step);
+}
+
+/** The best_XXXXX dir `best` names, or null (no `best`, or a directory left by an older version). */
+export async function bestTarget(checkpointDir: string): Promise<string | null> {
+  try { return await fsp.readlink(join(checkpointDir, BEST_LINK)); } catch { return null; }
+}
+
+/**
+ * Removes all but the newest keepLast step dirs and the newest keepLast best_XXXXX dirs, never one
+ * that `latest` or `best` names, nor `protect`. Returns what was removed.
+ */
 export async function rotate(checkpointDir: string, keepLast: number, protect: readonly string[] = []): Promise<string[]> {
   const steps = await listSteps(checkpointDir);
-  const keep = new Set([...steps.slice(-keepLast).map((s) => s.name), ...protect]);
-  const latest = await latestTarget(checkpointDir);
-  if (latest) keep.add(latest);
+  const bests = await listBest(checkpointDir);
+  const keep = new Set([...steps.slice(-keepLast).map((s) => s.name), ...bests.slice(-keepLast).map((b) => b.name), ...protect]);
+  for (const named of [await latestTarget(checkpointDir), await bestTarget(checkpointDir)]) if (named) keep.add(named);
   const removed: string[] = [];
-  for (const s of steps) {
+  for (const s of [...steps, ...bests]) {
     if (keep.has(s.name)) continue;
     await fsp.rm(join(checkpointDir, s.name), { recursive: true, force: true });
     removed.push(s.name);
@@ -158,42 +187,64 @@ async function copyTree(src: string, dst: string, link: boolean): Promise<void> 
   }
 }
 
-/** Replaces best/ with a copy of a step dir plus eval.json, never modifying best/ in place. */
-export async function saveBest(checkpointDir: string, stepDir: string, evalJson: unknown): Promise<void> {
+/**
+ * Records a new best: copies a sealed step dir plus eval.json to best_<step>/ (temp dir, fsynced,
+ * renamed into place), then swaps `best` to it. Nothing already written is modified: an earlier
+ * best_XXXXX/ stays as it was (rotation removes it later unless a pointer names it). Returns the
+ * new dir's name.
+ */
+export async function saveBest(checkpointDir: string, stepDir: string, evalJson: unknown): Promise<string> {
+  const meta = JSON.parse(await fsp.readFile(join(stepDir, META_FILE), 'utf8')) as CheckpointMeta;
+  const name = bestDirName(meta.step);
+  const dest = join(checkpointDir, name);
+  if (fs.existsSync(dest)) {
+    if ((await bestTarget(checkpointDir)) === name) return name; // already the best: never rewritten
+    await fsp.rm(dest, { recursive: true, force: true }); // an unnamed leftover of an interrupted run
+  }
   const tmp = join(checkpointDir, `.best-tmp-${process.pid}`);
   await fsp.rm(tmp, { recursive: true, force: true });
   await copyTree(stepDir, tmp, false);
   await fsp.writeFile(join(tmp, 'eval.json'), `${JSON.stringify(evalJson, null, 2)}\n`);
   await fsyncPath(join(tmp, 'eval.json'));
   await fsyncPath(tmp);
-  const best = join(checkpointDir, 'best');
-  const prev = join(checkpointDir, `.best-prev-${process.pid}`);
-  const had = fs.existsSync(best);
-  if (had) await fsp.rename(best, prev);
-  await fsp.rename(tmp, best);
+  await fsp.rename(tmp, dest);
   await fsyncPath(checkpointDir);
-  if (had) await fsp.rm(prev, { recursive: true, force: true });
+  const link = join(checkpointDir, BEST_LINK);
+  const legacy = fs.lstatSync(link, { throwIfNoEntry: false })?.isDirectory() ? join(checkpointDir, `.best-legacy-${process.pid}`) : null;
+  if (legacy) await fsp.rename(link, legacy); // a best/ directory written by an older version
+  await swapLink(checkpointDir, BEST_LINK, name);
+  if (legacy) await fsp.rm(legacy, { recursive: true, force: true });
+  return name;
 }
 
 /**
- * Repairs what a killed run can leave: temp dirs and links are removed, an interrupted best/ swap
- * is undone, and step dirs newer than `latest` (written, but `latest` never moved to them) are
+ * Repairs what a killed run can leave: temp dirs and links are removed, a best_XXXXX/ renamed in
+ * before the kill gets the `best` link (rolled forward), and step dirs newer than `latest` (written, but `latest` never moved to them) are
  * removed, since the resumed run recomputes those steps. Returns one line per repair.
  */
 export async function repairCheckpointDir(checkpointDir: string): Promise<string[]> {
   const notes: string[] = [];
   let names: string[];
   try { names = await fsp.readdir(checkpointDir); } catch { return notes; }
-  const hasBest = names.includes('best');
-  for (const n of names.filter((x) => x.startsWith('.best-prev-')).sort()) {
-    if (!hasBest && !fs.existsSync(join(checkpointDir, 'best'))) {
-      await fsp.rename(join(checkpointDir, n), join(checkpointDir, 'best'));
-      notes.push(`restored best/ from an interrupted swap (${n})`);
+  for (const n of names.filter((x) => x.startsWith('.best-prev-') || x.startsWith('.best-legacy-')).sort()) {
+    if (!fs.existsSync(join(checkpointDir, BEST_LINK))) {
+      await fsp.rename(join(checkpointDir, n), join(checkpointDir, BEST_LINK));
+      notes.push(`restored best from an interrupted swap (${n})`);
     } else await fsp.rm(join(checkpointDir, n), { recursive: true, force: true });
   }
-  for (const n of names.filter((x) => x.startsWith('.tmp-') || x.startsWith('.latest-') || x.startsWith('.best-tmp-'))) {
+  for (const n of names.filter((x) => x.startsWith('.tmp-') || x.startsWith('.latest-') || x.startsWith('.best-'))) {
+    if (!fs.lstatSync(join(checkpointDir, n), { throwIfNoEntry: false })) continue; // restored as best just above
     await fsp.rm(join(checkpointDir, n), { recursive: true, force: true });
     notes.push(`removed ${n} (a write interrupted by a kill)`);
+  }
+  // A best_XXXXX/ newer than the one `best` names was renamed into place, but the kill came before
+  // the link moved: it is complete (renamed only when whole), so the swap is rolled forward.
+  const named = await bestTarget(checkpointDir);
+  const namedStep = named ? Number(BEST_RE.exec(named)?.[1] ?? -1) : -1;
+  const newest = (await listBest(checkpointDir)).at(-1);
+  if (newest && newest.step > namedStep && (named !== null || !fs.existsSync(join(checkpointDir, BEST_LINK)))) {
+    await swapLink(checkpointDir, BEST_LINK, newest.name);
+    notes.push(`best → ${newest.name} (rolled forward a swap interrupted by a kill)`);
   }
   const latest = await latestTarget(checkpointDir);
   const latestStep = latest ? Number(STEP_RE.exec(latest)?.[1] ?? -1) : -1;
@@ -206,7 +257,7 @@ export async function repairCheckpointDir(checkpointDir: string): Promise<string
   return notes;
 }
 
-/** Copies the checkpoint dir's state into an output dir: step dirs, best/, initial/ hard-linked (copied across devices), `latest` as the same relative link. */
+/** Copies the checkpoint dir's state into an output dir: step dirs, best_XXXXX/, initial/ hard-linked (copied across devices), `latest` and `best` as the same relative links. */
 export async function materialize(checkpointDir: string, outDir: string): Promise<void> {
   await fsp.mkdir(outDir, { recursive: true });
   for (const e of await fsp.readdir(checkpointDir, { withFileTypes: true })) {

@@ -20,6 +20,8 @@ test('editing a file in the trainer\'s code closure retrains under a new run has
     const first = rig.run(['train']);
     assert.equal(first.code, 0, first.stdout + first.stderr);
     assert.match(first.stdout, /trained to step 2/);
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/best')), 'best_00002', 'best is a link to best_<step>/');
+    assert.ok(rig.exists('checkpoints/rc1/best_00002/eval.json'));
     const a = runHash();
     const codeA = (JSON.parse(rig.read(`${WORK}/run.json`)) as { code_hash: string }).code_hash;
     assert.match(codeA, /^[0-9a-f]{64}$/);
