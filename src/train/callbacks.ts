@@ -94,7 +94,7 @@ export function shadowEvalCallback(o: {
       if (!best || result.reward > best.reward) {
         // eval.json names the step dir relative to the checkpoint dir: an absolute path would make
         // the checkpoint output differ per workspace location (it is hashed and cached).
-        const name = await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details });
+        const name = await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details }, i.step);
         o.log(`best → ${name} (a copy of ${basename(i.dir)}; shadow eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
         best = result;
       }

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import type { CheckpointInfo, CheckpointMeta } from './api.ts';
 
 export const META_FILE = 'checkpoint.json';
@@ -193,9 +193,10 @@ async function copyTree(src: string, dst: string, link: boolean): Promise<void> 
  * best_XXXXX/ stays as it was (rotation removes it later unless a pointer names it). Returns the
  * new dir's name.
  */
-export async function saveBest(checkpointDir: string, stepDir: string, evalJson: unknown): Promise<string> {
-  const meta = JSON.parse(await fsp.readFile(join(stepDir, META_FILE), 'utf8')) as CheckpointMeta;
-  const name = bestDirName(meta.step);
+export async function saveBest(checkpointDir: string, stepDir: string, evalJson: unknown, step?: number): Promise<string> {
+  const at = step ?? Number(STEP_RE.exec(basename(stepDir))?.[1] ?? NaN);
+  if (!Number.isInteger(at)) throw new Error(`internal error: saveBest needs the step of ${stepDir}; please report`);
+  const name = bestDirName(at);
   const dest = join(checkpointDir, name);
   if (fs.existsSync(dest)) {
     if ((await bestTarget(checkpointDir)) === name) return name; // already the best: never rewritten
