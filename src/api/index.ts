@@ -54,6 +54,12 @@ export interface UserPipeline {
   manifestDir?: string;
   /** Default targets when none is named on the command line. */
   defaultTargets?: string[];
+  /**
+   * Directories outside the workspace (absolute, or relative to it) that inputs may name and that
+   * outputs may reach through a symlink (e.g. checkpoints/ linked to a bigger disk). Anything else
+   * outside the workspace, after following symlinks, is a usage error.
+   */
+  externalRoots?: string[];
   targets: UserTarget[];
   site?: CallSite;
 }

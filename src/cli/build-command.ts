@@ -5,7 +5,8 @@ import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
 import type { Reporter } from '../report/events.ts';
 import { Build } from '../scheduler/run-build.ts';
 import { watchLauncher } from './launcher-exit.ts';
-import type { Workspace } from './workspace.ts';
+import { type Workspace, assertPathsOnDisk } from './workspace.ts';
+import { closureOf } from '../graph/resolved.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -31,6 +32,8 @@ export function makeReporter(o: Pick<BuildCommandOptions, 'json' | 'explain' | '
 export interface Running { interrupt(): Promise<void> }
 
 export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
+  // Symlinks that lead an output or input out of the workspace are refused before anything runs.
+  assertPathsOnDisk(ws, closureOf(ws.pipeline, o.targets));
   const rep = makeReporter(o, io);
   if (!o.dryRun) {
     if (o.waitS) {

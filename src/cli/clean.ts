@@ -5,11 +5,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeManifest } from '../report/manifest.ts';
 import { rmrf } from '../util/fs.ts';
-import type { Workspace } from './workspace.ts';
+import { type Workspace, assertPathsOnDisk } from './workspace.ts';
 
 interface Io { out: (s: string) => void }
 
 export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io): number {
+  // Never delete outside the workspace: an output under a symlink that leads out is refused.
+  assertPathsOnDisk(ws, names.length ? names : ws.pipeline.order);
   ws.lock.acquire('rc1-build clean');
   try {
     ws.trace.repair();

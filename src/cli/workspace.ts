@@ -8,7 +8,8 @@ import { ModuleCompiler } from '../config/compile-module.ts';
 import { type LoadedConfig, loadConfigs } from '../config/load-configs.ts';
 import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
-import { UsageError } from '../config/usage-error.ts';
+import { UsageError, siteString } from '../config/usage-error.ts';
+import { pathsOnDiskProblems } from '../graph/workspace-paths.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
 import { GlobCache } from '../hash/glob-cache.ts';
 import { StatCache } from '../hash/stat-cache.ts';
@@ -98,4 +99,13 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     },
   };
   return ws;
+}
+
+/**
+ * Before building or cleaning: every output and input of these targets (and the manifest dir)
+ * must resolve, after symlinks, inside the workspace or a declared external root (usage error).
+ */
+export function assertPathsOnDisk(ws: Pick<Workspace, 'root' | 'pipeline'>, names: Iterable<string>): void {
+  const diags = pathsOnDiskProblems(ws.pipeline, names, (t) => siteString(t.site, ws.root) ?? PIPELINE_FILE);
+  if (diags.length) throw new UsageError(diags);
 }

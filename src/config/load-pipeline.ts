@@ -10,6 +10,7 @@ import { sha256Hex } from '../hash/hash-file.ts';
 import { sortedCopy } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { findCycle } from '../graph/find-cycle.ts';
+import { forbiddenOutput, lexicalProblem } from '../graph/workspace-paths.ts';
 import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import { isGlob } from '../hash/glob-cache.ts';
 import { CompileError, type ModuleCompiler } from './compile-module.ts';
@@ -90,6 +91,11 @@ function insideWorkspace(p: string): boolean {
   return !path.posix.isAbsolute(p) && p !== '..' && !p.startsWith('../');
 }
 
+/** A diagnostic about a declared path (workspace-paths.ts says which paths are allowed). */
+function pathDiag(headline: string, location: string, hint: string): Diagnostic {
+  return { headline, location, hint };
+}
+
 export async function loadPipeline(opts: {
   root: string; stateDir: string; compiler: ModuleCompiler; config: LoadedConfig; profile: string; decl?: UserPipeline;
 }): Promise<ResolvedPipeline> {
@@ -101,6 +107,9 @@ export async function loadPipeline(opts: {
 
   const targets = new Map<string, ResolvedTarget>();
   const producers = new Map<string, string>();
+  const externalRoots = (decl.externalRoots ?? []).map((r) => path.resolve(root, r));
+  const ruleFiles = new Set(decl.targets.map((t) => normalizeRel(t.rule)));
+  const OUTSIDE_HINT = 'paths are workspace-relative (reports/x.json); a directory outside it must be declared in definePipeline({ externalRoots: [...] })';
   for (const t of decl.targets) {
     if (targets.has(t.name)) {
       diags.push({ headline: `two targets are named ${t.name}`, location: where(t), context: { first: siteString(targets.get(t.name)!.site, root) ?? '?' } });
@@ -108,8 +117,13 @@ export async function loadPipeline(opts: {
     }
     const outputs = t.outputs.map((o) => ({ path: normalizeRel(o).replace(/\/$/, ''), dir: o.endsWith('/') }));
     for (const o of outputs) {
-      if (!insideWorkspace(o.path) || o.path === '.' || o.path.startsWith('.rc1')) {
-        diags.push({ headline: `target ${t.name}: output ${o.path} is outside the workspace`, location: where(t), hint: 'outputs are workspace-relative paths such as reports/x.json' });
+      if (!insideWorkspace(o.path)) {
+        diags.push(pathDiag(`target ${t.name}: output ${o.path} is outside the workspace`, where(t), 'outputs are workspace-relative paths such as reports/x.json (a symlink inside the workspace may lead into a declared externalRoots directory)'));
+        continue;
+      }
+      const forbidden = forbiddenOutput(o.path, ruleFiles);
+      if (forbidden) {
+        diags.push(pathDiag(`target ${t.name}: output ${o.path} ${forbidden}`, where(t), 'write outputs under data/, reports/, models/ or another folder of your own'));
         continue;
       }
       const other = producers.get(o.path);
@@ -168,6 +182,11 @@ export async function loadPipeline(opts: {
           items.push({ kind: 'target', name: it.name });
         } else {
           const p = normalizeRel(it);
+          const outside = lexicalProblem(root, p, externalRoots);
+          if (outside) {
+            diags.push(pathDiag(`target ${t.name}: input ${group}: ${p} ${outside}`, where(t), OUTSIDE_HINT));
+            continue;
+          }
           if (isGlob(p)) items.push({ kind: 'glob', pattern: p });
           else {
             const producer = producers.get(p);
@@ -193,11 +212,14 @@ export async function loadPipeline(opts: {
   for (const d of decl.defaultTargets ?? []) {
     if (!targets.has(d)) diags.push({ headline: `defaultTargets names unknown target ${d}`, location: siteString(decl.site, root) ?? PIPELINE_FILE });
   }
+  const manifestDir = normalizeRel(decl.manifestDir ?? 'reports/rc1');
+  const badManifest = !insideWorkspace(manifestDir) ? 'is outside the workspace' : forbiddenOutput(manifestDir, ruleFiles);
+  if (badManifest) diags.push(pathDiag(`definePipeline: manifestDir ${manifestDir} ${badManifest}`, siteString(decl.site, root) ?? PIPELINE_FILE, 'the manifest is written inside the workspace, e.g. reports/rc1'));
   if (diags.length) throw new UsageError(diags);
   for (const t of targets.values()) Object.freeze(t);
   return Object.freeze({
-    root, targets, order, producers, defaultTargets: defaults,
-    manifestDir: normalizeRel(decl.manifestDir ?? 'reports/rc1'),
+    root, targets, order, producers, defaultTargets: defaults, externalRoots: decl.externalRoots ?? [],
+    manifestDir,
     configFiles: opts.config.files, profile: opts.profile,
   });
 }

@@ -24,6 +24,7 @@ export const targetSchema = z.object({
 export const pipelineSchema = z.object({
   manifestDir: z.string().optional(),
   defaultTargets: z.array(z.string()).optional(),
+  externalRoots: z.array(z.string().min(1)).optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),
 }).strict();

@@ -36,6 +36,8 @@ export interface ResolvedPipeline {
   producers: ReadonlyMap<string, string>;
   defaultTargets: string[];
   manifestDir: string;
+  /** Directories outside the workspace that inputs (and outputs, through a symlink) may reach; as declared. */
+  externalRoots: string[];
   configFiles: string[];
   profile: string;
 }

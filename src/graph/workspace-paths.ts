@@ -1,0 +1,117 @@
+// Where inputs and outputs may live. Every declared input and output must lie inside the workspace
+// — lexically when the pipeline is resolved, and after following symlinks before anything is built
+// or cleaned — unless it lies inside one of the pipeline's declared `externalRoots` (directories
+// outside the workspace, say a shared dataset mount or a big disk, named in definePipeline). An
+// input may name a path inside an external root directly; an output is always declared as a
+// workspace path, and may reach an external root only through a symlink (checkpoints/ → a bigger
+// disk), so `clean` never deletes anywhere that was not declared. Some paths are
+// never outputs: the engine's state (.rc1/), git (.git/), the declaration (rc1.build.ts), rule
+// code (rules/ and every target's rule module) and node_modules/. Problems are Diagnostics; the
+// callers raise them as one UsageError (exit 64) naming the target's rc1.build.ts line.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Diagnostic } from '../config/usage-error.ts';
+import type { ResolvedPipeline, ResolvedTarget } from './resolved.ts';
+
+/** Workspace-relative paths (and folders) that no target may write. */
+export const NEVER_OUTPUTS = ['.rc1', '.git', 'rc1.build.ts', 'rules', 'node_modules'];
+
+const GLOB_CHARS = /[*?[\]{}()!]/;
+
+/** The part of a path before its first glob component ('data/raw/*.jsonl' → 'data/raw'). */
+export function staticPrefix(p: string): string {
+  const parts = p.split('/');
+  const i = parts.findIndex((c) => GLOB_CHARS.test(c));
+  return i < 0 ? p : parts.slice(0, i).join('/') || '.';
+}
+
+function within(abs: string, dir: string): boolean {
+  return abs === dir || abs.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+}
+
+/** The external roots as absolute, normalised paths (relative ones are relative to the workspace). */
+export function absoluteRoots(root: string, externalRoots: readonly string[]): string[] {
+  return externalRoots.map((r) => path.resolve(root, r));
+}
+
+/** Why a declared path (workspace-relative or absolute, normalised) may not be used, or null. */
+export function lexicalProblem(root: string, p: string, externalRoots: readonly string[]): string | null {
+  const abs = path.resolve(root, staticPrefix(p));
+  if (within(abs, root)) return null;
+  if (absoluteRoots(root, externalRoots).some((r) => within(abs, r))) return null;
+  return 'is outside the workspace';
+}
+
+/** Why a workspace-relative output path may never be an output, or null. */
+export function forbiddenOutput(p: string, ruleFiles: ReadonlySet<string>): string | null {
+  if (p === '.' || p === '') return 'is the workspace itself';
+  for (const f of NEVER_OUTPUTS) {
+    if (p === f) return `is ${f}, which the engine, git or the rules own`;
+    if (p.startsWith(f + '/')) return `lies under ${f}/, which the engine, git or the rules own`;
+  }
+  if (ruleFiles.has(p)) return 'is the source of a rule';
+  for (const r of ruleFiles) if (r.startsWith(p + '/')) return `would hold the rule source ${r}`;
+  return null;
+}
+
+/** realpath of p, or of its deepest existing ancestor with the rest appended. */
+function realish(abs: string): string {
+  const rest: string[] = [];
+  let cur = abs;
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(cur), ...rest.reverse());
+    } catch {
+      const parent = path.dirname(cur);
+      if (parent === cur) return abs;
+      rest.push(path.basename(cur));
+      cur = parent;
+    }
+  }
+}
+
+/**
+ * The symlink check: every output, and every input file and glob base, of the given targets must
+ * resolve (following symlinks) inside the real workspace or a real external root. One realpath per
+ * distinct directory, so it costs well under a millisecond for RC1.
+ */
+export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>, where: (t: ResolvedTarget) => string): Diagnostic[] {
+  const realRoot = realish(p.root);
+  const roots = [realRoot, ...absoluteRoots(p.root, p.externalRoots ?? []).map(realish)];
+  const dirCache = new Map<string, string>();
+  const resolve = (rel: string): string => {
+    const abs = path.resolve(p.root, rel);
+    const dir = path.dirname(abs);
+    let realDir = dirCache.get(dir);
+    if (realDir === undefined) { realDir = realish(dir); dirCache.set(dir, realDir); }
+    // The entry itself may be a symlink too (an output file or directory linked elsewhere).
+    let real = path.join(realDir, path.basename(abs));
+    try { if (fs.lstatSync(abs).isSymbolicLink()) real = realish(abs); } catch { /* not there yet */ }
+    return real;
+  };
+  const diags: Diagnostic[] = [];
+  for (const name of names) {
+    const t = p.targets.get(name);
+    if (!t) continue;
+    const check = (kind: string, rel: string): void => {
+      const real = resolve(rel);
+      if (roots.some((r) => within(real, r))) return;
+      diags.push({
+        headline: `target ${t.name}: ${kind} ${rel} resolves outside the workspace, to ${real}`,
+        location: where(t),
+        hint: 'a symlink on the way leads out of the workspace; declare the directory in definePipeline({ externalRoots: [...] }) if that is intended',
+      });
+    };
+    for (const o of t.outputs) check('output', o.path);
+    for (const g of t.inputs) {
+      for (const it of g.items) {
+        if (it.kind === 'file') check('input', it.path);
+        else if (it.kind === 'glob') check('input', staticPrefix(it.pattern));
+      }
+    }
+  }
+  if (!within(resolve(p.manifestDir), realRoot)) {
+    diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${resolve(p.manifestDir)}`, hint: 'the manifest lives inside the workspace' });
+  }
+  return diags;
+}
