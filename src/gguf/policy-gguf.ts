@@ -1,7 +1,9 @@
 // The built-in policy as GGUF content: what export_gguf writes to models/rc1-policy.gguf.
-// Tensors: the policy net's named weights (policy.l<i>.weight [in, out], policy.l<i>.bias [out],
-// policy.head.weight [H, actions], policy.head.bias [actions]) as F32; the value net is a training
-// aid (PPO's baseline) and is not exported. Metadata (architecture "rc1-mlp-policy"):
+// Tensors, F32, in ggml's convention for a matmul weight: ne[0] is the input dimension, so a layer
+// with n_in inputs and n_out outputs is policy.l<i>.weight with ne = [n_in, n_out] and its data
+// row-major [n_out][n_in] (the policy keeps [n_in][n_out]: the export transposes), and
+// y = ggml_mul_mat(W, x) + b; policy.l<i>.bias and policy.head.bias have ne = [n_out]. The value
+// net is a training aid (PPO's baseline) and is not exported. Metadata (architecture "rc1-mlp-policy"):
 //   general.architecture, general.name, general.alignment (32), general.file_type (0: all F32),
 //   general.description, rc1-mlp-policy.{obs_dim, hidden, actions, feature_names, activation,
 //   max_turns, env, step, config_hash, layout}
@@ -23,11 +25,24 @@ export interface PolicyGgufInfo {
   configHash: string;
 }
 
-export const POLICY_LAYOUT = 'row-major [in, out] weights (GGUF ne = [out, in]); x -> tanh(x W_i + b_i) per hidden layer, logits = h W_head + b_head over the actions; argmax or softmax sampling';
+export const POLICY_LAYOUT = 'ggml: weight ne = [n_in, n_out] (ne[0] = input dimension), data row-major [n_out][n_in]; h = tanh(W_i x + b_i) per hidden layer (ggml_mul_mat(W_i, x)), logits = W_head h + b_head over the actions; argmax or softmax sampling';
 
-/** GGUF metadata and tensors of a loaded policy (policy net only). */
+/** [rows][cols] row-major → [cols][rows] row-major. */
+function transpose(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c]!;
+  return out;
+}
+
+/** GGUF metadata and tensors of a loaded policy (policy net only), weights in ggml's orientation. */
 export function policyGgufContent(policy: Policy, info: PolicyGgufInfo): GgufContent {
-  const tensors = policy.tensors().filter((t) => t.name.startsWith('policy.')).map((t) => ({ name: t.name, shape: [...t.shape], data: t.data }));
+  // GgufTensor shapes are row-major (outermost first) and written reversed as ne: a weight stored
+  // [n_out][n_in] is shape [n_out, n_in], ne = [n_in, n_out].
+  const tensors = policy.tensors().filter((t) => t.name.startsWith('policy.')).map((t) => {
+    if (t.shape.length !== 2) return { name: t.name, shape: [...t.shape], data: t.data };
+    const [nIn, nOut] = t.shape as [number, number];
+    return { name: t.name, shape: [nOut, nIn], data: transpose(t.data, nIn, nOut) };
+  });
   const k = (key: string, value: GgufKv['value']): GgufKv => ({ key, value });
   const metadata: GgufKv[] = [
     k('general.architecture', { type: 'string', value: POLICY_ARCH }),

@@ -1,7 +1,8 @@
 // export_gguf through the CLI after a short built-in training run:
 //   scenarios, weights --> train --> checkpoints/rc1/ --> export_gguf --> models/rc1-policy.gguf
 // The file is read back here too, independently of the rule, with @huggingface/gguf: metadata,
-// tensor names, ggml shapes and F32 data equal to the trained policy's weights; the export is
+// tensor names, ggml shapes (ne[0] = a weight's input dimension) and F32 data equal to the trained
+// policy's weights in ggml's [n_out][n_in] order; the rule multiplied through them; the export is
 // byte-identical when forced to run again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,11 +34,16 @@ test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf re
     const bytes = fs.readFileSync(file);
     for (const [i, t] of parsed.tensorInfos.entries()) {
       const w = want[i]!;
-      assert.deepEqual(t.shape.map(Number), [...w.shape].reverse(), t.name);
+      // ggml's convention: a weight the policy keeps [n_in][n_out] has ne = [n_in, n_out], its data [n_out][n_in].
+      assert.deepEqual(t.shape.map(Number), w.shape, t.name);
       assert.equal(Number(t.dtype), 0, `${t.name} is F32`);
       const start = Number(parsed.tensorDataOffset + t.offset);
-      assert.deepEqual(bytes.subarray(start, start + w.data.byteLength), Buffer.from(w.data.buffer, w.data.byteOffset, w.data.byteLength), t.name);
+      const [nIn, nOut] = w.shape.length === 2 ? w.shape as [number, number] : [1, w.shape[0]!];
+      for (let o = 0; o < nOut; o++) {
+        for (let k = 0; k < nIn; k++) assert.equal(bytes.readFloatLE(start + 4 * (o * nIn + k)), w.data[k * nOut + o], `${t.name} (${k}, ${o})`);
+      }
     }
+    assert.match(rig.read('logs/export_gguf.log'), /forward pass through the file's tensors as ggml computes it \(y = W x \+ b, W ne = \[n_in, n_out\]\) on 64 seeded observations: max \|Δ log-prob\| vs the policy 0/);
     const sha = createHash('sha256').update(bytes).digest('hex');
     assert.equal(rig.run(['--force', 'export_gguf']).code, 0);
     assert.equal(createHash('sha256').update(fs.readFileSync(file)).digest('hex'), sha, 'the same checkpoint exports to the same bytes');

@@ -1,12 +1,13 @@
 // The GGUF v3 writer, checked against an independent parser (@huggingface/gguf): metadata of every
 // type, tensor infos, alignment and data bytes round-trip; the verifier catches a changed byte or
-// value; the built-in policy exports with ggml's dimension order.
+// value; the built-in policy exports in ggml's convention (ne[0] = a weight's input dimension) and
+// a forward pass through the file as ggml computes it matches the policy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { encodeGguf, policyGgufContent, verifyGguf, writeGguf, type GgufContent } from '../../src/gguf/index.ts';
+import { encodeGguf, ggmlForwardDifference, policyGgufContent, readGgmlPolicy, verifyGguf, writeGguf, type GgufContent } from '../../src/gguf/index.ts';
 import { initParams } from '../../src/train/mlp.ts';
 import { makePolicy } from '../../src/train/policy.ts';
 import { TrainRng } from '../../src/train/rng.ts';
@@ -99,7 +100,7 @@ test('the writer refuses content a reader could not trust', () => {
   assert.throws(() => encodeGguf(wide), /uint32 value out of range: -1/);
 });
 
-test('the built-in policy exports its policy net with ggml dimension order and its metadata', async () => {
+test('the built-in policy exports its policy net in ggml\'s convention (ne[0] = input dimension): multiplying through the file as ggml does gives the policy\'s log-probabilities', async () => {
   const t = tmpFile('policy.gguf');
   try {
     const shape = { obsDim: 19, hidden: [32, 16], actions: 4 };
@@ -112,9 +113,56 @@ test('the built-in policy exports its policy net with ggml dimension order and i
     writeGguf(t.file, c);
     const v = await verifyGguf(t.file, c);
     assert.deepEqual(v.differences, []);
-    assert.deepEqual(v.readBack.tensors[0]!.shape, [32, 19], 'row-major [in, out] is ggml ne = [out, in]');
+    assert.deepEqual(v.readBack.tensors[0]!.shape, [19, 32], 'ggml: ne[0] is the input dimension of a matmul weight');
+    assert.deepEqual(v.readBack.tensors[4]!.shape, [16, 4]);
     assert.ok(v.readBack.metadataKeys.includes('rc1-mlp-policy.feature_names'));
-    const l0 = fs.readFileSync(t.file).subarray(v.readBack.tensorDataOffset, v.readBack.tensorDataOffset + 19 * 32 * 4);
-    assert.equal(l0.readFloatLE(4 * (2 * 32 + 5)), policy.params.data[0]![2 * 32 + 5], 'element (i=2, o=5) sits at i * out + o');
+    const bytes = fs.readFileSync(t.file);
+    const l0 = bytes.subarray(v.readBack.tensorDataOffset, v.readBack.tensorDataOffset + 19 * 32 * 4);
+    assert.equal(l0.readFloatLE(4 * (5 * 19 + 2)), policy.params.data[0]![2 * 32 + 5], 'element (i=2, o=5) sits at o * n_in + i');
+
+    // Multiply through the file's tensors as a ggml reader does (ggml_mul_mat: y[o] = Σ_i W[o·ne0 + i]·x[i], ne0 = n_in).
+    const tensor = (name: string): { ne: number[]; data: Float32Array } => {
+      const info = v.readBack.tensors.find((x) => x.name === name)!;
+      const n = info.shape.reduce((a, b) => a * b, 1);
+      const at = v.readBack.tensorDataOffset + info.offset;
+      return { ne: info.shape, data: Float32Array.from({ length: n }, (_, k) => bytes.readFloatLE(at + 4 * k)) };
+    };
+    const rng = new TrainRng(11);
+    for (let k = 0; k < 16; k++) {
+      const obs = Float32Array.from({ length: 19 }, () => rng.next());
+      let x = Array.from(obs);
+      for (const [l, layer] of ['policy.l0', 'policy.l1', 'policy.head'].entries()) {
+        const w = tensor(`${layer}.weight`);
+        const b = tensor(`${layer}.bias`);
+        const [ne0, ne1] = w.ne as [number, number];
+        assert.equal(ne0, x.length, `${layer}.weight: ne[0] is the input dimension`);
+        x = Array.from({ length: ne1 }, (_, o) => {
+          let sum = b.data[o]!;
+          for (let i = 0; i < ne0; i++) sum += w.data[o * ne0 + i]! * x[i]!;
+          return l < 2 ? Math.tanh(sum) : sum;
+        });
+      }
+      const lz = Math.log(x.reduce((acc, z) => acc + Math.exp(z), 0));
+      const want = policy.logProbs(obs);
+      x.forEach((z, a) => assert.ok(Math.abs(z - lz - want[a]!) < 1e-9, `observation ${k}, action ${a}: ${z - lz} vs the policy's ${want[a]}`));
+    }
+    assert.ok(await ggmlForwardDifference(t.file, policy, 16, 5) < 1e-9, 'the export rule\'s own check agrees');
+  } finally { t.done(); }
+});
+
+test('a policy file whose weights are stored the other way round (ne = [n_out, n_in]) is refused by the ggml-style reader', async () => {
+  const t = tmpFile('transposed.gguf');
+  try {
+    const shape = { obsDim: 19, hidden: [32, 16], actions: 4 };
+    const policy = makePolicy(shape, initParams(shape, new TrainRng(3)), 6);
+    const c = policyGgufContent(policy, {
+      name: 'rc1-policy', actions: ['ask', 'wiki', 'calc', 'answer'], featureNames: Array.from({ length: 19 }, (_, i) => `f${i}`),
+      env: 'simulated-dialogue-v1', step: 1, configHash: 'ab'.repeat(32),
+    });
+    // The orientation this export used to write: the policy's [n_in][n_out] bytes as they are.
+    const raw = new Map(policy.tensors().map((x) => [x.name, x]));
+    const old = { ...c, tensors: c.tensors.map((x) => ({ ...x, shape: [...raw.get(x.name)!.shape], data: raw.get(x.name)!.data })) };
+    writeGguf(t.file, old);
+    await assert.rejects(readGgmlPolicy(t.file, 'rc1-mlp-policy'), /tensor policy\.l0\.weight has ne \[32, 19\], expected \[19, 32\] \(ggml: ne\[0\] = the input dimension of a matmul weight\)/);
   } finally { t.done(); }
 });
