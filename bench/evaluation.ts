@@ -1,13 +1,16 @@
-// Evaluation benchmark (issue 5): the weights gate's calibration (5-fold CV × 200 bootstraps, the
-// shipped configs/evaluation.yaml settings) on 30 000 scored items, and the shadow run on 245
+// Evaluation benchmark: the weights gate's calibration (5-fold CV grouped by scenario, 200
+// scenario-level bootstrap resamples of the whole CV, 200-permutation negative control, per-
+// dimension baselines and the leakage measure: the shipped configs/evaluation.yaml settings) on
+// 30 000 scored items, and the shadow run (scenario bootstrap and negative controls) on 245
 // scenarios' rollouts, with times and peak memory. The items are RESAMPLED from real heuristic
 // scores: whole scenarios (all N candidates, their rollout and score records unchanged) are drawn
 // with replacement from the pool's scored rollouts and given new ids, until there are 30 000
 // items (7 500 scenarios × 4) and 245 scenarios; the shadow items keep their pool buckets.
 // Each row runs in its own Node process (so its peak RSS is its own), 3 runs each (1 with
 // --quick); times exclude module loading. Baselines in the same run: reading the 30 000 items
-// alone, one constrained fit on all rows, the same protocol with the unconstrained ridge fit, and
-// a process that only loads the modules (its RSS is the floor under every other row).
+// alone, one constrained fit on all rows, the same protocol with the unconstrained ridge fit, the
+// protocol with ROWS as the resampled unit and no negative control (what the gate ran before
+// scenarios became the unit), and a process that only loads the modules (the RSS floor).
 // Run: node --import tsx bench/evaluation.ts [--quick] [--scores FILE --rollouts FILE]
 // (default inputs: data/scores/scores.jsonl + data/rollouts/pool_rollouts.jsonl, else the
 // first scale stage's under data/rollouts/stages/).
@@ -46,24 +49,34 @@ async function phase(name: string, dir: string): Promise<PhaseOut> {
     const y = Float64Array.from(xs, (it) => (it.success ? 1 : 0));
     return { X, y, success: y, prior: SCORE_DIMENSIONS.map((d) => old[d]), names: SCORE_DIMENSIONS, rowWeights: Float64Array.from(xs, (it) => it.weight) };
   };
+  const grouped = (xs: readonly EvalItem[]) => ({ ...data(xs), groups: xs.map((it) => it.scenario_id), strata: xs.map((it) => it.task) });
+  const stats = cfg.statistics as { permutations: number; bootstrap_resamples: number; level: number; seed: number };
   const c = cfg.calibration;
   t = performance.now();
   let note = `${items.length} items`;
   switch (name) {
     case 'read': break;
     case 'calibration': {
-      const r = calibrate(items, old, c);
-      note += `; weights ${SCORE_DIMENSIONS.map((d) => r.calibration.weights[d]!.toFixed(3)).join(' / ')}; ρ gain ${(100 * (r.report.rank_corr_gain as number)).toFixed(1)} %`;
+      const r = calibrate(items, old, c, stats, 'dev');
+      const iv = r.calibration.bootstrap.metrics.spearman;
+      note += `; weights ${SCORE_DIMENSIONS.map((d) => r.calibration.weights[d]!.toFixed(3)).join(' / ')}; ρ gain ${(100 * (r.report.rank_corr_gain as number)).toFixed(1)} %`
+        + `; held-out ρ interval width ${(iv.hi - iv.lo).toFixed(4)} over ${r.calibration.bootstrap.groups} scenarios`;
       break;
     }
     case 'one-fit': { const d = data(items); simplexNnls(gram(d.X, d.y), { l2: c.l2, prior: d.prior, upper: c.max_weight, loss: c.loss }); break; }
     case 'ridge': {
-      calibrateWeights(data(items), { folds: c.folds, resamples: c.resamples, seed: c.seed, l2: c.l2, upper: c.max_weight, loss: c.loss, solver: 'least-squares' });
+      calibrateWeights(grouped(items), { folds: c.folds, resamples: c.resamples, seed: c.seed, l2: c.l2, upper: c.max_weight, loss: c.loss, solver: 'least-squares' });
+      break;
+    }
+    case 'rows': {
+      const r = calibrateWeights(data(items), { folds: c.folds, resamples: c.resamples, seed: c.seed, l2: c.l2, upper: c.max_weight, loss: c.loss });
+      const iv = r.bootstrap.metrics.spearman;
+      note += `; held-out ρ interval width ${(iv.hi - iv.lo).toFixed(4)} over ${r.bootstrap.groups} rows`;
       break;
     }
     case 'shadow': {
       const weights = { correctness: 0.5, reasoning: 0.29, clarity: 0.05, conciseness: 0.06, clarification: 0.045, tool_use: 0.015, format_safety: 0.04 };
-      const r = shadowRun(items, old, { weights, penalty: { alpha: cfg.overclar.alpha, cap: cfg.overclar.cap }, beta: cfg.reward.beta }, cfg.shadow_run);
+      const r = shadowRun(items, old, { weights, penalty: { alpha: cfg.overclar.alpha, cap: cfg.overclar.cap }, beta: cfg.reward.beta }, cfg.shadow_run, stats);
       note += `, ${String(r.report.scenarios)} scenarios; ${r.checks.length} checks`;
       break;
     }
@@ -127,16 +140,18 @@ async function main(): Promise<void> {
     const nPool = resample(src, dir, 'pool', { items: N_ITEMS }, 20250820);
     const nShadow = resample(src, dir, 'shadow', { scenarios: N_SHADOW }, 20250821);
     const c = config().calibration;
+    const s = config().statistics as { permutations: number; bootstrap_resamples: number };
     console.log(`data: RESAMPLED from the real heuristic scores of ${src.scores.replace(`${ROOT}/`, '')} (whole scenarios drawn with replacement, new ids): ` +
       `${nPool} pool items; ${N_SHADOW} shadow scenarios (${nShadow} rollouts)`);
-    console.log(`protocol: ${c.folds}-fold CV × ${c.resamples} bootstraps, l2 ${c.l2} (loss ${c.loss}), each weight ≤ ${c.max_weight}, seed ${c.seed}; ${runs} run(s) per row, each in its own process\n`);
+    console.log(`protocol: ${c.folds}-fold CV grouped by scenario × ${c.resamples} scenario-level bootstrap resamples of the whole CV, ${s.permutations} permutations, l2 ${c.l2} (loss ${c.loss}), each weight ≤ ${c.max_weight}, seed ${c.seed}; ${runs} run(s) per row, each in its own process\n`);
     const rows: [string, string, string][] = [
       ['load', 'baseline: load the modules only', 'RSS floor'],
       ['read', 'baseline: read + join 30 000 items', 'rollouts and scores JSONL'],
       ['one-fit', 'baseline: one constrained fit, 30 000 rows', 'Gram pass + box-simplex QP'],
       ['ridge', 'baseline: protocol, unconstrained ridge fit', `${c.folds * (c.resamples + 1) + 1} Cholesky fits`],
-      ['calibration', 'calibration protocol (weights gate)', `${c.folds * (c.resamples + 1) + 1} constrained fits + held-out ρ, τ-b, MAE`],
-      ['shadow', `shadow run, ${N_SHADOW} scenarios`, 'scenario means, ρ, τ-b, top-k, test-retest, splits'],
+      ['rows', 'baseline: protocol, rows resampled, no null', `${c.folds * (c.resamples + 1) + c.resamples + 1} constrained fits`],
+      ['calibration', 'calibration (weights gate): scenario bootstrap + null', `${c.folds * (c.resamples + 1 + s.permutations) + c.resamples + 1} constrained fits + held-out ρ, τ-b, MAE, 7 baselines, leakage`],
+      ['shadow', `shadow run, ${N_SHADOW} scenarios`, `scenario means, ρ, τ-b, top-k, test-retest, splits, ${s.bootstrap_resamples} scenario resamples, 2 × ${s.permutations} permutations`],
     ];
     const out: string[][] = [];
     let calibrationMs = NaN;

@@ -1,15 +1,23 @@
-// The weight-calibration protocol of RC1.md row `weights` (seeds/000 Phase 2 B): k-fold cross-
-// validation, stratified by success, with B bootstrap resamples of each fold's training rows.
-// Each fit is the constrained prior fit (simplexNnls) from the resample's XᵀX, Xᵀy, summed from
-// how often each row was drawn (gramCounts: exact, no resampled matrix is built); each is scored on the held-out fold by Spearman's ρ and
-// Kendall's τ-b of the fitted score with success and the MAE of the score against y; the old
-// weights w₀ are scored on the same fold. Deterministic for a seed: the folds come from `seed`,
-// fold f's resamples from deriveStreamSeed(seed, f). The weights to ship are the fit on all rows.
-// Optional row weights make every fit weighted least squares (a row counts its weight, in the
-// resamples too); the held-out metrics are unweighted.
-import { bootstrap, deriveStreamSeed, percentileInterval, type Interval } from './bootstrap.ts';
-import { kFolds } from './folds.ts';
-import { gram, gramCounts, matVec, type Gram, type Matrix } from './matrix.ts';
+// The weight-calibration protocol of the `weights` gate: k-fold cross-validation whose folds keep
+// every GROUP (the scenario of each rollout) on one side, so no held-out rollout has a sibling in
+// training; each fold's fit is the constrained prior fit (simplexNnls) on the training rows, scored
+// on the held-out rows by Spearman's ρ and Kendall's τ-b with success and the MAE against y; the
+// old weights w₀ and any baseline weightings (each dimension alone…) are scored on the same folds.
+// The point figures are the medians over folds.
+// Intervals resample the independent unit: B cluster-bootstrap resamples of the groups (within
+// strata), each running the WHOLE cross-validation again on the drawn groups — training and test
+// folds both resampled — with the fold of every group fixed. Each resample's XᵀX, Xᵀy come exactly
+// from per-group Gram sums times how often the group was drawn (no matrix is rebuilt).
+// Negative control (optional): the same cross-validation on N permutations of (y, success) within
+// strata; the statistic is the median held-out Spearman ρ of the fit (permutation.ts).
+// Deterministic for a seed. The weights to ship are the fit on all rows. Optional row weights make
+// every fit weighted least squares (a row counts its weight); held-out metrics are unweighted.
+import { percentileInterval, type Interval } from './bootstrap.ts';
+import { clusterBootstrap, clustersOf } from './cluster-bootstrap.ts';
+import { binaryRankCorrelations, isBinary } from './binary-rank.ts';
+import { groupKFolds } from './folds.ts';
+import { matVec, matrix, type Gram, type Matrix } from './matrix.ts';
+import { permutationNull, type PermutationNull } from './permutation.ts';
 import { rankAverage } from './rank-average.ts';
 import { rankCorrelations } from './rank-correlations.ts';
 import { priorLeastSquares, simplexNnls } from './simplex-nnls.ts';
@@ -26,16 +34,19 @@ export interface CalibrationData {
   prior: ArrayLike<number>;
   /** A name per dimension, used as the keys of weights. */
   names: readonly string[];
-  /**
-   * Optional row weights ≥ 0 (weighted least squares: row r counts rowWeights[r] times in every
-   * fit, and a bootstrap draw of r counts rowWeights[r]). The held-out metrics stay unweighted.
-   */
+  /** Optional row weights ≥ 0 (weighted least squares); the held-out metrics stay unweighted. */
   rowWeights?: ArrayLike<number>;
+  /** The independent unit of each row (e.g. its scenario); default: every row its own group. */
+  groups?: ArrayLike<string | number>;
+  /** A stratum per row, constant within a group (e.g. the task): folds, bootstrap draws and permutations stay within it. Default: success, for the folds only. */
+  strata?: ArrayLike<string | number>;
+  /** Other weightings scored on the same held-out folds (e.g. each dimension alone), by name. */
+  baselines?: Record<string, ArrayLike<number>>;
 }
 
 export interface CalibrationOptions {
   folds: number;
-  /** Bootstrap resamples per fold. */
+  /** Cluster-bootstrap resamples, each a whole cross-validation on the drawn groups. */
   resamples: number;
   seed: number;
   /** λ of the prior term. */
@@ -44,16 +55,18 @@ export interface CalibrationOptions {
   upper: number;
   /** Percentile-interval level, default .95. */
   level?: number;
-  /** Stratify the folds by success (default true). */
-  stratify?: boolean;
   loss?: 'sum' | 'mean';
   /** 'simplex-nnls' (default) is the fit to ship; 'least-squares' is the unconstrained baseline. */
   solver?: 'simplex-nnls' | 'least-squares';
+  /** Permutations for the negative control (0 or absent: none). */
+  permutations?: number;
 }
 
 export const HELD_OUT_METRICS = ['spearman', 'kendall', 'mae'] as const;
 export type HeldOutMetric = (typeof HELD_OUT_METRICS)[number];
 export type HeldOutMetrics = Record<HeldOutMetric, number>;
+export const GAINS = ['rank_corr_gain', 'kendall_gain', 'mae_change'] as const;
+export type Gain = (typeof GAINS)[number];
 
 export interface FoldCalibration {
   fold: number;
@@ -65,95 +78,235 @@ export interface FoldCalibration {
   metrics: HeldOutMetrics;
   /** The old weights scored on the same held-out rows. */
   prior: HeldOutMetrics;
-  /** Percentile intervals over the fold's B resample fits. */
-  bootstrap: { weights: Record<string, Interval>; metrics: Record<HeldOutMetric, Interval> };
+  /** Each baseline weighting scored on the same held-out rows. */
+  baselines: Record<string, HeldOutMetrics>;
 }
 
 export interface Calibration {
   /** The fit on all n rows: the weights to ship. */
   weights: Record<string, number>;
   folds: FoldCalibration[];
-  /** Median over folds of each held-out metric, for the fit and for the old weights. */
-  median: { metrics: HeldOutMetrics; prior: HeldOutMetrics };
-  /** Percentile intervals over all k·B resample fits (resampling and fold-to-fold variation). */
-  bootstrap: { weights: Record<string, Interval>; metrics: Record<HeldOutMetric, Interval>; replicates: number };
+  /** Median over folds of each held-out metric: the fit, the old weights, each baseline. */
+  median: { metrics: HeldOutMetrics; prior: HeldOutMetrics; baselines: Record<string, HeldOutMetrics> };
+  /** Relative changes of the medians, fit vs old weights: (fit − old)/|old|. */
+  gains: Record<Gain, number>;
+  /** Cluster-bootstrap percentile intervals of the medians, the gains and the full-data weights. */
+  bootstrap: {
+    groups: number; resamples: number;
+    metrics: Record<HeldOutMetric, Interval>; prior: Record<HeldOutMetric, Interval>; gains: Record<Gain, Interval>; weights: Record<string, Interval>;
+  };
+  /** The negative control of the median held-out Spearman ρ of the fit (when permutations > 0). */
+  null: (PermutationNull & { replicates: Float64Array }) | null;
 }
 
 /**
- * Spearman and Kendall τ-b of the score with success, and the MAE of the score against y.
- * successRanks, if given, must be rankAverage(success) (computed once per fold by the protocol).
+ * Spearman and Kendall τ-b of the score with success, and the MAE of the score against y. A 0/1
+ * success takes the one-sort fast path (binary-rank.ts), which gives the same values.
  */
 export function heldOutMetrics(score: ArrayLike<number>, success: ArrayLike<number>, y: ArrayLike<number>, successRanks?: ArrayLike<number>): HeldOutMetrics {
-  const { spearman, kendall } = rankCorrelations(score, success, successRanks);
-  return { spearman, kendall, mae: mae(score, y) };
+  const { spearman: s, kendall } = isBinary(success) ? binaryRankCorrelations(score, success) : rankCorrelations(score, success, successRanks);
+  return { spearman: s, kendall, mae: mae(score, y) };
 }
 
-const pick = (xs: ArrayLike<number>, rows: Int32Array): Float64Array => Float64Array.from(rows, (r) => xs[r]!);
-const named = (names: readonly string[], w: ArrayLike<number>): Record<string, number> =>
-  Object.fromEntries(names.map((name, i) => [name, w[i]!]));
-const intervals = <K extends string>(keys: readonly K[], reps: readonly Record<string, number>[], level: number): Record<K, Interval> =>
-  Object.fromEntries(keys.map((k) => [k, percentileInterval(reps.map((r) => r[k]!), level)])) as Record<K, Interval>;
-const only = <K extends string>(keys: readonly K[], all: Record<string, Interval>): Record<K, Interval> =>
-  Object.fromEntries(keys.map((k) => [k, all[k]!])) as Record<K, Interval>;
+/** (next − old)/|old|; NaN when old is 0 or either is undefined. */
+const relative = (next: number, old: number): number => (old === 0 || !Number.isFinite(old) || !Number.isFinite(next) ? NaN : (next - old) / Math.abs(old));
+const named = (names: readonly string[], w: ArrayLike<number>): Record<string, number> => Object.fromEntries(names.map((name, i) => [name, w[i]!]));
+const medianOf = (ms: readonly HeldOutMetrics[]): HeldOutMetrics =>
+  Object.fromEntries(HELD_OUT_METRICS.map((m) => [m, median(ms.map((x) => x[m]))])) as HeldOutMetrics;
+const gainsOf = (fit: HeldOutMetrics, old: HeldOutMetrics): Record<Gain, number> =>
+  ({ rank_corr_gain: relative(fit.spearman, old.spearman), kendall_gain: relative(fit.kendall, old.kendall), mae_change: relative(fit.mae, old.mae) });
+
+/** Per-group Gram sums (row-weighted), packed: xtx (d·d), xty (d), yty, n. */
+function groupGrams(X: Matrix, y: ArrayLike<number>, members: readonly Int32Array[], weight: (r: number) => number): Float64Array[] {
+  const d = X.cols;
+  return members.map((rows) => {
+    const g = new Float64Array(d * d + d + 2);
+    for (const r of rows) {
+      const m = weight(r);
+      const o = r * d;
+      for (let j = 0; j < d; j++) {
+        const xj = X.data[o + j]!;
+        for (let k = 0; k < d; k++) g[j * d + k] = g[j * d + k]! + m * xj * X.data[o + k]!;
+        g[d * d + j] = g[d * d + j]! + m * xj * y[r]!;
+      }
+      g[d * d + d] = g[d * d + d]! + m * y[r]! * y[r]!;
+      g[d * d + d + 1] = g[d * d + d + 1]! + m;
+    }
+    return g;
+  });
+}
+
+const unpack = (g: Float64Array, d: number): Gram => ({ xtx: matrix(d, d, g.slice(0, d * d)), xty: g.slice(d * d, d * d + d), yty: g[d * d + d]!, n: g[d * d + d + 1]! });
 
 /** Runs the protocol described in the module comment. */
 export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): Calibration {
   const { X, y, success, prior, names, rowWeights } = data;
   const n = X.rows;
+  const d = X.cols;
   if (y.length !== n || success.length !== n) throw new RangeError(`calibrateWeights: ${n} rows but ${y.length} targets and ${success.length} successes`);
   if (rowWeights && (rowWeights.length !== n || !Array.prototype.every.call(rowWeights, (v: number) => v >= 0 && Number.isFinite(v)))) {
     throw new RangeError(`calibrateWeights: rowWeights must be ${n} finite values ≥ 0`);
   }
-  const rowWeight = (r: number): number => (rowWeights ? rowWeights[r]! : 1);
-  /** The Gram statistics over a list of rows, each counted with its row weight. */
-  const gramOf = (rows?: ArrayLike<number>): Gram => {
-    if (!rowWeights) return gram(X, y, rows);
-    const counts = new Float64Array(n);
-    if (rows) for (let t = 0; t < rows.length; t++) counts[rows[t]!]! += rowWeights[rows[t]!]!;
-    else counts.set(rowWeights);
-    return gramCounts(X, y, counts);
-  };
-  if (names.length !== X.cols) throw new RangeError(`calibrateWeights: ${X.cols} dimensions but ${names.length} names`);
+  if (o.permutations && !isBinary(success)) throw new RangeError('calibrateWeights: the negative control needs success coded 0/1');
+  if (names.length !== d) throw new RangeError(`calibrateWeights: ${d} dimensions but ${names.length} names`);
   const clash = names.find((name) => (HELD_OUT_METRICS as readonly string[]).includes(name));
   if (clash) throw new RangeError(`calibrateWeights: dimension name '${clash}' is also a metric name`);
+  for (const [k, w] of Object.entries(data.baselines ?? {})) if (w.length !== d) throw new RangeError(`calibrateWeights: baseline ${k} has ${w.length} weights for ${d} dimensions`);
   const level = o.level ?? 0.95;
   const fitOptions = { l2: o.l2, prior, upper: o.upper, ...(o.loss ? { loss: o.loss } : {}) };
-  const fit = (g: Gram): Float64Array =>
-    (o.solver ?? 'simplex-nnls') === 'simplex-nnls' ? simplexNnls(g, fitOptions).w : priorLeastSquares(g, fitOptions);
+  const fit = (g: Gram): Float64Array => ((o.solver ?? 'simplex-nnls') === 'simplex-nnls' ? simplexNnls(g, fitOptions).w : priorLeastSquares(g, fitOptions));
+  const weight = (r: number): number => (rowWeights ? rowWeights[r]! : 1);
 
-  const folds = kFolds(n, o.folds, o.seed, o.stratify === false ? undefined : success);
-  const pooled: Record<string, number>[] = [];
+  const groupKeys = data.groups ?? Int32Array.from({ length: n }, (_, i) => i);
+  const clusters = clustersOf(groupKeys);
+  const C = clusters.members.length;
+  const folds = groupKFolds(groupKeys, o.folds, o.seed, data.strata ?? success);
+  const foldOfGroup = new Int32Array(C);
+  for (const f of folds) for (const r of f.test) foldOfGroup[clusters.of[r]!] = f.index;
+  const grams = groupGrams(X, y, clusters.members, weight);
+  const G = d * d + d + 2;
+  /** Per fold, the Gram sums of its groups, each drawn `count` times. */
+  const foldSums = (count: ArrayLike<number>): Float64Array[] => {
+    const acc = folds.map(() => new Float64Array(G));
+    for (let c = 0; c < C; c++) {
+      const m = count[c]!;
+      if (m === 0) continue;
+      const a = acc[foldOfGroup[c]!]!;
+      const g = grams[c]!;
+      for (let t = 0; t < G; t++) a[t] = a[t]! + m * g[t]!;
+    }
+    return acc;
+  };
+  /** The Gram of every fold but `except` (−1: all folds) from foldSums. */
+  const gramExcept = (sums: readonly Float64Array[], except: number): Gram => {
+    const acc = new Float64Array(G);
+    sums.forEach((a, f) => { if (f !== except) for (let t = 0; t < G; t++) acc[t] = acc[t]! + a[t]!; });
+    return unpack(acc, d);
+  };
+  const realSums = foldSums(new Float64Array(C).fill(1));
+  const baselines = Object.entries(data.baselines ?? {});
+
+  // Point figures on the real data.
   const reports = folds.map((fold): FoldCalibration => {
-    const testSuccess = pick(success, fold.test);
-    const testY = pick(y, fold.test);
-    const successRanks = rankAverage(testSuccess);
-    const score = (w: ArrayLike<number>): HeldOutMetrics => heldOutMetrics(matVec(X, w, fold.test), testSuccess, testY, successRanks);
-    const w = fit(gramOf(fold.train));
-    const counts = new Float64Array(n);
-    const boot = bootstrap(fold.train, { resamples: o.resamples, seed: deriveStreamSeed(o.seed, fold.index), level }, (sample) => {
-      // The resample's XᵀX and Xᵀy, exactly, from how often each row was drawn.
-      counts.fill(0);
-      for (const r of sample) counts[r]! += rowWeight(r);
-      const wb = fit(gramCounts(X, y, counts));
-      return { ...score(wb), ...named(names, wb) };
-    });
-    pooled.push(...boot.replicates);
+    const ts = Float64Array.from(fold.test, (r) => success[r]!);
+    const ty = Float64Array.from(fold.test, (r) => y[r]!);
+    const ranks = isBinary(ts) ? undefined : rankAverage(ts);
+    const score = (w: ArrayLike<number>): HeldOutMetrics => heldOutMetrics(matVec(X, w, fold.test), ts, ty, ranks);
+    const w = fit(gramExcept(realSums, fold.index));
     return {
-      fold: fold.index,
-      nTrain: fold.train.length,
-      nTest: fold.test.length,
-      weights: named(names, w),
-      metrics: score(w),
-      prior: score(prior),
-      bootstrap: { weights: only(names, boot.intervals), metrics: only(HELD_OUT_METRICS, boot.intervals) },
+      fold: fold.index, nTrain: fold.train.length, nTest: fold.test.length, weights: named(names, w), metrics: score(w), prior: score(prior),
+      baselines: Object.fromEntries(baselines.map(([k, b]) => [k, score(b)])),
     };
   });
-  const medianOf = (key: 'metrics' | 'prior'): HeldOutMetrics =>
-    Object.fromEntries(HELD_OUT_METRICS.map((m) => [m, median(reports.map((r) => r[key][m]))])) as HeldOutMetrics;
+  const med = {
+    metrics: medianOf(reports.map((r) => r.metrics)),
+    prior: medianOf(reports.map((r) => r.prior)),
+    baselines: Object.fromEntries(baselines.map(([k]) => [k, medianOf(reports.map((r) => r.baselines[k]!))])),
+  };
+
+  // Cluster bootstrap: the whole cross-validation on each resample of the groups.
+  const counts = new Float64Array(C);
+  const priorScore = matVec(X, prior);
+  let cap = 0;
+  for (const m of clusters.members) cap = Math.max(cap, m.length);
+  cap *= C;
+  const bufS = new Float64Array(cap);
+  const bufY = new Float64Array(cap);
+  const bufFit = new Float64Array(cap);
+  const bufOld = new Float64Array(cap);
+  const boot = clusterBootstrap(clusters, {
+    resamples: o.resamples, seed: o.seed, level, ...(data.strata ? { strata: clusters.members.map((m) => data.strata![m[0]!]!) } : {}),
+  }, (_items, drawn) => {
+    counts.fill(0);
+    for (const c of drawn) counts[c]!++;
+    const sums = foldSums(counts);
+    const fits: HeldOutMetrics[] = [];
+    const olds: HeldOutMetrics[] = [];
+    for (const fold of folds) {
+      const w = fit(gramExcept(sums, fold.index));
+      // The held-out rows of the drawn groups, each as often as its group was drawn.
+      let t = 0;
+      for (let q = 0; q < fold.test.length; q++) {
+        const r = fold.test[q]!;
+        const m = counts[clusters.of[r]!]!;
+        if (m === 0) continue;
+        let f = 0;
+        for (let j = 0; j < d; j++) f += X.data[r * d + j]! * w[j]!;
+        for (let k = 0; k < m; k++, t++) { bufS[t] = success[r]!; bufY[t] = y[r]!; bufFit[t] = f; bufOld[t] = priorScore[r]!; }
+      }
+      if (t < 2) continue;
+      const ts = bufS.subarray(0, t);
+      const ty = bufY.subarray(0, t);
+      const ranks = isBinary(ts) ? undefined : rankAverage(ts);
+      fits.push(heldOutMetrics(bufFit.subarray(0, t), ts, ty, ranks));
+      olds.push(heldOutMetrics(bufOld.subarray(0, t), ts, ty, ranks));
+    }
+    const mf = medianOf(fits);
+    const mo = medianOf(olds);
+    const wAll = fit(gramExcept(sums, -1));
+    const out: Record<string, number> = { ...gainsOf(mf, mo) };
+    for (const m of HELD_OUT_METRICS) { out[`fit.${m}`] = mf[m]; out[`old.${m}`] = mo[m]; }
+    names.forEach((name, i) => { out[`w.${name}`] = wAll[i]!; });
+    return out;
+  });
+  const iv = boot.intervals;
+  const pick = <K extends string>(keys: readonly K[], prefix: string): Record<K, Interval> =>
+    Object.fromEntries(keys.map((k) => [k, iv[`${prefix}${k}`] ?? percentileInterval([NaN], level)])) as Record<K, Interval>;
+
+  // Negative control: the cross-validation on permutations of (y, success) within strata.
+  let nullResult: Calibration['null'] = null;
+  if (o.permutations && o.permutations > 0) {
+    const perFold = folds.map((fold) => ({ fold, gram: gramExcept(realSums, fold.index) }));
+    const rows = Float64Array.from({ length: n }, (_, i) => i);
+    const foldOfRow = Int32Array.from(clusters.of, (c) => foldOfGroup[c]!);
+    const k = folds.length;
+    const part = new Float64Array(k * (d + 1));
+    const testS = new Float64Array(n);
+    const testScore = new Float64Array(n);
+    nullResult = permutationNull(rows, {
+      permutations: o.permutations, seed: o.seed, ...(data.strata ? { groups: data.strata } : {}), permuted: 'success within task (rows)',
+    }, (perm) => {
+      // Same XᵀX per fold; Xᵀy and yᵀy of the permuted labels, summed per fold in one pass.
+      part.fill(0);
+      for (let r = 0; r < n; r++) {
+        const yp = y[perm[r]!]!;
+        const yr = yp * weight(r);
+        const o0 = foldOfRow[r]! * (d + 1);
+        for (let j = 0; j < d; j++) part[o0 + j] = part[o0 + j]! + X.data[r * d + j]! * yr;
+        part[o0 + d] = part[o0 + d]! + yr * yp;
+      }
+      const rhos = perFold.map(({ fold, gram: g }) => {
+        const xty = new Float64Array(d);
+        let yty = 0;
+        for (let f = 0; f < k; f++) {
+          if (f === fold.index) continue;
+          for (let j = 0; j < d; j++) xty[j] = xty[j]! + part[f * (d + 1) + j]!;
+          yty += part[f * (d + 1) + d]!;
+        }
+        const w = fit({ xtx: g.xtx, xty, yty, n: g.n });
+        const m = fold.test.length;
+        for (let q = 0; q < m; q++) {
+          const r = fold.test[q]!;
+          let sc = 0;
+          for (let j = 0; j < d; j++) sc += X.data[r * d + j]! * w[j]!;
+          testScore[q] = sc;
+          testS[q] = success[perm[r]!]!;
+        }
+        return binaryRankCorrelations(testScore.subarray(0, m), testS.subarray(0, m)).spearman;
+      });
+      return median(rhos);
+    });
+  }
+
   return {
-    weights: named(names, fit(gramOf())),
+    weights: named(names, fit(gramExcept(realSums, -1))),
     folds: reports,
-    median: { metrics: medianOf('metrics'), prior: medianOf('prior') },
-    bootstrap: { weights: intervals(names, pooled, level), metrics: intervals(HELD_OUT_METRICS, pooled, level), replicates: pooled.length },
+    median: med,
+    gains: gainsOf(med.metrics, med.prior),
+    bootstrap: {
+      groups: C, resamples: o.resamples,
+      metrics: pick(HELD_OUT_METRICS, 'fit.'), prior: pick(HELD_OUT_METRICS, 'old.'), gains: pick(GAINS, ''), weights: pick(names, 'w.'),
+    },
+    null: nullResult,
   };
 }

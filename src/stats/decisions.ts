@@ -12,15 +12,22 @@
 //                    (round1/round2_pass) recomputes the same pass from value, op and threshold.
 //   estimateCheck    a threshold decided on the point estimate, with its interval shown beside.
 // Each check carries `basis`: in words, what its value is and how the decision was made.
-import { check, type Check } from '../api/index.ts';
+import { check, notApplicable, type Check } from '../api/index.ts';
 import type { Interval } from './bootstrap.ts';
 import { moreClustersNeeded } from './cluster-bootstrap.ts';
 import type { PermutationNull } from './permutation.ts';
 
 const fmt = (v: number): string => (Number.isFinite(v) ? String(Number(v.toPrecision(4))) : String(v));
 
-/** The negative-control check of a statistic: real > the permutation null's 95th percentile. */
+/**
+ * The negative-control check of a statistic: real > the permutation null's 95th percentile; n/a
+ * (with the reason) when the labels are constant within every group, so no permutation moves them.
+ */
 export function nullCheck(name: string, p: PermutationNull, hint?: string): Check {
+  if (p.degenerate) {
+    return notApplicable({ ...check(`${name}.vs_null_p95`, p.real, '>', p.quantiles.p95), basis: `${p.permuted}: constant within every group` },
+      `${p.permuted} is constant within every group: no permutation can move a label, so the control cannot tell signal from noise`);
+  }
   const c = check(`${name}.vs_null_p95`, p.real, '>', p.quantiles.p95,
     hint ?? `the statistic is no better than with ${p.permuted} shuffled (null p95 ${fmt(p.quantiles.p95)}, p = ${fmt(p.p_value)}): the scores do not track the labels`);
   return { ...c, basis: `real statistic vs the 95th percentile of ${p.permutations} seeded permutations of ${p.permuted} (p = ${fmt(p.p_value)})` };
@@ -33,7 +40,7 @@ export interface IntervalDecision {
   interval: Interval;
   /** The number of independent units (clusters) the interval resampled. */
   clusters: number;
-  /** What a cluster is, plural, e.g. "scenarios". */
+  /** What a cluster is, singular, e.g. "scenario" (the default). */
   unit?: string;
 }
 
@@ -47,7 +54,8 @@ export interface IntervalCheck extends Check {
 
 /** A bound decided on the interval (see the module comment). */
 export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<=', threshold: number, hint: string): IntervalCheck {
-  const unit = d.unit ?? 'scenarios';
+  const unit = d.unit ?? 'scenario';
+  const units = `${unit}s`;
   const lower = op === '>=';
   const bound = lower ? d.interval.lo : d.interval.hi;
   const side = lower ? 'lower' : 'upper';
@@ -57,8 +65,8 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
   const more = verdict === 'inconclusive' ? moreClustersNeeded(d.estimate, bound, threshold, d.clusters) : undefined;
   const pct = Math.round(d.interval.level * 100);
   const why = verdict === 'inconclusive'
-    ? `inconclusive: the estimate ${fmt(d.estimate)} clears ${fmt(threshold)} but the ${side} bound of its ${pct} % interval over ${d.clusters} ${unit} does not`
-      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${unit} would be needed if the estimate held` : ''}; ${hint}`
+    ? `inconclusive: the estimate ${fmt(d.estimate)} clears ${fmt(threshold)} but the ${side} bound of its ${pct} % interval over ${d.clusters} ${units} does not`
+      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}; ${hint}`
     : hint;
   return {
     ...c,
@@ -72,7 +80,7 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
 }
 
 /** A threshold decided on the point estimate; the interval, when given, is shown in the basis. */
-export function estimateCheck(name: string, estimate: number, op: '>=' | '<=' | '>' | '<', threshold: number, hint: string, interval?: Interval, unit = 'scenarios'): Check {
+export function estimateCheck(name: string, estimate: number, op: '>=' | '<=' | '>' | '<', threshold: number, hint: string, interval?: Interval, unit = 'scenario'): Check {
   const c = check(name, estimate, op, threshold, hint);
   const iv = interval ? `; ${Math.round(interval.level * 100)} % ${unit}-level bootstrap interval [${fmt(interval.lo)}, ${fmt(interval.hi)}] (reported, not decided on)` : '';
   return { ...c, basis: `point estimate${iv}` };

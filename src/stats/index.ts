@@ -19,8 +19,8 @@ export {
 export { foldAssignment, foldsOf, groupKFolds, kFolds, type Fold } from './folds.ts';
 export { bootstrap, deriveStreamSeed, percentileInterval, resample, type BootstrapOptions, type BootstrapResult, type Interval } from './bootstrap.ts';
 export {
-  HELD_OUT_METRICS, calibrateWeights, heldOutMetrics,
-  type Calibration, type CalibrationData, type CalibrationOptions, type FoldCalibration, type HeldOutMetric, type HeldOutMetrics,
+  GAINS, HELD_OUT_METRICS, calibrateWeights, heldOutMetrics,
+  type Calibration, type Gain, type CalibrationData, type CalibrationOptions, type FoldCalibration, type HeldOutMetric, type HeldOutMetrics,
 } from './calibrate.ts';
 export {
   groupMembers, nullQuantiles, nullSummary, permutationNull, permuteWithinGroups,
@@ -31,3 +31,4 @@ export {
   type ClusterBootstrapOptions, type ClusterBootstrapResult, type Clusters,
 } from './cluster-bootstrap.ts';
 export { estimateCheck, intervalCheck, nullCheck, type IntervalCheck, type IntervalDecision, type Verdict } from './decisions.ts';
+export { averageRanksFast, binaryRankCorrelations, isBinary } from './binary-rank.ts';

@@ -65,6 +65,8 @@ export interface PermutationNull {
   seed: number;
   /** What was permuted, in words (for the report). */
   permuted: string;
+  /** True when no group holds two different labels: every permutation is the identity, so the control cannot apply. */
+  degenerate: boolean;
 }
 
 export interface PermutationOptions {
@@ -98,6 +100,7 @@ export function permutationNull(
     throw new RangeError(`permutationNull: permutations must be a positive integer, got ${options.permutations}`);
   }
   const members = groupMembers(options.groups, n);
+  const degenerate = members.every((g) => g.every((i) => labels[i] === labels[g[0]!]));
   const real = statistic(Float64Array.from(labels));
   const rng = createRng(options.seed);
   const buf = new Float64Array(n);
@@ -120,12 +123,13 @@ export function permutationNull(
     exceeds_p95: real > quantiles.p95,
     seed: options.seed,
     permuted: options.permuted ?? 'labels',
+    degenerate,
     replicates,
   };
 }
 
 /** The report form of a null: everything but the raw replicates. */
 export function nullSummary(p: PermutationNull): PermutationNull {
-  const { real, permutations, undefined: u, quantiles, p_value, exceeds_p95, seed, permuted } = p;
-  return { real, permutations, undefined: u, quantiles, p_value, exceeds_p95, seed, permuted };
+  const { real, permutations, undefined: u, quantiles, p_value, exceeds_p95, seed, permuted, degenerate } = p;
+  return { real, permutations, undefined: u, quantiles, p_value, exceeds_p95, seed, permuted, degenerate };
 }

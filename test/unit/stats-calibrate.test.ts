@@ -59,16 +59,54 @@ test('every fold fit and every bootstrap interval respects w ≥ 0, w ≤ .5 and
   for (const iv of Object.values(cal.bootstrap.weights)) assert.ok(iv.lo >= 0 && iv.hi <= 0.3 && iv.lo <= iv.median && iv.median <= iv.hi);
 });
 
-test('the report holds per-fold metrics, per-fold and pooled bootstrap intervals, and fold sizes', () => {
-  const cal = calibrateWeights(synthetic(1000, 5), OPTIONS);
+test('the report holds per-fold metrics and baselines, scenario-level intervals of the medians and gains, and fold sizes', () => {
+  const data = synthetic(1000, 5);
+  const cal = calibrateWeights({ ...data, baselines: { 'a alone': [1, 0, 0, 0, 0] } }, OPTIONS);
   assert.equal(cal.folds.length, 5);
-  assert.equal(cal.bootstrap.replicates, 5 * 20);
+  assert.deepEqual([cal.bootstrap.groups, cal.bootstrap.resamples], [1000, 20]);
   for (const f of cal.folds) {
     assert.equal(f.nTrain + f.nTest, 1000);
-    assert.deepEqual(Object.keys(f.bootstrap.metrics).sort(), ['kendall', 'mae', 'spearman']);
-    assert.deepEqual(Object.keys(f.bootstrap.weights), NAMES);
-    assert.equal(f.bootstrap.metrics.spearman.level, 0.95);
+    assert.deepEqual(Object.keys(f.baselines), ['a alone']);
   }
+  assert.deepEqual(Object.keys(cal.bootstrap.metrics).sort(), ['kendall', 'mae', 'spearman']);
+  assert.deepEqual(Object.keys(cal.bootstrap.gains).sort(), ['kendall_gain', 'mae_change', 'rank_corr_gain']);
+  assert.deepEqual(Object.keys(cal.bootstrap.weights), NAMES);
+  assert.equal(cal.bootstrap.metrics.spearman.level, 0.95);
+  const iv = cal.bootstrap.metrics.spearman;
+  assert.ok(iv.lo < cal.median.metrics.spearman && cal.median.metrics.spearman < iv.hi, 'the interval brackets the estimate');
+  assert.equal(cal.null, null, 'no negative control unless permutations are asked for');
+});
+
+/** Each synthetic item repeated m times as the rollouts of one scenario, with a little judge noise. */
+function clustered(base: CalibrationData, m: number, seed: number): CalibrationData {
+  const rng = createRng(seed);
+  const n = base.X.rows * m;
+  const d = base.X.cols;
+  const X = matrix(n, d, Float64Array.from({ length: n * d }, (_, t) => base.X.data[Math.floor(t / d / m) * d + (t % d)]! + 0.01 * rng.next()));
+  const y = Float64Array.from({ length: n }, (_, i) => base.y[Math.floor(i / m)]!);
+  const success = Float64Array.from({ length: n }, (_, i) => base.success[Math.floor(i / m)]!);
+  return { ...base, X, y, success, groups: Array.from({ length: n }, (_, i) => `s${Math.floor(i / m)}`) };
+}
+
+test('resampling scenarios instead of rollouts widens the held-out interval about √(rollouts per scenario)', () => {
+  const data = clustered(synthetic(300, 8), 4, 1);
+  const { groups: _g, ...byRow } = data;
+  const width = (c: ReturnType<typeof calibrateWeights>): number => c.bootstrap.metrics.spearman.hi - c.bootstrap.metrics.spearman.lo;
+  const scen = calibrateWeights(data, { ...OPTIONS, resamples: 100 });
+  const rows = calibrateWeights(byRow, { ...OPTIONS, resamples: 100 });
+  assert.equal(scen.bootstrap.groups, 300);
+  assert.ok(width(scen) / width(rows) > 1.4, `scenario ${width(scen)} vs row ${width(rows)}`);
+});
+
+test('the negative control: real labels exceed the null\'s 95th percentile; labels unrelated to the scores do not', () => {
+  const data = synthetic(600, 9);
+  const real = calibrateWeights(data, { ...OPTIONS, permutations: 100 });
+  assert.equal(real.null!.exceeds_p95, true);
+  assert.ok(Math.abs(real.null!.quantiles.p50) < 0.1, `null median ${real.null!.quantiles.p50}`);
+  const rng = createRng(4);
+  const noise = Float64Array.from(data.success, () => (rng.next() < 0.5 ? 1 : 0));
+  const fake = calibrateWeights({ ...data, y: noise, success: noise }, { ...OPTIONS, permutations: 100 });
+  assert.equal(fake.null!.exceeds_p95, false, `real ${fake.null!.real}, null p95 ${fake.null!.quantiles.p95}`);
 });
 
 test('the protocol is deterministic for a seed and changes with the seed', () => {

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../src/api/index.ts';
 import {
-  clusterBootstrap, clustersOf, groupKFolds, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
-  permuteWithinGroups, spearman,
+  binaryRankCorrelations, clusterBootstrap, clustersOf, groupKFolds, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
+  permuteWithinGroups, rankCorrelations, spearman,
 } from '../../src/stats/index.ts';
 
 test('a within-group permutation keeps every group\'s multiset of labels and is the same for the same seed', () => {
@@ -138,4 +138,18 @@ test('an interval decision passes when the lower bound clears, is inconclusive w
   assert.deepEqual([upper.verdict, upper.value], ['inconclusive', -0.02]);
   assert.ok(upper.more_needed! > 0);
   assert.ok(Number.isNaN(moreClustersNeeded(0.7, 0.65, 0.75, 245)), 'more data cannot rescue an estimate below the threshold');
+});
+
+test('the one-sort rank correlations with a 0/1 variable equal Spearman\'s ρ and Kendall\'s τ-b, ties included', () => {
+  for (const seed of [1, 2, 3]) {
+    const rng = createRng(seed);
+    const x = Float64Array.from({ length: 500 }, () => Math.round(rng.next() * 20) / 20);
+    const s = Float64Array.from(x, (v) => (rng.next() < v ? 1 : 0));
+    const fast = binaryRankCorrelations(x, s);
+    const slow = rankCorrelations(x, s);
+    assert.ok(Math.abs(fast.spearman - slow.spearman) < 1e-12, `ρ ${fast.spearman} vs ${slow.spearman}`);
+    assert.ok(Math.abs(fast.kendall - slow.kendall) < 1e-12, `τ-b ${fast.kendall} vs ${slow.kendall}`);
+  }
+  assert.ok(Number.isNaN(binaryRankCorrelations([1, 2, 3], [1, 1, 1]).spearman));
+  assert.ok(Number.isNaN(binaryRankCorrelations([2, 2, 2], [0, 1, 1]).kendall));
 });
