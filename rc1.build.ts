@@ -190,18 +190,18 @@ export default definePipeline(({ config }) => {
     defineGate({
       name: 'weights', description: "reward weights: NNLS with an L2 prior toward the old weights on the pool's scored rollouts, 5-fold CV x 200 bootstraps",
       rule: 'rules/weights.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores') },
-      outputs: ['configs/weights.json', 'reports/calibration_report.json'], report: 'reports/calibration_report.json', params: ['reward.old_weights', 'calibration'],
+      outputs: ['configs/weights.json', 'reports/calibration_report.json'], report: 'reports/calibration_report.json', params: ['reward.old_weights', 'calibration', 'statistics'],
     }),
     ...([['shadow_run', 'round1', 'reward'], ['shadow_run_pre_run_check', 'pre_run_check', 'ppo']] as const).map(([name, tag, from]) => defineGate({
       name, description: `old score vs new reward on the shadow set, per scenario (tag ${tag}; reward settings from ${from})`, rule: 'rules/shadow_run.ts',
       inputs: { rollouts: target('rollouts_shadow'), scores: target('scores'), weights: target('weights'), metrics: target('difficulty_metrics_shadow') },
       args: { tag, reward_from: from }, outputs: [`reports/shadow_run_${tag}.json`], report: `reports/shadow_run_${tag}.json`,
-      params: ['reward', 'overclar', 'shadow_run', 'difficulty.bands', 'difficulty.dimensions', ...(from === 'ppo' ? ['ppo'] : [])],
+      params: ['reward', 'overclar', 'shadow_run', 'statistics', 'difficulty.bands', 'difficulty.dimensions', ...(from === 'ppo' ? ['ppo'] : [])],
     })),
     defineGate({
       name: 'overclar_ablation', description: "best-of-N over the pool's candidates with vs without the over-clarification penalty",
       rule: 'rules/overclar_ablation.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores'), weights: target('weights') },
-      outputs: ['reports/overclar_ablation.json'], report: 'reports/overclar_ablation.json', params: ['reward.beta', 'overclar'],
+      outputs: ['reports/overclar_ablation.json'], report: 'reports/overclar_ablation.json', params: ['reward.beta', 'overclar', 'statistics'],
     }),
     defineGate({
       name: 'preflight_checks', description: 'weights file valid (WEIGHTS_OK sha256), PPO config, free disk', rule: 'rules/preflight_checks.ts',

@@ -7,13 +7,13 @@
 // (configs/weights.json). Output [0]: the report, reports/overclar_ablation.json.
 import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { REWARD_DEFINITIONS, overclarAblation, overclarSchema, readItems, readWeights, rewardSchema } from 'rc1-build/evaluation';
+import { REWARD_DEFINITIONS, overclarAblation, overclarSchema, readItems, readWeights, rewardSchema, statisticsSchema } from 'rc1-build/evaluation';
 import { z } from 'zod';
 
 export default defineRule({
   name: 'overclar_ablation',
-  version: 1,
-  params: z.object({ reward: rewardSchema.pick({ beta: true }), overclar: overclarSchema }),
+  version: 2,
+  params: z.object({ reward: rewardSchema.pick({ beta: true }), overclar: overclarSchema, statistics: statisticsSchema }),
   async run(ctx) {
     const rollouts = ctx.inputs('rollouts').filter((f) => f.endsWith('.jsonl'));
     const scores = ctx.inputs('scores').find((f) => f.endsWith('scores.jsonl'));
@@ -27,7 +27,7 @@ export default defineRule({
     const { alpha, cap } = ctx.params.overclar;
     const res = overclarAblation(items, {
       weights: readWeights(weightsFile, relative(ctx.root, weightsFile)), penalty: { alpha, cap }, beta: ctx.params.reward.beta,
-    }, ctx.params.overclar);
+    }, ctx.params.overclar, ctx.params.statistics);
     ctx.progress(1, 1);
     const r = res.report as { with_penalty: { overclar_rate: number }; without_penalty: { overclar_rate: number }; scenarios?: number };
     return {

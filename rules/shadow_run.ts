@@ -13,17 +13,18 @@ import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
 import {
   REWARD_DEFINITIONS, bandsSchema, bucketsFromMetrics, dimensionsSchema, normalise, overclarSchema, ppoSchema, readItems, readWeights,
-  rewardSchema, shadowRunSchema, shadowRun, withBuckets, type RewardSettings,
+  rewardSchema, shadowRunSchema, shadowRun, statisticsSchema, withBuckets, type RewardSettings,
 } from 'rc1-build/evaluation';
 import { z } from 'zod';
 
 export default defineRule({
   name: 'shadow_run',
-  version: 1,
+  version: 2,
   params: z.object({
     reward: rewardSchema,
     overclar: overclarSchema,
     shadow_run: shadowRunSchema,
+    statistics: statisticsSchema,
     difficulty: z.object({ bands: bandsSchema, dimensions: dimensionsSchema }).strict(),
     ppo: ppoSchema.optional(),
   }),
@@ -32,7 +33,7 @@ export default defineRule({
     const from = ctx.args.reward_from ?? 'reward';
     if (typeof tag !== 'string' || tag === '') throw new RuleError(`${ctx.target}: args.tag must name the run (round1, pre_run_check, …)`);
     if (from !== 'reward' && from !== 'ppo') throw new RuleError(`${ctx.target}: args.reward_from must be 'reward' or 'ppo', got ${JSON.stringify(from)}`);
-    const { reward, overclar, shadow_run: cfg, difficulty, ppo } = ctx.params;
+    const { reward, overclar, shadow_run: cfg, statistics, difficulty, ppo } = ctx.params;
     if (from === 'ppo' && !ppo) throw new RuleError(`${ctx.target}: args.reward_from is 'ppo': declare the param 'ppo' (configs/ppo_scale.yaml)`);
 
     const rollouts = ctx.inputs('rollouts').filter((f) => f.endsWith('.jsonl'));
@@ -54,9 +55,9 @@ export default defineRule({
       beta: from === 'ppo' ? ppo!.reward.beta : reward.beta,
     };
     const old = normalise(reward.old_weights);
-    const res = shadowRun(items, old, settings, cfg);
+    const res = shadowRun(items, old, settings, cfg, statistics);
     ctx.progress(2, 2, 'steps');
-    const overall = res.report.overall as { spearman_old_new: number; success: { rank_corr_gain: number } };
+    const overall = res.report.overall as { spearman_old_new: number; success: { rank_corr_gain: number; new: { spearman: number } } };
     return {
       checks: res.checks,
       report: {
@@ -70,7 +71,7 @@ export default defineRule({
         failed_scores: failed.length,
         ...res.report,
       },
-      summary: `${tag}: ${String(res.report.scenarios)} scenarios, ρ(old, new) ${overall.spearman_old_new.toFixed(3)}, success rank-corr gain ${(100 * overall.success.rank_corr_gain).toFixed(1)} %`,
+      summary: `${tag}: ${String(res.report.scenarios)} scenarios, ρ(old, new) ${overall.spearman_old_new.toFixed(3)}, ρ(new, success) ${overall.success.new.spearman.toFixed(3)}, gain ${(100 * overall.success.rank_corr_gain).toFixed(1)} %`,
     };
   },
 });

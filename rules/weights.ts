@@ -9,16 +9,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
 import {
-  SCORE_DIMENSIONS, WEIGHTS_FILE_VERSION, calibrate, calibrationSchema, formatWeightsFile, normalise, readItems, rewardSchema, sha256File,
+  SCORE_DIMENSIONS, WEIGHTS_FILE_VERSION, calibrate, calibrationSchema, formatWeightsFile, normalise, readItems, rewardSchema, sha256File, statisticsSchema,
 } from 'rc1-build/evaluation';
 import { z } from 'zod';
 
 export default defineRule({
   name: 'weights',
-  version: 1,
+  version: 2,
   params: z.object({
     reward: rewardSchema.pick({ old_weights: true }),
     calibration: calibrationSchema,
+    statistics: statisticsSchema,
   }),
   async run(ctx) {
     const [outWeights] = ctx.outputs;
@@ -32,7 +33,7 @@ export default defineRule({
     if (items.length < cfg.folds) throw new RuleError(`${ctx.target}: ${items.length} scored pool rollouts (${failed.length} failed), fewer than calibration.folds = ${cfg.folds}: build rollouts_pool and scores`);
     const old = normalise(ctx.params.reward.old_weights);
     const t0 = performance.now();
-    const out = calibrate(items, old, cfg);
+    const out = calibrate(items, old, cfg, ctx.params.statistics, ctx.profile);
     ctx.log(`calibrated on ${items.length} pool rollouts (${failed.length} failed scores left out) in ${Math.round(performance.now() - t0)} ms`);
     ctx.progress(2, 3, 'steps');
 

@@ -25,6 +25,7 @@ export const overclarSchema = z.object({
     min_relative_drop: share,
     max_turns_increase: z.number().min(0),
     max_success_drop_pp: z.number().min(0),
+    min_absolute_drop_pp: z.number().min(0),
   }).strict(),
 }).strict();
 
@@ -34,7 +35,20 @@ export const shadowRunSchema = z.object({
   top_overlap: z.object({ fraction: z.number().gt(0).max(1), min: share }).strict(),
   top_overlap_reported: z.array(z.number().gt(0).max(1)),
   min_success_rank_corr_gain: z.number(),
+  min_success_rank_corr: z.number().min(-1).max(1),
   gate_splits: z.boolean(),
+}).strict();
+
+/**
+ * statistics: the negative controls and intervals every comparison gate shares (shadow_run,
+ * weights, overclar_ablation, ppo_eval): N seeded permutations of the labels (default 200; the real
+ * statistic must exceed the null's 95th percentile), scenario-level bootstrap resamples and level.
+ */
+export const statisticsSchema = z.object({
+  permutations: z.number().int().min(20).default(200),
+  bootstrap_resamples: z.number().int().min(50).default(1000),
+  level: z.number().gt(0).lt(1).default(0.95),
+  seed: z.number().int(),
 }).strict();
 
 /** calibration: the weights protocol (calibrateWeights options) and its gate thresholds. */
@@ -48,6 +62,8 @@ export const calibrationSchema = z.object({
   level: z.number().gt(0).lt(1),
   min_rank_corr_gain: z.number(),
   max_mae_change: z.number(),
+  min_rank_corr: z.number().min(-1).max(1),
+  max_single_dimension_agreement: share,
 }).strict().refine((c) => c.max_weight * DIMENSIONS.length >= 1, { message: `max_weight × ${DIMENSIONS.length} dimensions must be ≥ 1` });
 
 /** preflight: thresholds of preflight_checks, and the gates each round must vouch for. */
@@ -103,6 +119,7 @@ export const ppoSchema = z.object({
 export type RewardConfig = z.infer<typeof rewardSchema>;
 export type OverclarConfig = z.infer<typeof overclarSchema>;
 export type ShadowRunConfig = z.infer<typeof shadowRunSchema>;
+export type StatisticsConfig = z.infer<typeof statisticsSchema>;
 export type CalibrationConfig = z.infer<typeof calibrationSchema>;
 export type PreflightConfig = z.infer<typeof preflightSchema>;
 export type PpoConfig = z.infer<typeof ppoSchema>;

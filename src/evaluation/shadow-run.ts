@@ -17,11 +17,19 @@
 // Figures: Spearman ρ and Kendall τ-b of old vs new, top-p overlap (src/stats topKOverlap: ties
 // at the cut-off shared out), Spearman ρ, Kendall τ-b and Pearson r of each with success, and the
 // new reward's relative gain (ρ_new − ρ_old)/|ρ_old| in Spearman ρ with success.
+// Decisions (docs/gates.md): every threshold is decided on the LOWER bound of its scenario-level
+// bootstrap interval (scenarios resampled within task, statistics recomputed on each resample);
+// ρ(new, success) also has an absolute floor; and two negative controls — ρ(new, success) and
+// ρ_new − ρ_old, each on N permutations of the scenarios' success within task — must exceed
+// their null's 95th percentile. Splits are reported with their point figures.
 import { check, type Check } from '../api/index.ts';
 import type { DimScores } from '../scoring/types.ts';
-import { pearson, rankCorrelations, topKOverlap } from '../stats/index.ts';
+import {
+  clusterBootstrap, intervalCheck, nullCheck, nullSummary, pearson, permutationNull, rankCorrelations, spearman, topKOverlap,
+} from '../stats/index.ts';
 import { relativeChange } from './calibration.ts';
-import type { ShadowRunConfig } from './config.ts';
+import type { ShadowRunConfig, StatisticsConfig } from './config.ts';
+import { threshold } from './provenance.ts';
 import { byScenario, type EvalItem } from './items.ts';
 import { newReward, oldScore, type RewardSettings, type Weights } from './reward.ts';
 
@@ -84,7 +92,7 @@ const f64 = <T>(xs: readonly T[], f: (x: T) => number): Float64Array => Float64A
 
 export interface ShadowRunResult { checks: Check[]; report: Record<string, unknown> }
 
-export function shadowRun(items: readonly EvalItem[], old: Weights, reward: RewardSettings, cfg: ShadowRunConfig): ShadowRunResult {
+export function shadowRun(items: readonly EvalItem[], old: Weights, reward: RewardSettings, cfg: ShadowRunConfig, stats: StatisticsConfig): ShadowRunResult {
   const p = cfg.top_overlap.fraction;
   const tk = topKey(p);
   const fractions = [p, ...cfg.top_overlap_reported.filter((q) => q !== p)];
@@ -130,15 +138,23 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
   const splits = { task: splitBy((s) => s.first.task), difficulty: splitBy((s) => s.first.difficulty ?? 'none') };
 
   const gated = (prefix: string, c: Comparison): Check[] => [
-    check(`${prefix}spearman_old_new`, c.spearman_old_new, '>=', cfg.min_spearman_old_new,
-      'the new reward reorders scenarios far from the old score: check the weights file and the score-to-rollout join'),
-    check(`${prefix}${tk}_overlap`, c.top_overlap[tk], '>=', cfg.top_overlap.min, 'the new reward picks different best scenarios than the old score'),
-    check(`${prefix}success_rank_corr_gain`, c.success.rank_corr_gain, '>=', cfg.min_success_rank_corr_gain,
-      'the new reward does not rank by success better than the old score: recalibrate (weights) or review the penalty and β'),
+    check(`${prefix}spearman_old_new`, c.spearman_old_new, '>=', cfg.min_spearman_old_new, HINTS.spearman),
+    check(`${prefix}${tk}_overlap`, c.top_overlap[tk], '>=', cfg.top_overlap.min, HINTS.top),
+    check(`${prefix}success_rank_corr`, c.success.new.spearman, '>=', cfg.min_success_rank_corr, HINTS.floor),
+    check(`${prefix}success_rank_corr_gain`, c.success.rank_corr_gain, '>=', cfg.min_success_rank_corr_gain, HINTS.gain),
   ];
+  const sig = significance(rows, p, stats);
+  const iv = sig.intervals;
+  const decide = (name: string, key: keyof typeof iv, estimate: number, min: number, hint: string) =>
+    intervalCheck(name, { estimate, interval: iv[key], clusters: rows.length }, '>=', min, hint);
   const checks = [
     check('scenarios', overall.n, '>', 0, 'no scored shadow rollouts: build rollouts_shadow and scores'),
-    ...gated('', overall),
+    decide('spearman_old_new', 'spearman_old_new', overall.spearman_old_new, cfg.min_spearman_old_new, HINTS.spearman),
+    decide(`${tk}_overlap`, 'top_overlap', overall.top_overlap[tk]!, cfg.top_overlap.min, HINTS.top),
+    decide('success_rank_corr', 'rho_new', overall.success.new.spearman, cfg.min_success_rank_corr, HINTS.floor),
+    decide('success_rank_corr_gain', 'gain', overall.success.rank_corr_gain, cfg.min_success_rank_corr_gain, HINTS.gain),
+    nullCheck('success_rank_corr', sig.nulls.rho_new, HINTS.null),
+    nullCheck('success_rank_corr_difference', sig.nulls.difference, HINTS.null),
     ...(cfg.gate_splits ? Object.entries(splits).flatMap(([by, g]) => Object.entries(g).flatMap(([k, c]) => gated(`${by}.${k}.`, c))) : []),
   ];
   return {
@@ -148,6 +164,26 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
       unit: 'scenario: the item-weighted mean of its candidates\' old scores and new rewards; success = the share of its candidates that succeeded',
       judge_test_retest_definition: `${tk} overlap of each scoring computed from judge sample 0 vs from sample 1 (same unit): the agreement the judge's own sampling noise allows`,
       splits_gated: cfg.gate_splits,
+      thresholds: {
+        spearman_old_new: threshold('shadow_run.min_spearman_old_new', cfg.min_spearman_old_new),
+        [`${tk}_overlap`]: threshold('shadow_run.top_overlap.min', cfg.top_overlap.min),
+        success_rank_corr: threshold('shadow_run.min_success_rank_corr', cfg.min_success_rank_corr),
+        success_rank_corr_gain: threshold('shadow_run.min_success_rank_corr_gain', cfg.min_success_rank_corr_gain),
+        negative_controls: threshold('statistics.permutations', stats.permutations),
+      },
+      intervals: {
+        unit: `scenario (${rows.length}), resampled within task`, resamples: stats.bootstrap_resamples, level: stats.level, seed: stats.seed,
+        estimates: {
+          spearman_old_new: overall.spearman_old_new, top_overlap: overall.top_overlap[tk], rho_new: overall.success.new.spearman,
+          rho_old: overall.success.old.spearman, gain: overall.success.rank_corr_gain, difference: overall.success.new.spearman - overall.success.old.spearman,
+        },
+        ...iv,
+      },
+      negative_controls: {
+        definition: 'each statistic recomputed with the scenarios\' success shares permuted within task; the real value must exceed the null\'s 95th percentile',
+        success_rank_corr: nullSummary(sig.nulls.rho_new),
+        success_rank_corr_difference: { ...nullSummary(sig.nulls.difference), statistic: 'ρ(new, success) − ρ(old, success): the gain in absolute terms (a relative gain of two near-zero correlations is unstable under the null)' },
+      },
       rollouts: items.length,
       unstable_rollouts: items.filter((it) => it.unstable).length,
       scenarios: overall.n,
@@ -161,4 +197,38 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
       splits,
     },
   };
+}
+
+const HINTS = {
+  spearman: 'the new reward reorders scenarios far from the old score: check the weights file and the score-to-rollout join',
+  top: 'the new reward picks different best scenarios than the old score',
+  floor: 'the new reward hardly ranks scenarios by success: a relative gain over the old score means nothing below this floor; recalibrate (weights) or check the judge',
+  gain: 'the new reward does not rank by success better than the old score: recalibrate (weights) or review the penalty and β',
+  null: 'with the scenarios\' success shuffled within task the reward does as well: it does not track success; check the success labels and the score-to-rollout join',
+};
+
+/** Scenario-level bootstrap intervals and permutation nulls of the gated statistics (see the module comment). */
+function significance(rows: readonly ScenarioRow[], p: number, stats: StatisticsConfig) {
+  const oldA = f64(rows, (s) => s.old);
+  const newA = f64(rows, (s) => s.new);
+  const succ = f64(rows, (s) => s.success);
+  const task = rows.map((s) => s.first.task);
+  const members = rows.map((_, i) => Int32Array.of(i));
+  const boot = clusterBootstrap({ members }, { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: task }, (idx) => {
+    const o = Float64Array.from(idx, (i) => oldA[i]!);
+    const nw = Float64Array.from(idx, (i) => newA[i]!);
+    const sc = Float64Array.from(idx, (i) => succ[i]!);
+    const rhoNew = spearman(nw, sc);
+    const rhoOld = spearman(o, sc);
+    return {
+      spearman_old_new: spearman(o, nw), top_overlap: topKOverlap(o, nw, p), rho_new: rhoNew, rho_old: rhoOld,
+      gain: relativeChange(rhoNew, rhoOld), difference: rhoNew - rhoOld,
+    };
+  });
+  const opts = { permutations: stats.permutations, seed: stats.seed, groups: task, permuted: 'scenario success within task' };
+  const nulls = {
+    rho_new: permutationNull(succ, opts, (lab) => spearman(newA, lab)),
+    difference: permutationNull(succ, opts, (lab) => spearman(newA, lab) - spearman(oldA, lab)),
+  };
+  return { intervals: boot.intervals, nulls };
 }

@@ -50,6 +50,8 @@ export interface SynthOptions {
   overclarRate?: number;
   /** Success of a needless asker (default: like the others), to make the penalty cost success. */
   overclarSucceeds?: boolean;
+  /** A candidate of a scenario that needs clarification and asks nothing fails (the missing detail decides the answer). */
+  needsMatter?: boolean;
 }
 
 const TASKS = ['hotpotqa', 'strategyqa', 'gsm8k'] as const;
@@ -67,12 +69,14 @@ export function writeSynthetic(dir: string, name: string, o: SynthOptions): { ro
   const jitter = (x: number): number => Math.min(1, Math.max(0, Math.round((x + 0.02 * (rng.next() - 0.5)) * 1e4) / 1e4));
   for (let s = 0; s < o.scenarios; s++) {
     const skill = rng.next();
-    const needs = s % 3 === 2;
+    // Every fourth scenario needs clarification: across tasks (task = s mod 3), so a label permuted within task can move.
+    const needs = s % 4 === 3;
     const difficulty = o.difficulty ? o.difficulty(s) : (['easy', 'medium', 'hard'] as const)[s % 3]!;
     for (let c = 0; c < n; c++) {
       const over = !needs && rng.next() < (o.overclarRate ?? 0.25);
-      const success = over && o.overclarSucceeds !== undefined ? o.overclarSucceeds : rng.next() < 0.3 + 0.6 * skill;
+      const drawn = over && o.overclarSucceeds !== undefined ? o.overclarSucceeds : rng.next() < 0.3 + 0.6 * skill;
       const clarifications = needs ? (rng.next() < 0.7 ? 1 : 0) : over ? 1 : 0;
+      const success = o.needsMatter && needs && clarifications === 0 ? false : drawn;
       const m = {} as DimScores;
       for (const d of DIMENSIONS) m[d] = jitter(rng.next());
       m.correctness = jitter(success ? 1 : 0.1 * rng.next());

@@ -6,6 +6,9 @@
 //           \--> difficulty_metrics_shadow ---------------------+--> shadow_run, shadow_run_pre_run_check
 //   all five gates --> round1 --> round2_pass
 //   fixtures/weights.json, configs/ppo_scale.yaml --> preflight_fixture (for prod runs)
+// The fixture pool (180 scenarios) is too small for the weights gate to settle its 8 % gain on the
+// lower bound of a scenario-level interval: the first test shows that failure and its hint. The
+// shipped dev pipeline (1 869 pool scenarios) passes every gate (README: the dev profile).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -28,13 +31,13 @@ export default definePipeline({
     defineTarget({ name: 'difficulty_metrics_shadow', rule: 'rules/difficulty_metrics.ts', inputs: { pool: 'fixtures/shadow.jsonl' },
       outputs: ['data/shadow.metrics.jsonl'], params: ['difficulty.metrics'] }),
     defineGate({ name: 'weights', rule: 'rules/weights.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores') },
-      outputs: ['configs/weights.json', 'reports/calibration_report.json'], report: 'reports/calibration_report.json', params: ['reward.old_weights', 'calibration'] }),
+      outputs: ['configs/weights.json', 'reports/calibration_report.json'], report: 'reports/calibration_report.json', params: ['reward.old_weights', 'calibration', 'statistics'] }),
     ...[['shadow_run', 'round1', 'reward'], ['shadow_run_pre_run_check', 'pre_run_check', 'ppo']].map(([name, tag, from]) => gate(name, 'rules/shadow_run.ts',
       { rollouts: target('rollouts_shadow'), scores: target('scores'), weights: target('weights'), metrics: target('difficulty_metrics_shadow') },
-      'reports/shadow_run_' + tag + '.json', ['reward', 'overclar', 'shadow_run', 'difficulty.bands', 'difficulty.dimensions', ...(from === 'ppo' ? ['ppo'] : [])],
+      'reports/shadow_run_' + tag + '.json', ['reward', 'overclar', 'shadow_run', 'statistics', 'difficulty.bands', 'difficulty.dimensions', ...(from === 'ppo' ? ['ppo'] : [])],
       { tag, reward_from: from })),
     gate('overclar_ablation', 'rules/overclar_ablation.ts', { rollouts: target('rollouts_pool'), scores: target('scores'), weights: target('weights') },
-      'reports/overclar_ablation.json', ['reward.beta', 'overclar']),
+      'reports/overclar_ablation.json', ['reward.beta', 'overclar', 'statistics']),
     ...[['preflight_checks', target('weights')], ['preflight_fixture', 'fixtures/weights.json']].map(([name, weights]) => gate(name, 'rules/preflight_checks.ts',
       { weights, ppo_config: 'configs/ppo_scale.yaml' }, 'reports/preflight/' + name + '.json',
       ['ppo', 'preflight.weights', 'preflight.ppo', 'preflight.min_free_disk_gb', 'reward.beta', 'pool.mix'])),
@@ -76,26 +79,27 @@ async function evaluationRig(): Promise<TestRig> {
 
 const dev = { RUN_MODE: 'dev', REWARD_LIVE_MODE: '' };
 
-test('the evaluation half builds round2_pass in the dev profile: every gate passes, each check is re-stated with its value, waivers are shown', async () => {
+test('on a fixture pool of 180 scenarios the weights gate is inconclusive, says how many more scenarios it needs, and blocks round2_pass', async () => {
   const rig = await evaluationRig();
   try {
     const r = rig.run([], dev);
-    assert.equal(r.code, 0, r.stdout + r.stderr);
-    const round2 = JSON.parse(rig.read('reports/preflight/round2_pass.json'));
-    assert.equal(round2.pass, true);
-    assert.equal(round2.profile, 'dev');
-    for (const g of [...ROUND1, 'shadow_run_pre_run_check']) assert.ok(round2.checks.some((c: { name: string }) => c.name.startsWith(`${g}.`)), g);
-    assert.ok(round2.checks.every((c: { value: unknown }) => 'value' in c));
-    assert.deepEqual(round2.checks.filter((c: { status: string }) => c.status === 'waived').map((c: { name: string }) => c.name), ['waived_checks', 'preflight_checks.ppo.live_mode']);
-    const sha = createHash('sha256').update(fs.readFileSync(path.join(rig.dir, 'configs/weights.json'))).digest('hex');
-    assert.equal(round2.vouched['configs/weights.json'], sha);
-    assert.equal(JSON.parse(rig.read('reports/preflight/preflight_checks.json')).lines[0], `WEIGHTS_OK sha256=${sha}`);
-    assert.match(r.stdout, /ppo\.live_mode\s+false\s+==\s+true\s+WAIVED \(profile dev\)/);
-    assert.equal(JSON.parse(rig.read('reports/shadow_run_round1.json')).scenarios, 180);
-    // A second build is a no-op; the reports stay byte-identical.
-    const before = rig.read('reports/preflight/round1.json');
-    assert.match(rig.run([], dev).stdout, /0 ran/);
-    assert.equal(rig.read('reports/preflight/round1.json'), before);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(r.stdout, /GATE FAILED weights/);
+    assert.match(r.stdout, /rank_corr_gain .* FAIL\n\s+hint: inconclusive: the estimate [0-9.]+ clears 0\.08 but the lower bound of its 95 % interval over 180 scenarios does not; about \d+ more scenarios would be needed/);
+    const report = JSON.parse(rig.read('reports/calibration_report.json'));
+    assert.equal(report.pass, false);
+    const gain = report.checks.find((c: { name: string }) => c.name === 'rank_corr_gain');
+    assert.equal(gain.verdict, 'inconclusive');
+    assert.ok(gain.more_needed > 0);
+    assert.ok(gain.estimate >= 0.08 && gain.value < 0.08, 'decided on the lower bound, not the estimate');
+    assert.equal(report.checks.find((c: { name: string }) => c.name === 'rank_corr.vs_null_p95').status, 'pass', 'the signal itself is real');
+    assert.deepEqual(report.held_out.rows.map((x: { weights: string }) => x.weights).slice(0, 2), ['calibrated', 'old']);
+    assert.match(report.label_leakage.status, /^WARNING \(dev, waived\)/);
+    assert.ok(!fs.existsSync(path.join(rig.dir, 'reports/preflight/round2_pass.json')), 'nothing downstream of a failed gate is built');
+    // A second build replays the recorded failure without rerunning.
+    const again = rig.run([], dev);
+    assert.equal(again.code, 2);
+    assert.match(again.stdout, /GATE FAILED weights \(recorded result, inputs unchanged\)/);
   } finally { rig.cleanup(); }
 });
 

@@ -8,7 +8,7 @@ import { calibrate, normalise, type EvalItem } from '../../src/evaluation/index.
 import { DIMENSIONS } from '../../src/scoring/types.ts';
 import { calibrateWeights, matrix, type CalibrationOptions } from '../../src/stats/index.ts';
 
-const OPTIONS: CalibrationOptions = { folds: 2, resamples: 1, seed: 1, l2: 0.1, upper: 0.5, loss: 'sum', stratify: false };
+const OPTIONS: CalibrationOptions = { folds: 2, resamples: 1, seed: 1, l2: 0.1, upper: 0.5, loss: 'sum' };
 
 test('a row of weight 2 moves the full-data fit exactly as the same row listed twice', () => {
   const rng = createRng(3);
@@ -38,10 +38,13 @@ test('the weights gate fits unstable items at their item weight: misleading rows
       clarifications: 0, turns: 1, scores, weight: i < 20 ? 0.5 : 1, unstable: i < 20, samples: [],
     };
   });
-  const cfg = { folds: 5, resamples: 5, seed: 42, l2: 0.1, loss: 'mean' as const, max_weight: 0.5, level: 0.95, min_rank_corr_gain: 0.08, max_mae_change: -0.05 };
+  const cfg = {
+    folds: 5, resamples: 5, seed: 42, l2: 0.1, loss: 'mean' as const, max_weight: 0.5, level: 0.95, min_rank_corr_gain: 0.08, max_mae_change: -0.05,
+    min_rank_corr: 0.3, max_single_dimension_agreement: 0.95,
+  };
   const old = normalise(Object.fromEntries(DIMENSIONS.map((dim) => [dim, 1])));
-  const halved = calibrate(items, old, cfg).calibration.weights;
-  const full = calibrate(items.map((it) => ({ ...it, weight: 1 })), old, cfg).calibration.weights;
+  const halved = calibrate(items, old, cfg, { permutations: 20 }, 'dev').calibration.weights;
+  const full = calibrate(items.map((it) => ({ ...it, weight: 1 })), old, cfg, { permutations: 20 }, 'dev').calibration.weights;
   assert.notEqual(halved.clarity, full.clarity);
   assert.ok(halved.clarity! >= full.clarity!, 'the misleading rows pull clarity down less at weight .5');
 });
