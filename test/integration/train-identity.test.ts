@@ -3,7 +3,8 @@
 //   rules/train.ts (code) + configs + scenarios + weights --> train --> .rc1/state/train/{run.json, checkpoints/, previous-*/}
 // An edit of a file in the closure retrains under a new run hash (never "up to date … copied out
 // again"), the old run is moved to a previous-* dir named in the output, and no more than
-// train.keep_previous_runs old runs are kept, the oldest removed first.
+// train.keep_previous_runs old runs are kept, the oldest removed first; `clean train` removes the
+// state dir.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -50,5 +51,10 @@ test('editing a file in the trainer\'s code closure retrains under a new run has
 
     const again = rig.run(['train']);
     assert.match(again.stdout, /0 ran/, 'with nothing changed, nothing runs');
+
+    const clean = rig.run(['clean', 'train']);
+    assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+    assert.match(clean.stdout, /and their state \(\.rc1\/state\/\)/);
+    assert.equal(rig.exists(WORK), false, 'clean removes the training state dir, previous runs included');
   } finally { rig.cleanup(); }
 });
