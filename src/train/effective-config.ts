@@ -72,12 +72,15 @@ export function effectiveConfigYaml(o: {
   profile: string; config: Readonly<TrainConfig>; id: { runHash: string; configHash: string; codeHash: string };
   /** Resumes across a code change (run-identity.ts): listed, so the manifest's hash of this file covers them. */
   codeChanges?: readonly { at_step: number; from_code_hash: string; to_code_hash: string }[];
+  /** For the command engine: the configured sections its trainer is handed (part of the run's identity). */
+  settings?: Readonly<Record<string, unknown>>;
   inputs: Record<string, InputDigest[]>; secrets: readonly string[];
 }): string {
   const changes = (o.codeChanges ?? []).map((c) => ({ at_step: c.at_step, from_code_hash: c.from_code_hash, to_code_hash: c.to_code_hash }));
   const doc = redact({
     profile: o.profile, config_hash: o.id.configHash, code_hash: o.id.codeHash, run_hash: o.id.runHash,
-    ...(changes.length ? { WARNING_resumed_across_code_change: changes } : {}), train: o.config, inputs: o.inputs,
+    ...(changes.length ? { WARNING_resumed_across_code_change: changes } : {}), train: o.config,
+    ...(o.settings ? { trainer_settings: o.settings } : {}), inputs: o.inputs,
   }, o.secrets);
   return `# The effective train config of this run (rc1-build train). Secrets redacted as ${REDACTED}.\n${stringify(doc, { lineWidth: 0 })}`;
 }

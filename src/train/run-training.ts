@@ -64,6 +64,11 @@ export async function loadEngine(name: EngineName): Promise<Engine> {
   }
 }
 
+/** The sections a command-engine trainer is handed beside the effective config (shown in config_effective.yaml); none for the built-in engine. */
+function trainerSettings(o: RunTrainingOptions): Readonly<Record<string, unknown>> | undefined {
+  return o.config.engine === 'command' ? o.settings : undefined;
+}
+
 function readRunFile(p: string): RunFile | null {
   try { return JSON.parse(readFileSync(p, 'utf8')) as RunFile; } catch { return null; }
 }
@@ -98,7 +103,7 @@ async function copyCompleted(
   lines.push(`the run in ${w.show(w.workDir)} already completed with this config, these inputs and this code (run hash ${id.runHash.slice(0, 12)}…): its final state is copied out again, nothing is retrained (\`--force train\` starts over)`);
   for (const line of lines) o.log(line);
   await appendFile(w.logFile, lines.map((line) => `${new Date().toISOString()} ${line}\n`).join(''));
-  await writeFile(o.outputs.effectiveConfig, effectiveConfigYaml({ profile: o.profile, config: o.config, id, codeChanges, inputs: digests, secrets: secretValues(o.env) }));
+  await writeFile(o.outputs.effectiveConfig, effectiveConfigYaml({ profile: o.profile, config: o.config, id, codeChanges, settings: trainerSettings(o), inputs: digests, secrets: secretValues(o.env) }));
   await materialize(w.checkpointDir, o.outputs.checkpoints);
   copyFileSync(w.metricsFile, o.outputs.metrics);
   if (o.outputs.log) copyFileSync(w.logFile, o.outputs.log);
@@ -185,7 +190,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   };
   writeFileSync(runPath, `${JSON.stringify(run, null, 2)}\n`);
 
-  const yaml = effectiveConfigYaml({ profile: o.profile, config, id, codeChanges, inputs: digests, secrets: secretValues(o.env) });
+  const yaml = effectiveConfigYaml({ profile: o.profile, config, id, codeChanges, settings: trainerSettings(o), inputs: digests, secrets: secretValues(o.env) });
   await writeFile(o.outputs.effectiveConfig, yaml);
   await writeFile(join(workDir, 'config_effective.yaml'), yaml);
 

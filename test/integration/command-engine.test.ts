@@ -102,6 +102,8 @@ test('the trainer gets the declared env and secrets, train.command.env and a min
       qlora: { bits: 4, quant_type: 'nf4', double_quant: true, compute_dtype: 'bfloat16' },
     });
     assert.deepEqual(cfg.overclar, { alpha: 0.07, cap: 3 });
+    const effective = parse(rig.read('reports/config_effective.yaml')) as { trainer_settings: { ppo: { finetune: unknown } } };
+    assert.deepEqual(effective.trainer_settings.ppo.finetune, cfg.ppo.finetune, 'the report shows every setting the trainer was handed');
     for (const f of ['logs/train.log', 'reports/config_effective.yaml', 'trainer-config.json']) assert.equal(rig.read(f).includes('tok-secret-123456'), false, f);
 
     // Every setting the trainer is handed is part of the run: a LoRA rank change retrains.
