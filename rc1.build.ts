@@ -14,7 +14,7 @@
 //   not_simulated (round 1 and 2) check. Then:
 //   weights, shadow_run(_pre_run_check), overclar_ablation, preflight_checks ──► round1 ──► round2_pass
 //   round2_pass ──► train ──► ppo_eval (gate), export_gguf
-import { definePipeline, defineGate, defineTarget, target, type UserTarget } from 'rc1-build';
+import { definePipeline, defineGate, defineTarget, target, type UserRequirement, type UserTarget } from 'rc1-build';
 
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
 const V1 = 'templates/pack_v1/*.json';
@@ -30,19 +30,57 @@ const VOUCHED = [
   'configs/ppo_scale.yaml',
 ];
 
+/** The judge presets' endpoints and key variables (as in src/scoring/presets.ts). */
+const JUDGE_PRESETS: Record<string, { url: string; key: string; requiresKey: boolean }> = {
+  openai: { url: 'https://api.openai.com/v1', key: 'OPENAI_API_KEY', requiresKey: true },
+  deepseek: { url: 'https://api.deepseek.com/v1', key: 'DEEPSEEK_API_KEY', requiresKey: true },
+  gemini: { url: 'https://generativelanguage.googleapis.com/v1beta/openai', key: 'GEMINI_API_KEY', requiresKey: true },
+  vllm: { url: 'http://127.0.0.1:8000/v1', key: 'VLLM_API_KEY', requiresKey: false },
+  llamacpp: { url: 'http://127.0.0.1:8080/v1', key: 'LLAMACPP_API_KEY', requiresKey: false },
+};
+
+interface JudgeLive { api_key_env?: string | null; preset?: string; base_url?: string | null }
+
 /** The judge's API-key variable: a secret (given to the rule, never in a key or a log). */
 function judgeKeyEnv(config: Record<string, unknown>): string[] {
-  const live = config.scoring_live as { api_key_env?: string | null; preset?: string } | undefined;
-  const presetKeys: Record<string, string> = { openai: 'OPENAI_API_KEY', deepseek: 'DEEPSEEK_API_KEY', gemini: 'GEMINI_API_KEY', vllm: 'VLLM_API_KEY', llamacpp: 'LLAMACPP_API_KEY' };
-  const name = live?.api_key_env ?? presetKeys[live?.preset ?? 'openai'];
+  const live = config.scoring_live as JudgeLive | undefined;
+  const name = live?.api_key_env ?? JUDGE_PRESETS[live?.preset ?? 'openai']?.key;
   return name ? [name] : [];
+}
+
+/**
+ * What prod needs before anything runs (checked by the engine for the targets about to run): the
+ * live judge (its key, its endpoint, REWARD_LIVE_MODE not asking for the heuristic), a served
+ * policy for the rollouts, and the team's trainer command. Dev needs none of them.
+ */
+function prodRequirements(profile: string, config: Record<string, unknown>): Record<'judge' | 'rollouts' | 'train', UserRequirement[]> {
+  if (profile !== 'prod') return { judge: [], rollouts: [], train: [] };
+  const live = (config.scoring_live ?? {}) as JudgeLive;
+  const preset = JUDGE_PRESETS[live.preset ?? 'openai'];
+  const judge: UserRequirement[] = [
+    { env: 'REWARD_LIVE_MODE', values: ['1', 'true', 'live', 'on', 'yes'], optional: true, why: 'prod scores with the live judge only: unset REWARD_LIVE_MODE or set it to 1' },
+    { url: live.base_url ?? preset?.url ?? 'https://api.openai.com/v1', why: `the live judge's endpoint (scoring_live.base_url, else preset ${live.preset ?? 'openai'})` },
+  ];
+  const key = judgeKeyEnv(config)[0];
+  if (key && (preset?.requiresKey ?? true)) judge.push({ env: key, why: `the live judge's API key (scoring_live.api_key_env, else preset ${live.preset ?? 'openai'})` });
+  const ro = (config.rollouts ?? {}) as { source?: string; openai?: { base_url?: string } };
+  const rollouts: UserRequirement[] = ro.source === 'synthetic'
+    ? [{ config: 'rollouts.source', problem: 'synthetic rollouts are refused in prod', why: 'set rollouts.source: openai (a served policy) or file in configs/profiles/prod.yaml' }]
+    : ro.source === 'openai' && ro.openai?.base_url ? [{ url: ro.openai.base_url, why: 'the policy server the rollouts come from (rollouts.openai.base_url)' }] : [];
+  const tr = (config.train ?? {}) as { engine?: string; command?: { argv?: string[] } };
+  const argv0 = tr.command?.argv?.[0];
+  const train: UserRequirement[] = tr.engine !== 'command'
+    ? [{ config: 'train.engine', problem: `${tr.engine ?? 'tfjs'} trains in a simulated environment, refused in prod`, why: 'set train.engine: command and train.command.argv (the team\'s trainer) in configs/profiles/prod.yaml' }]
+    : argv0 ? [{ executable: argv0, why: 'the trainer command (train.command.argv[0])' }]
+    : [{ config: 'train.command.argv', problem: 'not set', why: 'the team\'s trainer command line (src/train/engines/command.ts has the contract)' }];
+  return { judge, rollouts, train };
 }
 
 const SCORING_PARAMS = ['scoring.judge', 'scoring.aggregate', 'scoring.heuristic', 'scoring_live'];
 const SCORING_ENV = ['REWARD_LIVE_MODE', 'RUN_MODE'];
 
 /** The data half of one scale stage (suffix '' for the final stage, '@<n>' otherwise). */
-function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]): UserTarget[] {
+function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[], req: ReturnType<typeof prodRequirements>): UserTarget[] {
   const data = sfx ? `data/rollouts/stages/${n}` : 'data/rollouts';
   const reports = sfx ? `reports/rc1/stages/${n}` : 'reports/rc1';
   const pool = `${data}/rc1_seed.jsonl`;
@@ -96,6 +134,7 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       outputs: [`${data}/pool_rollouts.jsonl`],
       params: ['rollouts'],
       secrets: ['POLICY_API_KEY'],
+      requires: req.rollouts,
     }),
     defineTarget({
       name: `scores${sfx}`,
@@ -108,6 +147,7 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       params: SCORING_PARAMS,
       env: SCORING_ENV,
       secrets: judgeSecrets,
+      requires: req.judge,
     }),
     defineGate({
       name: `stability${sfx}`,
@@ -120,7 +160,8 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
   ];
 }
 
-export default definePipeline(({ config }) => {
+export default definePipeline(({ config, profile }) => {
+  const req = prodRequirements(profile, config);
   const scale = config.scale as unknown as Scale;
   const targets: UserTarget[] = [
     defineTarget({
@@ -144,10 +185,10 @@ export default definePipeline(({ config }) => {
   const judgeSecrets = judgeKeyEnv(config);
   let gatedOn = ['diversity_report'];
   for (const n of scale.stages) {
-    targets.push(...stage(n, `@${n}`, gatedOn, judgeSecrets));
+    targets.push(...stage(n, `@${n}`, gatedOn, judgeSecrets, req));
     gatedOn = [`pool_validation@${n}`, `difficulty_report@${n}`, `stability@${n}`];
   }
-  targets.push(...stage(scale.n, '', gatedOn, judgeSecrets));
+  targets.push(...stage(scale.n, '', gatedOn, judgeSecrets, req));
   targets.push(
     defineTarget({
       name: 'rollouts_shadow',
@@ -157,6 +198,7 @@ export default definePipeline(({ config }) => {
       outputs: ['data/rollouts/shadow_rollouts.jsonl'],
       params: ['rollouts'],
       secrets: ['POLICY_API_KEY'],
+      requires: req.rollouts,
     }),
     defineGate({
       name: 'probe_scorer',
@@ -168,6 +210,7 @@ export default definePipeline(({ config }) => {
       params: ['scoring.probe', 'scoring.judge', 'scoring.heuristic', 'scoring_live'],
       env: SCORING_ENV,
       secrets: judgeSecrets,
+      requires: req.judge,
     }),
     ...[1, 2].map((round) => defineGate({
       name: `not_simulated_round${round}`,
@@ -234,6 +277,7 @@ export default definePipeline(({ config }) => {
     // run, so never hashed or cached); the full timestamped log stays in .rc1/state/train/train.log.
     outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
     params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
+    requires: req.train,
   }));
   targets.push(
     defineGate({

@@ -37,6 +37,12 @@ export interface UserTarget {
    * key (rotating a key rebuilds nothing), and their values are redacted from logs and errors.
    */
   secrets?: string[];
+  /**
+   * What the target needs from the machine before a build may start (API keys, endpoints, a
+   * trainer command). Checked for every target that is going to run, before anything runs; all
+   * that are missing are listed in one usage error (exit 64). Not part of the key.
+   */
+  requires?: UserRequirement[];
   /** For gates: the report file (one of outputs) that is always written. */
   report?: string;
   /** Free-form description shown by `graph` and `status`. */
@@ -46,6 +52,17 @@ export interface UserTarget {
   /** Call site, filled in by define*. */
   site?: CallSite;
 }
+
+/** One requirement of a target; `why` says what it is for (shown when it is not met). */
+export type UserRequirement =
+  /** An environment variable that must be set and non-empty (one of `values`, case-insensitive, if given; `optional`: unset is fine). */
+  | { env: string; values?: string[]; optional?: boolean; why: string }
+  /** An endpoint (http/https URL) whose host must accept a TCP connection. */
+  | { url: string; why: string }
+  /** A command: a name found on PATH, or a path (workspace-relative or absolute) that is executable. */
+  | { executable: string; why: string }
+  /** A config value the declaration already knows cannot work here (e.g. a simulated source in a profile that forbids it). */
+  | { config: string; problem: string; why: string };
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 

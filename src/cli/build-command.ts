@@ -4,9 +4,10 @@
 import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
 import type { Reporter } from '../report/events.ts';
 import { Build } from '../scheduler/run-build.ts';
+import { closureOf } from '../graph/resolved.ts';
+import { checkRequirements } from '../rebuild/requirements.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertPathsOnDisk } from './workspace.ts';
-import { closureOf } from '../graph/resolved.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -28,17 +29,37 @@ export function makeReporter(o: Pick<BuildCommandOptions, 'json' | 'explain' | '
   return o.json ? new JsonReporter(io.out) : new ConsoleReporter({ explain: o.explain, verbose: o.verbose, tty: io.tty, out: io.out, err: io.err });
 }
 
+/**
+ * Outputs of one profile are never replaced by another's silently: say which targets hold
+ * outputs built in another profile (the profile is part of every fingerprint, so they rebuild,
+ * and the other profile's outputs stay in the cache, restored when that profile builds again).
+ */
+function noteProfileSwitch(ws: Workspace, targets: string[], io: Io): void {
+  const other = new Map<string, string[]>();
+  for (const n of closureOf(ws.pipeline, targets)) {
+    const p = ws.trace.records.get(n)?.fingerprint.profile;
+    if (p && p !== ws.profile) (other.get(p) ?? other.set(p, []).get(p)!).push(n);
+  }
+  for (const [p, names] of other) {
+    io.err(`rc1-build: note: ${names.length} target${names.length === 1 ? ' has' : 's have'} outputs built in profile ${p} (${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}); this ${ws.profile} build replaces those it runs; the ${p} outputs stay in .rc1/cache and are restored when profile ${p} builds again\n`);
+  }
+}
+
 /** A build in progress, so a signal handler outside (watch) can interrupt it. */
 export interface Running { interrupt(): Promise<void> }
 
 export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
   // Symlinks that lead an output or input out of the workspace are refused before anything runs.
-  assertPathsOnDisk(ws, closureOf(ws.pipeline, o.targets));
+  const plan = closureOf(ws.pipeline, o.targets);
+  assertPathsOnDisk(ws, plan);
+  // Before the lock and before anything runs: everything the targets to run need is present.
+  await checkRequirements(ws.pipeline, plan, ws.decideEnv(o.forced), { root: ws.root, env: process.env, profile: ws.profile });
   const rep = makeReporter(o, io);
   if (!o.dryRun) {
     if (o.waitS) {
       await ws.lock.acquireWaiting(o.command, o.waitS, (h) => io.err(`rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`));
     } else ws.lock.acquire(o.command);
+    noteProfileSwitch(ws, o.targets, io);
     if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
     ws.trace.repair();
   }

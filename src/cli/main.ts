@@ -14,6 +14,7 @@ import { runGraph } from './graph.ts';
 import { runAudit } from './audit.ts';
 import { runClean } from './clean.ts';
 import { runFailpack } from './failpack.ts';
+import { processIo } from './stdio.ts';
 import { availableParallelism } from 'node:os';
 
 /**
@@ -64,11 +65,7 @@ const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build', 'watch',
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 
-export async function main(argv: string[], io: Io = {
-  out: (s) => void process.stdout.write(s),
-  err: (s) => void process.stderr.write(s),
-  tty: process.stderr.isTTY === true,
-}): Promise<number> {
+export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   let json = false;
   try {
     // `scorecache` has its own options (--spec …): hand it everything after its name.

@@ -16,6 +16,8 @@ export interface TargetStatus {
   /** How the current outputs got there. */
   how?: 'ran' | 'restored';
   gate: boolean;
+  /** The profile the current outputs were built in (absent when never built). */
+  profile?: string;
 }
 
 export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
@@ -57,6 +59,7 @@ export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
       const state = rec?.result === 'failed' ? 'failed' : !rec || d.reasons.some((r) => r.kind === 'output-missing' || r.kind === 'never-built') ? 'missing' : 'stale';
       s = { name: n, state, reasons, restorable: d.kind === 'restore', ...(rec ? { how: rec.how } : {}), gate: t.gate };
     }
+    if (rec) s.profile = rec.fingerprint.profile;
     byName.set(n, s);
   }
   for (const n of order) out.push(byName.get(n)!);

@@ -2,7 +2,8 @@
 // and the directories their globs walk, the rules' code closures, configs/, rc1.build.ts) with
 // chokidar, and rebuild — debounced — when one changes. Content hashes decide what reruns, and
 // each run prints its reason. A failing rule or a broken declaration is reported and the watch
-// waits for the next change; Ctrl-C stops a running build cleanly (as a plain build does).
+// waits for the next change; edits made while a build runs are queued and built right after it;
+// Ctrl-C stops a running build cleanly (as a plain build does).
 import * as path from 'node:path';
 import { globBase } from '../hash/glob-cache.ts';
 import { closureOf } from '../graph/resolved.ts';
@@ -69,7 +70,7 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
     if (ignored(path.resolve(root, p))) return;
     changed.add(p.split(path.sep).join('/'));
     if (timer) clearTimeout(timer);
-    timer = setTimeout(() => wake?.(), DEBOUNCE_MS);
+    timer = setTimeout(() => { timer = null; wake?.(); }, DEBOUNCE_MS);
   });
   let watched = new Set<string>();
   const stop = (sig: NodeJS.Signals): void => {
@@ -82,31 +83,38 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   watchLauncher(() => stop('SIGTERM'));
-  for (;;) {
-    let next = new Set<string>([PIPELINE_FILE, 'configs', 'rules']);
-    try {
-      ws ??= await openWorkspace(root);
-      checkTargets(ws, args);
-      const targets = args.length ? args : ws.pipeline.defaultTargets;
-      await runBuildOnce(ws, { ...o, targets }, io, { installSignals: false, onStart: (r) => { running = r; } });
-      running = null;
-      next = await watchSet(ws, targets);
-    } catch (e) {
-      running = null;
-      if (e instanceof UsageError) printDiagnostics(e.diagnostics, io, o.json);
-      else printInternalError(e, io);
-    }
+  const follow = (next: Set<string>): void => {
     const add = [...next].filter((p) => !watched.has(p));
     const remove = [...watched].filter((p) => !next.has(p));
     if (add.length) watcher.add(add.map((p) => path.resolve(root, p)));
     if (remove.length) watcher.unwatch(remove.map((p) => path.resolve(root, p)));
     watched = next;
+  };
+  for (;;) {
+    try {
+      ws ??= await openWorkspace(root);
+      checkTargets(ws, args);
+      const targets = args.length ? args : ws.pipeline.defaultTargets;
+      // Watched before the build starts, so an edit made while it runs is seen.
+      follow(await watchSet(ws, targets));
+      // What changed before this point is read by this build; what changes from here on is
+      // queued for the next one.
+      changed.clear();
+      await runBuildOnce(ws, { ...o, targets }, io, { installSignals: false, onStart: (r) => { running = r; } });
+      running = null;
+    } catch (e) {
+      running = null;
+      if (e instanceof UsageError) printDiagnostics(e.diagnostics, io, o.json);
+      else printInternalError(e, io);
+      follow(new Set([...watched, PIPELINE_FILE, 'configs', 'rules']));
+    }
     ws = null;
-    say(`watching ${watched.size} paths; waiting for changes (Ctrl-C to stop)`, { state: 'waiting', paths: watched.size });
-    await new Promise<void>((r) => { wake = r; });
+    // Changes made while the build ran are not lost: once they settle, build again at once.
+    const queued = changed.size > 0;
+    if (!queued) say(`watching ${watched.size} paths; waiting for changes (Ctrl-C to stop)`, { state: 'waiting', paths: watched.size });
+    if (!queued || timer) await new Promise<void>((r) => { wake = r; });
     wake = null;
     const files = [...changed].sort();
-    changed.clear();
-    say(`${files.length} changed: ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}; rebuilding`, { state: 'rebuilding', changed: files });
+    say(`${files.length} changed${queued ? ' during the build' : ''}: ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}; rebuilding`, { state: 'rebuilding', changed: files, queued });
   }
 }

@@ -149,7 +149,7 @@ export async function loadPipeline(opts: {
     targets.set(t.name, {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
       inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(), secrets: [...new Set(t.secrets ?? [])].sort(),
-      deps: [], ...(t.description ? { description: t.description } : {}),
+      deps: [], ...(t.description ? { description: t.description } : {}), ...(t.requires?.length ? { requires: t.requires } : {}),
     });
     // The call site stays lazy: formatting 1 000 stack traces would dominate a no-op.
     Object.defineProperty(targets.get(t.name)!, 'site', { enumerable: false, get: () => t.site });

@@ -15,6 +15,12 @@ export const targetSchema = z.object({
   args: z.record(z.string(), z.json()).optional(),
   secrets: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
   env: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
+  requires: z.array(z.union([
+    z.object({ env: z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name'), values: z.array(z.string()).optional(), optional: z.boolean().optional(), why: z.string().min(1) }).strict(),
+    z.object({ url: z.string().url(), why: z.string().min(1) }).strict(),
+    z.object({ executable: z.string().min(1), why: z.string().min(1) }).strict(),
+    z.object({ config: z.string().min(1), problem: z.string().min(1), why: z.string().min(1) }).strict(),
+  ])).optional(),
   report: z.string().optional(),
   description: z.string().optional(),
   gate: z.boolean().optional(),

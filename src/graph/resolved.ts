@@ -1,5 +1,5 @@
 // The resolved pipeline: frozen, validated data the engine works on (STYLE 4: Resolved*).
-import type { CallSite } from '../api/index.ts';
+import type { CallSite, UserRequirement } from '../api/index.ts';
 
 export type InputItem =
   | { kind: 'file'; path: string; producer?: string }
@@ -24,6 +24,8 @@ export interface ResolvedTarget {
   /** Targets this one depends on (target refs and producers of its file inputs), sorted. */
   deps: string[];
   description?: string;
+  /** What must be present before the target may run (checked before a build starts). */
+  requires?: UserRequirement[];
   site?: CallSite;
 }
 
