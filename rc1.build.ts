@@ -48,6 +48,13 @@ function judgeKeyEnv(config: Record<string, unknown>): string[] {
   return name ? [name] : [];
 }
 
+/** The judge's score cache (paid calls: kept by `clean`, removed by `clean --cache`). */
+function scoreCacheState(config: Record<string, unknown>): { path: string; cache: true }[] {
+  const p = ((config.scoring_live as { cache?: { path?: string } } | undefined)?.cache?.path ?? '.rc1/scorecache.sqlite').replace(/^\.\//, '');
+  if (!p.startsWith('.rc1/')) return [];
+  return ['', '-wal', '-shm'].map((x) => ({ path: p + x, cache: true as const }));
+}
+
 /**
  * What prod needs before anything runs (checked by the engine for the targets about to run): the
  * live judge (its key, its endpoint, REWARD_LIVE_MODE not asking for the heuristic), a served
@@ -80,7 +87,7 @@ const SCORING_PARAMS = ['scoring.judge', 'scoring.aggregate', 'scoring.heuristic
 const SCORING_ENV = ['REWARD_LIVE_MODE', 'RUN_MODE'];
 
 /** The data half of one scale stage (suffix '' for the final stage, '@<n>' otherwise). */
-function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[], req: ReturnType<typeof prodRequirements>): UserTarget[] {
+function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[], req: ReturnType<typeof prodRequirements>, scoreCache: UserTarget['state']): UserTarget[] {
   const data = sfx ? `data/rollouts/stages/${n}` : 'data/rollouts';
   const reports = sfx ? `reports/rc1/stages/${n}` : 'reports/rc1';
   const pool = `${data}/rc1_seed.jsonl`;
@@ -148,6 +155,7 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       env: SCORING_ENV,
       secrets: judgeSecrets,
       requires: req.judge,
+      state: scoreCache,
     }),
     defineGate({
       name: `stability${sfx}`,
@@ -162,6 +170,7 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
 
 export default definePipeline(({ config, profile }) => {
   const req = prodRequirements(profile, config);
+  const scoreCache = scoreCacheState(config);
   const scale = config.scale as unknown as Scale;
   const targets: UserTarget[] = [
     defineTarget({
@@ -185,10 +194,10 @@ export default definePipeline(({ config, profile }) => {
   const judgeSecrets = judgeKeyEnv(config);
   let gatedOn = ['diversity_report'];
   for (const n of scale.stages) {
-    targets.push(...stage(n, `@${n}`, gatedOn, judgeSecrets, req));
+    targets.push(...stage(n, `@${n}`, gatedOn, judgeSecrets, req, scoreCache));
     gatedOn = [`pool_validation@${n}`, `difficulty_report@${n}`, `stability@${n}`];
   }
-  targets.push(...stage(scale.n, '', gatedOn, judgeSecrets, req));
+  targets.push(...stage(scale.n, '', gatedOn, judgeSecrets, req, scoreCache));
   targets.push(
     defineTarget({
       name: 'rollouts_shadow',
@@ -211,6 +220,7 @@ export default definePipeline(({ config, profile }) => {
       env: SCORING_ENV,
       secrets: judgeSecrets,
       requires: req.judge,
+      state: scoreCache,
     }),
     ...[1, 2].map((round) => defineGate({
       name: `not_simulated_round${round}`,

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
 import {
-  buildScenario, dataFileFormat, displayPath, loadSources, plainRender, selectShadow, shadowScenarioId, stratifiedQuotas,
+  buildScenario, dataFileFormat, displayPath, loadSources, NotEnoughDataError, plainRender, selectShadow, shadowScenarioId, stratifiedQuotas,
   toJsonl, TASKS,
 } from 'rc1-build/data';
 
@@ -47,7 +47,14 @@ export default defineRule({
     for (const issue of loaded.issues.slice(0, 5)) ctx.log(`skipped: ${issue.message}`);
     if (loaded.skipped > 5) ctx.log(`skipped ${loaded.skipped - 5} more malformed records (the first ${ISSUES_LISTED} are listed in ${MANIFEST})`);
 
-    const selection = selectShadow(loaded.items, { ...shadow, rng: (seed) => ctx.rng(seed) });
+    let selection: ReturnType<typeof selectShadow>;
+    try {
+      selection = selectShadow(loaded.items, { ...shadow, rng: (seed) => ctx.rng(seed) });
+    } catch (e) {
+      if (!(e instanceof NotEnoughDataError)) throw e;
+      const dirs = [...new Set(files.map((f) => displayPath(dirname(f), ctx.root)))].filter((d) => d.includes(e.task));
+      throw new RuleError(`${e.message}${loaded.skipped ? ` (${loaded.skipped} malformed records were skipped)` : ''}\n  hint: add ${e.task} records to ${dirs.length ? dirs.join(', ') : `the raw inputs (a ${e.task} file matched by the target's \`raw\` globs)`}, or lower shadow.n (${e.n}) or shadow.stratify.${e.task} in configs/`);
+    }
     const scenarios = selection.items.map((item) => buildScenario(item, plainRender(item, shadowScenarioId(item))));
     const jsonl = toJsonl(scenarios);
     await write(ctx.output(SCENARIOS), jsonl);

@@ -43,6 +43,12 @@ export interface UserTarget {
    * that are missing are listed in one usage error (exit 64). Not part of the key.
    */
   requires?: UserRequirement[];
+  /**
+   * State the rule keeps between builds under .rc1/ (e.g. a training run's work dir): not an
+   * output, but `clean` of the target removes it. `cache: true` marks a cache worth keeping (a
+   * cache of paid API calls): removed only by `clean --cache`.
+   */
+  state?: (string | { path: string; cache?: boolean })[];
   /** For gates: the report file (one of outputs) that is always written. */
   report?: string;
   /** Free-form description shown by `graph` and `status`. */
@@ -77,6 +83,11 @@ export interface UserPipeline {
    * outside the workspace, after following symlinks, is a usage error.
    */
   externalRoots?: string[];
+  /**
+   * Size cap of the local output cache (.rc1/cache), e.g. '20G' or a number of bytes; least
+   * recently used entries are evicted after builds. Default 10G; RC1_CACHE_MAX_SIZE overrides it.
+   */
+  cacheMaxSize?: string | number;
   targets: UserTarget[];
   site?: CallSite;
 }

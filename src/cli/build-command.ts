@@ -6,6 +6,7 @@ import type { Reporter } from '../report/events.ts';
 import { Build } from '../scheduler/run-build.ts';
 import { closureOf } from '../graph/resolved.ts';
 import { checkRequirements } from '../rebuild/requirements.ts';
+import { afterBuildGc, currentKeys } from './gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertPathsOnDisk } from './workspace.ts';
 
@@ -63,6 +64,7 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
     ws.trace.repair();
   }
+  const keysBefore = currentKeys(ws);
   const build = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
   const t0 = performance.now();
   const running: Running = {
@@ -83,7 +85,15 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     stopLauncherWatch = watchLauncher(() => onSignal('SIGTERM'));
   }
   try {
-    return await build.run();
+    const code = await build.run();
+    if (!o.dryRun) {
+      try {
+        afterBuildGc(ws, keysBefore, io);
+      } catch (e) {
+        io.err(`rc1-build: warning: could not apply the output cache's size cap: ${(e as Error).message}; the build itself is complete\n`);
+      }
+    }
+    return code;
   } finally {
     await build.close();
     ws.lock.release();

@@ -1,16 +1,43 @@
 // `rc1-build clean [TARGET…] [--cache]`: removes the named targets' outputs (all targets when
-// none is named), their records and their state dirs (.rc1/state/<target>/: a training run's
-// checkpoints and previous runs, say; all of .rc1/state/ when none is named), rewrites the
-// manifest, and keeps the output cache unless --cache is given, so a clean followed by a build
-// restores instead of re-running.
+// none is named), their records, their state dirs (.rc1/state/<target>/: a training run's
+// checkpoints and previous runs, say; all of .rc1/state/ when none is named) and any other state
+// their rules declare under .rc1/ (`state`), and rewrites the manifest. Caches stay unless --cache: the
+// output cache (so a clean followed by a build restores instead of re-running) and rule caches
+// declared `cache: true` (e.g. paid judge calls). A clean of everything also removes the engine's
+// scratch (tmp, journal of an interrupted commit is recovered first) and names what it left.
+// Every path removed or kept is printed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeManifest } from '../report/manifest.ts';
+import { formatSize } from '../util/size.ts';
 import { TARGET_STATE_ROOT, targetStateDir } from '../state/target-state-dir.ts';
 import { rmrf } from '../util/fs.ts';
 import { type Workspace, assertPathsOnDisk } from './workspace.ts';
 
 interface Io { out: (s: string) => void }
+
+/** What the engine keeps in .rc1/ (removed or kept by a clean of everything). */
+const ENGINE_STATE: Record<string, { what: string; clean: 'remove' | 'keep' | 'cache' }> = {
+  tmp: { what: 'temporary outputs of rules in progress', clean: 'remove' },
+  [TARGET_STATE_ROOT]: { what: 'per-target state dirs', clean: 'remove' },
+  cache: { what: 'the output cache', clean: 'cache' },
+  'trace.log': { what: 'per-target records', clean: 'keep' },
+  'statcache.json': { what: 'file hash cache', clean: 'keep' },
+  'globcache.json': { what: 'glob expansion cache', clean: 'keep' },
+  compiled: { what: 'compiled rc1.build.ts and rules', clean: 'keep' },
+  journal: { what: 'commit journal', clean: 'keep' },
+  lock: { what: 'workspace lock', clean: 'keep' },
+  salt: { what: 'salt of hashed env values', clean: 'keep' },
+};
+
+function sizeOf(p: string): number {
+  const st = fs.lstatSync(p, { throwIfNoEntry: false });
+  if (!st) return 0;
+  if (!st.isDirectory()) return st.size;
+  let n = 0;
+  for (const e of fs.readdirSync(p)) n += sizeOf(path.join(p, e));
+  return n;
+}
 
 export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io): number {
   // Never delete outside the workspace: an output under a symlink that leads out is refused.
@@ -19,28 +46,58 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io)
   try {
     ws.trace.repair();
     ws.committer.recover();
-    const targets = names.length ? names : ws.pipeline.order;
+    const all = !names.length;
+    const targets = all ? ws.pipeline.order : names;
+    const lines: string[] = [];
+    const drop = (rel: string, what: string): void => {
+      const abs = path.join(ws.root, rel);
+      if (!fs.existsSync(abs)) return;
+      const size = sizeOf(abs);
+      rmrf(abs);
+      lines.push(`  removed ${rel} (${what}, ${formatSize(size)})`);
+    };
+    const keep = (rel: string, what: string, how: string): void => {
+      if (fs.existsSync(path.join(ws.root, rel))) lines.push(`  kept    ${rel} (${what}; ${how})`);
+    };
     let removed = 0;
     let states = 0;
+    const declared = new Set<string>();
     for (const n of targets) {
-      for (const o of ws.pipeline.targets.get(n)!.outputs) {
+      const t = ws.pipeline.targets.get(n)!;
+      for (const o of t.outputs) {
         const abs = path.join(ws.root, o.path);
         if (fs.existsSync(abs)) { rmrf(abs); removed++; }
         ws.stat.forget(o.path);
       }
       ws.trace.remove(n);
-      const state = targetStateDir(ws.stateDir, n);
-      if (fs.existsSync(state)) { rmrf(state); states++; }
+      const own = targetStateDir(ws.stateDir, n);
+      if (fs.existsSync(own)) { states++; drop(path.relative(ws.root, own), `state of ${n}`); }
+      for (const st of t.state ?? []) {
+        if (declared.has(st.path)) continue;
+        declared.add(st.path);
+        if (!st.cache) drop(st.path, `state of ${n}`);
+        else if (cache) drop(st.path, `cache of ${n}`);
+        else keep(st.path, `cache of ${n}`, '--cache removes it');
+      }
     }
-    if (!names.length) {
-      rmrf(path.join(ws.stateDir, 'tmp'));
-      if (fs.existsSync(path.join(ws.stateDir, TARGET_STATE_ROOT))) { rmrf(path.join(ws.stateDir, TARGET_STATE_ROOT)); states = Math.max(states, 1); }
+    if (all) {
+      for (const t of ws.pipeline.targets.values()) for (const st of t.state ?? []) declared.add(st.path);
+      drop(path.join('.rc1', 'tmp'), ENGINE_STATE.tmp!.what);
+      if (fs.existsSync(path.join(ws.stateDir, TARGET_STATE_ROOT))) { states++; drop(path.join('.rc1', TARGET_STATE_ROOT), ENGINE_STATE[TARGET_STATE_ROOT]!.what); }
+      if (cache) drop(path.join('.rc1', 'cache'), ENGINE_STATE.cache!.what);
+      else keep(path.join('.rc1', 'cache'), ENGINE_STATE.cache!.what, '--cache removes it; rc1-build gc trims it');
+      // Anything else under .rc1/ that neither the engine nor a target declares is named, not removed.
+      for (const e of fs.readdirSync(ws.stateDir)) {
+        const rel = `.rc1/${e}`;
+        if (ENGINE_STATE[e] || [...declared].some((d) => d === rel || d.startsWith(rel + '/'))) continue;
+        lines.push(`  left    ${rel} (declared by no target; remove it by hand if it is not needed)`);
+      }
     }
-    if (cache) ws.cache.clear();
     writeManifest(ws, { commit: null, dirty: null });
     ws.trace.close();
     ws.saveCaches();
-    io.out(`clean: removed ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ` and their state (${path.relative(ws.root, path.join(ws.stateDir, TARGET_STATE_ROOT))}/)` : ''}${cache ? ', and the output cache' : ' (the output cache is kept; --cache removes it)'}\n`);
+    io.out(`clean: removed ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ` and their state (${path.relative(ws.root, path.join(ws.stateDir, TARGET_STATE_ROOT))}/)` : ''}\n`);
+    for (const l of lines) io.out(l + '\n');
     return 0;
   } finally {
     ws.lock.release();

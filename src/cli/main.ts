@@ -13,6 +13,7 @@ import { runStatus } from './status.ts';
 import { runGraph } from './graph.ts';
 import { runAudit } from './audit.ts';
 import { runClean } from './clean.ts';
+import { runGc } from './gc.ts';
 import { runFailpack } from './failpack.ts';
 import { processIo } from './stdio.ts';
 import { availableParallelism } from 'node:os';
@@ -52,7 +53,8 @@ usage:
   rc1-build status [--json]      every target: up-to-date | stale (reason) | missing | failed
   rc1-build graph [--format dot|mermaid|json]
   rc1-build audit [--json]       verify every artifact on disk against the manifest
-  rc1-build clean [TARGET…] [--cache]
+  rc1-build clean [TARGET…] [--cache]   remove outputs and the engine's per-target state (--cache: and the output cache)
+  rc1-build gc [--max-size SIZE] evict least recently used output-cache entries down to the cap (default 10G)
   rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
   rc1-build failpack             pack logs, preflight and failed gates' reports into reports/rc1/FAIL_<ts>.tgz
   rc1-build scorecache stat | invalidate --spec SPEC | replay-bad
@@ -61,7 +63,7 @@ usage:
 exit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error
 `;
 
-const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'build', 'watch', 'failpack', 'scorecache']);
+const COMMANDS = new Set(['status', 'graph', 'audit', 'clean', 'gc', 'build', 'watch', 'failpack', 'scorecache']);
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 
@@ -89,6 +91,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
         verbose: { type: 'boolean', short: 'v' },
         format: { type: 'string' },
         cache: { type: 'boolean' },
+        'max-size': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
         directory: { type: 'string', short: 'C' },
@@ -116,6 +119,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     if (command === 'status') return runStatus(ws, json, io);
     if (command === 'failpack') return await runFailpack(ws, io);
     if (command === 'clean') return runClean(ws, args, values.cache === true, io);
+    if (command === 'gc') return runGc(ws, values['max-size'], json, io);
 
     let jobs = availableParallelism();
     if (values.jobs !== undefined) {

@@ -8,7 +8,7 @@ import { ModuleCompiler } from '../config/compile-module.ts';
 import { type LoadedConfig, loadConfigs } from '../config/load-configs.ts';
 import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
-import { UsageError, siteString } from '../config/usage-error.ts';
+import { type Diagnostic, UsageError, didYouMean, siteString } from '../config/usage-error.ts';
 import { pathsOnDiskProblems } from '../graph/workspace-paths.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
 import { GlobCache } from '../hash/glob-cache.ts';
@@ -59,6 +59,27 @@ function loadSalt(stateDir: string): string {
   }
 }
 
+/** Every target's rule module exists (a typo is a usage error with a did-you-mean, not a crash). */
+function checkRuleFiles(root: string, pipeline: ResolvedPipeline): void {
+  const users = new Map<string, string[]>();
+  for (const t of pipeline.targets.values()) (users.get(t.rule) ?? users.set(t.rule, []).get(t.rule)!).push(t.name);
+  const diags: Diagnostic[] = [];
+  for (const [rule, names] of users) {
+    if (fs.existsSync(path.join(root, rule))) continue;
+    const dir = path.posix.dirname(rule);
+    let siblings: string[] = [];
+    try { siblings = fs.readdirSync(path.join(root, dir)).filter((f) => /\.[cm]?[jt]s$/.test(f)); } catch { /* no such directory */ }
+    const guess = didYouMean(path.posix.basename(rule), siblings);
+    const t = pipeline.targets.get(names[0]!)!;
+    diags.push({
+      headline: `rule ${rule} of target${names.length > 1 ? 's' : ''} ${names.join(', ')} does not exist`,
+      location: siteString(t.site, root) ?? PIPELINE_FILE,
+      hint: guess ? `did you mean ${dir === '.' ? '' : dir + '/'}${guess}?` : `a rule is a workspace-relative module path${siblings.length ? `; ${dir}/ holds ${siblings.slice(0, 6).join(', ')}` : ''}`,
+    });
+  }
+  if (diags.length) throw new UsageError(diags);
+}
+
 export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Workspace> {
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
@@ -82,6 +103,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     pipeline = await loadPipeline({ root, stateDir, compiler, config, profile, decl });
     if (key) writeCachedPipeline(cacheFile, key, pipeline);
   }
+  checkRuleFiles(root, pipeline);
   phase('load pipeline');
   const trace = new TraceLog(path.join(stateDir, 'trace.log'));
   phase('load trace');

@@ -9,6 +9,7 @@ import type { PipelineContext, PipelineFn, UserPipeline, UserTarget } from '../a
 import { sha256Hex } from '../hash/hash-file.ts';
 import { sortedCopy } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
+import { parseSize } from '../util/size.ts';
 import { findCycle } from '../graph/find-cycle.ts';
 import { forbiddenOutput, lexicalProblem } from '../graph/workspace-paths.ts';
 import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
@@ -131,6 +132,12 @@ export async function loadPipeline(opts: {
         diags.push({ headline: `targets ${other} and ${t.name} both write ${o.path}`, location: where(t), context: { [other]: siteString(decl.targets.find((x) => x.name === other)?.site, root) ?? '?' }, hint: 'each output has exactly one producing target' });
       } else producers.set(o.path, t.name);
     }
+    for (const st of t.state ?? []) {
+      const p = normalizeRel(typeof st === 'string' ? st : st.path);
+      if (!p.startsWith('.rc1/') || /^\.rc1\/(cache|state|tmp|lock)(\/|$)/.test(p)) {
+        diags.push({ headline: `target ${t.name}: state ${p} is not a rule's own path under .rc1/`, location: where(t), hint: "declare the rule's own folder or file, e.g. '.rc1/scorecache.sqlite'; .rc1/state/<target>/ needs no declaring" });
+      }
+    }
     const report = t.report ? normalizeRel(t.report) : undefined;
     if (report && !outputs.some((o) => o.path === report)) {
       diags.push({ headline: `gate ${t.name}: report ${report} is not one of its outputs`, location: where(t) });
@@ -150,6 +157,7 @@ export async function loadPipeline(opts: {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
       inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(), secrets: [...new Set(t.secrets ?? [])].sort(),
       deps: [], ...(t.description ? { description: t.description } : {}), ...(t.requires?.length ? { requires: t.requires } : {}),
+      ...(t.state?.length ? { state: t.state.map((x) => typeof x === 'string' ? { path: normalizeRel(x).replace(/\/$/, ''), cache: false } : { path: normalizeRel(x.path).replace(/\/$/, ''), cache: x.cache === true }) } : {}),
     });
     // The call site stays lazy: formatting 1 000 stack traces would dominate a no-op.
     Object.defineProperty(targets.get(t.name)!, 'site', { enumerable: false, get: () => t.site });
@@ -215,12 +223,16 @@ export async function loadPipeline(opts: {
   const manifestDir = normalizeRel(decl.manifestDir ?? 'reports/rc1');
   const badManifest = !insideWorkspace(manifestDir) ? 'is outside the workspace' : forbiddenOutput(manifestDir, ruleFiles);
   if (badManifest) diags.push(pathDiag(`definePipeline: manifestDir ${manifestDir} ${badManifest}`, siteString(decl.site, root) ?? PIPELINE_FILE, 'the manifest is written inside the workspace, e.g. reports/rc1'));
+  const cacheMaxBytes = decl.cacheMaxSize === undefined ? undefined : parseSize(decl.cacheMaxSize);
+  if (cacheMaxBytes === null) {
+    diags.push({ headline: `cacheMaxSize: expected a size such as '20G', '500M' or a number of bytes, got ${JSON.stringify(decl.cacheMaxSize)}`, location: siteString(decl.site, root) ?? PIPELINE_FILE });
+  }
   if (diags.length) throw new UsageError(diags);
   for (const t of targets.values()) Object.freeze(t);
   return Object.freeze({
     root, targets, order, producers, defaultTargets: defaults, externalRoots: decl.externalRoots ?? [],
     manifestDir,
-    configFiles: opts.config.files, profile: opts.profile,
+    configFiles: opts.config.files, profile: opts.profile, ...(typeof cacheMaxBytes === 'number' ? { cacheMaxBytes } : {}),
   });
 }
 

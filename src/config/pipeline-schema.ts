@@ -21,6 +21,10 @@ export const targetSchema = z.object({
     z.object({ executable: z.string().min(1), why: z.string().min(1) }).strict(),
     z.object({ config: z.string().min(1), problem: z.string().min(1), why: z.string().min(1) }).strict(),
   ])).optional(),
+  state: z.array(z.union([
+    z.string().regex(/^\.rc1\/[^]+$/, 'a path under .rc1/'),
+    z.object({ path: z.string().regex(/^\.rc1\/[^]+$/, 'a path under .rc1/'), cache: z.boolean().optional() }).strict(),
+  ])).optional(),
   report: z.string().optional(),
   description: z.string().optional(),
   gate: z.boolean().optional(),
@@ -31,6 +35,7 @@ export const pipelineSchema = z.object({
   manifestDir: z.string().optional(),
   defaultTargets: z.array(z.string()).optional(),
   externalRoots: z.array(z.string().min(1)).optional(),
+  cacheMaxSize: z.union([z.string(), z.number()]).optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),
 }).strict();

@@ -20,7 +20,7 @@ export {
   detectTask, loadSources, mergeDuplicates, parseSourceRecord,
   type FileSummary, type LoadOptions, type LoadResult,
 } from './load-sources.ts';
-export { deriveSeed, selectShadow, stratifiedQuotas, type ShadowOptions, type ShadowSelection } from './select-shadow.ts';
+export { deriveSeed, NotEnoughDataError, selectShadow, stratifiedQuotas, type ShadowOptions, type ShadowSelection } from './select-shadow.ts';
 export {
   buildReference, buildScenario, plainRender, scenarioContext, scenarioTools, shadowScenarioId,
   type ContextDoc, type Message, type Reference, type ReferenceStep, type Scenario, type ScenarioRender, type ToolName,

@@ -75,6 +75,14 @@ function perTask(value: (t: Task) => number): Record<Task, number> {
   return out;
 }
 
+/** The sources hold fewer items of a task than the requested size needs: a data error, not a bug. */
+export class NotEnoughDataError extends Error {
+  override readonly name = 'NotEnoughDataError';
+  constructor(readonly task: Task, readonly needed: number, readonly available: number, readonly n: number) {
+    super(`shadow set: task ${task} needs ${needed} items but the sources have ${available} (shadow.n = ${n})`);
+  }
+}
+
 /** Selects the shadow set: exactly n items, stratified by task, the same for the same items and seed. */
 export function selectShadow(items: readonly SourceItem[], options: ShadowOptions): ShadowSelection {
   const rng = options.rng ?? createRng;
@@ -95,7 +103,7 @@ export function selectShadow(items: readonly SourceItem[], options: ShadowOption
     const quota = quotas[task] ?? 0;
     const pool = byTask.get(task)!;
     if (quota > pool.length) {
-      throw new RangeError(`shadow set: task ${task} needs ${quota} items but the sources have ${pool.length}`);
+      throw new NotEnoughDataError(task, quota, pool.length, options.n);
     }
     if (quota === 0) continue;
     selected.push(...rng(deriveSeed(options.seed, task)).shuffle(pool).slice(0, quota));

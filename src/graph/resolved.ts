@@ -24,6 +24,8 @@ export interface ResolvedTarget {
   /** Targets this one depends on (target refs and producers of its file inputs), sorted. */
   deps: string[];
   description?: string;
+  /** Rule state under .rc1/ that `clean` of this target removes (`cache`: only with --cache). */
+  state?: { path: string; cache: boolean }[];
   /** What must be present before the target may run (checked before a build starts). */
   requires?: UserRequirement[];
   site?: CallSite;
@@ -40,6 +42,8 @@ export interface ResolvedPipeline {
   manifestDir: string;
   /** Directories outside the workspace that inputs (and outputs, through a symlink) may reach; as declared. */
   externalRoots: string[];
+  /** Size cap of the output cache in bytes, when the pipeline declares one. */
+  cacheMaxBytes?: number;
   configFiles: string[];
   profile: string;
 }
