@@ -160,15 +160,18 @@ test('--wait queues behind a live holder and runs after it; --wait=SECONDS gives
     assert.equal(gaveUp.code, 64);
     assert.match(gaveUp.stderr, new RegExp(`another build holds this workspace: pid ${first.pid}[^]*command: rc1-build hold[^]*waited: 0 s`));
 
-    const waiter = runCli(r.dir, ['--wait', 't'], env);
-    await sleep(400);
+    const waiter = r.spawn(['--wait', 't'], env);
+    let waitErr = '';
+    waiter.stderr!.on('data', (d) => { waitErr += d; });
+    const waited = new Promise<number | null>((res) => waiter.on('exit', (c) => res(c)));
+    for (let i = 0; i < 500 && !waitErr.includes('waiting for'); i++) await sleep(20);
+    assert.match(waitErr, new RegExp(`waiting for the build holding this workspace \\(pid ${first.pid} on [^,]+, rc1-build hold\\)`));
+    await sleep(200);
     assert.ok(!fs.existsSync(ledger), 'the waiting build has not run its rule');
     const released = Date.now();
     fs.writeFileSync(go, '');
     assert.equal(await firstExit, 0);
-    const w = await waiter;
-    assert.equal(w.code, 0, w.stderr);
-    assert.match(w.stderr, new RegExp(`waiting for the build holding this workspace \\(pid ${first.pid} on [^,]+, rc1-build hold\\)`));
+    assert.equal(await waited, 0, waitErr);
     const [, t0] = fs.readFileSync(ledger, 'utf8').trim().split(' ').map(Number);
     assert.ok(t0! >= released, 'the waiting build ran its rule after the holder finished');
   } finally {
