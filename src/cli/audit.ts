@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashFileSync } from '../hash/hash-file.ts';
 import { type Artifact, type Manifest, artifactsOf, manifestPath, sidecarPath } from '../report/manifest.ts';
+import { forgetManifestState } from '../report/manifest-state.ts';
 import { UsageError } from '../config/usage-error.ts';
 import { listFilesRecursive, readJsonOrNull } from '../util/fs.ts';
 import { openWorkspace } from './workspace.ts';
@@ -115,6 +116,8 @@ export async function runAudit(root: string, json: boolean, io: Io): Promise<num
   for (const s of sides) if (!listed.has(s.replace(/\.sha256$/, ''))) problems.push({ kind: 'extra', path: path.posix.join(mdir, 'sha256', s) });
 
   const count = all.length;
+  // The next build must check the manifest and every sidecar by content, not by its stat digest.
+  if (problems.some((p) => p.disagrees === 'manifest' || p.disagrees === 'sidecar' || p.kind === 'extra')) forgetManifestState(ws);
   if (json) io.out(JSON.stringify({ ok: problems.length === 0, artifacts: count, problems }) + '\n');
   else {
     for (const p of problems) io.out(`${p.kind.padEnd(17)} ${p.path}${p.target ? ` (from ${p.target})` : ''}${describe(p)}\n`);

@@ -16,7 +16,7 @@ const RACY_WINDOW_NS = 100_000_000n;
 /** Filesystems with whole-second (or 2 s) mtimes. */
 const RACY_WINDOW_COARSE_NS = 2_000_000_000n;
 
-/** [size, mtimeNs, ino, sha256, racy, ctimeNs] */
+/** [size, mtimeNs, ino, sha256, racy, ctimeNs − mtimeNs (short: usually 0 or a small delta)] */
 type Entry = [number, string, string, string, 0 | 1, string];
 
 /** The four stat fields the cache compares, as carried across threads. */
@@ -50,7 +50,7 @@ export class StatCache {
       return null;
     }
     const e = this.entries.get(rel);
-    if (e && e[4] === 0 && e[0] === Number(st.size) && e[1] === String(st.mtimeNs) && e[2] === String(st.ino) && e[5] === String(st.ctimeNs)) {
+    if (e && e[4] === 0 && e[0] === Number(st.size) && e[1] === String(st.mtimeNs) && e[2] === String(st.ino) && e[5] === String(st.ctimeNs - st.mtimeNs)) {
       this.counters.statHits++;
       return { sha256: e[3], size: e[0] };
     }
@@ -73,7 +73,7 @@ export class StatCache {
     // is older than the hash by the granularity, a later write moves it. A recent ctime alone (a
     // rename at commit) is safe; it is in the key so that an mtime-restoring edit is seen.
     const racy = st.mtimeNs + window > now ? 1 : 0;
-    this.entries.set(rel, [Number(st.size), String(st.mtimeNs), String(st.ino), sha256, racy, String(st.ctimeNs)]);
+    this.entries.set(rel, [Number(st.size), String(st.mtimeNs), String(st.ino), sha256, racy, String(st.ctimeNs - st.mtimeNs)]);
     this.dirty = true;
   }
 

@@ -11,6 +11,7 @@ import { prettyJson } from '../util/canonical-json.ts';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
+import { manifestUnchanged, recordManifestState } from './manifest-state.ts';
 
 export const MANIFEST_FORMAT = 1;
 
@@ -50,9 +51,10 @@ export function artifactsOf(rec: TargetRecord): Artifact[] {
 
 interface ManifestWorkspace {
   root: string;
+  stateDir: string;
   profile: string;
   pipeline: { targets: ReadonlyMap<string, unknown>; manifestDir: string };
-  trace: { records: ReadonlyMap<string, TargetRecord> };
+  trace: { records: ReadonlyMap<string, TargetRecord>; file: string };
 }
 
 export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Manifest {
@@ -102,6 +104,8 @@ function readOrNull(file: string): string | null {
  */
 export function writeManifest(ws: ManifestWorkspace, git: Manifest['git'] | null, gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null })): string[] {
   const dir = ws.pipeline.manifestDir;
+  // Nothing recorded changed and the files are as last checked (manifest-state.ts): done.
+  if (git === null && manifestUnchanged(ws)) return [];
   const mfile = path.join(ws.root, manifestPath(dir));
   const current = readOrNull(mfile);
   const m = buildManifest(ws, git ?? recordedGit(current) ?? gitNow());
@@ -132,5 +136,6 @@ export function writeManifest(ws: ManifestWorkspace, git: Manifest['git'] | null
       changed.push(rel);
     }
   }
+  recordManifestState(ws, changed);
   return changed;
 }

@@ -160,8 +160,10 @@ export class Build {
     }
     phase('decide and run');
     if (this.halted) {
-      rmrf(this.tmpDir());
-      try { this.finish(); } catch { /* the first write error is the one reported */ }
+      try {
+        rmrf(this.tmpDir());
+        this.finish();
+      } catch { /* the first write error is the one reported */ }
       throw this.halted.error;
     }
     if (this.interrupted) return 130;

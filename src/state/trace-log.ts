@@ -52,7 +52,7 @@ export class TraceLog {
   writes = 0;
   private fd: number | null = null;
 
-  constructor(private readonly file: string) {
+  constructor(readonly file: string) {
     let text = '';
     try {
       text = fs.readFileSync(file, 'utf8');

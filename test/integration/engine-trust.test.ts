@@ -95,6 +95,11 @@ test('every build, a no-op too, recreates a deleted manifest and deleted or edit
     assert.match(rig.read('reports/rc1/sha256/out/a.txt.sha256'), /^[0-9a-f]{64} {2}out\/a\.txt\n$/);
     assert.notEqual(rig.read('reports/rc1/sha256/out/a.txt.sha256').slice(0, 8), '00000000');
     assert.equal(rig.run(['audit']).code, 0);
+    // With the manifest intact, a no-op still sees a deleted sidecar (no audit in between).
+    fs.rmSync(path.join(rig.dir, side));
+    assert.equal(rig.run([]).code, 0);
+    assert.equal(rig.read(side), sideBody);
+    assert.equal(rig.run(['audit']).code, 0);
   } finally { rig.cleanup(); }
 });
 
