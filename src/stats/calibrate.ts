@@ -16,7 +16,8 @@ import { percentileInterval, type Interval } from './bootstrap.ts';
 import { clusterBootstrap, clustersOf } from './cluster-bootstrap.ts';
 import { binaryRankCorrelations, isBinary } from './binary-rank.ts';
 import { groupKFolds } from './folds.ts';
-import { matVec, matrix, type Gram, type Matrix } from './matrix.ts';
+import { groupGrams, unpackGram } from './group-grams.ts';
+import { matVec, type Gram, type Matrix } from './matrix.ts';
 import { permutationNull, type PermutationNull } from './permutation.ts';
 import { rankAverage } from './rank-average.ts';
 import { rankCorrelations } from './rank-correlations.ts';
@@ -116,28 +117,6 @@ const medianOf = (ms: readonly HeldOutMetrics[]): HeldOutMetrics =>
 const gainsOf = (fit: HeldOutMetrics, old: HeldOutMetrics): Record<Gain, number> =>
   ({ rank_corr_gain: relative(fit.spearman, old.spearman), kendall_gain: relative(fit.kendall, old.kendall), mae_change: relative(fit.mae, old.mae) });
 
-/** Per-group Gram sums (row-weighted), packed: xtx (d·d), xty (d), yty, n. */
-function groupGrams(X: Matrix, y: ArrayLike<number>, members: readonly Int32Array[], weight: (r: number) => number): Float64Array[] {
-  const d = X.cols;
-  return members.map((rows) => {
-    const g = new Float64Array(d * d + d + 2);
-    for (const r of rows) {
-      const m = weight(r);
-      const o = r * d;
-      for (let j = 0; j < d; j++) {
-        const xj = X.data[o + j]!;
-        for (let k = 0; k < d; k++) g[j * d + k] = g[j * d + k]! + m * xj * X.data[o + k]!;
-        g[d * d + j] = g[d * d + j]! + m * xj * y[r]!;
-      }
-      g[d * d + d] = g[d * d + d]! + m * y[r]! * y[r]!;
-      g[d * d + d + 1] = g[d * d + d + 1]! + m;
-    }
-    return g;
-  });
-}
-
-const unpack = (g: Float64Array, d: number): Gram => ({ xtx: matrix(d, d, g.slice(0, d * d)), xty: g.slice(d * d, d * d + d), yty: g[d * d + d]!, n: g[d * d + d + 1]! });
-
 /** Runs the protocol described in the module comment. */
 export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): Calibration {
   const { X, y, success, prior, names, rowWeights } = data;
@@ -181,7 +160,7 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
   const gramExcept = (sums: readonly Float64Array[], except: number): Gram => {
     const acc = new Float64Array(G);
     sums.forEach((a, f) => { if (f !== except) for (let t = 0; t < G; t++) acc[t] = acc[t]! + a[t]!; });
-    return unpack(acc, d);
+    return unpackGram(acc, d);
   };
   const realSums = foldSums(new Float64Array(C).fill(1));
   const baselines = Object.entries(data.baselines ?? {});

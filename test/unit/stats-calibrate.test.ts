@@ -127,3 +127,20 @@ test('mismatched inputs are refused', () => {
   assert.throws(() => calibrateWeights({ ...data, names: ['a', 'b', 'mae', 'd', 'e'] }, OPTIONS), /dimension name 'mae' is also a metric name/);
   assert.throws(() => calibrateWeights({ ...data, y: Array.from(data.y).slice(1) }, OPTIONS), /50 rows but 49 targets/);
 });
+
+test('per-scenario Gram sums, each times how often its scenario was drawn, equal the Gram of the drawn rows', async () => {
+  const { groupGrams, unpackGram } = await import('../../src/stats/group-grams.ts');
+  const { X, y } = synthetic(120, 12);
+  const members = Array.from({ length: 30 }, (_, g) => Int32Array.from({ length: 4 }, (_, k) => 4 * g + k));
+  const grams = groupGrams(X, y, members, () => 1);
+  const draws = Array.from({ length: 30 }, (_, g) => g % 3);
+  const acc = new Float64Array(grams[0]!.length);
+  grams.forEach((gr, g) => gr.forEach((v, t) => { acc[t] = acc[t]! + draws[g]! * v; }));
+  const counts = Float64Array.from({ length: 120 }, (_, r) => draws[Math.floor(r / 4)]!);
+  const want = gramCounts(X, y, counts);
+  const got = unpackGram(acc, 5);
+  const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+  assert.ok(want.xtx.data.every((v, i) => close(got.xtx.data[i]!, v)));
+  assert.ok(want.xty.every((v, i) => close(got.xty[i]!, v)));
+  assert.ok(close(got.yty, want.yty) && got.n === want.n);
+});
