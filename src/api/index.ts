@@ -88,6 +88,11 @@ export interface UserPipeline {
    * recently used entries are evicted after builds. Default 10G; RC1_CACHE_MAX_SIZE overrides it.
    */
   cacheMaxSize?: string | number;
+  /**
+   * Dotted config keys that may exist without any target or rc1.build.ts reading them (notes for
+   * people, settings of other tools). Any other key that nothing reads is a usage error.
+   */
+  freeFormConfig?: string[];
   targets: UserTarget[];
   site?: CallSite;
 }

@@ -9,6 +9,7 @@ import { checkRequirements } from '../rebuild/requirements.ts';
 import { afterBuildGc, currentKeys } from './gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertPathsOnDisk } from './workspace.ts';
+import { validateParams } from '../config/validate-params.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -50,10 +51,12 @@ function noteProfileSwitch(ws: Workspace, targets: string[], io: Io): void {
 export interface Running { interrupt(): Promise<void> }
 
 export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
-  // Symlinks that lead an output or input out of the workspace are refused before anything runs.
+  // Before the lock and before anything runs: symlinks that lead an output or input out of the
+  // workspace are refused, every planned target's params are checked against its rule's schema
+  // (usage errors, 64), and everything the targets to run need is present.
   const plan = closureOf(ws.pipeline, o.targets);
   assertPathsOnDisk(ws, plan);
-  // Before the lock and before anything runs: everything the targets to run need is present.
+  await validateParams(ws, plan.map((n) => ws.pipeline.targets.get(n)!));
   await checkRequirements(ws.pipeline, plan, ws.decideEnv(o.forced), { root: ws.root, env: process.env, profile: ws.profile });
   const rep = makeReporter(o, io);
   if (!o.dryRun) {

@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { OutputCache } from '../cache/output-cache.ts';
 import { ModuleCompiler } from '../config/compile-module.ts';
-import { type LoadedConfig, loadConfigs } from '../config/load-configs.ts';
+import { unreadKeyDiagnostics, recordingConfig } from '../config/config-reads.ts';
+import { type LoadedConfig, loadConfigs, locateKey } from '../config/load-configs.ts';
 import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
 import { type Diagnostic, UsageError, didYouMean, siteString } from '../config/usage-error.ts';
@@ -99,8 +100,14 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     pipeline = readCachedPipeline(cacheFile, key, root);
   }
   if (!pipeline) {
-    const decl = evaluatePipeline(await importPipeline(root, compiler), profile, config);
+    // Resolved again only when rc1.build.ts or a config file changed: then also check that every
+    // config key is read by something (a target's params, the pipeline function, or freeFormConfig).
+    const rec = recordingConfig(config.values);
+    const decl = evaluatePipeline(await importPipeline(root, compiler), profile, { ...config, values: rec.config });
     pipeline = await loadPipeline({ root, stateDir, compiler, config, profile, decl });
+    const read = [...[...pipeline.targets.values()].flatMap((t) => t.params), ...rec.reads, ...(decl.freeFormConfig ?? [])];
+    const unread = await unreadKeyDiagnostics(config.values, read, (k) => locateKey(root, config.files, k, 'key'), config.files);
+    if (unread.length) throw new UsageError(unread);
     if (key) writeCachedPipeline(cacheFile, key, pipeline);
   }
   checkRuleFiles(root, pipeline);

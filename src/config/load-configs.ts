@@ -108,15 +108,24 @@ export function pickParams(values: ConfigObject, keys: readonly string[]): Confi
   return out;
 }
 
-/** File and line where a dotted key is written, for diagnostics about its value. */
-export async function locateKey(root: string, files: string[], key: string): Promise<string | undefined> {
+/**
+ * File and line where a dotted key is written: of its value (for diagnostics about the value), or
+ * with `at: 'key'` of the key itself (for diagnostics about the key).
+ */
+export async function locateKey(root: string, files: string[], key: string, at: 'value' | 'key' = 'value'): Promise<string | undefined> {
   const YAML = await import('yaml');
+  const parts = key.split('.');
   for (const f of [...files].reverse()) {
     let text: string;
     try { text = fs.readFileSync(path.resolve(root, f), 'utf8'); } catch { continue; }
     const lc = new YAML.LineCounter();
     const doc = YAML.parseDocument(text, { lineCounter: lc });
-    const node = doc.getIn(key.split('.'), true) as { range?: [number, number, number] } | undefined;
+    let node = doc.getIn(parts, true) as { range?: [number, number, number] } | undefined;
+    if (node && at === 'key') {
+      const parent = parts.length > 1 ? doc.getIn(parts.slice(0, -1), true) : doc.contents;
+      const pair = YAML.isMap(parent) ? parent.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === parts[parts.length - 1]) : undefined;
+      if (pair && YAML.isScalar(pair.key)) node = pair.key as { range?: [number, number, number] };
+    }
     if (node && node.range) {
       const pos = lc.linePos(node.range[0]);
       return `${f}:${pos.line}:${pos.col}`;

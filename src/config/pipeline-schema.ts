@@ -36,6 +36,7 @@ export const pipelineSchema = z.object({
   defaultTargets: z.array(z.string()).optional(),
   externalRoots: z.array(z.string().min(1)).optional(),
   cacheMaxSize: z.union([z.string(), z.number()]).optional(),
+  freeFormConfig: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like notes or team.contacts')).optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),
 }).strict();

@@ -125,7 +125,7 @@ export default defineRule({
  */
 export const PIPELINE = `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
 export default definePipeline({
-  defaultTargets: ['after_gate', 'c', 'after_sq'],
+  defaultTargets: ['after_gate', 'c', 'after_sq'], freeFormConfig: ['unrelated'],
   targets: [
     defineTarget({ name: 'a', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/a.txt'], params: ['copy.suffix'] }),
     defineTarget({ name: 'b', rule: 'rules/copy.ts', inputs: { src: target('a') }, outputs: ['out/b.txt'], params: ['copy.suffix'] }),

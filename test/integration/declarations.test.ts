@@ -93,12 +93,43 @@ test('an unknown target on the command line is a usage error with a did-you-mean
   } finally { rig.cleanup(); }
 });
 
-test('a config value of the wrong type fails the target with the YAML file, line and key', () => {
-  const rig = rigWith(T('alpha', ", inputs: { src: 'src/a.txt' }"), 'other: 1\ncopy:\n  suffix: 42\n');
+test('a config value of the wrong type is a usage error at its YAML file, line and key before any target runs', () => {
+  const rig = rigWith([T('first', ", inputs: { src: 'src/a.txt' }"), T('second', ", inputs: { src: target('first') }")].join('\n'), '# the suffix\ncopy:\n  suffix: 42\n');
   try {
     const r = rig.run([]);
-    assert.equal(r.code, 1);
-    assert.match(r.stdout, /configs\/default\.yaml:3:11: copy\.suffix: Invalid input: expected string, received number/);
+    assert.equal(r.code, 64, r.stdout + r.stderr);
+    assert.match(r.stderr, /copy\.suffix: Invalid input: expected string, received number \(target first, checked by rules\/copy\.ts\)/);
+    assert.match(r.stderr, /at configs\/default\.yaml:3:11/);
+    assert.equal((r.stderr.match(/copy\.suffix: Invalid input/g) ?? []).length, 1, 'reported once for both targets');
+    assert.deepEqual(rig.runs(), [], 'no rule ran, not even the first');
+    rig.write('configs/default.yaml', '# the suffix\ncopy:\n  suffix: "!"\n');
+    assert.equal(rig.run([]).code, 0);
+  } finally { rig.cleanup(); }
+});
+
+test('an unknown key inside a mapping a rule reads is a usage error with a did-you-mean', () => {
+  const rig = rigWith(`    defineTarget({ name: 'alpha', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/alpha.txt'], params: ['copy'] }),`, 'copy:\n  sufix: "!"\n');
+  try {
+    const r = rig.run([]);
+    assert.equal(r.code, 64, r.stdout + r.stderr);
+    assert.match(r.stderr, /copy\.sufix: Unrecognized key: "sufix"/);
+    assert.match(r.stderr, /at configs\/default\.yaml:2:3/);
+    assert.match(r.stderr, /did you mean copy\.suffix\?/);
+  } finally { rig.cleanup(); }
+});
+
+test('a config key read by no target is a usage error at its line with a did-you-mean, unless declared free-form', () => {
+  const rig = rigWith(T('alpha', ", inputs: { src: 'src/a.txt' }"), 'copy:\n  suffix: "!"\n  prefix: "<"\ncpy:\n  suffix: 1\n');
+  try {
+    const r = rig.run([]);
+    assert.equal(r.code, 64, r.stdout + r.stderr);
+    assert.match(r.stderr, /config key copy\.prefix is read by no target\n  at configs\/default\.yaml:3:3/);
+    assert.match(r.stderr, /config key cpy is read by no target\n  at configs\/default\.yaml:4:1\n  hint: did you mean copy\?/);
+    assert.match(r.stderr, /freeFormConfig/);
+    assert.ok(!rig.exists('out'));
+    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ freeFormConfig: ['cpy', 'copy.prefix'],"));
+    const ok = rig.run([]);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
   } finally { rig.cleanup(); }
 });
 

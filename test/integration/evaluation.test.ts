@@ -23,6 +23,8 @@ const SCORES = ['data/scores/scores.jsonl', 'reports/unstable_samples.jsonl', 'r
 const gate = (name, rule, inputs, report, params, args) => defineGate({ name, rule, inputs, outputs: [report], report, params, ...(args ? { args } : {}) });
 export default definePipeline({
   defaultTargets: ['round2_pass'],
+  // The workspace holds the shipped configs; keys of the RC1 targets left out here are free-form.
+  freeFormConfig: ['difficulty.balance', 'difficulty.gate', 'templates', 'diversity', 'pool', 'validation', 'scoring.stability', 'scoring.probe', 'scoring.not_simulated'],
   targets: [
     defineTarget({ name: 'rollouts_pool', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/pool.jsonl' }, outputs: ['data/rollouts/pool_rollouts.jsonl'], params: ['rollouts'] }),
     defineTarget({ name: 'rollouts_shadow', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/shadow.jsonl' }, outputs: ['data/rollouts/shadow_rollouts.jsonl'], params: ['rollouts'] }),

@@ -15,7 +15,7 @@ import { currentHolder } from '../../src/state/workspace-lock.ts';
 
 const PIPELINE = `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({
-  defaultTargets: ['t'],
+  defaultTargets: ['t'], freeFormConfig: ['x'],
   targets: [
     defineTarget({ name: 't', rule: 'rules/t.ts', inputs: {}, outputs: ['out/t.txt'] }),
     defineTarget({ name: 'hold', rule: 'rules/hold.ts', inputs: {}, outputs: ['out/hold.txt'] }),

@@ -21,6 +21,8 @@ const PIPELINE = `import { definePipeline, defineGate, defineTarget, target } fr
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
 export default definePipeline({
   defaultTargets: ['ppo_eval', 'export_gguf'],
+  // The workspace holds every shipped config; keys of the RC1 targets left out here are free-form.
+  freeFormConfig: ['scale', 'difficulty.balance', 'difficulty.gate', 'reward', 'overclar.ablation', 'shadow_run', 'calibration', 'preflight', 'diversity', 'validation', 'rollouts', 'scoring', 'scoring_live', 'statistics'],
   targets: [
     defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: RAW },
       outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'], params: ['shadow', 'data'] }),
