@@ -27,7 +27,7 @@ export interface TrainPaths {
   resumeFrom: string | null;
   /** Persistent metrics file (one JSON line per step); copied to reports/metrics.jsonl at the end. */
   metricsFile: string;
-  /** Persistent log file of the run (.rc1/train/train.log), kept across resumes. */
+  /** Persistent log file of the run (`<workDir>/train.log`: .rc1/state/train/train.log), kept across resumes. */
   logFile: string;
   /** The effective config (secrets redacted), already written: reports/config_effective.yaml. */
   effectiveConfig: string;
