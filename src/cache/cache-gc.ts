@@ -1,6 +1,7 @@
 // Keeps the output cache (.rc1/cache) under a size cap, least recently used entries first.
-// Works on the cache's documented layout (objects/<sha[0:2]>/<sha>, entries/<key[0:2]>/<key>.json;
-// an entry is usable only while every object it lists exists) and never on its internals.
+// Works through the cache's documented contract (output-cache.ts: objectPath(), entryPath(), the
+// objects/ and entries/ folders under its dir; an entry is usable only while every object it
+// lists exists, so deleting objects is always safe) and never on its internals.
 //
 // Last use: an entry's file mtime. After a build, the entries of targets whose outputs changed
 // are touched — the new one (just used) and the old one (in use until now) — so an entry's
@@ -29,13 +30,17 @@ export interface GcResult {
   maxBytes: number;
 }
 
-const entryFile = (dir: string, key: string): string => path.join(dir, 'entries', key.slice(0, 2), `${key}.json`);
-const objectFile = (dir: string, sha: string): string => path.join(dir, 'objects', sha.slice(0, 2), sha);
+/** What gc needs of the output cache (OutputCache satisfies it). */
+export interface CacheLayout {
+  readonly dir: string;
+  objectPath(sha: string): string;
+  entryPath(key: string): string;
+}
 
 /** Mark entries as used now (their mtime is their last use). Missing entries are skipped. */
-export function markUsed(dir: string, keys: Iterable<string>, now = new Date()): void {
+export function markUsed(cache: CacheLayout, keys: Iterable<string>, now = new Date()): void {
   for (const k of keys) {
-    try { fs.utimesSync(entryFile(dir, k), now, now); } catch { /* not cached */ }
+    try { fs.utimesSync(cache.entryPath(k), now, now); } catch { /* not cached */ }
   }
 }
 
@@ -107,7 +112,8 @@ export function cacheSize(dir: string): number {
  * objects fit in `maxBytes`; objects no remaining entry lists are deleted. `full` also removes
  * orphaned objects when the cache is under its cap (the `gc` command).
  */
-export function gcCache(dir: string, o: { maxBytes: number; keep?: ReadonlySet<string>; full?: boolean }): GcResult {
+export function gcCache(cache: CacheLayout, o: { maxBytes: number; keep?: ReadonlySet<string>; full?: boolean }): GcResult {
+  const dir = cache.dir;
   const objects = listObjects(dir);
   let total = 0;
   for (const s of objects.values()) total += s;
@@ -118,7 +124,7 @@ export function gcCache(dir: string, o: { maxBytes: number; keep?: ReadonlySet<s
   for (const e of entries) for (const s of e.shas) refs.set(s, (refs.get(s) ?? 0) + 1);
   const dropObject = (sha: string): number => {
     const size = objects.get(sha) ?? 0;
-    fs.rmSync(objectFile(dir, sha), { force: true });
+    fs.rmSync(cache.objectPath(sha), { force: true });
     objects.delete(sha);
     total -= size;
     return size;
@@ -128,7 +134,7 @@ export function gcCache(dir: string, o: { maxBytes: number; keep?: ReadonlySet<s
   const candidates = entries.filter((e) => !keep.has(e.key)).sort((a, b) => a.mtime.getTime() - b.mtime.getTime() || a.key.localeCompare(b.key));
   for (const e of candidates) {
     if (total <= o.maxBytes) break;
-    fs.rmSync(entryFile(dir, e.key), { force: true });
+    fs.rmSync(cache.entryPath(e.key), { force: true });
     let bytes = 0;
     for (const s of e.shas) {
       const left = (refs.get(s) ?? 1) - 1;

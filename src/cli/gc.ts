@@ -2,14 +2,13 @@
 // something: the output cache (.rc1/cache) is kept under its cap by evicting least recently used
 // entries (src/cache/cache-gc.ts). The cap: --max-size, else $RC1_CACHE_MAX_SIZE, else the
 // pipeline's cacheMaxSize, else 10 GiB. What was removed is printed.
-import * as path from 'node:path';
 import { DEFAULT_CACHE_MAX, type GcResult, formatSize, gcCache, markUsed, parseSize, recordCurrent } from '../cache/cache-gc.ts';
 import { UsageError } from '../config/usage-error.ts';
 import type { Workspace } from './workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 
-const cacheDir = (ws: Workspace): string => path.join(ws.stateDir, 'cache');
+const cacheDir = (ws: Workspace): string => ws.cache.dir;
 
 export function cacheCap(ws: Workspace, flag?: string, env: NodeJS.ProcessEnv = process.env): number {
   const [source, value] = flag !== undefined ? ['--max-size', flag] as const
@@ -45,9 +44,9 @@ export function afterBuildGc(ws: Workspace, before: ReadonlyMap<string, string>,
     if (old !== k) { touched.add(k); if (old) touched.add(old); }
   }
   if (touched.size === 0) return;
-  markUsed(cacheDir(ws), touched);
+  markUsed(ws.cache, touched);
   recordCurrent(cacheDir(ws), ws.profile, now);
-  const r = gcCache(cacheDir(ws), { maxBytes: cacheCap(ws) });
+  const r = gcCache(ws.cache, { maxBytes: cacheCap(ws) });
   if (r.removed.length === 0 && r.orphanBytes === 0) return;
   io.err(`rc1-build: the output cache was over its cap (${formatSize(r.before)} > ${formatSize(r.maxBytes)}): freed ${formatSize(r.freedBytes)}, now ${formatSize(r.after)}\n${describe(r, 10).join('\n')}\n`);
 }
@@ -57,7 +56,7 @@ export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean,
   ws.lock.acquire('rc1-build gc');
   try {
     recordCurrent(cacheDir(ws), ws.profile, currentKeys(ws));
-    const r = gcCache(cacheDir(ws), { maxBytes, full: true });
+    const r = gcCache(ws.cache, { maxBytes, full: true });
     if (json) {
       io.out(JSON.stringify({ event: 'gc', before: r.before, after: r.after, freed: r.freedBytes, maxBytes, orphanBytes: r.orphanBytes, removed: r.removed.map((x) => ({ ...x, lastUse: x.lastUse.toISOString() })) }) + '\n');
       return 0;
