@@ -1,0 +1,151 @@
+"""One PPO iteration on generated answers: roll out (up to two assistant turns: a clarifying
+question, the user's reply, then the answer), score with RC1's reward, then token-level PPO.
+
+Per token t of the assistant's text: reward r_t = -kl_coef * (log pi_old - log pi_sft) (the KL to
+the frozen SFT policy, in the reward as in Ziegler et al. / InstructGPT), plus RC1's reward of the
+episode on its last token; advantages by GAE(gamma, lambda) over the assistant's tokens with the
+value head's estimates; clipped surrogate + clipped value loss - entropy bonus, `epochs` passes
+over minibatches. The reported KL is the mean per-token log pi - log pi_sft over the assistant's
+tokens at rollout time; the coefficient moves toward train.ppo.target_kl (adaptive controller,
+proportional error clipped to +-0.2, scaled by tokens / kl_horizon).
+"""
+import time
+
+import torch
+import torch.nn.functional as F
+
+import episodes as E
+
+
+def rollout(gen_model, sampler, vocab, batch, args, gen, dev):
+    """Generates episodes for `batch` scenarios; returns token sequences, action masks, rewards, stats."""
+    t0 = time.perf_counter()
+    prompts = [vocab.encode(E.render_prompt(sc)) for sc in batch]
+    turn1 = sampler.generate(prompts, args.max_new, args.temperature, gen)
+    seqs, masks, second, n_gen = [], [], [], 0
+    for i, (p, t) in enumerate(zip(prompts, turn1)):
+        seqs.append(p + t)
+        masks.append([0] * len(p) + [1] * len(t))
+        n_gen += len(t)
+        steps, ans = E.parse_turn(vocab.decode(t))
+        if ans is None and steps and steps[-1][0] == "ask" and t and t[-1] == vocab.end:
+            second.append(i)
+    if second:
+        ctx = []
+        for i in second:
+            reply = vocab.encode("<|user|>" + E.user_reply(batch[i], False) + "<|assistant|>")
+            seqs[i] += reply
+            masks[i] += [0] * len(reply)
+            ctx.append(seqs[i])
+        for i, t in zip(second, sampler.generate(ctx, args.max_new, args.temperature, gen)):
+            seqs[i] += t
+            masks[i] += [1] * len(t)
+            n_gen += len(t)
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    gen_s = time.perf_counter() - t0
+    rewards, success, asks = [], [], []
+    for sc, s, m in zip(batch, seqs, masks):
+        text = vocab.decode([x for x, a in zip(s, m) if a])
+        steps, ans = [], None
+        for turn in text.split("<|end|>"):
+            st, a = E.parse_turn(turn)
+            steps += st
+            if a is not None:
+                ans = a
+                break
+        sc_scores, ok, c = E.scores(sc, steps, ans, sc["_ref"])
+        rewards.append(E.rc1_reward(sc, sc_scores, c, args.weights, args.reward))
+        success.append(1.0 if ok else 0.0)
+        asks.append(c)
+    return seqs, masks, rewards, success, asks, n_gen, gen_s
+
+
+def pad(seqs, masks, pad_id, dev):
+    t = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), t), pad_id, dtype=torch.long)
+    am = torch.zeros(len(seqs), t)
+    valid = torch.zeros(len(seqs), t, dtype=torch.bool)
+    for i, (s, m) in enumerate(zip(seqs, masks)):
+        ids[i, : len(s)] = torch.tensor(s)
+        am[i, : len(m)] = torch.tensor(m, dtype=torch.float)
+        valid[i, : len(s)] = True
+    return ids.to(dev), am.to(dev), valid.to(dev)
+
+
+def logprobs_values(model, ids, autocast):
+    """log pi(token_t | <t) for t >= 1 (aligned to position t), and V at position t-1 (the state before the token)."""
+    with autocast():
+        logits, values = model(ids)
+    lp = torch.log_softmax(logits[:, :-1].float(), -1)
+    tok_lp = lp.gather(-1, ids[:, 1:, None]).squeeze(-1)
+    ent = -(lp.exp() * lp).sum(-1)
+    return tok_lp, values[:, :-1].float(), ent
+
+
+def gae(rew, val, mask, gamma, lam):
+    adv = torch.zeros_like(rew)
+    last, nextv = torch.zeros_like(rew[:, 0]), torch.zeros_like(rew[:, 0])
+    for t in range(rew.shape[1] - 1, -1, -1):
+        m = mask[:, t] > 0
+        delta = rew[:, t] + gamma * nextv - val[:, t]
+        g = delta + gamma * lam * last
+        adv[:, t] = torch.where(m, g, torch.zeros_like(g))
+        last = torch.where(m, g, last)
+        nextv = torch.where(m, val[:, t], nextv)
+    return adv
+
+
+def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast, dev):
+    p = cfg["ppo"]
+    ids, am, _ = pad(seqs, masks, args.pad_id, dev)
+    mask = am[:, 1:]
+    n, mb = len(seqs), max(1, min(p["batch"], len(seqs)))
+    with torch.no_grad():  # in minibatch chunks: the logits of a whole batch need not fit at once
+        parts = [(logprobs_values(model, ids[s: s + mb], autocast)[:2], logprobs_values(ref, ids[s: s + mb], autocast)[0]) for s in range(0, n, mb)]
+        old_lp = torch.cat([a[0][0] for a in parts])
+        old_v = torch.cat([a[0][1] for a in parts])
+        ref_lp = torch.cat([a[1] for a in parts])
+    kl_tok = (old_lp - ref_lp) * mask
+    ntok = mask.sum().clamp(min=1)
+    kl = float(kl_tok.sum() / ntok)
+    rew = -kl_coef * kl_tok
+    last = (mask * torch.arange(mask.shape[1], device=dev)).argmax(1)
+    rew[torch.arange(len(seqs), device=dev), last] += torch.tensor(rewards, device=dev, dtype=rew.dtype)
+    adv = gae(rew, old_v * mask, mask, p["gamma"], p["lam"])
+    ret = adv + old_v
+    mu = (adv * mask).sum() / ntok
+    sd = (((adv - mu) ** 2 * mask).sum() / ntok).sqrt()
+    adv = (adv - mu) / (sd + 1e-8)
+    order = torch.randperm(n, generator=args.ppo_gen)
+    terms = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
+    total, count = 0.0, 0
+    for _ in range(p["epochs"]):
+        for s in range(0, n, mb):
+            idx = order[s: s + mb].to(dev)
+            m = mask[idx]
+            k = m.sum().clamp(min=1)
+            lp, v, ent = logprobs_values(model, ids[idx], autocast)
+            ratio = torch.exp(lp - old_lp[idx])
+            a = adv[idx]
+            pg = torch.max(-a * ratio, -a * ratio.clamp(1 - p["clip"], 1 + p["clip"]))
+            vc = old_v[idx] + (v - old_v[idx]).clamp(-p["clip"], p["clip"])
+            vl = 0.5 * torch.max((v - ret[idx]) ** 2, (vc - ret[idx]) ** 2)
+            pl, vl, el = (pg * m).sum() / k, (vl * m).sum() / k, (ent * m).sum() / k
+            loss = pl + p["vf_coef"] * vl - p["ent_coef"] * el
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.get("max_grad_norm", 0) > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg["max_grad_norm"])
+            opt.step()
+            terms["policy"] += float(pl)
+            terms["value"] += float(vl)
+            terms["entropy"] += float(el)
+            total += float(loss)
+            count += 1
+    terms = {k: v / count for k, v in terms.items()}
+    if p.get("adaptive_kl", True):
+        err = max(-0.2, min(0.2, kl / max(p["target_kl"], 1e-9) - 1))
+        kl_coef *= 1 + err * min(1.0, float(ntok) / p["kl_horizon"])
+    terms["kl"] = kl
+    return total / count, kl, kl_coef, terms, float(ntok)

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""A PyTorch trainer for rc1-build's `command` engine: SFT then token-level PPO of a small causal LM
+trained from scratch on the balanced pool (README.md beside this file says what it is and is not).
+
+Steps 1..--sft-steps are SFT (next-token loss on the pool's reference trajectories, packed into
+rows of --seq tokens); the remaining steps up to train.steps are PPO iterations (ppo.py) with
+RC1's reward (episodes.py), KL to the frozen SFT policy held toward train.ppo.target_kl. Contract:
+RC1_CONFIG_JSON, RC1_SCENARIOS, RC1_INPUTS_JSON (weights; optional shadow), RC1_CHECKPOINT_DIR,
+RC1_METRICS, RC1_RESUME_FROM, RC1_PARENT_PID; one metrics line per step; step_XXXXX/ checkpoints
+closed by COMPLETE (ckpt.py); SIGTERM/SIGINT: checkpoint the finished step and exit 143.
+Every random draw is a function of (train.seed, step) or of a checkpointed RNG, so a resumed run
+repeats an uninterrupted one (bit for bit on CPU; on CUDA with --deterministic, see README.md).
+"""
+import argparse
+import contextlib
+import copy
+import json
+import math
+import os
+import random
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import ckpt  # noqa: E402
+import episodes as E  # noqa: E402
+import ppo  # noqa: E402
+from model import PolicyLM, count_params, train_flops_per_token  # noqa: E402
+from sampler import Sampler  # noqa: E402
+from vocab import Vocab  # noqa: E402
+
+SIZES = {  # hidden, layers, heads, kv_heads, ffn
+    "tiny": (64, 2, 4, 2, 176), "small": (256, 4, 4, 2, 704), "base": (512, 8, 8, 4, 1408), "350m": (1024, 24, 16, 8, 3072)}
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default=os.environ.get("RC1_CONFIG"))
+    ap.add_argument("--checkpoint-dir", default=os.environ.get("RC1_CHECKPOINT_DIR"))
+    ap.add_argument("--metrics", default=os.environ.get("RC1_METRICS"))
+    ap.add_argument("--resume-from", default=os.environ.get("RC1_RESUME_FROM") or None)
+    ap.add_argument("--size", choices=sorted(SIZES), default="small")
+    ap.add_argument("--vocab-size", type=int, default=8000, help="word pieces taken from the pool (plus 266 specials and bytes)")
+    ap.add_argument("--sft-steps", type=int, default=100)
+    ap.add_argument("--sft-lr", type=float, default=1e-3)
+    ap.add_argument("--sft-rows", type=int, default=16, help="packed rows per SFT step")
+    ap.add_argument("--seq", type=int, default=512, help="tokens per packed SFT row")
+    ap.add_argument("--gen-batch", type=int, default=64, help="episodes per PPO iteration")
+    ap.add_argument("--max-new", type=int, default=96, help="tokens per assistant turn")
+    ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--eval-file", default=None, help="held-out scenarios (JSONL) evaluated greedily after SFT and at the end")
+    ap.add_argument("--eval-max", type=int, default=0, help="evaluate only the first N held-out scenarios (0: all)")
+    ap.add_argument("--graphs", action="store_true", help="CUDA graphs for the decode step")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the SFT forward/backward")
+    ap.add_argument("--deterministic", action="store_true", help="deterministic CUDA kernels where PyTorch has them")
+    return ap.parse_args()
+
+
+def load_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        out = [json.loads(line) for line in f if line.strip()]
+    for i, sc in enumerate(out):
+        for k in ("task", "messages", "gold_answer", "needs_clarification", "reference"):
+            if k not in sc:
+                sys.exit(f"torch_ppo: {path}:{i + 1}: {k}: missing (expected a scenario of the balanced pool)")
+        sc["_ref"] = E.reference_stats(sc)
+    if not out:
+        sys.exit(f"torch_ppo: {path}: no scenarios")
+    return out
+
+
+def sft_rows(docs, step, rows, seq, seed, pad):
+    """The packed rows of SFT step `step` (1-based): epoch e is the docs in a permutation seeded by (seed, e), concatenated."""
+    per_epoch = max(1, sum(len(d) for d in docs) // seq)
+    first = (step - 1) * rows
+    out = []
+    for r in range(first, first + rows):
+        e, k = divmod(r, per_epoch)
+        order = list(range(len(docs)))
+        random.Random(f"{seed}:sft:{e}").shuffle(order)
+        stream = [t for i in order for t in docs[i]]
+        out.append(stream[k * seq: (k + 1) * seq] + [pad] * max(0, (k + 1) * seq - len(stream)))
+    return torch.tensor(out)
+
+
+def ppo_batch(pool, step, n, seed, cfg):
+    """Scenarios of PPO step `step`: by difficulty weights when train.sampling.enabled, else uniform."""
+    rng = random.Random(f"{seed}:ppo:{step}")
+    s = cfg.get("sampling", {})
+    if not s.get("enabled"):
+        return [pool[rng.randrange(len(pool))] for _ in range(n)]
+    w = s["by_difficulty"]
+    weights = [w.get(sc.get("difficulty") or "medium", 0.0) for sc in pool]
+    return rng.choices(pool, weights=weights, k=n)
+
+
+def evaluate(gen_model, sampler, vocab, held, args, dev):
+    """Greedy episodes on held-out scenarios: per-scenario success and reward."""
+    out = []
+    for s in range(0, len(held), args.gen_batch):
+        chunk = held[s: s + args.gen_batch]
+        _, _, rw, ok, asks, _, _ = ppo.rollout(gen_model, sampler, vocab, chunk, argparse.Namespace(**{**vars(args), "temperature": 0.0}), None, dev)
+        out += [{"id": sc["id"], "task": sc["task"], "needs_clarification": sc["needs_clarification"], "success": o, "reward": r, "asks": a}
+                for sc, o, r, a in zip(chunk, ok, rw, asks)]
+    return out
+
+
+def main():
+    args = parse_args()
+    if args.deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    with open(os.environ["RC1_CONFIG_JSON"], encoding="utf-8") as f:
+        effective = json.load(f)
+    cfg = effective["train"]
+    total, seed = int(cfg["steps"]), int(cfg["seed"])
+    if args.sft_steps >= total:
+        sys.exit(f"torch_ppo: --sft-steps {args.sft_steps} leaves no PPO step: train.steps is {total}")
+    inputs = json.load(open(os.environ["RC1_INPUTS_JSON"], encoding="utf-8")) if os.environ.get("RC1_INPUTS_JSON") else {}
+    if not inputs.get("weights"):
+        sys.exit("torch_ppo: RC1_INPUTS_JSON names no `weights` file (configs/weights.json): the reward needs the calibrated weights")
+    args.weights = json.load(open(inputs["weights"][0], encoding="utf-8"))["weights"]
+    args.reward = cfg["reward"]
+    pool = load_jsonl(os.environ["RC1_SCENARIOS"])
+    held = load_jsonl(args.eval_file or inputs["shadow"][0]) if (args.eval_file or inputs.get("shadow")) else []
+    if args.eval_max:
+        held = held[: args.eval_max]
+    parent = int(os.environ.get("RC1_PARENT_PID", "0") or 0)
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if args.deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.benchmark = False
+    bf16 = dev.type == "cuda"
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if bf16 else contextlib.nullcontext
+    backend = "torch-cuda-bf16" if bf16 else "torch-cpu-fp32"
+
+    if args.resume_from:
+        vocab = Vocab.from_json(open(os.path.join(args.resume_from, "vocab.json"), encoding="utf-8").read())
+    else:
+        vocab = Vocab.build([E.render_prompt(sc) + E.render_reference(sc) for sc in pool], args.vocab_size)
+    args.pad_id = vocab.pad
+    h, L, nh, kv, ffn = SIZES[args.size]
+    mcfg = {"vocab": len(vocab), "hidden": h, "layers": L, "heads": nh, "kv_heads": kv, "ffn": ffn, "rope_theta": 10000.0}
+    model = PolicyLM(mcfg).to(dev)
+    ref = copy.deepcopy(model).requires_grad_(False)
+    fused = {"fused": True} if dev.type == "cuda" else {}
+    a = cfg.get("adam", {})
+    opt = torch.optim.AdamW(model.parameters(), lr=1.0, betas=(a.get("beta1", 0.9), a.get("beta2", 0.999)), eps=a.get("eps", 1e-8), weight_decay=0.0, **fused)
+
+    def lr_at(i):  # i = steps done; SFT: warmup then cosine to 10 %; PPO: train.lr
+        if i < args.sft_steps:
+            warm = max(1, args.sft_steps // 10)
+            return args.sft_lr * min(1.0, (i + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * i / args.sft_steps)))
+        return cfg["lr"]
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    data_rng = random.Random(seed)
+    args.ppo_gen = torch.Generator().manual_seed(seed)
+    step, kl_coef = 0, cfg["ppo"]["kl_coef"]
+    if args.resume_from:
+        ckpt.restore(args.resume_from, model, ref, opt, sched, data_rng)
+        st = ckpt.load_state(args.resume_from)
+        step, kl_coef = st["step"], st["kl_coef"]
+        args.ppo_gen.set_state(torch.tensor(st["ppo_gen"], dtype=torch.uint8))
+        print(f"torch_ppo: resumed from {args.resume_from} at step {step} ({st['phase']})", flush=True)
+    else:
+        print(f"torch_ppo: fresh start, seed {seed}, {len(pool)} scenarios, vocab {len(vocab)}, {args.size} {count_params(mcfg)} on {backend}", flush=True)
+    gen_model = copy.deepcopy(model).to(torch.bfloat16 if bf16 else torch.float32).requires_grad_(False)
+    sampler = Sampler(gen_model, torch.bfloat16 if bf16 else torch.float32, {vocab.end, vocab.eos}, vocab.pad, args.graphs)
+    docs = [vocab.encode(E.render_prompt(sc) + E.render_reference(sc)) + [vocab.eos] for sc in pool]
+    # SFT lines carry, as `reward`, RC1's reward of the pool's reference trajectories (the imitation target,
+    # `reward_of: reference`): there is no sampled policy reward during SFT, and KL is 0 (no reference policy yet).
+    ref_reward = sum(E.reference_reward(sc, args.weights, args.reward) for sc in pool) / len(pool)
+    fwd = torch.compile(model) if args.compile else model
+    flops_tok = train_flops_per_token(mcfg, args.seq)
+
+    stop = {"sig": None}
+    signal.signal(signal.SIGTERM, lambda s, _f: stop.__setitem__("sig", s))
+    signal.signal(signal.SIGINT, lambda s, _f: stop.__setitem__("sig", s))
+    every = cfg["checkpoint"]["every"]
+
+    def sync_gen():
+        with torch.no_grad():
+            for p, q in zip(gen_model.parameters(), model.parameters()):
+                p.copy_(q)
+
+    def run_eval(tag):
+        if not held:
+            return {}
+        sync_gen()
+        res = evaluate(gen_model, sampler, vocab, held, args, dev)
+        print(f"torch_ppo: eval {tag}: success {sum(r['success'] for r in res) / len(res):.4f}, reward {sum(r['reward'] for r in res) / len(res):.4f} on {len(res)} held-out scenarios", flush=True)
+        return {f"eval_{tag}.json": json.dumps(res, sort_keys=True)}
+
+    with open(args.metrics, "a", encoding="utf-8") as metrics:
+        while step < total:
+            step += 1
+            if dev.type == "cuda":
+                torch.cuda.reset_peak_memory_stats()
+            t0 = time.perf_counter()
+            model.train()
+            if step <= args.sft_steps:
+                rows = sft_rows(docs, step, args.sft_rows, args.seq, seed, vocab.pad).to(dev)
+                with autocast():
+                    logits, _ = fwd(rows)
+                loss = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]).float(), rows[:, 1:].reshape(-1), ignore_index=vocab.pad)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                if cfg.get("max_grad_norm", 0) > 0:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg["max_grad_norm"])
+                opt.step()
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                dt = time.perf_counter() - t0
+                ntok = rows.numel()
+                line = {"phase": "sft", "loss": float(loss), "reward": ref_reward, "reward_of": "reference", "kl": 0.0, "throughput": ntok / dt,
+                        "mfu_flops_per_s": flops_tok * ntok / dt}
+            else:
+                if step == args.sft_steps + 1:  # PPO starts: the SFT policy becomes the frozen reference; fresh Adam moments
+                    ref.load_state_dict(model.state_dict())
+                    opt.state.clear()
+                batch = ppo_batch(pool, step, args.gen_batch, seed, cfg)
+                sync_gen()
+                gen = torch.Generator(device=dev).manual_seed(seed * 1_000_003 + step)
+                seqs, masks, rewards, succ, asks, n_gen, gen_s = ppo.rollout(gen_model, sampler, vocab, batch, args, gen, dev)
+                loss, kl, kl_coef, terms, _ = ppo.ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast, dev)
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                dt = time.perf_counter() - t0
+                line = {"phase": "ppo", "loss": loss, "reward": sum(rewards) / len(rewards), "kl": kl, "kl_coef": kl_coef,
+                        "success": sum(succ) / len(succ), "asks": sum(asks) / len(asks), "entropy": terms["entropy"], "loss_terms": terms,
+                        "throughput": n_gen / dt, "gen_tokens_per_s": n_gen / max(gen_s, 1e-9), "gen_share": gen_s / dt,
+                        "episode_len": n_gen / len(seqs)}
+            sched.step()
+            line.update(step=step, lr=lr_at(step - 1), backend=backend, env="rc1-text-v1", step_s=dt,
+                        gpu_mem_gb=(torch.cuda.max_memory_allocated() / 2**30) if dev.type == "cuda" else 0.0)
+            metrics.write(json.dumps(line, sort_keys=True) + "\n")
+            metrics.flush()
+            if step % every == 0 or step == total or step == args.sft_steps or stop["sig"] is not None:
+                state = {"phase": line["phase"], "kl_coef": kl_coef, "config_hash": effective.get("config_hash"), "model": mcfg,
+                         "size": args.size, "ppo_gen": args.ppo_gen.get_state().tolist()}
+                extra = run_eval("sft" if step == args.sft_steps else "final") if step in (args.sft_steps, total) else {}
+                ckpt.save(args.checkpoint_dir, step, model, ref if step > args.sft_steps else None, opt, sched, data_rng, state, vocab.to_json(), extra)
+            if stop["sig"] is not None:
+                print(f"torch_ppo: signal {stop['sig']}: checkpointed step {step}, exiting", flush=True)
+                sys.exit(143)
+            if parent and os.getppid() != parent:
+                print("torch_ppo: rc1-build is gone; stopping", flush=True)
+                sys.exit(1)
+    print(f"torch_ppo: done at step {step}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
