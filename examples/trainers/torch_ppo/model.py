@@ -80,10 +80,18 @@ class Block(nn.Module):
             kc.index_copy_(2, at, k)
             vc.index_copy_(2, at, v)
             k, v = kc, vc
-        if self.kv != self.h:
-            k = k.repeat_interleave(self.h // self.kv, dim=1)
-            v = v.repeat_interleave(self.h // self.kv, dim=1)
-        a = attend(q, k, v, mask, causal=cache is None and mask is None)
+        g = self.h // self.kv
+        if cache is not None and g > 1:
+            # grouped-query attention without copying the cache: the g query heads of one kv head become
+            # g x t query rows against that kv head, and the mask is repeated over them
+            tq = q.shape[2]
+            qg = q.reshape(b, self.kv, g * tq, self.hd)
+            mg = mask[:, :, None].expand(-1, -1, g, -1, -1).reshape(b, 1, g * tq, mask.shape[-1])
+            a = attend(qg, k, v, mg, causal=False).reshape(b, self.h, tq, self.hd)
+        else:
+            if g > 1:
+                k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+            a = attend(q, k, v, mask, causal=cache is None and mask is None)
         x = x + self.o_proj(a.transpose(1, 2).reshape(b, t, self.h * self.hd))
         y = self.post_attention_layernorm(x)
         return x + self.down_proj(F.silu(self.gate_proj(y)) * self.up_proj(y))

@@ -6,8 +6,11 @@ the frozen SFT policy, in the reward as in Ziegler et al. / InstructGPT), plus R
 episode on its last token; advantages by GAE(gamma, lambda) over the assistant's tokens with the
 value head's estimates; clipped surrogate + clipped value loss - entropy bonus, `epochs` passes
 over minibatches. The reported KL is the mean per-token log pi - log pi_sft over the assistant's
-tokens at rollout time; the coefficient moves toward train.ppo.target_kl (adaptive controller,
-proportional error clipped to +-0.2, scaled by tokens / kl_horizon).
+tokens at rollout time; it is held toward train.ppo.target_kl two ways: the coefficient adapts
+(proportional error clipped to +-0.2, scaled by episodes / kl_horizon: Ziegler et al. 2019), and
+a minibatch whose current policy is over 1.5 x target_kl from the SFT policy on its tokens gets,
+instead of the PPO loss, a pull-back step: the gradient of the k3 KL estimate toward the SFT policy
+(`pullbacks` in the metrics line counts them).
 """
 import time
 
@@ -119,7 +122,7 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
     adv = (adv - mu) / (sd + 1e-8)
     order = torch.randperm(n, generator=args.ppo_gen)
     terms = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
-    total, count = 0.0, 0
+    total, count, pulls = 0.0, 0, 0
     for _ in range(p["epochs"]):
         for s in range(0, n, mb):
             idx = order[s: s + mb].to(dev)
@@ -132,7 +135,15 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
             vc = old_v[idx] + (v - old_v[idx]).clamp(-p["clip"], p["clip"])
             vl = 0.5 * torch.max((v - ret[idx]) ** 2, (vc - ret[idx]) ** 2)
             pl, vl, el = (pg * m).sum() / k, (vl * m).sum() / k, (ent * m).sum() / k
-            loss = pl + p["vf_coef"] * vl - p["ent_coef"] * el
+            d = ref_lp[idx] - lp
+            kl_now = float((-d.detach() * m).sum() / k)  # the updated policy's KL to the SFT policy on these tokens
+            if kl_now > 1.5 * p["target_kl"]:
+                # over budget: this minibatch's update only pulls the policy back toward the SFT policy
+                # (k3 estimator exp(d) - d - 1 >= 0, whose gradient points at the reference)
+                loss = ((torch.exp(d) - d - 1) * m).sum() / k
+                pulls += 1
+            else:
+                loss = pl + p["vf_coef"] * vl - p["ent_coef"] * el
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.get("max_grad_norm", 0) > 0:
@@ -146,6 +157,7 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
     terms = {k: v / count for k, v in terms.items()}
     if p.get("adaptive_kl", True):
         err = max(-0.2, min(0.2, kl / max(p["target_kl"], 1e-9) - 1))
-        kl_coef *= 1 + err * min(1.0, float(ntok) / p["kl_horizon"])
+        kl_coef *= 1 + err * min(1.0, n / p["kl_horizon"])  # n: episodes this iteration (Ziegler et al.'s n_steps)
     terms["kl"] = kl
+    terms["updates"], terms["pullbacks"] = count, pulls
     return total / count, kl, kl_coef, terms, float(ntok)

@@ -7,15 +7,20 @@ same shapes: on CUDA it is captured once as a CUDA graph and replayed (`graphs=T
 removes the per-kernel launch cost that dominates a small model's decoding. Sampling (temperature,
 a torch.Generator seeded by the caller) runs outside the graph.
 """
+from collections import OrderedDict
+
 import torch
 
 
 class Sampler:
     def __init__(self, model, dtype, stop_ids, pad_id, graphs):
         self.m, self.dtype, self.pad = model, dtype, pad_id
-        self.stop = torch.tensor(sorted(stop_ids))
+        self.stop = torch.tensor(sorted(stop_ids), dtype=torch.long)
+        self.stop_list = set(stop_ids)
         self.graphs = graphs
-        self._graph = None  # (key, graph, static inputs, static output)
+        self.bucket = 64
+        self.max_graphs = 4
+        self._graphs = OrderedDict()  # (batch, cache length) -> (graph, static inputs, static output), least recent first
 
     def _caches(self, b, tmax, dev):
         c = self.m.c
@@ -27,30 +32,38 @@ class Sampler:
         h = self.m.hidden(tok, pos, mask, caches, at)
         return self.m.lm_head(h[:, -1]).float()
 
-    def _graphed_step(self, caches, b, tmax, dev):
+    def _graphed_step(self, b, tmax, dev):
         key = (b, tmax)
-        if self._graph is None or self._graph[0] != key:
-            self._graph = None
-            s = {"tok": torch.zeros(b, 1, dtype=torch.long, device=dev), "pos": torch.zeros(b, 1, dtype=torch.long, device=dev),
-                 "at": torch.zeros(1, dtype=torch.long, device=dev), "mask": torch.zeros(b, 1, 1, tmax, dtype=torch.bool, device=dev),
-                 "caches": caches}
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(2):
-                    self._step(caches, s["tok"], s["pos"], s["at"], s["mask"])
-            torch.cuda.current_stream().wait_stream(side)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                out = self._step(caches, s["tok"], s["pos"], s["at"], s["mask"])
-            self._graph = (key, g, s, out)
-        return self._graph
+        if key in self._graphs:
+            self._graphs.move_to_end(key)
+            return self._graphs[key]
+        while len(self._graphs) >= self.max_graphs:
+            self._graphs.popitem(last=False)
+        s = {"tok": torch.zeros(b, 1, dtype=torch.long, device=dev), "pos": torch.zeros(b, 1, dtype=torch.long, device=dev),
+             "at": torch.zeros(1, dtype=torch.long, device=dev), "mask": torch.zeros(b, 1, 1, tmax, dtype=torch.bool, device=dev),
+             "caches": self._caches(b, tmax, dev)}
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                self._step(s["caches"], s["tok"], s["pos"], s["at"], s["mask"])
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = self._step(s["caches"], s["tok"], s["pos"], s["at"], s["mask"])
+        self._graphs[key] = (g, s, out)
+        return self._graphs[key]
 
     @torch.no_grad()
     def generate(self, prompts, max_new, temperature, gen):
         """prompts: lists of ids. Returns (lists of new ids, each ending at its first stop id or at max_new)."""
         dev = next(self.m.parameters()).device
+        n = len(prompts)
+        use_graph = self.graphs and dev.type == "cuda"
+        if use_graph:  # batch in buckets too (filler rows repeat the first prompt and are dropped)
+            prompts = list(prompts) + [prompts[0]] * (-(-n // self.bucket) * self.bucket - n)
         b, p = len(prompts), max(len(x) for x in prompts)
+        p = -(-p // self.bucket) * self.bucket  # lengths in buckets: fewer distinct shapes, fewer graph captures
         tmax = p + max_new
         ids = torch.full((b, p), self.pad, dtype=torch.long)
         valid = torch.zeros(b, tmax, dtype=torch.bool)
@@ -59,9 +72,9 @@ class Sampler:
             valid[i, p - len(x):] = True
         ids, valid = ids.to(dev), valid.to(dev)
         pos = (valid[:, :p].long().cumsum(1) - 1).clamp(min=0)
-        use_graph = self.graphs and dev.type == "cuda"
-        if use_graph and self._graph is not None and self._graph[0] == (b, tmax):
-            caches = self._graph[2]["caches"]
+        if use_graph:  # capture (or reuse) the decode graph BEFORE the prefill: its warm-up writes into the cache
+            g, s, gout = self._graphed_step(b, tmax, dev)
+            caches = s["caches"]
             for kc, vc in caches:
                 kc.zero_()
                 vc.zero_()
@@ -77,8 +90,6 @@ class Sampler:
         stop = self.stop.to(dev)
         out = torch.full((b, max_new), self.pad, dtype=torch.long, device=dev)
         done = torch.zeros(b, dtype=torch.bool, device=dev)
-        if use_graph:
-            _, g, s, gout = self._graphed_step(caches, b, tmax, dev)
         for t in range(max_new):
             probs = torch.softmax(logits / max(temperature, 1e-6), dim=-1)
             nxt = torch.multinomial(probs, 1, generator=gen).squeeze(1) if temperature > 0 else logits.argmax(-1)
@@ -100,13 +111,13 @@ class Sampler:
             else:
                 logits = self._step(caches, nxt[:, None], last, at, mask)
         res = []
-        for row in out.tolist():
+        for row in out[:n].tolist():
             new = []
             for x in row:
                 if x == self.pad:
                     break
                 new.append(x)
-                if x in self.stop.tolist():
+                if x in self.stop_list:
                     break
             res.append(new)
         return res

@@ -220,7 +220,7 @@ def main():
                     torch.cuda.synchronize()
                 dt = time.perf_counter() - t0
                 ntok = rows.numel()
-                line = {"phase": "sft", "loss": float(loss), "reward": ref_reward, "reward_of": "reference", "kl": 0.0, "throughput": ntok / dt,
+                line = {"phase": "sft", "loss": loss.item(), "reward": ref_reward, "reward_of": "reference", "kl": 0.0, "throughput": ntok / dt,
                         "mfu_flops_per_s": flops_tok * ntok / dt}
             else:
                 if step == args.sft_steps + 1:  # PPO starts: the SFT policy becomes the frozen reference; fresh Adam moments
@@ -235,7 +235,7 @@ def main():
                     torch.cuda.synchronize()
                 dt = time.perf_counter() - t0
                 line = {"phase": "ppo", "loss": loss, "reward": sum(rewards) / len(rewards), "kl": kl, "kl_coef": kl_coef,
-                        "success": sum(succ) / len(succ), "asks": sum(asks) / len(asks), "entropy": terms["entropy"], "loss_terms": terms,
+                        "success": sum(succ) / len(succ), "asks": sum(asks) / len(asks), "entropy": terms["entropy"], "loss_terms": {k: terms[k] for k in ("policy", "value", "entropy", "kl")}, "updates": terms["updates"], "pullbacks": terms["pullbacks"],
                         "throughput": n_gen / dt, "gen_tokens_per_s": n_gen / max(gen_s, 1e-9), "gen_share": gen_s / dt,
                         "episode_len": n_gen / len(seqs)}
             sched.step()
