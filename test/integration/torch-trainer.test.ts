@@ -18,7 +18,7 @@ export default definePipeline({
     defineTarget({
       name: 'train', rule: 'rules/train.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
-      outputs: ['checkpoints/rc1/', 'logs/train.log', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
       params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
     }),
   ],
@@ -99,7 +99,7 @@ test('train with the command engine runs the torch trainer: SFT then PPO steps, 
   const rig = straight!;
   assert.equal(straightRun!.code, 0, straightRun!.stdout + straightRun!.stderr);
   assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00008');
-  const lines = rig.read('.rc1/train/command/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as Line);
+  const lines = rig.read('.rc1/state/train/command/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as Line);
   assert.deepEqual(lines.map((m) => m.step), [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(lines.map((m) => m.phase), ['sft', 'sft', 'sft', 'sft', 'ppo', 'ppo', 'ppo', 'ppo']);
   assert.ok(lines[3]!.loss < lines[0]!.loss, `SFT loss falls: ${lines[0]!.loss} -> ${lines[3]!.loss}`);
@@ -118,13 +118,13 @@ test('a build stopped with SIGTERM mid-run checkpoints, resumes from latest on t
   const rig = torchRig(8);
   try {
     const child = rig.spawn(['train']);
-    const latest = path.join(rig.dir, '.rc1/train/checkpoints/rc1/latest');
+    const latest = path.join(rig.dir, '.rc1/state/train/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
     assert.ok(fs.existsSync(latest), 'a checkpoint was adopted before the stop');
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    const log = fs.readFileSync(path.join(rig.dir, '.rc1/train/train.log'), 'utf8');
+    const log = fs.readFileSync(path.join(rig.dir, '.rc1/state/train/train.log'), 'utf8');
     assert.match(log, /torch_ppo: signal 15: checkpointed step \d/);
     const stoppedAt = Number(/step_(\d+)/.exec(fs.readlinkSync(latest))![1]);
     assert.ok(stoppedAt < 8, `stopped at step ${stoppedAt}`);

@@ -41,7 +41,8 @@ def launch(out, a, extra, resume=None):
     if a.epochs:
         train["ppo"] = dict(train["ppo"], epochs=a.epochs)
     start = int(resume.rsplit("_", 1)[1]) if resume else 0
-    cfg = {"train": train, "config_hash": "standalone", "profile": "dev", "start_step": start}
+    cfg = {"contract": 1, "train": train, "ppo": {"base_model": None, "seeds": [train["seed"]], "target_kl": train["ppo"]["target_kl"], "finetune": {"method": "full"}},
+           "overclar": {"alpha": train["reward"]["alpha"], "cap": train["reward"]["cap"]}, "config_hash": "standalone", "profile": "dev", "start_step": start}
     json.dump(cfg, open(os.path.join(out, "config_effective.json"), "w"), indent=2)
     json.dump({"scenarios": [a.pool], "weights": [a.weights]}, open(os.path.join(out, "inputs.json"), "w"))
     open(metrics, "a").close()

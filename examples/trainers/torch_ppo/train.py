@@ -33,6 +33,13 @@ from model import PolicyLM, count_params, train_flops_per_token  # noqa: E402
 from sampler import Sampler  # noqa: E402
 from vocab import Vocab  # noqa: E402
 
+# Settings of RC1_CONFIG_JSON this trainer does not honour (the contract asks that they be named).
+IGNORED = ["ppo.base_model (trains from scratch)", "ppo.finetune (full fine-tuning of a small model: no LoRA / QLoRA)",
+           "train.lr_schedule (SFT: warmup + cosine from --sft-lr; PPO: constant train.lr)", "train.ppo.rollout_len (episodes per iteration: --gen-batch)",
+           "train.sampling.seed_ratio_schedule, low_perf_cap, success_ema (draws by difficulty weights only)", "train.env", "train.model (see --size)",
+           "train.tfjs", "train.eval (held-out eval after SFT and at the end, from --eval-file or the `shadow` input)",
+           "train.checkpoint.keep_last (rc1-build rotates)"]
+
 SIZES = {  # hidden, layers, heads, kv_heads, ffn
     "tiny": (64, 2, 4, 2, 176), "small": (256, 4, 4, 2, 704), "base": (512, 8, 8, 4, 1408), "350m": (1024, 24, 16, 8, 3072)}
 
@@ -172,6 +179,7 @@ def main():
         print(f"torch_ppo: resumed from {args.resume_from} at step {step} ({st['phase']})", flush=True)
     else:
         print(f"torch_ppo: fresh start, seed {seed}, {len(pool)} scenarios, vocab {len(vocab)}, {args.size} {count_params(mcfg)} on {backend}", flush=True)
+    print(f"torch_ppo: ignores {'; '.join(IGNORED)}", flush=True)
     gen_model = copy.deepcopy(model).to(torch.bfloat16 if bf16 else torch.float32).requires_grad_(False)
     sampler = Sampler(gen_model, torch.bfloat16 if bf16 else torch.float32, {vocab.end, vocab.eos}, vocab.pad, args.graphs)
     docs = [vocab.encode(E.render_prompt(sc) + E.render_reference(sc)) + [vocab.eos] for sc in pool]
