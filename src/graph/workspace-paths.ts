@@ -73,28 +73,29 @@ function realish(abs: string): string {
 /**
  * The symlink check: every output, and every input file and glob base, of the given targets must
  * resolve (following symlinks) inside the real workspace or a real external root. One realpath per
- * distinct directory, so it costs well under a millisecond for RC1.
+ * distinct directory (plus an lstat per source input file), so a no-op of RC1 pays well under a
+ * millisecond.
  */
 export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>, where: (t: ResolvedTarget) => string): Diagnostic[] {
   const realRoot = realish(p.root);
   const roots = [realRoot, ...absoluteRoots(p.root, p.externalRoots ?? []).map(realish)];
   const dirCache = new Map<string, string>();
-  const resolve = (rel: string): string => {
+  const resolve = (rel: string, entry: boolean): string => {
     const abs = path.resolve(p.root, rel);
     const dir = path.dirname(abs);
     let realDir = dirCache.get(dir);
     if (realDir === undefined) { realDir = realish(dir); dirCache.set(dir, realDir); }
-    // The entry itself may be a symlink too (an output file or directory linked elsewhere).
-    let real = path.join(realDir, path.basename(abs));
-    try { if (fs.lstatSync(abs).isSymbolicLink()) real = realish(abs); } catch { /* not there yet */ }
-    return real;
+    // An input file may itself be a symlink that leads out. (An output that is a symlink is not
+    // followed: a commit renames over the link and clean removes the link, never what it names.)
+    const st = entry ? fs.lstatSync(abs, { throwIfNoEntry: false }) : undefined;
+    return st?.isSymbolicLink() ? realish(abs) : path.join(realDir, path.basename(abs));
   };
   const diags: Diagnostic[] = [];
   for (const name of names) {
     const t = p.targets.get(name);
     if (!t) continue;
     const check = (kind: string, rel: string): void => {
-      const real = resolve(rel);
+      const real = resolve(rel, kind === 'input');
       if (roots.some((r) => within(real, r))) return;
       diags.push({
         headline: `target ${t.name}: ${kind} ${rel} resolves outside the workspace, to ${real}`,
@@ -105,13 +106,13 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
     for (const o of t.outputs) check('output', o.path);
     for (const g of t.inputs) {
       for (const it of g.items) {
-        if (it.kind === 'file') check('input', it.path);
+        if (it.kind === 'file' && !it.producer) check('input', it.path); // a producer's output is checked as its output
         else if (it.kind === 'glob') check('input', staticPrefix(it.pattern));
       }
     }
   }
-  if (!within(resolve(p.manifestDir), realRoot)) {
-    diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${resolve(p.manifestDir)}`, hint: 'the manifest lives inside the workspace' });
+  if (!within(resolve(p.manifestDir, false), realRoot)) {
+    diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${resolve(p.manifestDir, false)}`, hint: 'the manifest lives inside the workspace' });
   }
   return diags;
 }
