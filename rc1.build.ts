@@ -13,7 +13,7 @@
 //   scores also cover the shadow set's rollouts (rollouts_shadow), which probe_scorer and
 //   not_simulated (round 1 and 2) check. Then:
 //   weights, shadow_run(_pre_run_check), overclar_ablation, preflight_checks ──► round1 ──► round2_pass
-//   round2_pass ──► train ──► ppo_eval (gate), export_gguf
+//   round2_pass ──► sft ──► train (one run per ppo.seeds) ──► ppo_eval (gate), export_gguf
 import { definePipeline, defineGate, defineTarget, target, type UserRequirement, type UserTarget } from 'rc1-build';
 
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
@@ -276,11 +276,19 @@ export default definePipeline(({ config, profile }) => {
   // `command`) in prod. It reads round2_pass.json and refuses to start unless it passed.
   const train = config.train as { strategy?: string } | undefined;
   targets.push(defineTarget({
+    name: 'sft',
+    description: "behaviour cloning of the pool's reference trajectories: the built-in policy PPO starts from and its KL reference",
+    rule: 'rules/sft.ts',
+    inputs: { round2: target('round2_pass'), scenarios: target('balanced_pool'), weights: target('weights') },
+    outputs: ['checkpoints/sft/', 'reports/sft.json'],
+    params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
+  }));
+  targets.push(defineTarget({
     name: 'train',
     description: 'the RC1 policy, trained through the trainer API (dev: the built-in tfjs engine on simulated-dialogue-v1)',
     rule: 'rules/train.ts',
     inputs: {
-      round2: target('round2_pass'), scenarios: target('balanced_pool'), weights: target('weights'),
+      round2: target('round2_pass'), scenarios: target('balanced_pool'), weights: target('weights'), sft: target('sft'),
       ...(train?.strategy === 'dpo' ? { rollouts: target('rollouts_pool'), scores: target('scores') } : {}),
     },
     // No log among the outputs: logs/train.log is the engine's rule log (replaced after every

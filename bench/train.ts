@@ -78,7 +78,7 @@ async function child(which: string, scenarioFile: string): Promise<void> {
   if (which === 'random') {
     const specs = scenarios.map(scenarioSpec);
     const rng = new TrainRng(config.seed);
-    const env = { maxTurns: config.env.max_turns, weights: WEIGHTS, reward: { ...config.reward } };
+    const env = { maxTurns: config.env.max_turns, weights: WEIGHTS, reward: { ...config.reward }, noise: { ...config.env.noise } };
     let steps = 0;
     let peak = process.memoryUsage().rss;
     const t0 = performance.now();

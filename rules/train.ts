@@ -1,21 +1,30 @@
 // train (RC1.md row train): trains the RC1 policy through the trainer API (rc1-build/train):
-// the built-in tfjs engine (PPO or DPO on the simulated dialogue environment) or the `command`
-// engine (the team's own trainer). It refuses to start unless the round-2 preflight ticket
-// (`round2` input: reports/preflight/round2_pass.json) exists and says `"pass": true`.
-// Inputs: round2, scenarios (the balanced pool), weights (configs/weights.json); for dpo also
-// rollouts and scores. Params: `train` (configs/train.yaml), `ppo` (configs/ppo_scale.yaml),
-// `overclar.alpha`, `overclar.cap` (configs/evaluation.yaml), resolved into one effective config
+// the built-in tfjs engine (PPO or DPO on the simulated dialogue environment, starting from the
+// `sft` input's policy) or the `command` engine (the team's own trainer, which gets every seed in
+// its config and runs once, in the state dir itself). The built-in engine makes one run per seed
+// of ppo.seeds, one after the other, each in its own work dir (ctx.stateDir/seed_<seed>/) and so
+// each resumable on its own: a build killed during the second seed keeps the first one's
+// completed run and resumes the second from its latest checkpoint. It refuses to start unless the
+// round-2 preflight ticket (`round2` input: reports/preflight/round2_pass.json) says "pass": true.
+// Inputs: round2, scenarios (the balanced pool), weights (configs/weights.json), sft (the sft
+// target's checkpoints/sft/); for dpo also rollouts and scores. Params: `train`, `ppo`,
+// `overclar.alpha`, `overclar.cap`, resolved into one effective config per seed
 // (rc1-build/train resolveTrainConfig). The prod profile refuses the built-in tfjs engine: it
 // trains in a simulated environment, and prod has no simulated anything. Outputs, in this order:
-//   checkpoints/rc1/ (directory), reports/metrics.jsonl, reports/config_effective.yaml
-// (its log lines go to the engine's rule log, logs/train.log; the full timestamped log of the run,
-// across resumes, is train.log in the target's state dir)
+//   checkpoints/rc1/ (directory: seed_<seed>/ per seed — the run's checkpoints plus its own
+//                    metrics.jsonl and config_effective.yaml —, and `latest` → the first seed's
+//                    latest, which export_gguf reads)
+//   reports/metrics.jsonl (every seed's lines, each with its `seed`), reports/config_effective.yaml
+//   (one YAML document per seed)
+// (log lines go to the engine's rule log, logs/train.log; the full timestamped log of each run,
+// across resumes, is train.log in its work dir)
 // Training state lives in the target's state dir (ctx.stateDir, .rc1/state/train/) so an
 // interrupted build resumes (see runTraining); the outputs are the final state copied out of it.
 // The run's identity includes the rule's code (ctx.codeHash): a code change starts a new run
 // unless train.resume_across_code_change is true.
-import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { defineRule, RuleError, type RuleContext } from 'rc1-build';
 import { resolveTrainConfig, runTraining, TRAIN_PARAMS } from 'rc1-build/train';
 import { z } from 'zod';
@@ -55,25 +64,59 @@ export default defineRule({
       if (ctx.outputs[i] !== o) throw new RuleError(`train: declare the outputs ${OUTPUTS.map((x, k) => (k === 0 ? `${x}/` : x)).join(', ')} in this order (output ${i} is ${ctx.outputs[i] ?? 'missing'})`);
     }
     checkRound2(group(ctx, 'round2'), ctx.root);
-    const config = resolveTrainConfig(ctx.params);
-    if (ctx.profile === 'prod' && config.engine === 'tfjs') {
-      throw new RuleError('train: the built-in tfjs engine trains in simulated-dialogue-v1, a simulation built from the data, and the prod profile allows no simulated anything: set train.engine: command (the team\'s trainer, train.command.argv) in configs/profiles/prod.yaml');
+    const seeds = ctx.params.ppo.seeds;
+    const first = resolveTrainConfig(ctx.params, seeds[0]);
+    if (ctx.profile === 'prod' && first.engine === 'tfjs') {
+      throw new RuleError('train: the built-in tfjs engine trains in a simulated dialogue environment, a simulation built from the data, and the prod profile allows no simulated anything: set train.engine: command (the team\'s trainer, train.command.argv) in configs/profiles/prod.yaml');
     }
     const inputs: Record<string, string[]> = {};
-    for (const g of ['round2', 'scenarios', 'weights', 'rollouts', 'scores', 'shadow']) {
-      const files = group(ctx, g);
+    for (const g of ['round2', 'scenarios', 'weights', 'sft', 'rollouts', 'scores', 'shadow']) {
+      const files = group(ctx, g).flatMap((f) => (statSync(f).isDirectory() ? readdirSync(f, { recursive: true, encoding: 'utf8' }).map((r) => join(f, r)).filter((p) => statSync(p).isFile()).sort() : [f]));
       if (files.length > 0) inputs[g] = files;
     }
     const forced = ctx.forced;
-    const { summary } = await runTraining({
-      root: ctx.root, profile: ctx.profile, config, inputs, env: ctx.env, forced, signal: ctx.signal,
-      workDir: ctx.stateDir, codeHash: ctx.codeHash, settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
+    const identity = {
+      codeHash: ctx.codeHash, settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
       resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
-      log: (l) => ctx.log(l), progress: (d, t) => ctx.progress(d, t, 'steps'),
-      outputs: {
-        checkpoints: ctx.output(OUTPUTS[0]), metrics: ctx.output(OUTPUTS[1]), effectiveConfig: ctx.output(OUTPUTS[2]),
-      },
-    });
-    return { summary };
+    };
+    if (first.engine === 'command') {
+      // The team's trainer gets every seed in its config and runs them itself: one run, one work dir.
+      const { summary } = await runTraining({
+        root: ctx.root, profile: ctx.profile, config: first, inputs, env: ctx.env, forced, signal: ctx.signal, workDir: ctx.stateDir, ...identity,
+        log: (l) => ctx.log(l), progress: (d, t) => ctx.progress(d, t, 'steps'),
+        outputs: { checkpoints: ctx.output(OUTPUTS[0]), metrics: ctx.output(OUTPUTS[1]), effectiveConfig: ctx.output(OUTPUTS[2]) },
+      });
+      return { summary };
+    }
+    const ckOut = ctx.output(OUTPUTS[0]);
+    const metrics: string[] = [];
+    const configs: string[] = [];
+    const summaries: string[] = [];
+    const tmp = mkdtempSync(join(tmpdir(), 'rc1-train-'));
+    try {
+      for (const [i, seed] of seeds.entries()) {
+        const config = resolveTrainConfig(ctx.params, seed);
+        const seedOut = join(ckOut, `seed_${seed}`);
+        const files = { metrics: join(tmp, `${seed}.jsonl`), effectiveConfig: join(tmp, `${seed}.yaml`) };
+        ctx.log(`seed ${seed} (${i + 1} of ${seeds.length})`);
+        const { summary, result } = await runTraining({
+          root: ctx.root, profile: ctx.profile, config, inputs, env: ctx.env, forced, signal: ctx.signal,
+          workDir: join(ctx.stateDir, `seed_${seed}`), ...identity,
+          log: (l) => ctx.log(`[seed ${seed}] ${l}`), progress: (d, t) => ctx.progress(i * t + d, seeds.length * t, 'steps'),
+          outputs: { checkpoints: seedOut, ...files },
+        });
+        if (result.interrupted || ctx.signal.aborted) throw new RuleError(`train: interrupted during seed ${seed} at step ${result.finalStep}; the next build resumes it`);
+        for (const [f, name] of [[files.metrics, 'metrics.jsonl'], [files.effectiveConfig, 'config_effective.yaml']] as const) copyFileSync(f, join(seedOut, name));
+        metrics.push(...readFileSync(files.metrics, 'utf8').split('\n').filter(Boolean).map((l) => JSON.stringify({ seed, ...JSON.parse(l) as object })));
+        configs.push(`# seed ${seed}\n${readFileSync(files.effectiveConfig, 'utf8')}`);
+        summaries.push(`seed ${seed}: ${summary}`);
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    symlinkSync(join(`seed_${seeds[0]}`, 'latest'), join(ckOut, 'latest'));
+    writeFileSync(ctx.output(OUTPUTS[1]), metrics.map((l) => `${l}\n`).join(''));
+    writeFileSync(ctx.output(OUTPUTS[2]), configs.join('---\n'));
+    return { summary: summaries.join('; ') };
   },
 });

@@ -53,7 +53,7 @@ export async function benchmarkTraining(o: BenchmarkOptions): Promise<BenchmarkR
     const init = initParams(shape, rng);
     const model = new TfModel(tfh.tf, init.specs, init, o.config.adam);
     const handle = new TfjsModelHandle(tfh.tf, model, cloneParams(init), shape, new AbortController().signal);
-    const env = { maxTurns: o.config.env.max_turns, weights: o.weights, reward: { ...o.config.reward } };
+    const env = { maxTurns: o.config.env.max_turns, weights: o.weights, reward: { ...o.config.reward }, noise: { ...o.config.env.noise } };
     const strategy = new PpoStrategy(o.config, new ScenarioSampler(specs, o.config.sampling), env, rng);
     let peak = process.memoryUsage().rss;
     let collectS = 0;

@@ -4,7 +4,7 @@
 //   the sections it is resolved from (resolveTrainConfig), so that no value has two homes:
 //     ppo:           configs/ppo_scale.yaml (src/evaluation ppoSchema) — what the preflight
 //                    vouches for: steps, lr, clip, kl_coef, target_kl, batch, rollout_len, seeds
-//                    (the run uses seeds[0]), use_overclar_penalty, priority_sampling, reward.beta
+//                    (one run per seed), use_overclar_penalty, priority_sampling, reward.beta
 //     overclar:      configs/evaluation.yaml alpha, cap — the penalty the ablation evaluated
 //     train:         configs/train.yaml (trainSectionSchema) — everything else: engine, strategy,
 //                    the PPO internals (epochs, GAE, value / entropy coefficients, KL controller),
@@ -44,6 +44,8 @@ const ppoSchema = z.object({
   lam: unit,
   vf_coef: z.number().nonnegative(),
   ent_coef: z.number().nonnegative(),
+  /** Early stop per update: a minibatch that takes KL(π ‖ π_ref) on the step's states above kl_stop × target_kl (and higher than before it) is undone, and the step's update ends. */
+  kl_stop: z.number().gt(1),
 }).strict();
 
 const dpoSchema = z.object({
@@ -78,8 +80,20 @@ const rewardSchema = z.object({
 const envSchema = z.object({
   /** Assistant actions per episode before the episode ends without an answer. */
   max_turns: posInt,
-  /** Share of the balanced pool held out from training for the shadow eval (by a hash of the scenario id). */
+  /** Share of the balanced pool's source questions held out from training for the shadow eval (by a hash of the source id). */
   holdout: z.number().min(0).lt(1),
+  /** Rates of the environment's stochastic events (env/dialogue-env.ts). */
+  noise: z.object({ tool_failure: z.number().min(0).lt(1), search_miss: z.number().min(0).lt(1), vague_reply: z.number().min(0).lt(1) }).strict(),
+}).strict();
+
+/** Behaviour cloning of the pool's reference trajectories: the `sft` target, the initial policy and KL reference of PPO. */
+const sftSchema = z.object({
+  /** Expert episodes played per training scenario (each with its own environment draws). */
+  episodes: posInt,
+  epochs: posInt,
+  lr: z.number().positive(),
+  /** Minibatch size (transitions). */
+  batch: posInt,
 }).strict();
 
 const modelSchema = z.object({
@@ -128,6 +142,7 @@ export const trainConfigSchema = z.object({
   checkpoint: z.object({ every: posInt, keep_last: posInt }).strict(),
   /** Shadow eval of the held-out scenarios every N steps (and at the end); best/ follows its mean reward. */
   eval: z.object({ every: posInt, max_episodes: posInt }).strict(),
+  sft: sftSchema,
   command: commandSchema.optional(),
 }).strict();
 
@@ -140,7 +155,7 @@ export const trainSectionSchema = z.object({
   lr_schedule: scheduleSchema,
   adam: z.object({ beta1: unit, beta2: unit, eps: z.number().positive() }).strict(),
   max_grad_norm: z.number().nonnegative(),
-  ppo: ppoSchema.pick({ adaptive_kl: true, kl_horizon: true, epochs: true, gamma: true, lam: true, vf_coef: true, ent_coef: true }).strict(),
+  ppo: ppoSchema.pick({ adaptive_kl: true, kl_horizon: true, epochs: true, gamma: true, lam: true, vf_coef: true, ent_coef: true, kl_stop: true }).strict(),
   dpo: dpoSchema,
   sampling: sampleSchema.pick({ success_ema: true }).strict(),
   env: envSchema,
@@ -148,6 +163,7 @@ export const trainSectionSchema = z.object({
   tfjs: z.object({ backend: z.enum(BACKEND_CHOICES) }).strict(),
   checkpoint: z.object({ every: posInt, keep_last: posInt }).strict(),
   eval: z.object({ every: posInt, max_episodes: posInt }).strict(),
+  sft: sftSchema,
   command: commandSchema.optional(),
   // How runs are kept, not how one trains: these stay out of TrainConfig and its hash, so changing
   // them never makes an interrupted run unresumable (run-training.ts reads them from here).
@@ -176,19 +192,20 @@ export interface TrainParams {
   overclar: { alpha: number; cap: number };
 }
 
-/** The effective config (see the head of this file), validated once more as a whole. */
-export function resolveTrainConfig(p: TrainParams): TrainConfig {
+/** The effective config of one run (see the head of this file), validated once more as a whole: the run of `seed` (default ppo.seeds[0]). */
+export function resolveTrainConfig(p: TrainParams, runSeed?: number): TrainConfig {
   const t = p.train;
   const ps = p.ppo.priority_sampling;
-  const seed = p.ppo.seeds[0];
+  const seed = runSeed ?? p.ppo.seeds[0];
   if (seed === undefined) throw new Error('ppo.seeds is empty: list at least one seed (configs/ppo_scale.yaml)');
+  if (!p.ppo.seeds.includes(seed)) throw new Error(`internal error: seed ${seed} is not one of ppo.seeds; please report this`);
   return trainConfigSchema.parse({
     engine: t.engine, strategy: t.strategy, seed, steps: p.ppo.steps, lr: p.ppo.lr, lr_schedule: t.lr_schedule, adam: t.adam, max_grad_norm: t.max_grad_norm,
     ppo: { clip: p.ppo.clip, kl_coef: p.ppo.kl_coef, target_kl: p.ppo.target_kl, batch: p.ppo.batch, rollout_len: p.ppo.rollout_len, ...t.ppo },
     dpo: t.dpo,
     sampling: { enabled: ps.enable, by_difficulty: ps.by_difficulty, seed_ratio_schedule: ps.seed_ratio_schedule, low_perf_cap: ps.low_perf_cap, success_ema: t.sampling.success_ema },
     reward: { use_overclar_penalty: p.ppo.use_overclar_penalty, alpha: p.overclar.alpha, cap: p.overclar.cap, beta: p.ppo.reward.beta },
-    env: t.env, model: t.model, tfjs: t.tfjs, checkpoint: t.checkpoint, eval: t.eval, ...(t.command ? { command: t.command } : {}),
+    env: t.env, model: t.model, tfjs: t.tfjs, checkpoint: t.checkpoint, eval: t.eval, sft: t.sft, ...(t.command ? { command: t.command } : {}),
   });
 }
 export type EngineName = (typeof ENGINE_NAMES)[number];

@@ -10,7 +10,7 @@ import { deriveSeed } from '../data/index.ts';
 import type { RolloutScenario } from '../rollouts/index.ts';
 import { ENV_NAME } from './api.ts';
 import { ACTIONS, N_ACTIONS, newState, stepEnv, type EnvOptions } from './env/dialogue-env.ts';
-import { FEATURE_NAMES, OBS_DIM, observe } from './env/features.ts';
+import { FEATURE_NAMES, OBS_DIM, observeState } from './env/features.ts';
 import { scenarioSpec, type EnvScenario } from './env/scenario-spec.ts';
 import { forwardNet, logSoftmax, paramSpecs, sizeOf, type NetShape, type Params } from './mlp.ts';
 import { TrainRng } from './rng.ts';
@@ -33,14 +33,18 @@ export interface ModelIndex {
   tensors: { name: string; shape: number[]; offset: number; length: number }[];
 }
 
-export interface Policy {
-  readonly shape: NetShape;
-  readonly params: Params;
+/** Anything that picks actions from observations: a trained policy, or a scripted baseline (baselines.ts). */
+export interface Actor {
   readonly maxTurns: number;
-  /** The weights as named Float32 tensors (policy and value nets), layout order. */
-  tensors(): NamedTensor[];
   /** Action log-probabilities for one observation. */
   logProbs(obs: Float32Array, offset?: number): Float64Array;
+}
+
+export interface Policy extends Actor {
+  readonly shape: NetShape;
+  readonly params: Params;
+  /** The weights as named Float32 tensors (policy and value nets), layout order. */
+  tensors(): NamedTensor[];
   value(obs: Float32Array, offset?: number): number;
 }
 
@@ -107,21 +111,21 @@ export interface EvaluateOptions extends Omit<EnvOptions, 'maxTurns'> {
   maxTurns?: number;
   /** Argmax actions (default) or sampled ones. */
   greedy?: boolean;
-  /** Seeds the environment's guesses (and sampled actions), per scenario: the same seed, the same episodes. */
+  /** Seeds the environment's events and sampled actions (two streams), per scenario: the same seed, the same episodes. */
   seed: number;
 }
 
-/** Plays one episode; returns it with the actions taken. */
-export function playEpisode(policy: Policy, spec: EnvScenario, o: EnvOptions & { greedy: boolean }, rng: TrainRng): EvalEpisode {
+/** Plays one episode; returns it with the actions taken. `rng` draws the environment's events, `actRng` (default: the same) sampled actions. */
+export function playEpisode(policy: Actor, spec: EnvScenario, o: EnvOptions & { greedy: boolean }, rng: TrainRng, actRng: TrainRng = rng): EvalEpisode {
   const st = newState();
   const obs = new Float32Array(OBS_DIM);
   const trace: string[] = [];
   for (;;) {
-    observe(spec, st, o.maxTurns, obs);
+    observeState(spec, st, o.maxTurns, obs);
     const lp = policy.logProbs(obs);
     let a = 0;
     if (o.greedy) { for (let i = 1; i < N_ACTIONS; i++) if (lp[i]! > lp[a]!) a = i; }
-    else a = rng.pick(lp.map(Math.exp));
+    else a = actRng.pick(lp.map(Math.exp));
     trace.push(ACTIONS[a]!);
     const out = stepEnv(spec, st, a, rng, o);
     if (out) {
@@ -135,11 +139,11 @@ export function playEpisode(policy: Policy, spec: EnvScenario, o: EnvOptions & {
 }
 
 /** Plays the policy over the scenarios (greedy by default) and summarises. */
-export function evaluatePolicy(policy: Policy, scenarios: readonly (RolloutScenario | EnvScenario)[], o: EvaluateOptions): { env: string; episodes: EvalEpisode[]; summary: EvalSummary } {
-  const env = { maxTurns: o.maxTurns ?? policy.maxTurns, weights: o.weights, reward: o.reward, greedy: o.greedy ?? true };
+export function evaluatePolicy(policy: Actor, scenarios: readonly (RolloutScenario | EnvScenario)[], o: EvaluateOptions): { env: string; episodes: EvalEpisode[]; summary: EvalSummary } {
+  const env = { maxTurns: o.maxTurns ?? policy.maxTurns, weights: o.weights, reward: o.reward, noise: o.noise, greedy: o.greedy ?? true };
   const episodes = scenarios.map((s) => {
     const spec = 'scenario' in s ? s : scenarioSpec(s);
-    return playEpisode(policy, spec, env, new TrainRng(deriveSeed(o.seed, spec.id)));
+    return playEpisode(policy, spec, env, new TrainRng(deriveSeed(o.seed, spec.id)), new TrainRng(deriveSeed(o.seed, `actions:${spec.id}`)));
   });
   return { env: ENV_NAME, episodes, summary: summarizeEval(episodes) };
 }

@@ -199,7 +199,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   const evaluate = async (dir: string, step: number): Promise<EvalResult & { details: unknown }> => {
     const policy = await loadPolicy(dir);
     const scen = holdoutData!.holdout.slice(0, config.eval.max_episodes);
-    const r = evaluatePolicy(policy, scen, { weights: holdoutData!.env.weights, reward: holdoutData!.env.reward, maxTurns: config.env.max_turns, seed: config.seed });
+    const r = evaluatePolicy(policy, scen, { ...holdoutData!.env, seed: config.seed });
     const s = r.summary.overall;
     return { step, reward: s.reward ?? 0, success: s.success ?? 0, overclar_rate: s.overclar_rate ?? 0, avg_turns: s.avg_turns ?? 0, episodes: s.n, dir, details: r.summary };
   };

@@ -14,7 +14,7 @@
 // are the reasoning the answer turn writes once everything needed is known.
 import type { Scenario, Task } from '../../data/index.ts';
 import { referenceStats, type Difficulty, type ReferenceStats, type RolloutScenario } from '../../rollouts/index.ts';
-import { staticFeatures } from './features.ts';
+import { agentView, type AgentView } from './features.ts';
 
 export interface WikiDoc { title: string; text: string }
 export interface CalcStep { expr: string; result: string; thoughts: string[] }
@@ -36,8 +36,8 @@ export interface EnvScenario {
   readonly answerThoughts: readonly string[];
   readonly finalAnswer: string;
   readonly refStats: ReferenceStats;
-  /** The request's text features (features.ts), computed once. */
-  readonly features: Float64Array;
+  /** What the agent sees of the request (features.ts agentView: its words and text features), computed once. */
+  readonly view: AgentView;
   /** A number written in the request (the last one), for a premature gsm8k answer; null when none. */
   readonly lastNumber: string | null;
 }
@@ -89,7 +89,7 @@ export function scenarioSpec(s: RolloutScenario): EnvScenario {
     answerThoughts: loose,
     finalAnswer: s.reference.final_answer,
     refStats: referenceStats(s),
-    features: staticFeatures(s),
+    view: agentView(s),
     lastNumber: numbers ? numbers[numbers.length - 1]!.replace(/,/g, '') : null,
   };
 }

@@ -10,7 +10,7 @@
 import { readValidated, rolloutSchema, type Rollout, type Trajectory } from '../../rollouts/index.ts';
 import { readScores } from '../../scoring/score-record.ts';
 import { ANSWER, ASK, CALC, WIKI, newState, stepEnv, type EnvOptions } from '../env/dialogue-env.ts';
-import { OBS_DIM, observe } from '../env/features.ts';
+import { OBS_DIM, observeState } from '../env/features.ts';
 import { rc1Reward } from '../env/reward.ts';
 import type { EnvScenario } from '../env/scenario-spec.ts';
 import { forwardNet, logSoftmax, type Params } from '../mlp.ts';
@@ -52,7 +52,7 @@ export function replayPath(spec: EnvScenario, actions: readonly number[], env: E
   const buf = new Float32Array(OBS_DIM);
   let refLogp = 0;
   for (const a of actions) {
-    observe(spec, st, env.maxTurns, buf);
+    observeState(spec, st, env.maxTurns, buf);
     obs.push(...buf);
     acts.push(a);
     refLogp += logSoftmax(forwardNet(reference, 'policy', buf, 0, OBS_DIM))[a]!;

@@ -4,14 +4,18 @@
 // head, then runs `epochs` passes of shuffled minibatches minimising
 //   L = −mean min(ρA, clip(ρ, 1±ε)A) + vf_coef · ½ mean (V − R)² − ent_coef · H(π) + β · KL(π ‖ π_ref)
 // where KL(π ‖ π_ref) is the exact KL over the four actions to the frozen reference policy (the
-// policy at step 0). After the step, β adapts toward target_kl (ppo-math.ts adaptKlCoef).
+// policy at step 0: the SFT policy). Two controls hold the realised KL near target_kl:
+//   early stop  after each minibatch the mean KL over the step's states is measured; a minibatch
+//               that takes it above kl_stop × target_kl, and higher than before it, is undone
+//               (weights and Adam state restored) and the step's update ends there
+//   adaptive β  after the step, β adapts toward target_kl (ppo-math.ts adaptKlCoef)
 import type { JsonValue } from '../../api/index.ts';
 import type { StepStats, Strategy } from '../api.ts';
 import type { TrainConfig } from '../config.ts';
 import { N_ACTIONS, newState, stepEnv, type EnvOptions } from '../env/dialogue-env.ts';
-import { OBS_DIM, observe } from '../env/features.ts';
+import { OBS_DIM, observeState } from '../env/features.ts';
 import type { ScenarioSampler } from '../env/sampler.ts';
-import { categoricalKl, entropyOf, forwardNet, logSoftmax } from '../mlp.ts';
+import { categoricalKl, entropyOf, forwardNet, logSoftmax, type Params } from '../mlp.ts';
 import type { TrainRng } from '../rng.ts';
 import type { TfjsModelHandle } from '../engines/tfjs/handle.ts';
 import { ppoLoss } from './ppo-loss.ts';
@@ -28,6 +32,16 @@ export interface PpoBatch {
   dones: Uint8Array;
   refLogp: Float32Array;
   episodes: { reward: number; success: boolean; actions: number; seed: boolean }[];
+}
+
+/** Mean KL(π ‖ π_ref) over a batch's states. */
+export function batchKl(params: Params, b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp'>): number {
+  let kl = 0;
+  for (let t = 0; t < b.n; t++) {
+    const lp = logSoftmax(forwardNet(params, 'policy', b.obs, t * OBS_DIM, OBS_DIM));
+    kl += categoricalKl(lp, Float64Array.from(b.refLogp.subarray(t * N_ACTIONS, (t + 1) * N_ACTIONS)));
+  }
+  return b.n === 0 ? 0 : kl / b.n;
 }
 
 export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
@@ -60,7 +74,7 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
       const { spec, seed } = this.sampler.draw(step, this.rng);
       const st = newState();
       for (;;) {
-        observe(spec, st, this.env.maxTurns, obs, n * OBS_DIM);
+        observeState(spec, st, this.env.maxTurns, obs, n * OBS_DIM);
         const lp = logSoftmax(forwardNet(params, 'policy', obs, n * OBS_DIM, OBS_DIM));
         const rl = logSoftmax(forwardNet(h.reference, 'policy', obs, n * OBS_DIM, OBS_DIM));
         for (let k = 0; k < N_ACTIONS; k++) refLogp[n * N_ACTIONS + k] = rl[k]!;
@@ -90,9 +104,12 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     const sums = { policy: 0, value: 0, entropy: 0, kl: 0, total: 0 };
     let updates = 0;
     const order = Array.from({ length: b.n }, (_, i) => i);
-    for (let epoch = 0; epoch < c.epochs; epoch++) {
+    const bound = c.kl_stop * c.target_kl;
+    let klNow = batchKl(h.params(), b);
+    let stopped = false;
+    for (let epoch = 0; epoch < c.epochs && !stopped; epoch++) {
       this.rng.shuffle(order);
-      for (let start = 0; start < b.n; start += c.batch) {
+      for (let start = 0; start < b.n && !stopped; start += c.batch) {
         if (h.signal.aborted) throw new StepAborted();
         const idx = order.slice(start, start + c.batch);
         const m = idx.length;
@@ -110,6 +127,7 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
           av[j] = adv[t]!;
           ret[j] = returns[t]!;
         });
+        const before = { p: model.params(), ...model.moments(), t: model.t };
         const terms = tf.tidy(() => {
           const mb = {
             obs: tf.tensor2d(x, [m, OBS_DIM]), actions: tf.tensor2d(onehot, [m, N_ACTIONS]), oldLogp: tf.tensor1d(old),
@@ -124,27 +142,29 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
           model.apply(model.vars.map((v) => grads[v.name]), lr, this.cfg.max_grad_norm);
           return parts;
         });
+        const klAfter = batchKl(model.params(), b);
+        if (klAfter > bound && klAfter > klNow) {
+          model.load(before.p, before.m, before.v, before.t);
+          stopped = true;
+          break;
+        }
+        klNow = klAfter;
         for (const k of Object.keys(sums) as (keyof typeof sums)[]) sums[k] += terms[k]!;
         updates += 1;
       }
     }
     h.sync();
     const after = h.params();
-    let kl = 0;
+    const kl = batchKl(after, b);
     let entropy = 0;
-    for (let t = 0; t < b.n; t++) {
-      const lp = logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM));
-      kl += categoricalKl(lp, Float64Array.from(b.refLogp.subarray(t * N_ACTIONS, (t + 1) * N_ACTIONS)));
-      entropy += entropyOf(lp);
-    }
-    kl /= b.n;
+    for (let t = 0; t < b.n; t++) entropy += entropyOf(logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM)));
     entropy /= b.n;
     const coefUsed = this.klCoef;
     if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, kl, c.target_kl, b.n, c.kl_horizon);
     const eps = b.episodes;
     const mean = (f: (e: PpoBatch['episodes'][number]) => number): number => eps.reduce((a, e) => a + f(e), 0) / eps.length;
     return {
-      loss: { policy: sums.policy / updates, value: sums.value / updates, entropy: sums.entropy / updates, kl: sums.kl / updates, total: sums.total / updates },
+      loss: { policy: sums.policy / Math.max(1, updates), value: sums.value / Math.max(1, updates), entropy: sums.entropy / Math.max(1, updates), kl: sums.kl / Math.max(1, updates), total: sums.total / Math.max(1, updates) },
       reward: mean((e) => e.reward), kl, kl_coef: coefUsed, entropy, updates, envSteps: b.n,
       success: mean((e) => (e.success ? 1 : 0)), episode_len: mean((e) => e.actions), seed_ratio: mean((e) => (e.seed ? 1 : 0)),
     };

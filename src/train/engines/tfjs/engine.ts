@@ -1,7 +1,9 @@
 // The built-in `tfjs` engine: trains the dialogue-control policy (a small MLP over hand-built
-// features, src/train/README.md) in simulated-dialogue-v1 with the configured strategy (ppo or
-// dpo). Order of a run: pick the backend, read the data, initialise the weights from the seeded
-// RNG (the reference policy is that initial policy, written once to initial/), or restore every
+// features, src/train/README.md) in the simulated dialogue environment with the configured strategy (ppo or
+// dpo). Order of a run: pick the backend, read the data, start from the SFT policy (the `sft`
+// input group: the sft target's checkpoints/sft/; without one, a seeded random initialisation,
+// said in the log) — the reference policy of the KL term is that initial policy, written once to
+// initial/ —, or restore every
 // piece of state from the resume checkpoint; then per step: the strategy collects and updates,
 // the engine writes one metrics line, snapshots the state, and every checkpoint.every steps (and
 // at the last step) writes a step dir. On interrupt (ctx.signal) it stops at the next minibatch,
@@ -12,7 +14,10 @@ import { writeCheckpoint, verifyCheckpoint } from '../../checkpoints.ts';
 import { loadTrainingData } from '../../data.ts';
 import { N_ACTIONS } from '../../env/dialogue-env.ts';
 import { OBS_DIM } from '../../env/features.ts';
-import { cloneParams, initParams, type NetShape } from '../../mlp.ts';
+import { dirname } from 'node:path';
+import { RuleError } from '../../../api/index.ts';
+import { cloneParams, initParams, type NetShape, type Params } from '../../mlp.ts';
+import { loadPolicy } from '../../policy.ts';
 import { TrainRng } from '../../rng.ts';
 import { createStrategy } from '../../strategies/create-strategy.ts';
 import { StepAborted } from '../../strategies/step-aborted.ts';
@@ -21,6 +26,17 @@ import { TfjsModelHandle } from './handle.ts';
 import { TfModel } from './model.ts';
 import { engineState, parseEngineState, readStateFiles, writeStateFiles, type Snapshot } from './state-files.ts';
 import { writeInitialPolicy } from './initial-policy.ts';
+
+/** The SFT policy's parameters from the `sft` input group (its model.json), or null when there is none. */
+async function sftParams(files: readonly string[], shape: NetShape): Promise<Params | null> {
+  const index = files.find((f) => f.endsWith('model.json'));
+  if (!index) return null;
+  const p = await loadPolicy(dirname(index));
+  if (p.shape.hidden.join(',') !== shape.hidden.join(',')) {
+    throw new RuleError(`train: the SFT policy (${index}) has hidden layers [${p.shape.hidden.join(', ')}], the train config [${shape.hidden.join(', ')}]: rebuild sft with the same train.model.hidden`);
+  }
+  return cloneParams(p.params);
+}
 
 export const tfjsEngine: Engine = {
   name: 'tfjs',
@@ -34,7 +50,10 @@ export const tfjsEngine: Engine = {
 
     const rng = new TrainRng(ctx.seed);
     const shape: NetShape = { obsDim: OBS_DIM, hidden: cfg.model.hidden, actions: N_ACTIONS };
-    const init = initParams(shape, rng);
+    const random = initParams(shape, rng);
+    const sft = await sftParams(ctx.inputs.sft ?? [], shape);
+    const init = sft ?? random;
+    ctx.log(sft ? `initial policy: the SFT policy (${ctx.inputs.sft!.find((f) => f.endsWith('model.json'))}); KL reference = the SFT policy` : 'initial policy: a seeded random initialisation (no `sft` input); KL reference = that policy');
     let reference = cloneParams(init);
     const model = new TfModel(tfh.tf, init.specs, init, cfg.adam);
     const strategy = await createStrategy(cfg, data, rng, reference, ctx.inputs, ctx.paths.root, (l) => ctx.log(l));
