@@ -300,9 +300,9 @@ export default definePipeline(({ config, profile }) => {
   targets.push(
     defineGate({
       name: 'ppo_eval',
-      description: 'trained policy vs initial/ on the shadow set + its under-specified twins: needs-clarification success +5 pp, over-clarification -20 % rel., turns not up, hard QA success +5 pp; learning curve',
+      description: 'every seed\'s PPO policy, their mean and four scripted baselines vs the SFT policy on the shadow set + its under-specified twins: needs-clarification success +5 pp, over-clarification -20 % rel., turns not up, hard QA +5 pp, KL bound, PPO vs best baseline; intervals, negative control; learning curve',
       rule: 'rules/ppo_eval.ts',
-      inputs: { checkpoints: target('train'), shadow: target('shadow_set'), weights: target('weights'), raw: RAW, v2: V2 },
+      inputs: { checkpoints: target('train'), sft: target('sft'), shadow: target('shadow_set'), weights: target('weights'), raw: RAW, v2: V2 },
       outputs: ['reports/ppo_eval.json', 'reports/learning_curve.png'],
       report: 'reports/ppo_eval.json',
       params: ['ppo_eval', 'train', 'ppo', 'overclar.alpha', 'overclar.cap', 'pool', 'templates', 'data', 'difficulty.metrics', 'difficulty.bands', 'difficulty.dimensions'],

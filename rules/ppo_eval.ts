@@ -1,19 +1,20 @@
-// ppo_eval (RC1.md row ppo_eval; seeds/000 Phase 3), a gate: the trained built-in policy (`latest`
-// of the train target's checkpoints/rc1/) against the policy before training (`initial/`, step 0,
-// the reference of the KL penalty), both played the same way (ppo_eval.actions: greedy, or sampled
-// with ppo_eval.samples episodes per scenario) in simulated-dialogue-v1 on held-out
-// scenarios: the shadow set, plus (ppo_eval.twins) under-specified renderings of the same held-out
-// source items, which are the only needs-clarification items (the shadow set has none). Buckets
-// are computed with the balanced pool's band rules (src/train/eval-sets.ts). The checks and their
-// definitions are in src/train/eval-report.ts; the thresholds in configs/ppo_eval.yaml. Reward
-// options and max_turns come from the effective train config (params train, ppo, overclar.alpha,
-// overclar.cap resolved as the train rule resolves them).
-// Inputs: `checkpoints` (target train: checkpoints/rc1/ and reports/metrics.jsonl), `shadow`
-// (target shadow_set), `weights` (configs/weights.json), `raw` (datasets, for the twins' source
-// items), `v2` (template pack v2). Outputs: [0] reports/ppo_eval.json (the report),
-// [1] reports/learning_curve.png (reward, KL, success vs step from reports/metrics.jsonl).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// ppo_eval (RC1.md row ppo_eval), a gate: every seed's trained built-in policy (`latest` of
+// checkpoints/rc1/seed_<seed>/), their mean, and the four scripted baselines against the SFT
+// policy (the sft target: PPO's starting point and KL reference), all played the same way
+// (ppo_eval.actions: sampled, ppo_eval.samples episodes per scenario, the same per-scenario seeds
+// for every policy) in the simulated dialogue environment on held-out scenarios: the shadow set,
+// plus (ppo_eval.twins) under-specified renderings of the same held-out source items, which are
+// the needs-clarification items. The pool never renders a shadow source item, so no eval
+// scenario shares a source question with training. The hard band of an item is its shadow
+// original's (the pool's band rules, src/train/eval-sets.ts), not its twin-ness. The checks,
+// intervals and negative control are in src/train/eval-report.ts; thresholds in
+// configs/ppo_eval.yaml; reward, noise and max_turns from the effective train config.
+// Inputs: `checkpoints` (target train), `sft` (target sft), `shadow` (target shadow_set),
+// `weights`, `raw` (datasets, for the twins' source items), `v2` (template pack v2).
+// Outputs: [0] reports/ppo_eval.json (the report, with the table), [1] reports/learning_curve.png
+// (reward, KL, success vs step of the first seed).
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
 import { dataFileFormat, deriveSeed, loadSources, type SourceItem } from 'rc1-build/data';
@@ -23,10 +24,17 @@ import { PoolParamsSchema } from 'rc1-build/pool';
 import { readScenarios } from 'rc1-build/rollouts';
 import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
 import {
-  builtInCheckpoint, checkpointDirOf, comparePolicies, comparisonSummary, drawLearningCurve, evaluatePolicy, heldOutSet, loadPolicy,
-  PPO_EVAL_DEFINITIONS, ppoEvalSchema, readCurve, readWeights, resolveTrainConfig, summarizeEval, trainSectionSchema, underspecifiedTwins,
-  type EvalEpisode,
+  BASELINE_NAMES, baselineActor, builtInCheckpoint, checkpointDirOf, comparePolicies, comparisonSummary, drawLearningCurve, evaluatePolicy, heldOutSet, loadPolicy,
+  policyRows, PPO_EVAL_DEFINITIONS, ppoEvalSchema, readCurve, readWeights, resolveTrainConfig, scenarioSpec, trainSectionSchema, underspecifiedTwins,
+  type Actor, type PolicyRows, type ScenarioInfo, type SeedRun,
 } from 'rc1-build/train';
+
+/** KL(p ‖ q) of two categorical distributions given as log-probabilities. */
+function klOf(p: Float64Array, q: Float64Array): number {
+  let kl = 0;
+  for (let i = 0; i < p.length; i++) kl += Math.exp(p[i]!) * (p[i]! - q[i]!);
+  return kl;
+}
 
 export default defineRule({
   name: 'ppo_eval',
@@ -50,10 +58,16 @@ export default defineRule({
     const ckDir = checkpointDirOf(group, ctx.target);
     const metricsFile = group.find((p) => basename(p) === 'metrics.jsonl');
     if (!metricsFile) throw new RuleError(`${ctx.target}: the \`checkpoints\` input holds no metrics.jsonl (the train target's reports/metrics.jsonl): the learning curve needs it`);
-    const trainedCk = builtInCheckpoint(ckDir, 'latest', ctx.target);
-    const referenceCk = builtInCheckpoint(ckDir, 'initial', ctx.target);
-    const [trained, reference] = [await loadPolicy(trainedCk.dir), await loadPolicy(referenceCk.dir)];
-
+    const seeds = ctx.params.ppo.seeds;
+    const runs = seeds.map((seed) => {
+      const dir = join(ckDir, `seed_${seed}`);
+      if (!existsSync(dir)) throw new RuleError(`${ctx.target}: ${basename(ckDir)}/seed_${seed}/ is missing: the train target makes one run per seed of ppo.seeds (rebuild train)`);
+      return { seed, dir, ck: builtInCheckpoint(dir, 'latest', ctx.target), metrics: join(dir, 'metrics.jsonl') };
+    });
+    const sftIndex = ctx.inputs('sft').map((p) => (basename(p) === 'model.json' ? p : join(p, 'model.json'))).find((p) => existsSync(p));
+    if (!sftIndex) throw new RuleError(`${ctx.target}: the \`sft\` input holds no model.json (declare target('sft'), whose output is checkpoints/sft/)`);
+    const sft = await loadPolicy(dirname(sftIndex));
+    const trained = await Promise.all(runs.map((r) => loadPolicy(r.ck.dir)));
     const shadowFile = ctx.inputs('shadow').find((p) => p.endsWith('.jsonl'));
     if (!shadowFile) throw new RuleError(`${ctx.target}: the \`shadow\` input holds no .jsonl (declare target('shadow_set'))`);
     const shadow = await readScenarios([shadowFile], ctx.root);
@@ -78,31 +92,38 @@ export default defineRule({
     const set = heldOutSet(shadow, twins, metrics, difficulty.bands, difficulty.dimensions);
     ctx.progress(2, 5, 'steps');
 
-    const runs = cfg.actions === 'greedy' ? 1 : cfg.samples;
-    const play = (policy: typeof trained): EvalEpisode[] => Array.from({ length: runs }, (_, i) => evaluatePolicy(policy, set.scenarios, {
-      weights, reward: { ...train.reward }, maxTurns: train.env.max_turns, seed: deriveSeed(cfg.seed, `episode-set:${i}`), greedy: cfg.actions === 'greedy',
-    }).episodes).flat().map((e) => ({ ...e, difficulty: set.bucket.get(e.scenario_id) ?? null }));
-    const epT = play(trained);
-    ctx.progress(3, 5, 'steps');
-    const epR = play(reference);
-    ctx.signal.throwIfAborted();
-    const items = {
-      needs_clarification: set.scenarios.filter((s) => s.needs_clarification).length,
-      hard_qa: set.scenarios.filter((s) => set.bucket.get(s.id) === 'hard' && (s.task === 'hotpotqa' || s.task === 'strategyqa')).length,
-    };
-    const cmp = comparePolicies(summarizeEval(epT), summarizeEval(epR), cfg, items);
-    const bySet = Object.fromEntries((['shadow', 'twin'] as const).map((k) => {
-      const pick = (eps: EvalEpisode[]): EvalEpisode[] => eps.filter((e) => set.kind.get(e.scenario_id) === k);
-      const c = comparePolicies(summarizeEval(pick(epT)), summarizeEval(pick(epR)), cfg, items);
-      return [k === 'twin' ? 'twins' : k, { overall: c.overall, by_task: c.by_task, by_difficulty: c.by_difficulty }];
+    const shadowBucket = new Map(shadow.map((sc) => [sc.source_id, set.bucket.get(sc.id)]));
+    const specs = set.scenarios.map(scenarioSpec);
+    const info: ScenarioInfo[] = set.scenarios.map((sc) => ({
+      id: sc.id, cluster: sc.source_id, needsClarification: sc.needs_clarification,
+      hardQa: (sc.task === 'hotpotqa' || sc.task === 'strategyqa') && shadowBucket.get(sc.source_id) === 'hard',
     }));
+    const samples = cfg.actions === 'greedy' ? 1 : cfg.samples;
+    const env = { weights, reward: { ...train.reward }, noise: { ...train.env.noise }, maxTurns: train.env.max_turns, greedy: cfg.actions === 'greedy' };
+    const play = (actor: Actor): PolicyRows => policyRows(info, Array.from({ length: samples }, (_, i) => evaluatePolicy(actor, specs, { ...env, seed: deriveSeed(cfg.seed, `episode-set:${i}`) }).episodes).flat());
+    const sftRows = play(sft);
+    ctx.progress(3, 5, 'steps');
+    const seedRuns: SeedRun[] = runs.map((r, k) => {
+      const policy = trained[k]!;
+      let kl = 0;
+      let n = 0;
+      const measured: Actor = { maxTurns: policy.maxTurns, logProbs: (obs, off) => { const lp = policy.logProbs(obs, off); kl += klOf(lp, sft.logProbs(obs, off)); n += 1; return lp; } };
+      const rows = play(measured);
+      const klTrainMax = Math.max(...readCurve(r.metrics).map((p) => p.kl ?? 0));
+      return { seed: r.seed, rows, klTrainMax, klEval: n === 0 ? 0 : kl / n };
+    });
+    const baselines = BASELINE_NAMES.map((name) => ({ name, rows: play(baselineActor(name, train.env.max_turns)) }));
+    ctx.signal.throwIfAborted();
+    const cmp = comparePolicies({ scenarios: info, sft: sftRows, seeds: seedRuns, baselines, cfg, targetKl: train.ppo.target_kl });
+    ctx.log(`ppo_eval table:\n${cmp.table_markdown}`);
     ctx.progress(4, 5, 'steps');
 
-    const points = readCurve(metricsFile);
+    const points = readCurve(runs[0]!.metrics);
     const png = ctx.output(pngOut);
     mkdirSync(dirname(png), { recursive: true });
     const last = points.at(-1);
-    writeFileSync(png, drawLearningCurve(points, `RC1 LEARNING CURVE: ${train.engine} ${train.strategy}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`));
+    writeFileSync(png, drawLearningCurve(points, `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`));
+    const klCurves = runs.map((r) => ({ seed: r.seed, points: readCurve(r.metrics).map((p) => ({ step: p.step, kl: p.kl })) }));
     ctx.progress(5, 5, 'steps');
 
     const counts: Record<string, Record<string, number>> = {};
@@ -112,23 +133,23 @@ export default defineRule({
       const b = set.bucket.get(s.id) ?? 'none';
       counts[key]![b] = (counts[key]![b] ?? 0) + 1;
     }
-    const describe = (c: typeof trainedCk, p: typeof trained) => ({ checkpoint: c.name, step: c.meta.step, config_hash: c.meta.config_hash, model_bin_sha256: c.meta.files['model.bin'] ?? null, hidden: p.shape.hidden });
+    const describe = (c: { name: string; meta: { step: number; config_hash: string; files: Record<string, string> } }) => ({ checkpoint: c.name, step: c.meta.step, config_hash: c.meta.config_hash, model_bin_sha256: c.meta.files['model.bin'] ?? null });
     return {
       checks: cmp.checks,
       summary: comparisonSummary(cmp),
       report: {
+        environment: 'simulated-dialogue-v2: a simulation built from the data (src/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
         definitions: PPO_EVAL_DEFINITIONS,
         thresholds: cfg.thresholds,
-        policies: { trained: describe(trainedCk, trained), reference: describe(referenceCk, reference) },
-        eval_set: { scenarios: set.scenarios.length, gated_group_scenarios: items, episodes_per_policy: set.scenarios.length * runs, actions: cfg.actions, seed: cfg.seed, notes: set.notes, counts_by_set_task_bucket: counts },
-        overall: cmp.overall,
-        needs_clarification: cmp.needs_clarification,
-        no_clarification_needed: cmp.no_clarification_needed,
-        hard_qa: cmp.hard_qa,
-        by_task: cmp.by_task,
-        by_difficulty: cmp.by_difficulty,
-        by_set: bySet,
-        learning_curve: { path: pngOut, points: points.length, metrics: join('reports', 'metrics.jsonl') },
+        policies: { sft: { model: relative(ctx.root, dirname(sftIndex)), hidden: sft.shape.hidden }, seeds: runs.map((r) => ({ seed: r.seed, ...describe(r.ck) })), baselines: BASELINE_NAMES },
+        eval_set: { scenarios: set.scenarios.length, items: cmp.items, episodes_per_policy: set.scenarios.length * samples, actions: cfg.actions, seed: cfg.seed, notes: set.notes, counts_by_set_task_bucket: counts },
+        table: cmp.table,
+        table_markdown: cmp.table_markdown,
+        gains: cmp.gains,
+        negative_control: cmp.negative_control,
+        best_baseline: cmp.best_baseline,
+        kl: { ...cmp.kl, bound: cfg.thresholds.max_kl_over_target * train.ppo.target_kl, curves: klCurves },
+        learning_curve: { path: pngOut, seed: runs[0]!.seed, points: points.length, metrics: join('checkpoints', 'rc1', `seed_${runs[0]!.seed}`, 'metrics.jsonl') },
       },
     };
   },

@@ -44,7 +44,7 @@ const ppoSchema = z.object({
   lam: unit,
   vf_coef: z.number().nonnegative(),
   ent_coef: z.number().nonnegative(),
-  /** Early stop per update: a minibatch that takes KL(π ‖ π_ref) on the step's states above kl_stop × target_kl (and higher than before it) is undone, and the step's update ends. */
+  /** Early stop per update: an epoch that takes KL(π ‖ π_ref) on the step's states above kl_stop × target_kl is undone, and the step's update ends. */
   kl_stop: z.number().gt(1),
 }).strict();
 

@@ -31,15 +31,15 @@ export function policyRows(scenarios: readonly ScenarioInfo[], episodes: readonl
   for (const e of episodes) {
     const i = at.get(e.scenario_id);
     if (i === undefined) throw new Error(`internal error: episode of unknown scenario ${e.scenario_id}; please report this`);
-    count[i] += 1;
-    rows.success[i] += e.success ? 1 : 0;
-    rows.asked[i] += e.clarifications > 0 ? 1 : 0;
-    rows.turns[i] += e.turns;
-    rows.reward[i] += e.reward;
+    count[i] = count[i]! + 1;
+    rows.success[i] = rows.success[i]! + (e.success ? 1 : 0);
+    rows.asked[i] = rows.asked[i]! + (e.clarifications > 0 ? 1 : 0);
+    rows.turns[i] = rows.turns[i]! + e.turns;
+    rows.reward[i] = rows.reward[i]! + e.reward;
   }
   for (let i = 0; i < n; i++) {
     if (count[i] === 0) throw new Error(`internal error: no episode of scenario ${scenarios[i]!.id}; please report this`);
-    for (const k of ['success', 'asked', 'turns', 'reward'] as const) rows[k][i] /= count[i]!;
+    for (const k of ['success', 'asked', 'turns', 'reward'] as const) rows[k][i] = rows[k][i]! / count[i]!;
   }
   return rows;
 }
@@ -48,7 +48,7 @@ export function policyRows(scenarios: readonly ScenarioInfo[], episodes: readonl
 export function meanRows(list: readonly PolicyRows[]): PolicyRows {
   const n = list[0]!.success.length;
   const out: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
-  for (const r of list) for (const k of ['success', 'asked', 'turns', 'reward'] as const) for (let i = 0; i < n; i++) out[k][i] += r[k][i]! / list.length;
+  for (const r of list) for (const k of ['success', 'asked', 'turns', 'reward'] as const) for (let i = 0; i < n; i++) out[k][i] = out[k][i]! + r[k][i]! / list.length;
   return out;
 }
 

@@ -28,3 +28,4 @@ export * from './eval-sets.ts';
 export * from './learning-curve.ts';
 export { BASELINE_NAMES, baselineActor, type BaselineName } from './baselines.ts';
 export { runSft, trainSft, expertAction, demonstrations, type SftResult, type SftEpoch } from './sft.ts';
+export * from './eval-compare.ts';

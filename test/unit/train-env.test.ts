@@ -1,9 +1,10 @@
-// simulated-dialogue-v1: what each action reveals, when an answer succeeds, the reward, and that
-// the observation never carries the needs_clarification label (only text cues of the request).
+// simulated-dialogue-v2: what each action reveals (noise off), the seeded stochastic events (noise
+// on), when an answer succeeds, the reward, and that the observation is a function of the visible
+// transcript only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ANSWER, ASK, CALC, WIKI, newState, stepEnv, type EnvOptions } from '../../src/train/env/dialogue-env.ts';
-import { OBS_DIM, observe, staticFeatures, STATIC_FEATURES } from '../../src/train/env/features.ts';
+import { ANSWER, ASK, CALC, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, WIKI, newState, stepEnv, type EnvOptions } from '../../src/train/env/dialogue-env.ts';
+import { OBS_DIM, feature, observe, observeState } from '../../src/train/env/features.ts';
 import { difficultyFactor, overclarPenalty, rc1Reward } from '../../src/train/env/reward.ts';
 import { scenarioSpec } from '../../src/train/env/scenario-spec.ts';
 import { TrainRng } from '../../src/train/rng.ts';
@@ -11,51 +12,59 @@ import { DIMENSIONS } from '../../src/scoring/types.ts';
 import { makeScenarios } from '../helpers/train-fixtures.ts';
 
 const weights = Object.fromEntries(DIMENSIONS.map((d) => [d, 1 / 7])) as Record<(typeof DIMENSIONS)[number], number>;
-const env: EnvOptions = { maxTurns: 8, weights, reward: { use_overclar_penalty: true, alpha: 0.07, cap: 3, beta: 0.05 } };
+const reward = { use_overclar_penalty: true, alpha: 0.07, cap: 3, beta: 0.05 };
+const quiet: EnvOptions = { maxTurns: 8, weights, reward, noise: { tool_failure: 0, search_miss: 0, vague_reply: 0 } };
+const noisy: EnvOptions = { ...quiet, noise: { tool_failure: 0.3, search_miss: 0.3, vague_reply: 0.5 } };
 const scenarios = makeScenarios(9);
 const find = (task: string, needs: boolean) => scenarios.find((s) => s.task === task && s.needs_clarification === needs)!;
 
-function play(s: ReturnType<typeof find>, actions: number[]) {
+function play(s: ReturnType<typeof find>, actions: number[], env = quiet, seed = 1) {
   const spec = scenarioSpec(s);
   const st = newState();
-  const rng = new TrainRng(1);
+  const rng = new TrainRng(seed);
   for (const a of actions) {
     const out = stepEnv(spec, st, a, rng, env);
-    if (out) return { out, st };
+    if (out) return { out, st, spec };
   }
   throw new Error('episode did not end');
 }
 
-test('hotpotqa: both supporting articles, then the answer, succeeds; answering after one article does not', () => {
+/** The state after some actions (the episode still running). */
+function walk(s: ReturnType<typeof find>, actions: number[], env = quiet, seed = 1) {
+  const spec = scenarioSpec(s);
+  const st = newState();
+  const rng = new TrainRng(seed);
+  for (const a of actions) assert.equal(stepEnv(spec, st, a, rng, env), null);
+  return { st, spec };
+}
+
+test('hotpotqa without noise: both supporting pages, then the answer, succeeds; answering after one page does not', () => {
   const s = find('hotpotqa', false);
   const ok = play(s, [WIKI, WIKI, ANSWER]);
   assert.equal(ok.out.success, true);
   assert.equal(ok.out.finalAnswer, s.gold_answer);
-  assert.deepEqual(ok.st.steps.map((x) => (x.type === 'tool_call' ? x.input : x.type)), s.reference.steps.flatMap((x) => (x.type === 'tool_call' ? [x.input] : [])));
-  const early = play(s, [WIKI, ANSWER]);
-  assert.equal(early.out.success, false);
+  assert.equal(play(s, [WIKI, ANSWER]).out.success, false);
 });
 
-test('a needed clarification reveals the hidden detail; tool calls before it find only distractors', () => {
+test('a needed clarification reveals the hidden detail; searches before it find only distractor pages', () => {
   const s = find('hotpotqa', true);
   const before = play(s, [WIKI, WIKI, ANSWER]);
   assert.equal(before.out.success, false);
-  assert.equal(before.st.wikiFound, 0);
+  assert.deepEqual(before.st.events.map((e) => e.title), ['Unrelated Place', 'Unrelated Place']);
   const after = play(s, [ASK, WIKI, WIKI, ANSWER]);
   assert.equal(after.out.success, true);
-  const clar = after.st.steps[0]!;
-  assert.equal(clar.type === 'clarify' && clar.reply, s.clarification);
-  assert.equal(after.out.clarifications, 1);
+  assert.equal(after.st.events[0]!.text, s.clarification);
   assert.equal(after.out.turns, 2);
 });
 
-test('gsm8k: each calc call reveals the next step; the answer needs all of them', () => {
+test('gsm8k: each calc call reveals the next step; past the last one the calculator answers with the same error as before a needed detail', () => {
   const s = find('gsm8k', false);
   assert.equal(play(s, [CALC, CALC, ANSWER]).out.success, true);
   assert.equal(play(s, [CALC, ANSWER]).out.success, false);
   const extra = play(s, [CALC, CALC, CALC, ANSWER]);
   assert.equal(extra.out.success, true);
-  assert.equal(extra.out.toolCalls, 3);
+  const missing = play(find('gsm8k', true), [CALC, ANSWER]);
+  assert.equal(extra.st.events[2]!.text, missing.st.events[0]!.text, 'done and missing a value read the same');
 });
 
 test('running out of turns ends the episode unanswered and unsuccessful', () => {
@@ -65,39 +74,57 @@ test('running out of turns ends the episode unanswered and unsuccessful', () => 
   assert.equal(r.out.actions, 8);
 });
 
-test('an unneeded clarification costs the over-clarification penalty', () => {
+test('with noise on, the same seed gives the same transcript, and time-outs, search misses and vague replies all occur at about their rates', () => {
+  const s = find('hotpotqa', true);
+  const a = play(s, [ASK, ASK, WIKI, WIKI, WIKI, ANSWER], noisy, 7);
+  const b = play(s, [ASK, ASK, WIKI, WIKI, WIKI, ANSWER], noisy, 7);
+  assert.deepEqual(a.st.events, b.st.events);
+  let timeouts = 0;
+  let vague = 0;
+  let misses = 0;
+  const n = 2000;
+  for (let seed = 0; seed < n; seed++) {
+    const r = play(s, [ASK, WIKI, ANSWER], noisy, seed);
+    if (r.st.events[0]!.text === VAGUE_REPLY) vague += 1;
+    else if (r.st.events[1]!.text === TIMEOUT) timeouts += 1;
+    else if (r.st.events[1]!.title === 'Unrelated Place') misses += 1;
+  }
+  assert.ok(Math.abs(vague / n - 0.5) < 0.04, `vague ${vague / n}`);
+  assert.ok(Math.abs(timeouts / (n - vague) - 0.3) < 0.04, `timeouts ${timeouts / (n - vague)}`);
+  assert.ok(Math.abs(misses / (n - vague - timeouts) - 0.3) < 0.05, `misses ${misses / (n - vague - timeouts)}`);
+});
+
+test('asking where nothing is missing gets "nothing to add" and costs the over-clarification penalty', () => {
   const s = find('hotpotqa', false);
   const plain = play(s, [WIKI, WIKI, ANSWER]).out;
-  const asked = play(s, [ASK, WIKI, WIKI, ANSWER]).out;
-  assert.equal(asked.success, true);
-  assert.ok(asked.reward < plain.reward - 0.06, `${asked.reward} vs ${plain.reward}`);
+  const asked = play(s, [ASK, WIKI, WIKI, ANSWER]);
+  assert.equal(asked.st.events[0]!.text, NOTHING_TO_ADD);
+  assert.equal(asked.out.success, true);
+  assert.ok(asked.out.reward < plain.reward - 0.06, `${asked.out.reward} vs ${plain.reward}`);
 });
 
 test('the reward is (Σ w·score − α·min(c, cap)) × (1 + β(I[hard] − I[easy]))', () => {
   const scores = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i / 10])) as Record<(typeof DIMENSIONS)[number], number>;
   const base = DIMENSIONS.reduce((a, d, i) => a + (1 / 7) * (i / 10), 0);
-  assert.equal(overclarPenalty({ needsClarification: false, clarifications: 5 }, env.reward), 0.07 * 3);
-  assert.equal(overclarPenalty({ needsClarification: true, clarifications: 5 }, env.reward), 0);
+  assert.equal(overclarPenalty({ needsClarification: false, clarifications: 5 }, reward), 0.07 * 3);
+  assert.equal(overclarPenalty({ needsClarification: true, clarifications: 5 }, reward), 0);
   assert.equal(difficultyFactor('hard', 0.05), 1.05);
-  assert.equal(difficultyFactor('easy', 0.05), 0.95);
   assert.equal(difficultyFactor(null, 0.05), 1);
-  const r = rc1Reward(scores, weights, { needsClarification: false, clarifications: 2, difficulty: 'hard' }, env.reward);
+  const r = rc1Reward(scores, weights, { needsClarification: false, clarifications: 2, difficulty: 'hard' }, reward);
   assert.ok(Math.abs(r - (base - 0.14) * 1.05) < 1e-12);
 });
 
-test('the observation does not carry the needs_clarification label: flipping it changes no feature', () => {
-  for (const s of scenarios) {
-    const flipped = { ...s, needs_clarification: !s.needs_clarification, clarification: s.clarification ?? 'a detail' };
-    const [a, b] = [scenarioSpec(s), scenarioSpec(flipped)];
-    const oa = new Float32Array(OBS_DIM);
-    const ob = new Float32Array(OBS_DIM);
-    observe(a, newState(), 8, oa);
-    observe(b, newState(), 8, ob);
-    assert.deepEqual([...oa], [...ob], s.id);
-  }
-});
-
-test('the placeholder cue is a text feature: present in the under-specified requests of the fixtures, absent otherwise', () => {
-  const cue = STATIC_FEATURES.indexOf('placeholder_cue');
-  for (const s of scenarios) assert.equal(staticFeatures(s)[cue], s.needs_clarification ? 1 : 0, s.messages[0]!.content);
+test('the observation reads the transcript, not the simulator: the same visible events give the same features whatever the label and the hidden counters', () => {
+  const s = find('hotpotqa', true);
+  const spec = scenarioSpec(s);
+  const flipped = scenarioSpec({ ...s, needs_clarification: false, clarification: null });
+  const r = walk(s, [WIKI, ASK, WIKI], quiet, 3);
+  const hidden = { ...r.st, clarified: !r.st.clarified, wikiFound: 9, calcFound: 9 };
+  const [x, y] = [new Float32Array(OBS_DIM), new Float32Array(OBS_DIM)];
+  observeState(spec, r.st, 8, x);
+  observeState(flipped, hidden, 8, y);
+  assert.deepEqual([...x], [...y]);
+  observe(spec.view, [{ action: 'wiki', text: NO_ARTICLE, title: '' }], 1, 8, x);
+  assert.equal(feature(x, 'last_no_article'), 1);
+  assert.equal(feature(x, 'wiki_pages'), 0);
 });

@@ -5,9 +5,14 @@
 //   L = −mean min(ρA, clip(ρ, 1±ε)A) + vf_coef · ½ mean (V − R)² − ent_coef · H(π) + β · KL(π ‖ π_ref)
 // where KL(π ‖ π_ref) is the exact KL over the four actions to the frozen reference policy (the
 // policy at step 0: the SFT policy). Two controls hold the realised KL near target_kl:
-//   early stop  after each minibatch the mean KL over the step's states is measured; a minibatch
-//               that takes it above kl_stop × target_kl, and higher than before it, is undone
-//               (weights and Adam state restored) and the step's update ends there
+//   projection  when the policy starts a step already further than target_kl from the reference
+//               on the step's states (new states, visited by a changed policy), its policy weights
+//               are moved back along the line to the reference's, θ_ref + λ(θ − θ_ref), with the
+//               largest λ (bisection, 12 halvings) whose KL is within target_kl
+//   early stop  after each epoch the mean KL over the step's states is measured; an epoch that
+//               takes it above kl_stop × target_kl is undone (weights and Adam state restored)
+//               and the step's update ends there
+// So the realised KL on every step's states is at most kl_stop × target_kl.
 //   adaptive β  after the step, β adapts toward target_kl (ppo-math.ts adaptKlCoef)
 import type { JsonValue } from '../../api/index.ts';
 import type { StepStats, Strategy } from '../api.ts';
@@ -42,6 +47,25 @@ export function batchKl(params: Params, b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp
     kl += categoricalKl(lp, Float64Array.from(b.refLogp.subarray(t * N_ACTIONS, (t + 1) * N_ACTIONS)));
   }
   return b.n === 0 ? 0 : kl / b.n;
+}
+
+/** Moves the policy net's weights to θ_ref + λ(θ − θ_ref) with the largest λ whose KL on the batch is within `limit` (value net and Adam state kept). */
+export function projectToReference(h: TfjsModelHandle, b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp'>, limit: number): number {
+  const cur = h.model.params();
+  const half = cur.specs.length / 2;
+  const mix = (lambda: number): Params => ({
+    specs: cur.specs,
+    data: cur.data.map((d, i) => (i >= half ? d : d.map((x, k) => h.reference.data[i]![k]! + lambda * (x - h.reference.data[i]![k]!)))),
+  });
+  let lo = 0;
+  let hi = 1;
+  for (let i = 0; i < 12; i++) {
+    const mid = (lo + hi) / 2;
+    if (batchKl(mix(mid), b) <= limit) lo = mid; else hi = mid;
+  }
+  const { m, v } = h.model.moments();
+  h.model.load(mix(lo), m, v, h.model.t);
+  return lo;
 }
 
 export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
@@ -105,11 +129,14 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     let updates = 0;
     const order = Array.from({ length: b.n }, (_, i) => i);
     const bound = c.kl_stop * c.target_kl;
-    let klNow = batchKl(h.params(), b);
+    if (batchKl(h.params(), b) > c.target_kl) projectToReference(h, b, c.target_kl);
     let stopped = false;
     for (let epoch = 0; epoch < c.epochs && !stopped; epoch++) {
       this.rng.shuffle(order);
-      for (let start = 0; start < b.n && !stopped; start += c.batch) {
+      const before = { p: model.params(), ...model.moments(), t: model.t };
+      const epochSums = { policy: 0, value: 0, entropy: 0, kl: 0, total: 0 };
+      let epochUpdates = 0;
+      for (let start = 0; start < b.n; start += c.batch) {
         if (h.signal.aborted) throw new StepAborted();
         const idx = order.slice(start, start + c.batch);
         const m = idx.length;
@@ -127,7 +154,6 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
           av[j] = adv[t]!;
           ret[j] = returns[t]!;
         });
-        const before = { p: model.params(), ...model.moments(), t: model.t };
         const terms = tf.tidy(() => {
           const mb = {
             obs: tf.tensor2d(x, [m, OBS_DIM]), actions: tf.tensor2d(onehot, [m, N_ACTIONS]), oldLogp: tf.tensor1d(old),
@@ -142,15 +168,15 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
           model.apply(model.vars.map((v) => grads[v.name]), lr, this.cfg.max_grad_norm);
           return parts;
         });
-        const klAfter = batchKl(model.params(), b);
-        if (klAfter > bound && klAfter > klNow) {
-          model.load(before.p, before.m, before.v, before.t);
-          stopped = true;
-          break;
-        }
-        klNow = klAfter;
-        for (const k of Object.keys(sums) as (keyof typeof sums)[]) sums[k] += terms[k]!;
-        updates += 1;
+        for (const k of Object.keys(sums) as (keyof typeof sums)[]) epochSums[k] += terms[k]!;
+        epochUpdates += 1;
+      }
+      if (batchKl(model.params(), b) > bound) {
+        model.load(before.p, before.m, before.v, before.t);
+        stopped = true;
+      } else {
+        for (const k of Object.keys(sums) as (keyof typeof sums)[]) sums[k] += epochSums[k];
+        updates += epochUpdates;
       }
     }
     h.sync();
