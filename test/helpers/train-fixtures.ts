@@ -74,8 +74,8 @@ function merge(a: unknown, b: unknown): unknown {
 
 /** Small sizes for tests, laid over the repository's configs/train.yaml and configs/ppo_scale.yaml. */
 export const SMALL = {
-  ppo: { steps: 6, lr: 0.001, batch: 16, rollout_len: 32 },
-  train: { checkpoint: { every: 2, keep_last: 2 }, eval: { every: 2, max_episodes: 50 }, env: { max_turns: 8, holdout: 0.2 }, model: { hidden: [16, 16] }, tfjs: { backend: 'wasm' } },
+  ppo: { steps: 6, lr: 0.001, batch: 16, rollout_len: 32, seeds: [11] },
+  train: { checkpoint: { every: 2, keep_last: 2 }, eval: { every: 2, max_episodes: 50 }, env: { max_turns: 8, holdout: 0.2 }, model: { hidden: [16, 16] }, tfjs: { backend: 'wasm' }, sft: { episodes: 1, epochs: 2, lr: 0.003, batch: 64 } },
 };
 
 export function smallConfig(over: { ppo?: object; train?: object } = {}): TrainConfig {

@@ -1,8 +1,8 @@
 // A workspace for the ppo_eval and export_gguf integration tests: the project's rules, configs,
 // raw data and template packs, and a pipeline of four targets:
-//   data/raw/** --> shadow_set ----------------------------------------------+
-//   data/train_scenarios.jsonl, configs/weights.json, round2_pass --> train --+--> ppo_eval (gate)
-//                                                                    train --+--> export_gguf
+//   data/raw/** --> shadow_set -------------------------------------------------------+
+//   data/train_scenarios.jsonl, configs/weights.json, round2_pass --> sft --> train --+--> ppo_eval (gate)
+//                                                                             train --+--> export_gguf
 // The training scenarios are rendered by the seed pool's generator (shadow items excluded) and
 // bucketed by the pool's band rules, as the balanced pool's are; the weights are equal. The run's
 // size (ppo.steps, lr: laid over the dev profile) is the test's.
@@ -26,12 +26,15 @@ export default definePipeline({
   targets: [
     defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: RAW },
       outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'], params: ['shadow', 'data'] }),
-    defineTarget({ name: 'train', rule: 'rules/train.ts',
+    defineTarget({ name: 'sft', rule: 'rules/sft.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/train_scenarios.jsonl', weights: 'configs/weights.json' },
+      outputs: ['checkpoints/sft/', 'reports/sft.json'], params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'] }),
+    defineTarget({ name: 'train', rule: 'rules/train.ts',
+      inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/train_scenarios.jsonl', weights: 'configs/weights.json', sft: target('sft') },
       outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
       params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'] }),
     defineGate({ name: 'ppo_eval', rule: 'rules/ppo_eval.ts',
-      inputs: { checkpoints: target('train'), shadow: target('shadow_set'), weights: 'configs/weights.json', raw: RAW, v2: 'templates/pack_v2/*.json' },
+      inputs: { checkpoints: target('train'), sft: target('sft'), shadow: target('shadow_set'), weights: 'configs/weights.json', raw: RAW, v2: 'templates/pack_v2/*.json' },
       outputs: ['reports/ppo_eval.json', 'reports/learning_curve.png'], report: 'reports/ppo_eval.json',
       params: ['ppo_eval', 'train', 'ppo', 'overclar.alpha', 'overclar.cap', 'pool', 'templates', 'data', 'difficulty.metrics', 'difficulty.bands', 'difficulty.dimensions'] }),
     defineTarget({ name: 'export_gguf', rule: 'rules/export_gguf.ts', inputs: { checkpoints: target('train') }, outputs: ['models/rc1-policy.gguf'] }),
@@ -65,8 +68,8 @@ async function trainingScenarios(n: number): Promise<string> {
   return scenarioCache;
 }
 
-/** ppo.steps and ppo.lr laid over the dev profile's (absent: the dev profile's own). */
-export interface RunSize { steps?: number; lr?: number; scenarios?: number }
+/** ppo.steps and ppo.lr laid over the dev profile's (absent: the dev profile's own); the SFT run is short (one expert episode per scenario, sftEpochs epochs). */
+export interface RunSize { steps?: number; lr?: number; scenarios?: number; sftEpochs?: number }
 
 /** The workspace of a built-in tfjs PPO run of the given size. */
 export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
@@ -75,7 +78,8 @@ export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
   rig.write('data/train_scenarios.jsonl', await trainingScenarios(size.scenarios ?? 1200));
   const dev = readYaml(path.join(REPO, 'configs/profiles/dev.yaml'));
   const ppo = { ...(dev.ppo as Tree | undefined), ...(size.steps ? { steps: size.steps } : {}), ...(size.lr ? { lr: size.lr } : {}) };
-  rig.write('configs/profiles/dev.yaml', stringify({ ...dev, ppo }));
+  const train = { ...(dev.train as Tree | undefined), sft: { episodes: 1, epochs: size.sftEpochs ?? 3, lr: 0.003, batch: 512 } };
+  rig.write('configs/profiles/dev.yaml', stringify({ ...dev, ppo, train }));
   rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 1 / 7, reasoning: 1 / 7, clarity: 1 / 7, conciseness: 1 / 7, clarification: 1 / 7, tool_use: 1 / 7, format_safety: 1 / 7 } })}\n`);
   rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
   return rig;

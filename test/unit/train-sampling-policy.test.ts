@@ -57,11 +57,13 @@ test('the learning rate follows warmup then the schedule', () => {
   assert.ok(Math.abs(lrAt({ ...base, lr_schedule: { kind: 'cosine', warmup_steps: 10, min_ratio: 0 } }, 60) - 0.5) < 1e-12);
 });
 
-test('the held-out split is a stable function of seed and id, near the configured share', () => {
-  const s = makeScenarios(300);
-  const a = splitHoldout(s, 0.2, 1);
-  assert.deepEqual(splitHoldout([...s].reverse(), 0.2, 1).holdout.map((x) => x.id).sort(), a.holdout.map((x) => x.id).sort());
+test('the held-out split is a stable function of the source question, near the configured share, and shares no source question with training', () => {
+  const s = makeScenarios(300).map((x, i) => ({ ...x, source_id: `src-${i % 150}` }));
+  const a = splitHoldout(s, 0.2);
+  assert.deepEqual(splitHoldout([...s].reverse(), 0.2).holdout.map((x) => x.id).sort(), a.holdout.map((x) => x.id).sort());
   assert.ok(a.holdout.length > 40 && a.holdout.length < 80, String(a.holdout.length));
+  const held = new Set(a.holdout.map((x) => x.source_id));
+  assert.equal(a.train.filter((x) => held.has(x.source_id)).length, 0);
 });
 
 test('loadPolicy reads back the named Float32 tensors; evaluatePolicy is deterministic and summarises by group', async () => {
@@ -75,12 +77,12 @@ test('loadPolicy reads back the named Float32 tensors; evaluatePolicy is determi
     p.tensors().forEach((t, i) => assert.deepEqual([...t.data], [...params.data[i]!]));
     assert.equal(p.maxTurns, 8);
     const weights = Object.fromEntries(DIMENSIONS.map((d) => [d, 1 / 7])) as Record<(typeof DIMENSIONS)[number], number>;
-    const opts = { weights, reward: smallConfig().reward, seed: 4 };
+    const opts = { weights, reward: smallConfig().reward, noise: smallConfig().env.noise, seed: 4 };
     const scen = makeScenarios(30);
     const a = evaluatePolicy(p, scen, opts);
     const b = evaluatePolicy(makePolicy(shape, params, 8), scen, opts);
     assert.deepEqual(a, b);
-    assert.equal(a.env, 'simulated-dialogue-v1');
+    assert.equal(a.env, 'simulated-dialogue-v2');
     assert.equal(a.summary.overall.n, 30);
     assert.equal(a.summary.needs_clarification.n + a.summary.no_clarification_needed.n, 30);
   } finally { fs.rmSync(dir, { recursive: true, force: true }); }
