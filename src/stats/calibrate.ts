@@ -14,12 +14,12 @@
 // every fit weighted least squares (a row counts its weight); held-out metrics are unweighted.
 import { percentileInterval, type Interval } from './bootstrap.ts';
 import { clusterBootstrap, clustersOf } from './cluster-bootstrap.ts';
-import { binaryRankCorrelations, isBinary } from './binary-rank.ts';
+import { binaryRankCorrelations, binaryRankCorrelationsSorted, isBinary } from './binary-rank.ts';
 import { groupKFolds } from './folds.ts';
 import { groupGrams, unpackGram } from './group-grams.ts';
 import { matVec, type Gram, type Matrix } from './matrix.ts';
 import { permutationNull, type PermutationNull } from './permutation.ts';
-import { rankAverage } from './rank-average.ts';
+import { argsort, rankAverage } from './rank-average.ts';
 import { rankCorrelations } from './rank-correlations.ts';
 import { priorLeastSquares, simplexNnls } from './simplex-nnls.ts';
 import { mae, median } from './summary.ts';
@@ -193,6 +193,28 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
   const bufY = new Float64Array(cap);
   const bufFit = new Float64Array(cap);
   const bufOld = new Float64Array(cap);
+  // The old weights' scores are the same in every resample: with a 0/1 success, each fold's
+  // held-out rows are sorted by them once, and a resample only re-counts (binaryRankCorrelationsSorted).
+  const binary = isBinary(success);
+  const oldSorted = folds.map((fold) => {
+    const order = argsort(Float64Array.from(fold.test, (r) => priorScore[r]!));
+    const rows = Int32Array.from(order, (q) => fold.test[q]!);
+    return { rows, x: Float64Array.from(rows, (r) => priorScore[r]!), s: Float64Array.from(rows, (r) => success[r]!), cnt: new Float64Array(rows.length) };
+  });
+  const oldMetrics = (f: number): HeldOutMetrics => {
+    const o2 = oldSorted[f]!;
+    let n = 0;
+    let abs = 0;
+    for (let q = 0; q < o2.rows.length; q++) {
+      const r = o2.rows[q]!;
+      const m = counts[clusters.of[r]!]!;
+      o2.cnt[q] = m;
+      n += m;
+      abs += m * Math.abs(o2.x[q]! - y[r]!);
+    }
+    const rc = binaryRankCorrelationsSorted(o2.x, o2.s, o2.cnt);
+    return { spearman: rc.spearman, kendall: rc.kendall, mae: n === 0 ? NaN : abs / n };
+  };
   const boot = clusterBootstrap(clusters, {
     resamples: o.resamples, seed: o.seed, level, ...(data.strata ? { strata: clusters.members.map((m) => data.strata![m[0]!]!) } : {}),
   }, (_items, drawn) => {
@@ -211,14 +233,14 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
         if (m === 0) continue;
         let f = 0;
         for (let j = 0; j < d; j++) f += X.data[r * d + j]! * w[j]!;
-        for (let k = 0; k < m; k++, t++) { bufS[t] = success[r]!; bufY[t] = y[r]!; bufFit[t] = f; bufOld[t] = priorScore[r]!; }
+        for (let k = 0; k < m; k++, t++) { bufS[t] = success[r]!; bufY[t] = y[r]!; bufFit[t] = f; if (!binary) bufOld[t] = priorScore[r]!; }
       }
       if (t < 2) continue;
       const ts = bufS.subarray(0, t);
       const ty = bufY.subarray(0, t);
       const ranks = isBinary(ts) ? undefined : rankAverage(ts);
       fits.push(heldOutMetrics(bufFit.subarray(0, t), ts, ty, ranks));
-      olds.push(heldOutMetrics(bufOld.subarray(0, t), ts, ty, ranks));
+      olds.push(binary ? oldMetrics(fold.index) : heldOutMetrics(bufOld.subarray(0, t), ts, ty, ranks));
     }
     const mf = medianOf(fits);
     const mo = medianOf(olds);

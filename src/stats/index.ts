@@ -31,4 +31,4 @@ export {
   type ClusterBootstrapOptions, type ClusterBootstrapResult, type Clusters,
 } from './cluster-bootstrap.ts';
 export { estimateCheck, intervalCheck, nullCheck, type IntervalCheck, type IntervalDecision, type Verdict } from './decisions.ts';
-export { averageRanksFast, binaryRankCorrelations, isBinary } from './binary-rank.ts';
+export { averageRanksFast, binaryRankCorrelations, binaryRankCorrelationsSorted, isBinary } from './binary-rank.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../src/api/index.ts';
 import {
-  binaryRankCorrelations, clusterBootstrap, clustersOf, groupKFolds, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
+  binaryRankCorrelations, binaryRankCorrelationsSorted, clusterBootstrap, clustersOf, groupKFolds, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
   permuteWithinGroups, rankCorrelations, spearman,
 } from '../../src/stats/index.ts';
 
@@ -152,4 +152,17 @@ test('the one-sort rank correlations with a 0/1 variable equal Spearman\'s ρ an
   }
   assert.ok(Number.isNaN(binaryRankCorrelations([1, 2, 3], [1, 1, 1]).spearman));
   assert.ok(Number.isNaN(binaryRankCorrelations([2, 2, 2], [0, 1, 1]).kendall));
+});
+
+test('the counted walk over pre-sorted items equals the rank correlations of the items repeated by their counts', () => {
+  const rng = createRng(8);
+  const x = Float64Array.from({ length: 300 }, () => Math.round(rng.next() * 30) / 30).sort();
+  const s = Float64Array.from(x, (v) => (rng.next() < v ? 1 : 0));
+  const counts = Float64Array.from(x, () => rng.int(3));
+  const rx: number[] = [];
+  const rs: number[] = [];
+  x.forEach((v, i) => { for (let k = 0; k < counts[i]!; k++) { rx.push(v); rs.push(s[i]!); } });
+  const fast = binaryRankCorrelationsSorted(x, s, counts);
+  const slow = rankCorrelations(rx, rs);
+  assert.ok(Math.abs(fast.spearman - slow.spearman) < 1e-12 && Math.abs(fast.kendall - slow.kendall) < 1e-12, `${JSON.stringify(fast)} vs ${JSON.stringify(slow)}`);
 });
