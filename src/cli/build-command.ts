@@ -8,7 +8,7 @@ import { closureOf } from '../graph/resolved.ts';
 import { checkRequirements } from '../rebuild/requirements.ts';
 import { afterBuildGc, currentKeys } from './gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
-import { type Workspace, assertPathsOnDisk } from './workspace.ts';
+import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from './workspace.ts';
 import { validateParams } from '../config/validate-params.ts';
 
 export interface BuildCommandOptions {
@@ -52,10 +52,12 @@ export interface Running { interrupt(): Promise<void> }
 
 export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
   // Before the lock and before anything runs: symlinks that lead an output or input out of the
-  // workspace are refused, everything the targets to run need is present, and every planned
-  // target's params are checked against its rule's schema (usage errors, 64).
+  // workspace and outputs that would overwrite a rule's code are refused, everything the targets
+  // to run need is present, and every planned target's params are checked against its rule's
+  // schema (usage errors, 64).
   const plan = closureOf(ws.pipeline, o.targets);
   assertPathsOnDisk(ws, plan);
+  await assertNoRuleSourceOutputs(ws, plan);
   await checkRequirements(ws.pipeline, plan, ws.decideEnv(o.forced), { root: ws.root, env: process.env, profile: ws.profile });
   await validateParams(ws, plan.map((n) => ws.pipeline.targets.get(n)!));
   const rep = makeReporter(o, io);

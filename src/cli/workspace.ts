@@ -138,3 +138,31 @@ export function assertPathsOnDisk(ws: Pick<Workspace, 'root' | 'pipeline'>, name
   const diags = pathsOnDiskProblems(ws.pipeline, names, (t) => siteString(t.site, ws.root) ?? PIPELINE_FILE);
   if (diags.length) throw new UsageError(diags);
 }
+
+/**
+ * Before building: no planned output may be a file of a rule's code closure (a local module a rule
+ * imports), which a build would overwrite. The closures are the ones the fingerprints use (cached).
+ */
+export async function assertNoRuleSourceOutputs(ws: Pick<Workspace, 'root' | 'pipeline' | 'compiler'>, names: readonly string[]): Promise<void> {
+  const sources = new Map<string, string>();
+  for (const n of names) {
+    const t = ws.pipeline.targets.get(n)!;
+    const files = await ws.compiler.closure(t.rule).catch(() => ({}));
+    for (const f of Object.keys(files)) if (!sources.has(f)) sources.set(f, t.rule);
+  }
+  const diags = [];
+  for (const n of names) {
+    const t = ws.pipeline.targets.get(n)!;
+    for (const o of t.outputs) {
+      const hit = sources.has(o.path) ? o.path : o.dir ? [...sources.keys()].find((f) => f.startsWith(o.path + '/')) : undefined;
+      if (hit) {
+        diags.push({
+          headline: `target ${t.name}: output ${o.path} ${hit === o.path ? 'is' : 'would hold'} the source file ${hit} of rule ${sources.get(hit)}`,
+          location: siteString(t.site, ws.root) ?? PIPELINE_FILE,
+          hint: 'a build must not overwrite the code of a rule; write outputs under data/, reports/ or another folder of your own',
+        });
+      }
+    }
+  }
+  if (diags.length) throw new UsageError(diags);
+}

@@ -70,6 +70,27 @@ test('.git/, .rc1/, rc1.build.ts, rules/ and a rule source are never outputs', (
   }
 });
 
+test('an output that is a local module a rule imports is a usage error before anything runs', () => {
+  const r0 = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({ targets: [
+  defineTarget({ name: 'uses', rule: 'rules/uses.ts', outputs: ['out/u.txt'] }),
+  defineTarget({ name: 'clobber', rule: 'rules/uses.ts', outputs: ['lib/word.ts'] }),
+] });
+`,
+    'rules/uses.ts': `import { defineRule } from 'rc1-build';\nimport * as fs from 'node:fs';\nimport { WORD } from '../lib/word.ts';\nexport default defineRule({ name: 'uses', version: 1, run(ctx) { for (const o of ctx.outputs) fs.writeFileSync(ctx.output(o), WORD); } });\n`,
+    'lib/word.ts': `export const WORD = 'word';\n`,
+  });
+  try {
+    const r = r0.run(['clobber']);
+    assert.equal(r.code, 64, r.stdout + r.stderr);
+    assert.match(r.stderr, /target clobber: output lib\/word\.ts is the source file lib\/word\.ts of rule rules\/uses\.ts/);
+    assert.match(r.stderr, /at rc1\.build\.ts:4:\d+/);
+    assert.equal(r0.read('lib/word.ts'), `export const WORD = 'word';\n`);
+    assert.equal(r0.run(['uses']).code, 0);
+  } finally { r0.cleanup(); }
+});
+
 test('a manifestDir outside the workspace is a usage error', () => {
   const r0 = rig(T("'src/a.txt'"), "\n  manifestDir: '../manifests',");
   try {
