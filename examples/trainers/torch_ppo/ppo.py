@@ -149,10 +149,10 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
             if cfg.get("max_grad_norm", 0) > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg["max_grad_norm"])
             opt.step()
-            terms["policy"] += float(pl)
-            terms["value"] += float(vl)
-            terms["entropy"] += float(el)
-            total += float(loss)
+            terms["policy"] += pl.item()
+            terms["value"] += vl.item()
+            terms["entropy"] += el.item()
+            total += loss.item()
             count += 1
     terms = {k: v / count for k, v in terms.items()}
     if p.get("adaptive_kl", True):

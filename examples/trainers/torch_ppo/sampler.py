@@ -24,7 +24,7 @@ class Sampler:
 
     def _caches(self, b, tmax, dev):
         c = self.m.c
-        hd = c["hidden"] // c["heads"]
+        hd = c.get("head_dim") or c["hidden"] // c["heads"]
         return [(torch.zeros(b, c["kv_heads"], tmax, hd, device=dev, dtype=self.dtype),
                  torch.zeros(b, c["kv_heads"], tmax, hd, device=dev, dtype=self.dtype)) for _ in range(c["layers"])]
 

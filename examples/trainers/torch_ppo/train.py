@@ -34,7 +34,7 @@ from sampler import Sampler  # noqa: E402
 from vocab import Vocab  # noqa: E402
 
 # Settings of RC1_CONFIG_JSON this trainer does not honour (the contract asks that they be named).
-IGNORED = ["ppo.base_model (trains from scratch)", "ppo.finetune (full fine-tuning of a small model: no LoRA / QLoRA)",
+IGNORED = ["ppo.base_model (the start is --init-from DIR, else from scratch)", "ppo.finetune (full fine-tuning of a small model: no LoRA / QLoRA)",
            "train.lr_schedule (SFT: warmup + cosine from --sft-lr; PPO: constant train.lr)", "train.ppo.rollout_len (episodes per iteration: --gen-batch)",
            "train.sampling.seed_ratio_schedule, low_perf_cap, success_ema (draws by difficulty weights only)", "train.env", "train.model (see --size)",
            "train.tfjs", "train.eval (held-out eval after SFT and at the end, from --eval-file or the `shadow` input)",
@@ -51,6 +51,7 @@ def parse_args():
     ap.add_argument("--metrics", default=os.environ.get("RC1_METRICS"))
     ap.add_argument("--resume-from", default=os.environ.get("RC1_RESUME_FROM") or None)
     ap.add_argument("--size", choices=sorted(SIZES), default="small")
+    ap.add_argument("--init-from", default=None, help="a Hugging Face Qwen3 directory to start from instead of from scratch (pretrained.py); --size and --vocab-size are then unused")
     ap.add_argument("--vocab-size", type=int, default=8000, help="word pieces taken from the pool (plus 266 specials and bytes)")
     ap.add_argument("--sft-steps", type=int, default=100)
     ap.add_argument("--sft-lr", type=float, default=1e-3)
@@ -148,14 +149,24 @@ def main():
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if bf16 else contextlib.nullcontext
     backend = "torch-cuda-bf16" if bf16 else "torch-cpu-fp32"
 
-    if args.resume_from:
-        vocab = Vocab.from_json(open(os.path.join(args.resume_from, "vocab.json"), encoding="utf-8").read())
+    init = None
+    if args.init_from:
+        import pretrained
+        mcfg, init, vocab = pretrained.load(args.init_from)
     else:
-        vocab = Vocab.build([E.render_prompt(sc) + E.render_reference(sc) for sc in pool], args.vocab_size)
+        if args.resume_from:
+            vocab = Vocab.from_json(open(os.path.join(args.resume_from, "vocab.json"), encoding="utf-8").read())
+        else:
+            vocab = Vocab.build([E.render_prompt(sc) + E.render_reference(sc) for sc in pool], args.vocab_size)
+        h, L, nh, kv, ffn = SIZES[args.size]
+        mcfg = {"vocab": len(vocab), "hidden": h, "layers": L, "heads": nh, "kv_heads": kv, "ffn": ffn, "rope_theta": 10000.0}
     args.pad_id = vocab.pad
-    h, L, nh, kv, ffn = SIZES[args.size]
-    mcfg = {"vocab": len(vocab), "hidden": h, "layers": L, "heads": nh, "kv_heads": kv, "ffn": ffn, "rope_theta": 10000.0}
     model = PolicyLM(mcfg).to(dev)
+    if init is not None and not args.resume_from:
+        missing, unexpected = model.load_state_dict({k: v.to(dev) for k, v in init.items()}, strict=False)
+        if unexpected or any(not k.startswith("value_head.") for k in missing):
+            sys.exit(f"torch_ppo: --init-from {args.init_from}: parameters do not match model.py: missing {missing}, unexpected {unexpected}")
+        print(f"torch_ppo: initialised from {args.init_from} ({sum(v.numel() for v in init.values())} parameters; value head fresh)", flush=True)
     ref = copy.deepcopy(model).requires_grad_(False)
     fused = {"fused": True} if dev.type == "cuda" else {}
     a = cfg.get("adam", {})
@@ -178,7 +189,7 @@ def main():
         args.ppo_gen.set_state(torch.tensor(st["ppo_gen"], dtype=torch.uint8))
         print(f"torch_ppo: resumed from {args.resume_from} at step {step} ({st['phase']})", flush=True)
     else:
-        print(f"torch_ppo: fresh start, seed {seed}, {len(pool)} scenarios, vocab {len(vocab)}, {args.size} {count_params(mcfg)} on {backend}", flush=True)
+        print(f"torch_ppo: fresh start, seed {seed}, {len(pool)} scenarios, vocab {len(vocab)}, {'--init-from' if args.init_from else args.size} {count_params(mcfg)} on {backend}", flush=True)
     print(f"torch_ppo: ignores {'; '.join(IGNORED)}", flush=True)
     gen_model = copy.deepcopy(model).to(torch.bfloat16 if bf16 else torch.float32).requires_grad_(False)
     sampler = Sampler(gen_model, torch.bfloat16 if bf16 else torch.float32, {vocab.end, vocab.eos}, vocab.pad, args.graphs)
