@@ -8,9 +8,12 @@
 //      default) and off (RC1_FSYNC=off), interleaved, for the 1 000-target graph of
 //      bench/build-graph.ts (1 000 small outputs) and for one target writing a 128 MiB directory
 //      (4 × 32 MiB, checkpoint-like); and the graph's no-op, where nothing is committed.
-// Every figure is the wall time of the whole CLI process, best / median of the runs.
-// Run: node --import tsx bench/durability.ts [--quick]   (needs dist/: node scripts/build.mjs)
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from 'node:fs';
+//   3. The fsync itself, in process: writing a file and fsyncing it against writing it alone
+//      (4 KiB × 200 and 32 MiB × 4), which CPU contention from other work disturbs far less than
+//      whole builds do.
+// Every CLI figure is the wall time of the whole process, best / median of the runs.
+// Run: node --import tsx bench/durability.ts [--quick] [--part train|fsync]   (needs dist/)
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync, mkdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -148,11 +151,42 @@ function fsyncTable(): string {
   } finally { rmSync(base, { recursive: true, force: true }); }
 }
 
+function fsyncMicroTable(): string {
+  const base = mkdtempSync(join(tmpdir(), 'rc1-bench-fsync-'));
+  try {
+    const rows: string[][] = [];
+    for (const [label, size, count] of [['4 KiB file', 4096, 200], ['32 MiB file', 32 << 20, 4]] as const) {
+      const data = Buffer.alloc(size, 7);
+      const on: number[] = [];
+      const off: number[] = [];
+      for (let i = 0; i < count; i++) {
+        for (const sync of i % 2 ? [true, false] : [false, true]) { // interleaved
+          const f = join(base, `f${i}-${sync}`);
+          const t0 = performance.now();
+          const fd = openSync(f, 'w');
+          writeSync(fd, data);
+          if (sync) fsyncSync(fd);
+          closeSync(fd);
+          (sync ? on : off).push(performance.now() - t0);
+          rmSync(f);
+        }
+      }
+      const a = summarize(on);
+      const b = summarize(off);
+      rows.push([`${label} (${count} each)`, cell(a), cell(b), `${fmtMs(a.median - b.median)} ms`]);
+    }
+    return [
+      `## one output file: write + fsync vs write alone (in process, ${tmpdir()})`,
+      '',
+      table(['case (best / median ms per file)', 'write + fsync', 'baseline: write alone', 'fsync (median)'], rows),
+    ].join('\n');
+  } finally { rmSync(base, { recursive: true, force: true }); }
+}
+
+const PART = process.argv.includes('--part') ? process.argv[process.argv.indexOf('--part') + 1] : 'all';
 console.log(`# rc1-build durability benchmark${QUICK ? ' (--quick)' : ''}\n`);
 console.log(machineReport());
-console.log('');
-console.log(trainTable());
-console.log('');
-console.log(fsyncTable());
+if (PART === 'all' || PART === 'train') console.log(`\n${trainTable()}`);
+if (PART === 'all' || PART === 'fsync') console.log(`\n${fsyncTable()}\n\n${fsyncMicroTable()}`);
 console.log('');
 console.log(loadNote('at end'));

@@ -1,18 +1,24 @@
 // Hashes one output as a rule left it in its temp root: a file (sha256 of its bytes) or a
 // directory (sha256 of its sorted listing: `sha256  relpath` per file, `link:<target>  relpath` per
 // symbolic link — see treeListing), keeping each file's stat so the stat cache can trust it once
-// the output is renamed into place. Each file (and directory) is fsynced as it is hashed, so an
-// output's bytes are on disk before the commit renames it into place (RC1_FSYNC=off skips it).
+// the output is renamed into place. With `fsync` (a rule that ran ≥ 1 s: see DURABLE_AFTER_MS),
+// each file and directory is fsynced as it is hashed, so the output's bytes are on disk before
+// the commit renames it into place; quicker targets are fsynced together at the end of the build
+// (OutputCommitter.syncTouched). HashedOutput.synced says which. RC1_FSYNC=off skips both.
 import * as path from 'node:path';
 import { hashFileWithStatSync, sha256Hex } from '../hash/hash-file.ts';
 import { FSYNC, fsyncPath, listTree, treeListing } from '../util/fs.ts';
 import type { HashedOutput } from './protocol.ts';
 
-export function hashOutput(o: { path: string; dir: boolean; tmp: string }): HashedOutput {
+/** A rule that ran at least this long has its outputs fsynced before their commit. */
+export const DURABLE_AFTER_MS = 1000;
+
+export function hashOutput(o: { path: string; dir: boolean; tmp: string }, opts: { fsync?: boolean } = {}): HashedOutput {
   const statTimeNs = BigInt(Date.now()) * 1_000_000n;
+  const sync = FSYNC && opts.fsync === true;
   if (!o.dir) {
-    const h = hashFileWithStatSync(o.tmp, { fsync: FSYNC });
-    return { path: o.path, tmp: o.tmp, dir: false, sha256: h.sha256, size: h.size, files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs] }, statTimeNs };
+    const h = hashFileWithStatSync(o.tmp, { fsync: sync });
+    return { path: o.path, tmp: o.tmp, dir: false, sha256: h.sha256, size: h.size, files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs] }, statTimeNs, synced: sync };
   }
   const files: HashedOutput['files'] = {};
   const shas: Record<string, string> = {};
@@ -21,14 +27,14 @@ export function hashOutput(o: { path: string; dir: boolean; tmp: string }): Hash
   const dirs = new Set<string>([o.tmp]);
   for (const rel of tree.files) {
     const abs = path.join(o.tmp, rel);
-    const h = hashFileWithStatSync(abs, { fsync: FSYNC });
+    const h = hashFileWithStatSync(abs, { fsync: sync });
     files[rel] = [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs];
     shas[rel] = h.sha256;
     size += h.size;
     for (let d = path.dirname(abs); d.length > o.tmp.length && !dirs.has(d); d = path.dirname(d)) dirs.add(d);
   }
   for (const [rel] of tree.links) for (let d = path.dirname(path.join(o.tmp, rel)); d.length > o.tmp.length && !dirs.has(d); d = path.dirname(d)) dirs.add(d);
-  for (const d of dirs) fsyncPath(d);
+  if (sync) for (const d of dirs) fsyncPath(d);
   const links = Object.fromEntries(tree.links);
-  return { path: o.path, tmp: o.tmp, dir: true, sha256: sha256Hex(treeListing(shas, links)), size, files, links, statTimeNs };
+  return { path: o.path, tmp: o.tmp, dir: true, sha256: sha256Hex(treeListing(shas, links)), size, files, links, statTimeNs, synced: sync };
 }

@@ -40,6 +40,8 @@ export interface HashedOutput {
   /** Directory outputs: relative path → target of each symbolic link. */
   links?: Record<string, string>;
   statTimeNs: bigint;
+  /** Its bytes were fsynced when hashed (else the commit defers the fsync to the end of the build). */
+  synced?: boolean;
 }
 
 export interface JobSuccess {

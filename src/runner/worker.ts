@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { type Check, type Rule, type RuleContext, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
-import { hashOutput } from './hash-output.ts';
+import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 
 process.setSourceMapsEnabled(true);
@@ -81,7 +81,9 @@ async function run(job: Job): Promise<void> {
       progress: (done: number, total: number, unit?: string) => post({ type: 'progress', id: job.id, done, total, ...(unit ? { unit } : {}) }),
       signal: ac.signal,
     };
+    const started = performance.now();
     const res = (await rule.run(ctx)) ?? {};
+    const durable = performance.now() - started >= DURABLE_AFTER_MS;
     if (ac.signal.aborted) throw new Error('interrupted');
     let checks: Check[] | undefined;
     if (job.gate) {
@@ -98,7 +100,7 @@ async function run(job: Job): Promise<void> {
     }
     const extra = undeclared(job);
     if (extra.length) throw new ContractError(`${job.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
-    const hashed = job.outputs.map(hashOutput);
+    const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable }));
     post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: { name: rule.name, version: rule.version }, outputs: hashed } });
   } catch (e) {
     const err = e as Error;

@@ -162,7 +162,7 @@ export class Build {
     if (this.halted) {
       try {
         rmrf(this.tmpDir());
-        this.finish();
+        await this.finish();
       } catch { /* the first write error is the one reported */ }
       throw this.halted.error;
     }
@@ -174,7 +174,7 @@ export class Build {
       this.counts.blocked++;
       this.emit({ event: 'blocked', target: n, by: by ?? 'nothing: the build stopped after a failure (-k keeps going)' });
     }
-    this.finish();
+    await this.finish();
     phase('save state');
     const exitCode = this.counts.failed > 0 ? 1 : this.counts.gateFailed > 0 ? 2 : 0;
     this.emit({ event: 'end', ok: exitCode === 0, ms: performance.now() - t0, exitCode, counts: this.counts, stats: this.stats() });
@@ -198,9 +198,9 @@ export class Build {
    * compact the trace, make the manifest and sidecars match it (every build, a no-op too), save
    * the caches.
    */
-  private finish(): void {
+  private async finish(): Promise<void> {
     const { ws } = this;
-    ws.committer.syncTouched();
+    await ws.committer.syncTouched();
     ws.trace.compactIfNeeded();
     ws.trace.close();
     const changed = this.committedAny || ws.trace.writes !== this.traceWritesAtStart;
@@ -427,7 +427,7 @@ export class Build {
     await this.pool?.abortAll(2000);
     rmrf(this.tmpDir()); // we hold the lock: every temp output in it is ours
     try {
-      this.finish();
+      await this.finish();
     } catch (e) {
       const w = asEngineWriteError(e, this.ws.root);
       if (!w) throw e;

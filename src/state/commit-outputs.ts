@@ -8,18 +8,22 @@
 // Filesystems: a move is a rename; where the output lives on another filesystem than .rc1/tmp
 // (EXDEV: a mounted data/ or checkpoints/, or .rc1 on another disk) it is a copy to a staging
 // name beside the output (`<path>.rc1-new`), fsync, then a rename on the output's own filesystem.
-// Durability: outputs' bytes were fsynced when they were hashed (runner/hash-output.ts); the
-// directories that received them and the trace log are fsynced once, at the end of the build
-// (syncTouched): content hashes decide freshness, so a rename lost to a power cut reads as stale.
+// Durability: a target whose rule ran ≥ 1 s had its outputs' bytes fsynced when they were hashed
+// (runner/hash-output.ts), before the rename. Quicker targets' outputs, the directories that
+// received outputs and the trace log are fsynced once, at the end of the build, concurrently
+// (syncTouched), before the stat cache is saved. That is safe because content decides: until the
+// stat cache records an output's (size, mtime, inode, ctime), a later build re-hashes it, so a
+// file or rename that a power cut lost reads as stale, never as up to date.
 // Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
 // refuses) is reported, removed, and its target recorded as failed so that it rebuilds.
 // Fault injection for tests: RC1_FAULT_COMMIT_PAUSE_MS=N sleeps N ms after the journal and after
 // each move, so a test can SIGKILL a build inside the commit window (test/integration/kill-loop).
 import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { HashedOutput } from '../runner/protocol.ts';
-import { ensureDir, fsyncPath, fsyncTree, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
+import { FSYNC, ensureDir, fsyncPath, fsyncTree, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
 import { EngineWriteError, engineWrite, isWriteErrno } from '../util/write-error.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from './trace-log.ts';
 
@@ -92,6 +96,8 @@ function applyMove(m: Move): void {
 export class OutputCommitter {
   /** Directories that received outputs since the last syncTouched(). */
   private readonly touched = new Set<string>();
+  /** Committed files whose bytes are not fsynced yet (quick targets, restores). */
+  private readonly unsynced = new Set<string>();
 
   constructor(
     private readonly root: string,
@@ -137,13 +143,40 @@ export class OutputCommitter {
         const st = fs.lstatSync(path.join(this.root, p), { bigint: true, throwIfNoEntry: false });
         if (st && st.isFile() && Number(st.size) === size) this.stat.store(p, sha, st, h.statTimeNs);
         else this.stat.forget(p);
+        if (!h.synced && FSYNC) this.unsynced.add(path.join(this.root, p));
+        if (h.dir) this.touched.add(path.dirname(path.join(this.root, p)));
       }
     }
   }
 
-  /** fsync the directories that received outputs and the trace log (once per build). */
-  syncTouched(): void {
-    for (const d of this.touched) engineWrite('directory', d, () => fsyncPath(d), this.root);
+  /**
+   * fsync, once per build and concurrently (the filesystem batches them into few journal
+   * commits), the committed files not yet synced, then the directories that received outputs,
+   * then the trace log. Before the stat cache is saved.
+   */
+  async syncTouched(): Promise<void> {
+    const syncAll = async (paths: Iterable<string>, what: string): Promise<void> => {
+      const list = [...paths];
+      for (let i = 0; i < list.length; i += 64) {
+        await Promise.all(list.slice(i, i + 64).map(async (p) => {
+          let fh: fsp.FileHandle | null = null;
+          try {
+            fh = await fsp.open(p, 'r');
+            await fh.sync();
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // replaced since
+            engineWrite(what, p, () => { throw e; }, this.root);
+          } finally {
+            await fh?.close();
+          }
+        }));
+      }
+    };
+    if (FSYNC) {
+      await syncAll(this.unsynced, 'output');
+      await syncAll(this.touched, 'directory');
+    }
+    this.unsynced.clear();
     this.touched.clear();
     this.trace.sync();
   }
