@@ -3,8 +3,9 @@
 //      rerunning it (`--force train`: the same training again). The workspace declares only
 //      `train`, with the repository's rule and configs (test/helpers/train-fixtures.ts: 60
 //      fixture scenarios, small model), PPO steps raised to make the run a real one.
-//   2. What fsync at commit costs (outputs' bytes before their rename, the receiving directories
-//      and the trace log at the end of the build): full builds from clean with fsync on (the
+//   2. What fsync costs (outputs of rules that ran ≥ 1 s before their rename; the others, the
+//      receiving directories and the trace log at the end of the build, concurrently): full
+//      builds from clean with fsync on (the
 //      default) and off (RC1_FSYNC=off), interleaved, for the 1 000-target graph of
 //      bench/build-graph.ts (1 000 small outputs) and for one target writing a 128 MiB directory
 //      (4 × 32 MiB, checkpoint-like); and the graph's no-op, where nothing is committed.
