@@ -8,7 +8,7 @@
 //   fixtures/weights.json, configs/ppo_scale.yaml --> preflight_fixture (for prod runs)
 // The fixture pool (180 scenarios) is too small for the weights gate to settle its 8 % gain on the
 // lower bound of a scenario-level interval: the first test shows that failure and its hint. The
-// shipped dev pipeline (1 869 pool scenarios) passes every gate (README: the dev profile).
+// shipped dev pipeline (some 1 900 pool scenarios) passes every gate (README: the dev profile).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
