@@ -2,7 +2,8 @@
 // the CLI, at a tiny CPU size: SFT then PPO steps with RC1's reward, metrics lines, safetensors
 // checkpoints closed by COMPLETE that reach the manifest; a build stopped with SIGTERM mid-run
 // resumes from `latest` to byte-identical weights. Skipped, saying why, where no python3 on this
-// machine imports torch (CI installs Debian's python3-torch in .ci/run).
+// machine imports torch (CI installs Debian's python3-torch in .ci/run). One intra-op thread: the
+// suite runs two files at a time on two cores.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -69,7 +70,7 @@ function torchRig(steps: number): TestRig {
   const argv = [PY!, path.join(TRAINER, 'train.py'), '--size', 'tiny', '--vocab-size', '300', '--sft-steps', '4', '--sft-rows', '4', '--seq', '64',
     '--gen-batch', '8', '--max-new', '12'];
   rig.write('configs/train.yaml', stringify({ train: { ...train, engine: 'command', ppo: { ...(train.ppo as object), epochs: 1 }, checkpoint: { every: 2, keep_last: 5 },
-    command: { argv, cwd: '.', env: {}, grace_s: 30, poll_ms: 25 } } }));
+    command: { argv, cwd: '.', env: { OMP_NUM_THREADS: '1' }, grace_s: 30, poll_ms: 25 } } }));
   rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, lr: 1e-4, batch: 4, seeds: [7] } }));
   rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
   rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`);
