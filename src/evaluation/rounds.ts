@@ -2,7 +2,10 @@
 // gate reports (the JSON the engine writes for a gate: target, profile, pass, checks) and the
 // artifacts they vouch for, and re-state every gate check under `<gate>.<check>`: its pass is
 // recomputed from the recorded value, op and threshold (a report that disagrees with its own
-// numbers is listed under reports.inconsistent), and a waived check stays waived, with its reason.
+// numbers is listed under reports.inconsistent), a waived check stays waived and an n/a check
+// n/a, each with its reason (n/a checks are listed apart, under not_applicable; they are not
+// waivers, so prod accepts them, but they never count as passes), and every gate of the round must
+// have passed (reports.not_passed).
 // Round 1 adds: every gate of preflight.rounds.round1 present, every report from this profile,
 // and the sha256 of every artifact and report (`vouched`).
 // Round 2 re-checks at round-2 settings: the reports of preflight.rounds.round2 (the round-1
