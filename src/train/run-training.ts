@@ -26,6 +26,7 @@ import { latestTarget, materialize, repairCheckpointDir, verifyCheckpoint } from
 import { configHash, deepFreeze, type EngineName, type TrainConfig } from './config.ts';
 import { loadTrainingData } from './data.ts';
 import { dataGroups, digestInputs, effectiveConfigYaml, runHash, secretValues, type InputDigest } from './effective-config.ts';
+import { redactor } from '../util/redact-secrets.ts';
 import { evaluatePolicy, loadPolicy } from './policy.ts';
 import { codeChangeWarning, decideRun, runIdentity, settingsHash, type CodeChange, type RunFile, type RunIdentity } from './run-identity.ts';
 import { moveAside } from './work-dir.ts';
@@ -133,7 +134,10 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
 
   const show = (p: string): string => relative(o.root, p);
   const pending: string[] = [];
-  const log = (line: string): void => { pending.push(line); o.log(line); };
+  // The run's own log (kept with the run, copied to logs/) gets the same redaction as rule logs:
+  // a trainer that prints a secret (in any encoding) never writes it to disk.
+  const strip = redactor(secretValues(o.env));
+  const log = (line: string): void => { const l = strip(line); pending.push(l); o.log(l); };
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;
     const lines = pending.splice(0).map((l) => `${new Date().toISOString()} ${l}\n`).join('');
