@@ -4,7 +4,7 @@
 //               line per start, checkpoint, eval and end
 //   checkpoint  after each complete step dir: `latest` swapped to it atomically, then keep_last
 //               rotation (checkpoints.ts)
-//   shadow eval every eval.every steps and at the last step: the checkpoint's policy played
+//   held-out   every eval.every steps and at the last step: the checkpoint's policy played
 //               greedily over the held-out scenarios (policy.ts evaluatePolicy); the result goes
 //               to every callback's onEval; when the mean reward improves, best_<step>/ is written
 //               and the `best` link moved to it (checkpoints.ts saveBest: nothing is rewritten)
@@ -44,7 +44,7 @@ export function loggingCallback(o: { log: (line: string) => void; metricsFile: s
       o.log(`checkpoint ${basename(i.dir)} (${Object.keys(i.meta.files).length} files, config ${i.meta.config_hash.slice(0, 12)})`);
     },
     onEval(r: EvalResult) {
-      o.log(`shadow eval @ step ${r.step}: reward ${f(r.reward)} success ${f(r.success, 3)} over-clarification ${f(r.overclar_rate, 3)} turns ${f(r.avg_turns, 2)} (${r.episodes} held-out episodes)`);
+      o.log(`held-out eval @ step ${r.step}: reward ${f(r.reward)} success ${f(r.success, 3)} over-clarification ${f(r.overclar_rate, 3)} turns ${f(r.avg_turns, 2)} (${r.episodes} held-out episodes)`);
     },
     onEnd(r) {
       o.log(`end: step ${r.finalStep}${r.interrupted ? ' (interrupted)' : ''}, ${r.metricsLines} metrics lines this run, backend ${r.backend}`);
@@ -95,7 +95,7 @@ export function shadowEvalCallback(o: {
         // eval.json names the step dir relative to the checkpoint dir: an absolute path would make
         // the checkpoint output differ per workspace location (it is hashed and cached).
         const name = await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details }, i.step);
-        o.log(`best → ${name} (a copy of ${basename(i.dir)}; shadow eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
+        o.log(`best → ${name} (a copy of ${basename(i.dir)}; held-out eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
         best = result;
       }
     },

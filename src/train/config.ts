@@ -80,7 +80,7 @@ const rewardSchema = z.object({
 const envSchema = z.object({
   /** Assistant actions per episode before the episode ends without an answer. */
   max_turns: posInt,
-  /** Share of the balanced pool's source questions held out from training for the shadow eval (by a hash of the source id). */
+  /** Share of the balanced pool's source questions held out from training for the held-out eval that picks best (by a hash of the source id; not the shadow set, which ppo_eval uses). */
   holdout: z.number().min(0).lt(1),
   /** Rates of the environment's stochastic events (env/dialogue-env.ts). */
   noise: z.object({ tool_failure: z.number().min(0).lt(1), search_miss: z.number().min(0).lt(1), vague_reply: z.number().min(0).lt(1) }).strict(),

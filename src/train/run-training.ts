@@ -237,7 +237,7 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
   const summary = [
     codeChanges.length && decision.kind === 'resume' ? `WARNING: resumed across a code change (train.resume_across_code_change)` : null,
     `${resumeFrom ? `resumed at step ${startStep}, ` : ''}trained to step ${result.finalStep} (${config.engine}/${result.backend}, ${config.strategy})`,
-    best ? `best shadow eval reward ${best.reward.toFixed(4)} (success ${best.success.toFixed(3)}) at step ${best.step}` : null,
+    best ? `best held-out eval reward ${best.reward.toFixed(4)} (success ${best.success.toFixed(3)}) at step ${best.step}` : null,
     movedAside ? `previous run moved to ${show(movedAside)}/` : null,
   ].filter(Boolean).join('; ');
   return { result, summary, movedAside, resumedFrom: resumeFrom };

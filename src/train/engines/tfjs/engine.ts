@@ -46,7 +46,7 @@ export const tfjsEngine: Engine = {
     ctx.log(`engine tfjs, strategy ${cfg.strategy}, backend ${tfh.detail}`);
     if (!tfh.deterministic) ctx.log('warning: this backend is not bit-reproducible: a resumed run continues correctly but not byte-identically to a straight run');
     const data = await loadTrainingData(cfg, ctx.inputs, ctx.paths.root);
-    ctx.log(`env ${ENV_NAME} (a simulation built from the data): ${data.train.length} training scenarios, ${data.holdout.length} held out for the shadow eval, max_turns ${cfg.env.max_turns}`);
+    ctx.log(`env ${ENV_NAME} (a simulation built from the data): ${data.train.length} training scenarios, ${data.holdout.length} held out (by source question) for the held-out eval that picks best, max_turns ${cfg.env.max_turns}`);
 
     const rng = new TrainRng(ctx.seed);
     const shape: NetShape = { obsDim: OBS_DIM, hidden: cfg.model.hidden, actions: N_ACTIONS };
