@@ -285,7 +285,7 @@ export default definePipeline(({ config, profile }) => {
   }));
   targets.push(defineTarget({
     name: 'train',
-    description: 'the RC1 policy, trained through the trainer API (dev: the built-in tfjs engine on simulated-dialogue-v1)',
+    description: 'the RC1 policy, trained through the trainer API (dev: the built-in tfjs engine, PPO from the SFT policy on simulated-dialogue-v2, one run per seed)',
     rule: 'rules/train.ts',
     inputs: {
       round2: target('round2_pass'), scenarios: target('balanced_pool'), weights: target('weights'), sft: target('sft'),

@@ -4,7 +4,7 @@
 // calibrated weights, the over-clarification penalty and the difficulty factor (env/reward.ts).
 // Scenarios with fewer than two scored candidates, or whose best and worst tie, give no pair.
 // Each trajectory becomes the policy's action sequence (clarify → ask, wiki / calc call → wiki /
-// calc, thoughts → no action, the final answer → answer) replayed through simulated-dialogue-v1
+// calc, thoughts → no action, the final answer → answer) replayed through simulated-dialogue-v2
 // to get the observation before each action; the reference policy's log-probabilities of those
 // actions are computed once here.
 import { readValidated, rolloutSchema, type Rollout, type Trajectory } from '../../rollouts/index.ts';
