@@ -34,6 +34,7 @@ const VOUCHED = [
 const JUDGE_PRESETS: Record<string, { url: string; key: string; requiresKey: boolean }> = {
   openai: { url: 'https://api.openai.com/v1', key: 'OPENAI_API_KEY', requiresKey: true },
   deepseek: { url: 'https://api.deepseek.com/v1', key: 'DEEPSEEK_API_KEY', requiresKey: true },
+  deepseek_r1: { url: 'https://api.deepseek.com/v1', key: 'DEEPSEEK_API_KEY', requiresKey: true },
   gemini: { url: 'https://generativelanguage.googleapis.com/v1beta/openai', key: 'GEMINI_API_KEY', requiresKey: true },
   vllm: { url: 'http://127.0.0.1:8000/v1', key: 'VLLM_API_KEY', requiresKey: false },
   llamacpp: { url: 'http://127.0.0.1:8080/v1', key: 'LLAMACPP_API_KEY', requiresKey: false },

@@ -23,6 +23,11 @@ export interface ProviderPreset {
   responseFormat: ResponseFormat;
   /** Whether calls cost money (false for servers on your own hardware). */
   billable: boolean;
+  /**
+   * A reasoning model spends max_tokens on its chain of thought before the answer: the config's
+   * max_tokens must be at least this (absent: no floor).
+   */
+  minMaxTokens?: number;
 }
 
 export const PRESETS = Object.freeze({
@@ -30,6 +35,11 @@ export const PRESETS = Object.freeze({
   openai: { baseUrl: 'https://api.openai.com/v1', defaultModel: 'gpt-4o-mini', keyEnv: 'OPENAI_API_KEY', requiresKey: true, responseFormat: 'json_schema', billable: true },
   // JSON Output: json_object only, and the prompt must contain the word "json".
   deepseek: { baseUrl: 'https://api.deepseek.com/v1', defaultModel: 'deepseek-chat', keyEnv: 'DEEPSEEK_API_KEY', requiresKey: true, responseFormat: 'json_object', billable: true },
+  // DeepSeek-R1 (`deepseek-reasoner`), the judge the RC1 planning notes name. Its reasoning comes
+  // back in `reasoning_content` and the answer in `content`, which is what the parser reads; the
+  // reasoning tokens count against max_tokens, so the config must leave room for them. Plain-text
+  // answers (parsed), because the JSON modes are not accepted by every deepseek-reasoner revision.
+  deepseek_r1: { baseUrl: 'https://api.deepseek.com/v1', defaultModel: 'deepseek-reasoner', keyEnv: 'DEEPSEEK_API_KEY', requiresKey: true, responseFormat: 'none', billable: true, minMaxTokens: 4096 },
   // Gemini's OpenAI-compatible endpoint accepts response_format json_schema.
   gemini: { baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai', defaultModel: 'gemini-2.5-flash', keyEnv: 'GEMINI_API_KEY', requiresKey: true, responseFormat: 'json_schema', billable: true },
   // `vllm serve MODEL` (guided decoding backs json_schema); a key only if started with --api-key.
@@ -94,6 +104,10 @@ export const ScoringLiveSchema = z.object({
   if (!(r.concurrency_min <= r.concurrency_initial && r.concurrency_initial <= r.concurrency_max)) {
     ctx.addIssue({ code: 'custom', path: ['rate', 'concurrency_initial'], message: 'need concurrency_min <= concurrency_initial <= concurrency_max' });
   }
+  const floor = (PRESETS[c.preset] as ProviderPreset).minMaxTokens;
+  if (floor !== undefined && c.max_tokens < floor) {
+    ctx.addIssue({ code: 'custom', path: ['max_tokens'], message: `preset ${c.preset} is a reasoning model whose chain of thought counts against max_tokens: expected at least ${floor}, got ${c.max_tokens}` });
+  }
   if (r.backoff_base_ms > r.backoff_max_ms) ctx.addIssue({ code: 'custom', path: ['rate', 'backoff_base_ms'], message: 'must not exceed backoff_max_ms' });
 });
 
@@ -104,7 +118,7 @@ export const scoringLiveDefaults: ScoringLiveConfig = Object.freeze({
   preset: 'openai', provider: null, base_url: null, model: null, api_key_env: null, response_format: null, billable: null,
   max_tokens: 300, malformed_retries: 2,
   rate: Object.freeze({
-    requests_per_s: 5, burst: 2, tokens_per_min: 200_000, concurrency_min: 2, concurrency_max: 8, concurrency_initial: 4,
+    requests_per_s: 5, burst: 2, tokens_per_min: 200_000, concurrency_min: 2, concurrency_max: 8, concurrency_initial: 5,
     window: 20, target_429_ratio: 0.05, decrease_factor: 0.5, timeout_s: 60, max_attempts: 6, backoff_base_ms: 500,
     backoff_max_ms: 20_000, max_retry_after_s: 120,
   }),

@@ -127,7 +127,7 @@ test('the API key is in no thrown error, returned object or printed form of the 
 });
 
 test('presets resolve to a base URL, model, key variable and JSON mode; config overrides them', () => {
-  assert.deepEqual(Object.keys(PRESETS).sort(), ['deepseek', 'gemini', 'llamacpp', 'openai', 'vllm']);
+  assert.deepEqual(Object.keys(PRESETS).sort(), ['deepseek', 'deepseek_r1', 'gemini', 'llamacpp', 'openai', 'vllm']);
   const ds = resolveEndpoint({ ...scoringLiveDefaults, preset: 'deepseek' });
   assert.deepEqual([ds.baseUrl, ds.model, ds.keyEnv, ds.responseFormat, ds.billable], ['https://api.deepseek.com/v1', 'deepseek-chat', 'DEEPSEEK_API_KEY', 'json_object', true]);
   const local = resolveEndpoint({ ...scoringLiveDefaults, preset: 'llamacpp', base_url: 'http://10.0.0.2:8080/v1/', model: 'qwen3-judge' });
