@@ -3,7 +3,7 @@
 // and report). Inputs: `pool` (the seed_pool output), `shadow` (shadow_set outputs: the scenarios
 // .jsonl is compared against), `v1` (pack_v1 JSON: the KL baseline), `raw` (the data files: the
 // baseline renders the pool's own sampled items with pack_v1, so the KL compares packs, not
-// samples). Params: `validation` (thresholds, sampling), `pool` (the target mix).
+// samples). Params: `validation` (thresholds, sampling, RC1's target mix), `pool` (clarify rate, max turns).
 // Whole pool: duplicates, lengths, leaks, mix, role/style coverage. Seeded sample (batches of a
 // fixed size): distinct-n, TTR, Zipf, KL, so the values mean the same at 1 000 and 30 000.
 import { createReadStream } from 'node:fs';
@@ -28,7 +28,7 @@ const HINTS = {
   len_min: 'lengthen short templates or raise pool.length.min so short items get longer templates',
   len_max: 'trim long contexts, or check the base model max_seq_len before raising the limit (seeds 002 §五)',
   leak: 'a pool item repeats a shadow question: check that seed_pool excludes sample_manifest.json source_ids and dedupe near-identical questions',
-  mix: 'the task mix drifted from pool.mix: check pool.mix and that each task has enough eligible items',
+  mix: 'the realised task mix is off RC1\'s target (validation.mix_target): set pool.mix to the target and check that each task has enough eligible items',
 };
 
 interface Row { id: string; task: string; source: string; role: string; style: string; clarify: boolean; text: string }
@@ -99,7 +99,7 @@ export default defineRule({
     };
     const roles = tally('role');
     const styles = tally('style');
-    const weights = Object.fromEntries(TASKS.map((t) => [t, poolCfg.mix[t] ?? 0]));
+    const weights = Object.fromEntries(TASKS.map((t) => [t, v.mix_target[t] ?? 0]));
     const wsum = Object.values(weights).reduce((a, b) => a + b, 0);
     const mix = Object.fromEntries(TASKS.map((t) => {
       const count = rows.filter((r) => r.task === t).length;
@@ -151,7 +151,7 @@ export default defineRule({
           turns: TURNS_DEFINITION,
           leak: LEAK_DEFINITION,
           roles_styles: 'count = distinct role (style) labels among all scenarios',
-          mix: 'share = scenarios of the task / scenarios; deviation = |share − normalised pool.mix weight| in percentage points',
+          mix: 'share = scenarios of the task / scenarios; deviation = |share − normalised validation.mix_target weight| (RC1\'s target, not the generator\'s pool.mix) in percentage points',
         },
       },
     };

@@ -19,9 +19,9 @@ function plant(rows: string[]): string {
   return p;
 }
 
-async function validate(poolPath: string): Promise<{ checks: Map<string, Check>; report: Record<string, any> }> {
+async function validate(poolPath: string, pool = config('pool')): Promise<{ checks: Map<string, Check>; report: Record<string, any> }> {
   const r = await runRule('pool_validation', {
-    params: { validation: config('validation'), pool: config('pool') },
+    params: { validation: config('validation'), pool },
     inputs: { pool: [poolPath], shadow: await shadowOutputs(), v1: PACK_V1, raw: RAW },
     outputs: ['reports/rc1/pool_validation.json'],
   });
@@ -78,11 +78,20 @@ test('a pool with 5 % duplicates fails the duplicate check, 1 % passes', async (
 });
 
 test('a pool whose mix is shifted by 5 pp fails the overall and per-task mix checks', async () => {
+  const pool = config('pool');
   const shifted = await buildPool(1000, { mix: { hotpotqa: 0.5, strategyqa: 0.25, gsm8k: 0.25 } });
-  const { checks } = await validate(shifted);
+  const { checks } = await validate(shifted, { ...pool, mix: { hotpotqa: 0.5, strategyqa: 0.25, gsm8k: 0.25 } });
   assert.deepEqual(failing(checks), ['mix_hotpotqa_deviation_pp', 'mix_max_deviation_pp', 'mix_strategyqa_deviation_pp']);
   assert.equal(checks.get('mix_hotpotqa_deviation_pp')!.value, 5);
-  assert.match(checks.get('mix_max_deviation_pp')!.hint!, /pool\.mix/);
+  assert.match(checks.get('mix_max_deviation_pp')!.hint!, /validation\.mix_target/);
+});
+
+test("the mix is checked against RC1's target, not the generator's pool.mix: a pool generated at .9/.05/.05 fails", async () => {
+  const mix = { hotpotqa: 0.9, strategyqa: 0.05, gsm8k: 0.05 };
+  const { checks, report } = await validate(await buildPool(400, { mix }), { ...config('pool'), mix });
+  assert.deepEqual(failing(checks), ['mix_gsm8k_deviation_pp', 'mix_hotpotqa_deviation_pp', 'mix_max_deviation_pp', 'mix_strategyqa_deviation_pp']);
+  assert.equal(checks.get('mix_hotpotqa_deviation_pp')!.value, 45);
+  assert.equal(report.mix.hotpotqa.target, 0.45);
 });
 
 test('a scenario shorter than 64 tokens fails the length check', async () => {
