@@ -1,10 +1,18 @@
-// balanced_pool (RC1.md; seeds/002 §二): buckets every scenario easy / medium / hard by the strict
-// plurality of its per-dimension bands (ties: medium) and downsamples each task to the target
-// shares (difficulty.balance.target), with no duplication (BALANCE_METHOD in
-// src/difficulty/balance.ts). Inputs: `pool` (the scenarios JSONL) and `metrics` (its metrics
-// JSONL, same order); each group's one .jsonl file is read, other files are passed over.
-// Outputs in order: [0] the balanced pool JSONL — the kept scenario lines in pool order, each with
-// `"difficulty"` appended; [1] a JSON report of what was kept and dropped per task and bucket.
+// balanced_pool: buckets every scenario easy / medium / hard by its REASONING features (the mean
+// band score of the dimensions that vote for its task: src/difficulty/bands.ts; the need for
+// clarification is never a vote) and downsamples each task over both axes — the buckets to the
+// target shares (difficulty.balance.target) within each clarification stratum, the strata in the
+// pool's clarification share — with no duplication (BALANCE_METHOD in src/difficulty/balance.ts).
+// Inputs: `pool` (the scenarios JSONL) and `metrics` (its metrics JSONL, same order).
+//
+// Outputs in order: [0] the balanced pool JSONL — the kept scenario lines in pool order, each
+// with `"difficulty"` appended. Record fields a consumer (training, evaluation) reads:
+//   difficulty           "easy" | "medium" | "hard": the reasoning band (hops, arithmetic steps,
+//                        distractor paragraphs, clue overlap, Qwen3 length — per task, see
+//                        configs/difficulty.yaml difficulty.dimensions)
+//   needs_clarification  true | false: the separate clarification axis (the scenario is an
+//                        under-specified rendering; `clarification` holds what the user reveals)
+// [1] a JSON report of what was kept and dropped per task, stratum and bucket.
 // Params: difficulty.bands, difficulty.dimensions, difficulty.balance.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -30,7 +38,7 @@ export default defineRule({
 
     const metrics = await readMetrics(metricsFile, ctx.root);
     const buckets: Bucket[] = metrics.map((m) => bucketOf(bands, dimensions, m).bucket);
-    const plan = planBalance(metrics.map((m, i) => ({ task: m.task, bucket: buckets[i]! })), balance, ctx.rng);
+    const plan = planBalance(metrics.map((m, i) => ({ task: m.task, bucket: buckets[i]!, clarify: m.needs_clarification })), balance, ctx.rng);
     ctx.progress(1, 3, 'steps');
 
     const file = displayPath(pool, ctx.root);

@@ -1,16 +1,18 @@
-// difficulty_report (RC1.md; seeds/002 §三), a gate: on the balanced pool, overall and per task,
-// hard share >= min_hard_share, easy share <= max_easy_share, len_tokens / turns / tool_hops at
-// most their ceilings, median clue_overlap of hard items <= max_clue_overlap_hard_median and of
-// easy items >= min_clue_overlap_easy_median (waived, with the reason, for a task without
-// supporting text). Inputs: `metrics` (the metrics JSONL) and `balanced` (the balanced pool JSONL;
-// the group may name the whole balanced_pool target: its JSON report is passed over).
-// Output: ctx.outputs[0], the report, written by the engine from the returned checks and report:
-// definitions, histograms and p10/p50/p90 of every metric, bucket counts per task, for the pool
-// and the balanced pool. Params: difficulty.bands, difficulty.dimensions, difficulty.gate.
+// difficulty_report, a gate: on the balanced pool, overall and per task — bucket shares (easy ≤
+// max_easy_share, medium and hard within their ranges), len_tokens / turns / tool_hops at most
+// their ceilings, clue_overlap medians of hard and easy items (left out, with the reason, for a
+// task without supporting text), and the association between the reasoning bucket and the need
+// for clarification (Cramér's V ≤ max_association) in the balanced pool and in the whole pool.
+// Inputs: `metrics` (the metrics JSONL) and `balanced` (the balanced pool JSONL; the group may
+// name the whole balanced_pool target: its JSON report is passed over). Output: ctx.outputs[0],
+// the report, written by the engine from the returned checks and report: definitions,
+// histograms and p10/p50/p90 of every metric, bucket counts per task and per clarification
+// stratum, the association tables, for the pool and the balanced pool.
+// Params: difficulty.bands, difficulty.dimensions, difficulty.gate.
 import { defineRule } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
 import {
-  balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
+  associationNotApplicable, balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
   type Scored,
 } from 'rc1-build/difficulty';
 
@@ -48,11 +50,11 @@ export default defineRule({
 
     const tasks = tasksOf(metrics);
     const withClue = new Set(metrics.filter((m) => m.clue_overlap !== null).map((m) => m.task));
-    const checks = difficultyChecks(balanced, tasks, dimensions, gate, withClue);
+    const checks = difficultyChecks(balanced, pool, tasks, dimensions, gate, withClue);
     const report = {
       inputs: { metrics: displayPath(metricsFile, ctx.root), balanced: file },
       thresholds: gate,
-      not_applicable: clueNotApplicable(tasks, dimensions, withClue),
+      not_applicable: [...clueNotApplicable(tasks, dimensions, withClue), ...associationNotApplicable(balanced, pool, tasks)],
       ...difficultyReport({ pool, balanced, tasks, bands, dims: dimensions }),
     };
     ctx.progress(3, 3, 'steps');

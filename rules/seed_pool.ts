@@ -46,7 +46,7 @@ export default defineRule({
     const builder = new PoolBuilder(loaded.items, shadow.ids, pack, poolConfig(pool), (seed) => ctx.rng(seed));
     for (const t of TASKS) {
       const e = builder.stats.eligible[t];
-      ctx.log(`${t}: ${e.items} items after the shadow set, ${e.plain} renderable plain, ${e.clarify} renderable under-specified`);
+      ctx.log(`${t}: ${e.items} items after the shadow set; renderable per kind: ${Object.entries(e.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}`);
     }
 
     const path = ctx.output(out);

@@ -69,6 +69,8 @@ export interface ScenarioRender {
   clarification: string | null;
   /** The assistant's clarifying question in the reference; set exactly when needs_clarification. */
   clarifying_question: string | null;
+  /** 'supporting': the wiki tool offers only the documents that support the answer (the gold-paragraph setting); absent: every document. */
+  context?: 'supporting';
 }
 
 /** The plain rendering used by the shadow set: the question as the single user turn. */
@@ -142,7 +144,8 @@ export function buildScenario(item: SourceItem, render: ScenarioRender): Scenari
   if (asks !== (render.clarification !== null) || asks !== (render.clarifying_question !== null)) {
     throw new Error(`internal error: scenario ${render.id}: clarification and clarifying_question must be set exactly when needs_clarification; please report this`);
   }
-  const context = scenarioContext(item);
+  const all = scenarioContext(item);
+  const context = render.context === 'supporting' ? all.filter((d) => d.supporting) : all;
   const clarify = asks ? { ask: render.clarifying_question!, reply: render.clarification! } : null;
   return {
     id: render.id,

@@ -1,9 +1,14 @@
-// Difficulty bands and buckets (seeds/002 §二). Each dimension's band (easy / medium / hard) comes
-// from two conditions in configs/difficulty.yaml, written as in the seeds' table ('< 200',
+// Reasoning difficulty bands and buckets. Each dimension's band (easy / medium / hard) comes from
+// two conditions in configs/difficulty.yaml, written as in the planning notes' table ('< 200',
 // '>= 5'): easy when the easy condition holds, hard when the hard one holds, medium otherwise.
-// needs_clarification is easy when false, hard when true with turns >= hard_min_turns, and medium
-// ("mixed") when true with fewer turns. A scenario's bucket is the strict plurality of the bands of
-// the dimensions that apply to its task (configs: difficulty.dimensions); any tie is medium.
+// A scenario's bucket is the third of [0, 2] that holds the mean band score (easy 0, medium 1,
+// hard 2) of the dimensions that vote for its task (difficulty.dimensions): [0, 2/3) easy,
+// [2/3, 4/3] medium, (4/3, 2] hard — so two easy votes and one hard one (mean 2/3) are medium,
+// and a dimension that no item of a task escapes only shifts the mean, never decides alone.
+//
+// The need for clarification is NOT a difficulty dimension: it is the second, separate axis
+// (the scenario's `needs_clarification`), balanced beside the bucket and gated for association
+// with it (balance.ts, gate.ts). The schema refuses it in difficulty.dimensions.
 import { z } from 'zod';
 import { RuleError } from '../api/index.ts';
 import type { DifficultyMetrics } from './metrics.ts';
@@ -11,12 +16,12 @@ import type { DifficultyMetrics } from './metrics.ts';
 export const BUCKETS = ['easy', 'medium', 'hard'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 
-export const NUMERIC_DIMENSIONS = ['len_tokens', 'turns', 'tool_hops', 'ops_numeric', 'entities', 'connector_density', 'clue_overlap'] as const;
+export const NUMERIC_DIMENSIONS = ['len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'ops_numeric', 'entities', 'connector_density', 'clue_overlap'] as const;
 export type NumericDimension = (typeof NUMERIC_DIMENSIONS)[number];
-export const DIMENSIONS = [...NUMERIC_DIMENSIONS, 'needs_clarification'] as const;
+export const DIMENSIONS = NUMERIC_DIMENSIONS;
 export type Dimension = (typeof DIMENSIONS)[number];
 
-export const TIE_RULE = 'strict plurality of the applicable dimensions\' bands; any tie (e.g. 3 easy, 3 hard, 1 medium) is medium';
+export const TIE_RULE = 'mean band score (easy 0, medium 1, hard 2) over the dimensions that vote for the task (null values left out): below 2/3 easy, above 4/3 hard, otherwise (2/3 and 4/3 included) medium; no votes: medium. The need for clarification is a separate axis, never a vote';
 
 const CONDITION = /^\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
 
@@ -49,23 +54,21 @@ const band = z.object({ easy: conditionText, hard: conditionText }).strict().sup
 });
 
 /** Schema of difficulty.bands. */
-export const bandsSchema = z.object({
-  ...Object.fromEntries(NUMERIC_DIMENSIONS.map((d) => [d, band])) as Record<NumericDimension, typeof band>,
-  needs_clarification: z.object({ hard_min_turns: z.number().int().nonnegative() }).strict(),
-}).strict();
+export const bandsSchema = z.object(Object.fromEntries(NUMERIC_DIMENSIONS.map((d) => [d, band])) as Record<NumericDimension, typeof band>).strict();
 export type BandsConfig = z.infer<typeof bandsSchema>;
 
+const dimensionName = z.string().superRefine((d, ctx) => {
+  if (d === 'needs_clarification') ctx.addIssue({ code: 'custom', message: 'needs_clarification is the separate clarification axis, not a difficulty dimension (balancing and the association check use it)' });
+  else if (!(DIMENSIONS as readonly string[]).includes(d)) ctx.addIssue({ code: 'custom', message: `expected one of ${DIMENSIONS.join(', ')}` });
+}).transform((d) => d as Dimension);
+
 /** Schema of difficulty.dimensions: the dimensions that vote, per task. */
-export const dimensionsSchema = z.record(z.string(), z.array(z.enum(DIMENSIONS)).min(1)
+export const dimensionsSchema = z.record(z.string(), z.array(dimensionName).min(1)
   .refine((l) => new Set(l).size === l.length, { message: 'a dimension is listed twice' }));
 export type DimensionsConfig = z.infer<typeof dimensionsSchema>;
 
 /** The band of one dimension's value; null where the value is null (not measured for the task). */
 export function bandOf(bands: BandsConfig, dim: Dimension, m: DifficultyMetrics): Bucket | null {
-  if (dim === 'needs_clarification') {
-    if (!m.needs_clarification) return 'easy';
-    return m.turns >= bands.needs_clarification.hard_min_turns ? 'hard' : 'medium';
-  }
   const x = m[dim];
   if (x === null) return null;
   const [easy, hard] = conditions(bands[dim]);
@@ -103,12 +106,13 @@ export function bucketOf(bands: BandsConfig, dims: DimensionsConfig, m: Difficul
     votes[d] = b;
     count[b] += 1;
   }
-  return { bucket: plurality(count), votes };
+  return { bucket: meanBand(count), votes };
 }
 
-/** The band with strictly the most votes; medium on any tie (and with no votes). */
-export function plurality(count: Readonly<Record<Bucket, number>>): Bucket {
-  const top = Math.max(count.easy, count.medium, count.hard);
-  const leaders = BUCKETS.filter((b) => count[b] === top);
-  return leaders.length === 1 ? leaders[0]! : 'medium';
+/** The bucket of a vote count: the third of [0, 2] holding the mean score (easy 0, medium 1, hard 2); medium with no votes. Exact in integers. */
+export function meanBand(count: Readonly<Record<Bucket, number>>): Bucket {
+  const n = count.easy + count.medium + count.hard;
+  if (n === 0) return 'medium';
+  const sum3 = 3 * (count.medium + 2 * count.hard); // 3·Σscore compared with 2n and 4n: mean < 2/3 ⇔ 3Σ < 2n
+  return sum3 < 2 * n ? 'easy' : sum3 > 4 * n ? 'hard' : 'medium';
 }

@@ -16,8 +16,13 @@ export const metricsSchema = z.object({
 
 const share = z.number().min(0).max(1);
 export const gateSchema = z.object({
-  min_hard_share: share,
   max_easy_share: share,
+  min_medium_share: share,
+  max_medium_share: share,
+  min_hard_share: share,
+  max_hard_share: share,
+  /** Cramér's V of bucket × needs_clarification, in the pool and in the balanced pool. */
+  max_association: share,
   max_len_tokens: z.number().int().positive(),
   max_turns: z.number().int().positive(),
   max_tool_hops: z.number().int().nonnegative(),

@@ -1,8 +1,13 @@
-// The difficulty gate (seeds/002 §三): checks on the balanced pool, overall and per task, each with a
-// one-line hint from the seeds' failure table (§五). A check whose metric does not apply to a task
-// (clue_overlap for a task without supporting text) is left out and named in the report's
-// `not_applicable` list (see clueNotApplicable), never passed.
+// The difficulty gate: checks on the balanced pool, overall and per task, each with a one-line
+// hint: the bucket shares (easy ≤ 30 %, medium 40–50 %, hard 30–40 %), the ceilings, clue_overlap
+// medians, and the association between the reasoning bucket and the need for clarification
+// (Cramér's V ≤ max_association) in the balanced pool AND in the whole pool — the pool's says
+// whether the difficulty measure itself is the clarification flag in disguise, which balancing
+// would otherwise hide. A check that cannot apply (clue_overlap for a task without supporting
+// text; an association where no scenario needs clarification) is left out and named in the
+// report's `not_applicable` list with the reason, never passed.
 import { check, type Check } from '../api/index.ts';
+import { association } from './association.ts';
 import { BUCKETS, type Bucket, type DimensionsConfig } from './bands.ts';
 import type { GateConfig } from './config.ts';
 import type { DifficultyMetrics } from './metrics.ts';
@@ -11,8 +16,10 @@ import { quantileSorted } from './stats.ts';
 export interface Scored { m: DifficultyMetrics; bucket: Bucket }
 
 export const HINTS = {
-  hard_share: 'hard share too low: add harder items (multi-hop, longer tool chains, needed clarifications), raise difficulty.balance.target.hard, or relax the hard band (e.g. tool_hops >= 3)',
+  hard_share: 'hard share outside [min_hard_share, max_hard_share]: set difficulty.balance.target.hard inside it, and add harder items (more reasoning steps, arithmetic, distractor paragraphs) where a bucket runs short',
   easy_share: 'easy share too high: lower difficulty.balance.target.easy, or add medium and hard items so fewer easy ones are kept',
+  medium_share: 'medium share outside [min_medium_share, max_medium_share]: set difficulty.balance.target.medium inside it, and add medium items where balancing runs short of them',
+  association: 'the reasoning bucket gives away the need for clarification: take needs_clarification and the features a clarification exchange changes (turns) out of difficulty.dimensions, and render under-specified scenarios with the same variants as the others',
   len_tokens_max: 'items over the length ceiling: trim long contexts (fewer distractor documents) or raise difficulty.gate.max_len_tokens after checking the base model\'s max_seq_len',
   turns_max: 'dialogues over the turn ceiling: lower the seed pool\'s max_turns or the clarification exchanges per item',
   tool_hops_max: 'tool chains over the ceiling: drop or split items whose reference needs more tool calls than difficulty.gate.max_tool_hops',
@@ -49,13 +56,19 @@ export function clueMedians(items: readonly Scored[]): Record<Bucket, number | n
   return Object.fromEntries(BUCKETS.map((b) => [b, median(items.filter((it) => it.bucket === b).map((it) => it.m.clue_overlap))])) as Record<Bucket, number | null>;
 }
 
+/** Cramér's V of bucket × needs_clarification (null: not applicable). */
+export function clarifyAssociation(items: readonly Scored[]): number | null {
+  return association(items.map((it) => ({ bucket: it.bucket, clarify: it.m.needs_clarification }))).cramers_v;
+}
+
 /** Checks of one scope ('all' or a task). `clueApplies` is false for a task without supporting text. */
-function scopeChecks(scope: string, items: readonly Scored[], gate: GateConfig, clueApplies: boolean): Check[] {
+function scopeChecks(scope: string, items: readonly Scored[], pool: readonly Scored[], gate: GateConfig, clueApplies: boolean): Check[] {
   const { n, shares } = bucketShares(items);
   const name = (c: string): string => `${scope}.${c}`;
   const checks = [
-    check(name('hard_share'), shares.hard, '>=', gate.min_hard_share, n === 0 ? HINTS.empty : HINTS.hard_share),
     check(name('easy_share'), shares.easy, '<=', gate.max_easy_share, n === 0 ? HINTS.empty : HINTS.easy_share),
+    check(name('medium_share'), shares.medium, 'in', [gate.min_medium_share, gate.max_medium_share], n === 0 ? HINTS.empty : HINTS.medium_share),
+    check(name('hard_share'), shares.hard, 'in', [gate.min_hard_share, gate.max_hard_share], n === 0 ? HINTS.empty : HINTS.hard_share),
     check(name('len_tokens_max'), maxOf(items, 'len_tokens'), '<=', gate.max_len_tokens, n === 0 ? HINTS.empty : HINTS.len_tokens_max),
     check(name('turns_max'), maxOf(items, 'turns'), '<=', gate.max_turns, n === 0 ? HINTS.empty : HINTS.turns_max),
     check(name('tool_hops_max'), maxOf(items, 'tool_hops'), '<=', gate.max_tool_hops, n === 0 ? HINTS.empty : HINTS.tool_hops_max),
@@ -67,6 +80,11 @@ function scopeChecks(scope: string, items: readonly Scored[], gate: GateConfig, 
   // are listed under `not_applicable` in the report) — neither passed nor waived, so a prod
   // round 2, which refuses every waiver, is not blocked by a check that cannot apply.
   if (clueApplies) checks.push(hard, easy);
+  // Association: balanced pool and whole pool; left out (listed as not applicable) where it is undefined.
+  const vPool = clarifyAssociation(pool);
+  const vBalanced = clarifyAssociation(items);
+  if (vBalanced !== null || n === 0) checks.push(check(name('clarify_association'), vBalanced, '<=', gate.max_association, n === 0 ? HINTS.empty : HINTS.association));
+  if (vPool !== null) checks.push(check(name('clarify_association_pool'), vPool, '<=', gate.max_association, HINTS.association));
   return checks;
 }
 
@@ -75,14 +93,28 @@ function scopeChecks(scope: string, items: readonly Scored[], gate: GateConfig, 
  * fails its checks). clue_overlap applies to a task when its dimensions list clue_overlap and some
  * item of the task has a value.
  */
-export function difficultyChecks(balanced: readonly Scored[], poolTasks: readonly string[], dims: DimensionsConfig, gate: GateConfig, poolClue: ReadonlySet<string>): Check[] {
-  const checks = scopeChecks('all', balanced, gate, poolClue.size > 0);
+export function difficultyChecks(balanced: readonly Scored[], pool: readonly Scored[], poolTasks: readonly string[], dims: DimensionsConfig, gate: GateConfig, poolClue: ReadonlySet<string>): Check[] {
+  const checks = scopeChecks('all', balanced, pool, gate, poolClue.size > 0);
   for (const task of poolTasks) {
     const items = balanced.filter((it) => it.m.task === task);
     const clueApplies = (dims[task] ?? []).includes('clue_overlap') && poolClue.has(task);
-    checks.push(...scopeChecks(task, items, gate, clueApplies));
+    checks.push(...scopeChecks(task, items, pool.filter((it) => it.m.task === task), gate, clueApplies));
   }
   return checks;
+}
+
+/** The association checks that do not apply (a scope where V is undefined), with the reason. */
+export function associationNotApplicable(balanced: readonly Scored[], pool: readonly Scored[], poolTasks: readonly string[]): { check: string; reason: string }[] {
+  const out: { check: string; reason: string }[] = [];
+  const why = (items: readonly Scored[]): string => items.every((it) => !it.m.needs_clarification) ? 'no scenario needs clarification'
+    : items.every((it) => it.m.needs_clarification) ? 'every scenario needs clarification' : 'every scenario is in one bucket';
+  for (const scope of ['all', ...poolTasks]) {
+    const b = scope === 'all' ? balanced : balanced.filter((it) => it.m.task === scope);
+    const p = scope === 'all' ? pool : pool.filter((it) => it.m.task === scope);
+    if (b.length > 0 && clarifyAssociation(b) === null) out.push({ check: `${scope}.clarify_association`, reason: `Cramér's V is undefined: ${why(b)}` });
+    if (clarifyAssociation(p) === null) out.push({ check: `${scope}.clarify_association_pool`, reason: `Cramér's V is undefined: ${why(p)}` });
+  }
+  return out;
 }
 
 /** The clue_overlap checks that do not apply (tasks without supporting text), with the reason. */

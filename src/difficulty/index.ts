@@ -7,15 +7,16 @@ export {
   type AmbiguityFlag, type DifficultyMetrics, type MetricsOptions,
 } from './metrics.ts';
 export {
-  BUCKETS, DIMENSIONS, NUMERIC_DIMENSIONS, TIE_RULE, bandOf, bandsSchema, bucketOf, dimensionsSchema, parseCondition, plurality,
+  BUCKETS, DIMENSIONS, NUMERIC_DIMENSIONS, TIE_RULE, bandOf, bandsSchema, bucketOf, dimensionsSchema, meanBand, parseCondition,
   type BandsConfig, type Bucket, type Bucketing, type Condition, type Dimension, type DimensionsConfig, type NumericDimension,
 } from './bands.ts';
 export {
-  BALANCE_METHOD, balanceSchema, normaliseShares, planBalance, taskQuotas,
-  type BalanceConfig, type BalancePlan, type BucketCounts, type TaskPlan,
+  BALANCE_METHOD, STRATA, balanceSchema, maxSize, normaliseShares, planBalance, quotasFor, taskQuotas,
+  type BalanceConfig, type BalanceItem, type BalancePlan, type BucketCounts, type Stratum, type StratumPlan, type TaskPlan,
 } from './balance.ts';
 export { balanceParams, gateSchema, metricsParams, metricsSchema, reportParams, type GateConfig } from './config.ts';
-export { HINTS, bucketShares, clueMedians, clueNotApplicable, difficultyChecks, type Scored } from './gate.ts';
+export { HINTS, associationNotApplicable, bucketShares, clarifyAssociation, clueMedians, clueNotApplicable, difficultyChecks, type Scored } from './gate.ts';
+export { ASSOCIATION_DEFINITION, association, type Association } from './association.ts';
 export { BIN_WIDTH, NOT_APPLICABLE_REASONS, bandTable, difficultyReport, taskShares, tasksOf, type ReportInput } from './report.ts';
 export { histogram, quantileSorted, summarise, type Histogram, type Summary } from './stats.ts';
 export { BYTES_PER_WORKER, writeMetrics, type MetricsJob, type MetricsSummary } from './metrics-workers.ts';

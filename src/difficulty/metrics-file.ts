@@ -7,7 +7,7 @@ import { BUCKETS, type Bucket } from './bands.ts';
 import { readLines, parseObject } from './lines.ts';
 import { AMBIGUITY_FLAGS, type DifficultyMetrics } from './metrics.ts';
 
-const COUNTS = ['len_tokens', 'turns', 'tool_hops', 'entities', 'ops_numeric', 'coref_pronouns'] as const;
+const COUNTS = ['len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'entities', 'ops_numeric', 'coref_pronouns'] as const;
 
 function asMetrics(v: Record<string, unknown>, at: Location): DifficultyMetrics {
   const bad = (field: string, expected: string): never => { throw new DataError(at, field, expected, describeValue(v[field])); };

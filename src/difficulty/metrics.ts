@@ -23,6 +23,10 @@ export interface DifficultyMetrics {
   len_tokens: number;
   turns: number;
   tool_hops: number;
+  /** Reasoning steps of the reference: solution lines (gsm8k), supporting documents looked up (hotpotqa), decomposition steps (strategyqa). */
+  hops: number;
+  /** Context documents that do not support the answer (hotpotqa's distractor paragraphs; 0 where every document supports it). */
+  distractors: number;
   entities: number;
   ops_numeric: number;
   connector_density: number;
@@ -45,6 +49,8 @@ export const METRIC_DEFINITIONS = {
   len_tokens: `Qwen3 tokens of what the model reads: every user turn, the clarification reply (if any), and the title and text of every context document (${QWEN3_COUNTING})`,
   turns: 'dialogue turns: the user turns, two per clarification exchange in the reference (the assistant\'s question and the user\'s reply), and the assistant\'s final answer; tool calls and thoughts are not turns',
   tool_hops: 'tool_call steps in the reference trajectory (wiki and calc alike)',
+  hops: 'reasoning steps of the reference trajectory, clarification left out: its thought steps (gsm8k solution lines, strategyqa decomposition steps) plus its wiki look-ups (hotpotqa supporting documents); calc calls are counted by ops_numeric instead',
+  distractors: 'context documents marked not supporting (hotpotqa distractor paragraphs); 0 for a task whose documents all support the answer or that has none',
   entities: 'distinct entities in the request text: English proper-noun-like spans (capitalised words, joined by of/the/de/van/von…; common words that start sentences, such as The, How, His, Please, I\'m, removed: lexicon NOT_NAMES), numbers (distinct values), Chinese titles in 《》「」『』 and Chinese person references (common surname + up to 2 characters + honorific such as 先生/老师)',
   ops_numeric: 'with calculator calls in the reference (gsm8k): the binary arithmetic operators (+ - * / % ^ × ÷) of all calc expressions; otherwise: arithmetic symbols between numbers plus arithmetic, comparison and date-difference words (English and Chinese lists) in the request text and in each of the reference\'s thought steps (counted text by text)',
   connector_density: `logical connectives per 100 words of the request text (0 for an empty text); English: ${CONNECTIVES_EN.join(', ')}; Chinese: ${CONNECTIVES_ZH.join('、')}`,
@@ -88,6 +94,7 @@ export class MetricsComputer {
     const steps = s.reference.steps;
     let clarifies = 0;
     let toolHops = 0;
+    let hops = 0;
     let calcOps = 0;
     let calcCalls = 0;
     const thoughts: string[] = [];
@@ -95,8 +102,8 @@ export class MetricsComputer {
       if (step.type === 'clarify') clarifies += 1;
       else if (step.type === 'tool_call') {
         toolHops += 1;
-        if (step.tool === 'calc') { calcCalls += 1; calcOps += countCalcOperators(step.input); }
-      } else thoughts.push(step.text);
+        if (step.tool === 'calc') { calcCalls += 1; calcOps += countCalcOperators(step.input); } else hops += 1;
+      } else { thoughts.push(step.text); hops += 1; }
     }
 
     let lenTokens = 0;
@@ -124,6 +131,8 @@ export class MetricsComputer {
       len_tokens: lenTokens,
       turns: s.messages.length + 2 * clarifies + 1,
       tool_hops: toolHops,
+      hops,
+      distractors: s.context.filter((d) => !d.supporting).length,
       entities: entities.all,
       ops_numeric: ops,
       connector_density: words.length === 0 ? 0 : round4((100 * countPhrases(words, CONNECTIVES)) / words.length),

@@ -2,24 +2,33 @@
 // the definitions, and for the pool (every scenario's metrics) and the balanced pool: bucket counts
 // and shares overall and per task, the task mix, each metric's n/min/p10/p50/p90/max/mean and
 // histogram, the clue_overlap median per bucket and the ambiguity flag counts.
+import { ASSOCIATION_DEFINITION, association } from './association.ts';
 import { BUCKETS, NUMERIC_DIMENSIONS, TIE_RULE, type BandsConfig, type DimensionsConfig, DIMENSIONS } from './bands.ts';
 import { bucketShares, clueMedians, type Scored } from './gate.ts';
 import { AMBIGUITY_FLAGS, METRIC_DEFINITIONS, type DifficultyMetrics } from './metrics.ts';
 import { histogram, summarise, type Histogram, type Summary } from './stats.ts';
 
-const REPORTED = ['len_tokens', 'turns', 'tool_hops', 'entities', 'ops_numeric', 'connector_density', 'coref_pronouns', 'clue_overlap'] as const;
+const REPORTED = ['len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'entities', 'ops_numeric', 'connector_density', 'coref_pronouns', 'clue_overlap'] as const;
 type Reported = (typeof REPORTED)[number];
 
 /** Why configs/difficulty.yaml leaves a dimension out of a task's vote (reported with the definitions). */
 export const NOT_APPLICABLE_REASONS: Record<string, string> = {
-  'gsm8k.clue_overlap': 'no supporting text: the metric is null',
+  '*.needs_clarification': 'the separate clarification axis: balanced beside the bucket and gated for association with it, never a vote',
+  '*.turns / entities / connector_density / coref_pronouns': 'what a clarification exchange (two turns) or a template\'s wording changes, not the reasoning the item needs',
+  'gsm8k.len_tokens': 'every GSM8K scenario is under 200 Qwen3 tokens: the band is easy for all and would only shift the mean',
+  'gsm8k.distractors, gsm8k.clue_overlap': 'no context documents (clue_overlap is null)',
+  'hotpotqa.hops': 'every HotpotQA question needs its two supporting paragraphs: 2 for all',
   'hotpotqa.ops_numeric': 'answers are read from two articles (a span, or yes/no); no calculator is offered and the reference computes nothing, so only comparison words would be counted',
+  'hotpotqa.tool_hops': 'the wiki look-ups of the supporting paragraphs: the same count as hops',
+  'strategyqa.len_tokens': 'under 200 Qwen3 tokens for all but a few items (no context beyond its facts)',
+  'strategyqa.distractors': 'every fact supports the answer: 0 for all',
+  'strategyqa.ops_numeric': 'no calculator: only comparison and date words in the decomposition would be counted',
   'strategyqa.tool_hops': 'the reference answers from its facts without any tool call, so the count is 0 by construction, not a property of the item',
 };
 
 /** Histogram bin width per metric. */
 export const BIN_WIDTH: Record<Reported, number> = {
-  len_tokens: 100, turns: 1, tool_hops: 1, entities: 1, ops_numeric: 1, connector_density: 1, coref_pronouns: 1, clue_overlap: 0.05,
+  len_tokens: 100, turns: 1, tool_hops: 1, hops: 1, distractors: 1, entities: 1, ops_numeric: 1, connector_density: 1, coref_pronouns: 1, clue_overlap: 0.05,
 };
 
 function distribution(items: readonly Scored[]): Record<string, unknown> {
@@ -30,7 +39,8 @@ function distribution(items: readonly Scored[]): Record<string, unknown> {
   }
   const flags = Object.fromEntries(AMBIGUITY_FLAGS.map((f) => [f, items.filter((it) => it.m.ambiguity_flags.includes(f)).length]));
   const clarify = items.filter((it) => it.m.needs_clarification).length;
-  return { ...bucketShares(items), clue_overlap_median_by_bucket: clueMedians(items), needs_clarification: clarify, ambiguity_flags: flags, metrics };
+  const assoc = association(items.map((it) => ({ bucket: it.bucket, clarify: it.m.needs_clarification })));
+  return { ...bucketShares(items), clue_overlap_median_by_bucket: clueMedians(items), needs_clarification: clarify, clarify_association: assoc, ambiguity_flags: flags, metrics };
 }
 
 function byTask(items: readonly Scored[], tasks: readonly string[]): Record<string, unknown> {
@@ -46,8 +56,6 @@ export function taskShares(items: readonly { m: { task: string } }[], tasks: rea
 export function bandTable(bands: BandsConfig): Record<string, { easy: string; medium: string; hard: string }> {
   const table: Record<string, { easy: string; medium: string; hard: string }> = {};
   for (const d of NUMERIC_DIMENSIONS) table[d] = { easy: bands[d].easy, medium: 'neither easy nor hard', hard: bands[d].hard };
-  const t = bands.needs_clarification.hard_min_turns;
-  table.needs_clarification = { easy: 'false', medium: `true with turns < ${t} ("mixed")`, hard: `true with turns >= ${t}` };
   return table;
 }
 
@@ -66,6 +74,7 @@ export function difficultyReport(r: ReportInput): Record<string, unknown> {
       metrics: METRIC_DEFINITIONS,
       bands: bandTable(r.bands),
       bucket: TIE_RULE,
+      clarify_association: ASSOCIATION_DEFINITION,
       dimensions_per_task: Object.fromEntries(r.tasks.map((t) => [t, r.dims[t] ?? []])),
       not_applicable: notApplicable,
       not_applicable_rule: 'a dimension left out of a task\'s list does not vote for that task\'s buckets; its metric is still measured and reported (clue_overlap is null for a task without supporting text)',

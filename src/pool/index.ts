@@ -3,9 +3,9 @@
 // rendering variants), rendering a source item with a pack, the pool generator, per-scenario
 // measures, and the leak index used by pool_validation.
 export { checkMix, taskSequence, type TaskSequence } from './task-sequence.ts';
-export { KINDS, VARIANTS, kindAt, kindPlan, type Kind, type KindPlan, type Variant } from './pool-kinds.ts';
+export { KINDS, VARIANTS, frameKind, kindAt, kindKey, kindPlan, planKinds, type FrameKind, type Kind, type KindPlan, type Variant } from './pool-kinds.ts';
 export { applyGap, containsTokens, findGaps, type GapCandidate } from './find-gaps.ts';
-export { HINT_DEFINITION, SPLIT_DEFINITION, findHints, sentences, splitQuestion, type Hint } from './variants.ts';
+export { HINT_DEFINITION, SPLIT_DEFINITION, findHints, sentences, splitQuestion, splitText, type Hint } from './variants.ts';
 export { renderScenario, type PoolRender, type RenderChoice } from './render-scenario.ts';
 export { renderTwin } from './render-twin.ts';
 export { PoolBuilder, type PoolConfig, type PoolScenario, type PoolStats } from './build-pool.ts';

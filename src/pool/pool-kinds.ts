@@ -1,21 +1,29 @@
 // How each scenario of a task is rendered, as a function of its index j among the task's scenarios
-// only (so the pool stays prefix-stable):
-//   clarify  under-specified: the j-th scenario is one iff ⌊(j+1)ρ⌋ > ⌊jρ⌋ (ρ = clarify_rate), so
-//            every prefix of m scenarios of a task holds ⌊mρ⌋ of them
-//   hint     the user quotes one supporting sentence as context they already have
-//   split    the problem statement in one user turn, the question asked in the next (gsm8k)
-//   plain    everything else
-// The variants (hint, then split) are taken, in that order, from the scenarios left over by the
-// earlier choices, at the rate that makes their share of the task's scenarios the configured one:
-// of the p-th scenario that is not under-specified, hint iff ⌊(p+1)r⌋ > ⌊pr⌋ with r = η/(1 − ρ),
-// and so on for split among the ones left. Every prefix then holds within one scenario of its
-// share of each kind.
+// only (so the pool stays prefix-stable). Two independent choices:
+//   clarify   under-specified or not: the j-th scenario is one iff ⌊(j+1)ρ⌋ > ⌊jρ⌋ (ρ = clarify_rate),
+//             so every prefix of m scenarios of a task holds ⌊mρ⌋ of them
+//   variants  how the (full or under-specified) request is put, each a yes/no flag, the same share
+//             in BOTH clarification strata, so no variant — and no difficulty it brings — goes
+//             with the need for clarification:
+//     hint    the user quotes one supporting sentence as context they already have
+//     gold    the wiki tool holds only the supporting paragraphs (HotpotQA's gold-paragraph
+//             setting) instead of every paragraph with its distractors
+//     split   the problem statement in one user turn, the question asked in the next (gsm8k)
+// The flags are chosen nested, each by the same Bresenham rule on the scenario's index within the
+// cell the earlier choices put it in (clarify, then hint, gold, split): the p-th scenario of a
+// cell takes the flag iff ⌊(p+1)η⌋ > ⌊pη⌋, η the variant's share. Every cell of every prefix then
+// holds its share of the next flag within one scenario, and the returned index is the scenario's
+// position among the scenarios of its exact kind.
 import type { Task } from '../data/index.ts';
 
+/** The template sets a kind renders with (pool.user_turns keys). */
 export const KINDS = ['plain', 'clarify', 'hint', 'split'] as const;
-export type Kind = (typeof KINDS)[number];
-export const VARIANTS = ['hint', 'split'] as const;
+export type FrameKind = (typeof KINDS)[number];
+export const VARIANTS = ['hint', 'gold', 'split'] as const;
 export type Variant = (typeof VARIANTS)[number];
+
+/** A scenario's kind: under-specified or not, and its variant flags. */
+export interface Kind { clarify: boolean; hint: boolean; gold: boolean; split: boolean }
 
 const DEN = 1_000_000;
 
@@ -28,33 +36,49 @@ function step(i: number, rate: number): { chosen: boolean; before: number } {
 export interface KindPlan {
   /** ρ in parts per DEN. */
   clarify: number;
-  /** Per variant, its rate among the scenarios left when it is chosen, in parts per DEN. */
+  /** Per variant in use, its share of every cell, in parts per DEN. */
   variants: { kind: Variant; rate: number }[];
 }
 
-/** The plan of one task: clarify_rate and the variants' shares of the task's scenarios. */
-export function kindPlan(task: Task, clarifyRate: number, shares: Readonly<Record<Variant, Partial<Record<Task, number>>>>): KindPlan {
-  let left = 1 - clarifyRate;
+/** The plan of one task: clarify_rate and each variant's share (of each clarification stratum, hence of the task). */
+export function kindPlan(task: Task, clarifyRate: number, shares: Readonly<Partial<Record<Variant, Partial<Record<Task, number>>>>>): KindPlan {
   const variants: KindPlan['variants'] = [];
   for (const kind of VARIANTS) {
-    const s = shares[kind][task] ?? 0;
-    if (s <= 0) continue;
-    if (s > left + 1e-9) throw new RangeError(`pool.variants.${kind}.${task}: ${s} is more than the ${Math.max(0, left).toFixed(4)} of ${task} scenarios left after clarify_rate and the earlier variants`);
-    variants.push({ kind, rate: Math.min(DEN, Math.round((s / left) * DEN)) });
-    left -= s;
+    const s = shares[kind]?.[task] ?? 0;
+    if (!(s >= 0 && s <= 1)) throw new RangeError(`pool.variants.${kind}.${task}: expected a share in [0, 1], got ${s}`);
+    if (s > 0) variants.push({ kind, rate: Math.round(s * DEN) });
   }
   return { clarify: Math.round(clarifyRate * DEN), variants };
+}
+
+/** The name of a kind: its flags joined by '+' ('clarify+hint'), 'plain' for none. */
+export function kindKey(k: Kind): string {
+  const parts = [k.clarify && 'clarify', ...VARIANTS.filter((v) => k[v])].filter(Boolean);
+  return parts.length ? parts.join('+') : 'plain';
+}
+
+/** Which templates (pool.user_turns, category) a kind renders with: clarify's when under-specified, else the first variant's with its own set, else plain. */
+export function frameKind(k: Kind): FrameKind {
+  return k.clarify ? 'clarify' : k.hint ? 'hint' : k.split ? 'split' : 'plain';
 }
 
 /** The kind of the j-th scenario of a task, and its index among the task's scenarios of that kind. */
 export function kindAt(j: number, plan: KindPlan): { kind: Kind; index: number } {
   const c = step(j, plan.clarify);
-  if (c.chosen) return { kind: 'clarify', index: c.before };
-  let i = j - c.before;
+  const kind: Kind = { clarify: c.chosen, hint: false, gold: false, split: false };
+  let i = c.chosen ? c.before : j - c.before;
   for (const v of plan.variants) {
     const s = step(i, v.rate);
-    if (s.chosen) return { kind: v.kind, index: s.before };
-    i -= s.before;
+    kind[v.kind] = s.chosen;
+    i = s.chosen ? s.before : i - s.before;
   }
-  return { kind: 'plain', index: i };
+  return { kind, index: i };
+}
+
+/** Every kind a plan can produce (clarify only when ρ > 0, each variant in use on or off). */
+export function planKinds(plan: KindPlan): Kind[] {
+  let out: Kind[] = [{ clarify: false, hint: false, gold: false, split: false }];
+  if (plan.clarify > 0) out = [...out, ...out.map((k) => ({ ...k, clarify: true }))];
+  for (const v of plan.variants) out = [...out, ...out.map((k) => ({ ...k, [v.kind]: true }))];
+  return out;
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { TASKS, type Task } from '../data/index.ts';
 import type { PoolConfig } from './build-pool.ts';
-import { KINDS, type Kind } from './pool-kinds.ts';
+import { KINDS, type FrameKind } from './pool-kinds.ts';
 
 const share = z.number().min(0).max(1);
 const perTask = <T extends z.ZodType>(v: T) => z.object(Object.fromEntries(TASKS.map((t) => [t, v.optional()])) as Record<Task, z.ZodOptional<T>>).strict();
@@ -17,12 +17,12 @@ export const PoolParamsSchema = z.object({
   mix: z.record(z.string(), z.number().min(0)),
   max_turns: z.number().int().positive(),
   clarify_rate: z.number().min(0).max(1),
-  /** Shares of each task's scenarios rendered as each variant (taken from the scenarios that are not under-specified). */
-  variants: z.object({ hint: perTask(share), split: perTask(share) }).strict(),
+  /** Shares of each task's scenarios rendered with each variant, the same in both clarification strata (src/pool/pool-kinds.ts). */
+  variants: z.object({ hint: perTask(share), gold: perTask(share).optional(), split: perTask(share) }).strict(),
   /** Hinted scenarios: the lines that introduce the quoted sentence, and the shortest sentence quoted (tokenize tokens). */
   hint: z.object({ lead_ins: z.array(z.string().trim().min(1)).min(1), min_tokens: z.number().int().positive() }).strict(),
   /** The template user turns each kind renders with, per task: [min, max]. */
-  user_turns: z.object(Object.fromEntries(KINDS.map((k) => [k, perTask(turnRange)])) as Record<Kind, ReturnType<typeof perTask<typeof turnRange>>>).strict(),
+  user_turns: z.object(Object.fromEntries(KINDS.map((k) => [k, perTask(turnRange)])) as Record<FrameKind, ReturnType<typeof perTask<typeof turnRange>>>).strict(),
   /** Never emit a scenario over these (the difficulty gate's ceilings); len_tokens is checked as tokenize length × qwen3_per_token. */
   ceilings: z.object({
     tool_hops: z.number().int().nonnegative(),
@@ -64,7 +64,7 @@ export type ValidationParams = z.infer<typeof ValidationParamsSchema>;
 export function poolConfig(p: PoolParams): PoolConfig {
   return {
     seed: p.seed, mix: p.mix, clarifyRate: p.clarify_rate, maxTurns: p.max_turns, tools: p.tools, length: p.length, idPrefix: p.id_prefix,
-    variants: { hint: p.variants.hint, split: p.variants.split },
+    variants: { hint: p.variants.hint, gold: p.variants.gold ?? {}, split: p.variants.split },
     hint: { leadIns: p.hint.lead_ins, minTokens: p.hint.min_tokens },
     userTurns: p.user_turns,
     ceilings: { toolHops: p.ceilings.tool_hops, turns: p.ceilings.turns, lenTokens: p.ceilings.len_tokens, qwen3PerToken: p.ceilings.qwen3_per_token },

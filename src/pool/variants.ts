@@ -79,8 +79,12 @@ export function findHints(item: SourceItem, minTokens: number): Hint[] {
 
 /** The statement and the question asked, or null when the question does not split. */
 export function splitQuestion(item: SourceItem): { setup: string; ask: string } | null {
-  if (item.task !== 'gsm8k') return null;
-  const parts = sentences(item.question.replace(/\s+/g, ' ').trim());
+  return item.task === 'gsm8k' ? splitText(item.question) : null;
+}
+
+/** A question text cut before its last sentence ending in "?", or null when it does not split. */
+export function splitText(question: string): { setup: string; ask: string } | null {
+  const parts = sentences(question.replace(/\s+/g, ' ').trim());
   let at = -1;
   parts.forEach((s, i) => { if (/\?["')]?$/.test(s)) at = i; });
   if (at < 1) return null;

@@ -41,7 +41,7 @@ export function underspecifiedTwins(items: readonly SourceItem[], pack: Pack, po
     ...poolConfig(pool), seed, mix, clarifyRate: 1, idPrefix: TWIN_ID_PREFIX, variants: { hint: {}, split: {} },
   });
   const probe = new PoolBuilder(items, new Set(), pack, config(pool.mix), rng);
-  const skipped = TASKS.filter((t) => (pool.mix[t] ?? 0) > 0 && probe.stats.eligible[t].clarify === 0);
+  const skipped = TASKS.filter((t) => (pool.mix[t] ?? 0) > 0 && (probe.stats.eligible[t].kinds.clarify ?? 0) === 0);
   const mix = Object.fromEntries(Object.entries(pool.mix).map(([t, w]) => [t, skipped.includes(t as Task) ? 0 : w]));
   if (Object.values(mix).every((w) => w === 0)) return { scenarios: [], skipped };
   const builder = skipped.length === 0 ? probe : new PoolBuilder(items, new Set(), pack, config(mix), rng);

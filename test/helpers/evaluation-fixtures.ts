@@ -108,12 +108,12 @@ export function writeWeights(path: string, weights: Record<string, number>): str
   return path;
 }
 
-/** A metrics line per scenario of a synthetic set whose bands make it `bucket` (all seven dimensions vote alike). */
+/** A metrics line per scenario of a synthetic set whose bands make it `bucket` (every dimension votes alike). */
 export function writeMetrics(path: string, ids: readonly string[], bucket: (i: number) => 'easy' | 'medium' | 'hard'): string {
   const values = {
-    easy: { len_tokens: 100, turns: 2, tool_hops: 0, entities: 2, ops_numeric: 0, connector_density: 1, clue_overlap: 0.6, needs_clarification: false },
-    medium: { len_tokens: 400, turns: 3, tool_hops: 2, entities: 5, ops_numeric: 2, connector_density: 4, clue_overlap: 0.3, needs_clarification: false },
-    hard: { len_tokens: 900, turns: 6, tool_hops: 5, entities: 9, ops_numeric: 5, connector_density: 8, clue_overlap: 0.1, needs_clarification: false },
+    easy: { len_tokens: 100, turns: 2, tool_hops: 0, hops: 1, distractors: 0, entities: 2, ops_numeric: 0, connector_density: 1, clue_overlap: 0.6, needs_clarification: false },
+    medium: { len_tokens: 400, turns: 3, tool_hops: 2, hops: 3, distractors: 5, entities: 5, ops_numeric: 2, connector_density: 4, clue_overlap: 0.3, needs_clarification: false },
+    hard: { len_tokens: 900, turns: 6, tool_hops: 5, hops: 5, distractors: 8, entities: 9, ops_numeric: 5, connector_density: 8, clue_overlap: 0.1, needs_clarification: false },
   };
   const lines = ids.map((id, i) => JSON.stringify({ id, task: 'hotpotqa', ...values[bucket(i)], coref_pronouns: 0, ambiguity_flags: [] }));
   mkdirSync(dirname(path), { recursive: true });

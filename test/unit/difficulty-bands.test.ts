@@ -1,12 +1,12 @@
-// Bands and buckets: every band edge of configs/difficulty.yaml (the seeds' table), the
-// needs_clarification "mixed" band, plurality bucketing with ties going to medium, dimensions that
-// do not apply to a task, and the config schema refusing contradictory conditions.
+// Bands and buckets: every band edge of configs/difficulty.yaml, bucketing by the mean band score
+// (thirds of [0, 2]), dimensions that do not vote for a task, the need for clarification refused as
+// a dimension (it is the separate axis), and the config schema refusing contradictory conditions.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import YAML from 'yaml';
-import { bandOf, bandsSchema, bucketOf, dimensionsSchema, plurality, type Dimension } from '../../src/difficulty/index.ts';
+import { bandOf, bandsSchema, bucketOf, dimensionsSchema, meanBand, type Dimension } from '../../src/difficulty/index.ts';
 import { metrics } from '../fixtures/difficulty/scenarios.ts';
 
 const config = (YAML.parse(readFileSync(join(import.meta.dirname, '../../configs/difficulty.yaml'), 'utf8')) as { difficulty: { bands: unknown; dimensions: unknown } }).difficulty;
@@ -24,46 +24,53 @@ test('each dimension\'s band edges follow the seeds\' table', () => {
     ['entities', 3, 'easy'], ['entities', 4, 'medium'], ['entities', 6, 'medium'], ['entities', 7, 'hard'],
     ['connector_density', 2.9999, 'easy'], ['connector_density', 3, 'medium'], ['connector_density', 6, 'medium'], ['connector_density', 6.0001, 'hard'],
     ['clue_overlap', 0.4001, 'easy'], ['clue_overlap', 0.4, 'medium'], ['clue_overlap', 0.2, 'medium'], ['clue_overlap', 0.1999, 'hard'],
+    ['hops', 2, 'easy'], ['hops', 3, 'medium'], ['hops', 4, 'hard'],
+    ['distractors', 0, 'easy'], ['distractors', 2, 'easy'], ['distractors', 7, 'medium'], ['distractors', 8, 'hard'],
   ];
   for (const [dim, value, expected] of cases) assert.equal(band(dim, value), expected, `${dim} ${value}`);
 });
 
-test('needs_clarification is easy when false, medium ("mixed") below 4 turns, hard from 4 turns', () => {
-  assert.equal(band('needs_clarification', false, { turns: 6 }), 'easy');
-  assert.equal(band('needs_clarification', true, { turns: 3 }), 'medium');
-  assert.equal(band('needs_clarification', true, { turns: 4 }), 'hard');
+test('needs_clarification is refused as a difficulty dimension: it is the separate clarification axis', () => {
+  const r = dimensionsSchema.safeParse({ gsm8k: ['hops', 'needs_clarification'] });
+  assert.equal(r.success, false);
+  assert.match(r.error!.issues[0]!.message, /separate clarification axis/);
+  assert.equal(dimensionsSchema.safeParse({ gsm8k: ['hops', 'no_such_dim'] }).success, false);
+  assert.equal('needs_clarification' in bands, false);
 });
 
 test('a null metric casts no vote', () => {
   assert.equal(bandOf(bands, 'clue_overlap', metrics({ id: 'g', task: 'gsm8k' })), null);
 });
 
-test('the bucket is the band with strictly the most votes; any tie is medium', () => {
-  assert.equal(plurality({ easy: 4, medium: 2, hard: 1 }), 'easy');
-  assert.equal(plurality({ easy: 1, medium: 2, hard: 4 }), 'hard');
-  assert.equal(plurality({ easy: 3, medium: 1, hard: 3 }), 'medium');
-  assert.equal(plurality({ easy: 3, medium: 3, hard: 1 }), 'medium');
-  assert.equal(plurality({ easy: 1, medium: 3, hard: 3 }), 'medium');
-  assert.equal(plurality({ easy: 2, medium: 2, hard: 2 }), 'medium');
-  assert.equal(plurality({ easy: 0, medium: 0, hard: 0 }), 'medium');
+test('the bucket is the third of [0, 2] that holds the mean band score; 2/3 and 4/3 are medium; no votes is medium', () => {
+  assert.equal(meanBand({ easy: 2, medium: 0, hard: 0 }), 'easy');
+  assert.equal(meanBand({ easy: 1, medium: 1, hard: 0 }), 'easy'); // 0.5
+  assert.equal(meanBand({ easy: 2, medium: 0, hard: 1 }), 'medium'); // 2/3
+  assert.equal(meanBand({ easy: 1, medium: 0, hard: 1 }), 'medium'); // 1
+  assert.equal(meanBand({ easy: 1, medium: 0, hard: 2 }), 'medium'); // 4/3
+  assert.equal(meanBand({ easy: 0, medium: 1, hard: 1 }), 'hard'); // 1.5
+  assert.equal(meanBand({ easy: 0, medium: 0, hard: 3 }), 'hard');
+  assert.equal(meanBand({ easy: 0, medium: 0, hard: 0 }), 'medium');
 });
 
-test('a hotpotqa item votes with its seven dimensions; ops_numeric is not one of them', () => {
-  // hard: len_tokens, connector_density, clue_overlap; easy: turns, entities, needs_clarification; medium: tool_hops.
-  const m = metrics({ id: 'h', task: 'hotpotqa', len_tokens: 1400, turns: 2, tool_hops: 2, entities: 2, ops_numeric: 9, connector_density: 7.7, clue_overlap: 0.05 });
+test('a hotpotqa item votes with length, distractor paragraphs and clue overlap only: turns, entities and clarification never vote', () => {
+  const m = metrics({ id: 'h', task: 'hotpotqa', len_tokens: 1400, turns: 7, tool_hops: 2, hops: 2, distractors: 8, entities: 9, ops_numeric: 9, connector_density: 7.7, clue_overlap: 0.05, needs_clarification: true });
   const r = bucketOf(bands, dims, m);
-  assert.deepEqual(r.votes, { len_tokens: 'hard', turns: 'easy', tool_hops: 'medium', entities: 'easy', connector_density: 'hard', clue_overlap: 'hard', needs_clarification: 'easy' });
-  assert.equal(r.bucket, 'medium', '3 hard, 3 easy, 1 medium is a tie');
-  assert.equal(bucketOf(bands, dims, { ...m, entities: 8 }).bucket, 'hard');
+  assert.deepEqual(r.votes, { len_tokens: 'hard', distractors: 'hard', clue_overlap: 'hard' });
+  assert.equal(r.bucket, 'hard');
+  assert.equal(bucketOf(bands, dims, { ...m, needs_clarification: false, turns: 2 }).bucket, 'hard', 'the need for clarification changes nothing');
+  assert.equal(bucketOf(bands, dims, { ...m, clue_overlap: 0.9 }).bucket, 'medium', 'a quoted supporting sentence: 4/3');
+  assert.equal(bucketOf(bands, dims, { ...m, len_tokens: 350, distractors: 0, clue_overlap: 0.9 }).bucket, 'easy', 'gold paragraphs and a quoted sentence');
 });
 
-test('a gsm8k item has no clue_overlap vote and a strategyqa item no tool_hops vote', () => {
-  const g = bucketOf(bands, dims, metrics({ id: 'g', task: 'gsm8k', tool_hops: 5, ops_numeric: 6, entities: 8, connector_density: 7 }));
-  assert.equal('clue_overlap' in g.votes, false);
-  assert.equal(g.bucket, 'hard'); // 4 hard against 3 easy
-  const s = bucketOf(bands, dims, metrics({ id: 's', task: 'strategyqa', tool_hops: 0 }));
-  assert.equal('tool_hops' in s.votes, false);
-  assert.equal('ops_numeric' in s.votes, true);
+test('a gsm8k item votes with reasoning steps and arithmetic; a strategyqa item with decomposition steps and clue overlap', () => {
+  const g = bucketOf(bands, dims, metrics({ id: 'g', task: 'gsm8k', hops: 5, ops_numeric: 6, len_tokens: 120 }));
+  assert.deepEqual(g.votes, { hops: 'hard', ops_numeric: 'hard' });
+  assert.equal(g.bucket, 'hard');
+  assert.equal(bucketOf(bands, dims, metrics({ id: 'g2', task: 'gsm8k', hops: 2, ops_numeric: 3 })).bucket, 'easy');
+  const s = bucketOf(bands, dims, metrics({ id: 's', task: 'strategyqa', hops: 3, clue_overlap: 0.1 }));
+  assert.deepEqual(s.votes, { hops: 'medium', clue_overlap: 'hard' });
+  assert.equal(s.bucket, 'hard');
   assert.throws(() => bucketOf(bands, dims, metrics({ id: 'q', task: 'mmlu' })), /lists no dimensions for task 'mmlu'/);
 });
 

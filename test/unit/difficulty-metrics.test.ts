@@ -16,14 +16,14 @@ before(async () => {
   mc = new MetricsComputer(qwen, { multiEntityMin: 3 });
 });
 
-test('a gsm8k scenario counts its calc calls as tool hops and their operators as numeric operations', () => {
+test('a gsm8k scenario counts its calc calls as tool hops, its solution lines as reasoning hops and their operators as numeric operations', () => {
   const s = scenario(GSM8K);
   assert.deepEqual(mc.compute(s), {
-    id: 't-gsm8k-gsm8k-train-1048', task: 'gsm8k', len_tokens: qwen.count(GSM8K.question), turns: 2, tool_hops: 2,
+    id: 't-gsm8k-gsm8k-train-1048', task: 'gsm8k', len_tokens: qwen.count(GSM8K.question), turns: 2, tool_hops: 2, hops: 2, distractors: 0,
     entities: 4, ops_numeric: 2, connector_density: 0, coref_pronouns: 3, clue_overlap: null,
     ambiguity_flags: ['multi-entity', 'open-time-range'], needs_clarification: false,
   });
-  assert.deepEqual(Object.keys(mc.compute(s)), ['id', 'task', 'len_tokens', 'turns', 'tool_hops', 'entities', 'ops_numeric',
+  assert.deepEqual(Object.keys(mc.compute(s)), ['id', 'task', 'len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'entities', 'ops_numeric',
     'connector_density', 'coref_pronouns', 'clue_overlap', 'ambiguity_flags', 'needs_clarification']);
 });
 
@@ -105,4 +105,13 @@ test('metrics are the same whatever order scenarios are computed in (caches do n
   const forward = list.map((s) => JSON.stringify(a.compute(s)));
   const backward = [...list].reverse().map((s) => JSON.stringify(b.compute(s))).reverse();
   assert.deepEqual(forward, backward);
+});
+
+test('hops count supporting look-ups (hotpotqa) and decomposition steps (strategyqa); distractors the documents that do not support the answer', () => {
+  const h = mc.compute(scenario(HOTPOTQA));
+  assert.deepEqual([h.hops, h.distractors], [2, 1]);
+  const q = mc.compute(scenario(STRATEGYQA));
+  assert.deepEqual([q.hops, q.distractors, q.tool_hops], [3, 0, 0]);
+  const c = mc.compute(scenario(STRATEGYQA, { clarification: 'The Toyota one.' }));
+  assert.deepEqual([c.hops, c.turns], [3, 4], 'a clarification exchange adds turns, never reasoning hops');
 });

@@ -6,10 +6,12 @@
 // the worker_threads path runs from a compiled src/difficulty with one worker per byte of pool.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import YAML from 'yaml';
 import type { Rule } from '../../src/api/index.ts';
 import { compileDifficulty, compileRule, runRule } from '../fixtures/difficulty/rule-harness.ts';
 import { GSM8K, HOTPOTQA, STRATEGYQA, scenario, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
@@ -30,22 +32,12 @@ function pool(): unknown[] {
   return out;
 }
 
-const BANDS = {
-  len_tokens: { easy: '< 200', hard: '> 600' }, turns: { easy: '<= 2', hard: '>= 5' }, tool_hops: { easy: '<= 1', hard: '>= 4' },
-  ops_numeric: { easy: '<= 1', hard: '>= 4' }, entities: { easy: '<= 3', hard: '>= 7' },
-  connector_density: { easy: '< 3', hard: '> 6' }, clue_overlap: { easy: '> 0.40', hard: '< 0.20' },
-  needs_clarification: { hard_min_turns: 4 },
-};
-const DIMS = {
-  gsm8k: ['len_tokens', 'turns', 'tool_hops', 'ops_numeric', 'entities', 'connector_density', 'needs_clarification'],
-  hotpotqa: ['len_tokens', 'turns', 'tool_hops', 'entities', 'connector_density', 'clue_overlap', 'needs_clarification'],
-  strategyqa: ['len_tokens', 'turns', 'ops_numeric', 'entities', 'connector_density', 'clue_overlap', 'needs_clarification'],
-};
-const BALANCE = { seed: 20250821, target: { easy: 0.25, medium: 0.45, hard: 0.3 } };
-const GATE = {
-  min_hard_share: 0.3, max_easy_share: 0.3, max_len_tokens: 3500, max_turns: 8, max_tool_hops: 8,
-  max_clue_overlap_hard_median: 0.2, min_clue_overlap_easy_median: 0.4,
-};
+// The shipped bands, voting dimensions, balance and gate (configs/difficulty.yaml).
+const SHIPPED = (YAML.parse(readFileSync(join(import.meta.dirname, '../../configs/difficulty.yaml'), 'utf8')) as { difficulty: Record<string, any> }).difficulty;
+const BANDS = SHIPPED.bands;
+const DIMS = SHIPPED.dimensions;
+const BALANCE = { seed: 20250821, target: SHIPPED.balance.target };
+const GATE = SHIPPED.gate;
 
 let dir = '';
 let poolFile = '';
