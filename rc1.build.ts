@@ -107,7 +107,7 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
     defineGate({
       name: `pool_validation${sfx}`,
       rule: 'rules/pool_validation.ts',
-      inputs: { pool: target(`seed_pool${sfx}`), shadow: target('shadow_set'), v1: V1, raw: RAW },
+      inputs: { pool: target(`seed_pool${sfx}`), metrics: target(`difficulty_metrics${sfx}`), shadow: target('shadow_set'), v1: V1, raw: RAW },
       outputs: [`${reports}/pool_validation.json`],
       report: `${reports}/pool_validation.json`,
       params: ['validation', 'pool'],
@@ -176,11 +176,11 @@ export default definePipeline(({ config, profile }) => {
   const targets: UserTarget[] = [
     defineTarget({
       name: 'shadow_set',
-      description: '245 held-aside evaluation scenarios, stratified by task (hotpotqa .45 / strategyqa .30 / gsm8k .25), seed 20250820',
+      description: '245 held-aside evaluation scenarios, stratified by task (hotpotqa .45 / strategyqa .30 / gsm8k .25), need for clarification and difficulty band, seed 20250820',
       rule: 'rules/shadow_set.ts',
-      inputs: { raw: RAW },
+      inputs: { raw: RAW, v2: V2 },
       outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
-      params: ['shadow', 'data'],
+      params: ['shadow', 'data', 'pool', 'templates', 'difficulty.bands', 'difficulty.dimensions', 'difficulty.balance', 'difficulty.metrics'],
     }),
     defineGate({
       name: 'diversity_report',

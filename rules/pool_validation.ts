@@ -1,20 +1,23 @@
-// pool_validation (RC1.md gate): the seed pool's diversity, duplicates, lengths, leaks into the
-// shadow set and task mix. One output, the report (the engine writes it from the returned checks
-// and report). Inputs: `pool` (the seed_pool output), `shadow` (shadow_set outputs: the scenarios
-// .jsonl is compared against), `v1` (pack_v1 JSON: the KL baseline), `raw` (the data files: the
-// baseline renders the pool's own sampled items with pack_v1, so the KL compares packs, not
-// samples). Params: `validation` (thresholds, sampling, RC1's target mix), `pool` (clarify rate, max turns).
+// pool_validation (RC1.md gate): the seed pool's diversity, duplicates, source reuse, lengths,
+// leaks of held-out questions and task mix. One output, the report (the engine writes it from the
+// returned checks and report). Inputs: `pool` (the seed_pool output), `metrics` (its difficulty
+// metrics: the length gate reads their Qwen3 len_tokens), `shadow` (shadow_set outputs: the
+// manifest names the held-out items), `v1` (pack_v1 JSON: the KL baseline), `raw` (the data
+// files: the held-out questions and contexts the leak check compares against, and the items the
+// KL baseline re-renders with pack_v1, so the KL compares packs, not samples). Params:
+// `validation` (thresholds, sampling, RC1's target mix), `pool` (clarify rate, max turns).
 // Whole pool: duplicates, lengths, leaks, mix, role/style coverage. Seeded sample (batches of a
 // fixed size): distinct-n, TTR, Zipf, KL, so the values mean the same at 1 000 and 30 000.
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, deriveSeed, displayPath, loadSources, sourceKey, TASKS, type Scenario, type SourceItem } from 'rc1-build/data';
+import { dataFileFormat, deriveSeed, displayPath, loadSources, questionKey, scenarioContext, sourceKey, TASKS, type Scenario, type SourceItem } from 'rc1-build/data';
+import { readMetrics } from 'rc1-build/difficulty';
 import { loadPack } from 'rc1-build/templates';
 import {
-  contextTokens, LEAK_DEFINITION, LeakIndex, LENGTH_DEFINITION, PoolParamsSchema, readShadowScenarios, renderTwin,
-  scenarioTurns, TURNS_DEFINITION, userSegments, ValidationParamsSchema, type LeakMatch,
+  LEAK_DEFINITION, LeakIndex, PoolParamsSchema, readShadowSourceIds, renderTwin,
+  scenarioTurns, TURNS_DEFINITION, ValidationParamsSchema, type LeakMatch,
 } from 'rc1-build/pool';
 import { corpusOf, corpusStats, distinctNBatched, ngramKl, normalizeText, TEXT_STAT_DEFINITIONS } from 'rc1-build/text';
 
@@ -27,11 +30,18 @@ const HINTS = {
   duplicates: 'raise template × role × style combinations (more templates or persona lines) or use more source items',
   len_min: 'lengthen short templates or raise pool.length.min so short items get longer templates',
   len_max: 'trim long contexts, or check the base model max_seq_len before raising the limit (seeds 002 §五)',
-  leak: 'a pool item repeats a shadow question: check that seed_pool excludes sample_manifest.json source_ids and dedupe near-identical questions',
+  leak: 'a pool item repeats a held-out (shadow) question: check that seed_pool excludes sample_manifest.json source_ids and content_keys, and remove near-identical questions (the report lists both texts)',
   mix: 'the realised task mix is off RC1\'s target (validation.mix_target): set pool.mix to the target and check that each task has enough eligible items',
 };
 
 interface Row { id: string; task: string; source: string; role: string; style: string; clarify: boolean; text: string }
+
+const LENGTH_DEFINITION = 'length = len_tokens of the difficulty metrics: Qwen3 tokens of the user turns, the clarification reply and the title and text of every context document (what the model reads)';
+
+/** The hint of a source-reuse check: how many more source questions the task needs, and how to add them. */
+function reuseHint(task: string, more: number): string {
+  return `${task} needs at least ${more} more distinct source questions at this pool size: add them as a Hugging Face Parquet or JSONL export (e.g. the dataset's train split) in data/raw/${task}/ (see data/raw/${task}/SOURCE.md), or build a smaller pool`;
+}
 
 export default defineRule({
   name: 'pool_validation',
@@ -41,37 +51,46 @@ export default defineRule({
     const { validation: v, pool: poolCfg } = ctx.params;
     const [poolPath, ...extra] = ctx.inputs('pool').filter((p) => p.endsWith('.jsonl'));
     if (!poolPath || extra.length > 0) throw new RuleError('pool_validation: the `pool` inputs must hold exactly one .jsonl (the seed pool)');
-    const shadow = await readShadowScenarios(ctx.inputs('shadow'));
-    const leakIndex = new LeakIndex(shadow.scenarios.map((s) => ({ id: s.id, segments: userSegments(s) })), v.leak.ngram);
+    const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     const v1 = await loadPack(ctx.inputs('v1'), ctx.root);
     const raw = await loadSources(ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort(), { onError: 'skip', root: ctx.root });
     const items = new Map<string, SourceItem>(raw.items.map((i) => [sourceKey(i), i]));
+    const heldOut = raw.items.filter((i) => shadow.ids.has(i.source_id) || shadow.contentKeys.has(questionKey(i)));
+    const heldOutKeys = new Set(heldOut.map((i) => questionKey(i)));
+    const leakIndex = new LeakIndex(heldOut.map((i) => ({ id: sourceKey(i), question: i.question, context: scenarioContext(i) })), v.leak.ngram);
+    const metricsFile = ctx.inputs('metrics').find((p) => p.endsWith('.jsonl'));
+    if (!metricsFile) throw new RuleError('pool_validation: the `metrics` inputs must hold the pool\'s difficulty metrics .jsonl');
+    const lengths = new Map((await readMetrics(metricsFile, ctx.root)).map((m) => [m.id, m.len_tokens]));
 
     const rows: Row[] = [];
     const seen = new Set<string>();
-    const ctxLen = new Map<string, number>();
-    const leaks: (LeakMatch & { id: string })[] = [];
+    const perSource = new Map<string, number>();
+    const leaks: (LeakMatch & { id: string; source: string; same_source: boolean; text: string; held_out_question: string })[] = [];
     const outOfRange: { id: string; length: number }[] = [];
-    let duplicates = 0, lenMin = Infinity, lenMax = 0, turnsMax = 0;
+    let duplicates = 0, lenMin = Infinity, lenMax = 0, turnsMax = 0, otherSources = 0;
     const lines = createInterface({ input: createReadStream(poolPath, 'utf8'), crlfDelay: Infinity });
     for await (const line of lines) {
       if (line.trim() === '') continue;
       const s = JSON.parse(line) as Scenario;
-      const segments = userSegments(s);
       const text = s.messages.map((m) => m.content).join('\n');
       const norm = normalizeText(text);
       if (seen.has(norm)) duplicates += 1;
       else seen.add(norm);
       const key = `${s.task}/${s.source_id}`;
-      let c = ctxLen.get(key);
-      if (c === undefined) ctxLen.set(key, (c = contextTokens(s.context)));
-      const length = c + segments.reduce((a, seg) => a + seg.length, 0);
+      perSource.set(key, (perSource.get(key) ?? 0) + 1);
+      const length = lengths.get(s.id);
+      if (length === undefined) throw new RuleError(`pool_validation: scenario ${s.id} has no line in ${displayPath(metricsFile, ctx.root)}; rebuild the difficulty metrics of this pool`);
       lenMin = Math.min(lenMin, length);
       lenMax = Math.max(lenMax, length);
       if (length < v.length.min || length > v.length.max) outOfRange.push({ id: s.id, length });
       turnsMax = Math.max(turnsMax, scenarioTurns(s));
-      const leak = leakIndex.best(segments);
-      if (leak && leak.similarity > v.leak.max_similarity) leaks.push({ id: s.id, ...leak });
+      const item = items.get(key);
+      const sameSource = item !== undefined && heldOutKeys.has(questionKey(item));
+      if (!sameSource) otherSources += 1;
+      const leak = leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context);
+      if (leak && leak.similarity > v.leak.max_similarity) {
+        leaks.push({ id: s.id, source: key, same_source: sameSource, ...leak, text, held_out_question: items.get(leak.shadowId)?.question ?? '' });
+      }
       rows.push({ id: s.id, task: s.task, source: key, role: s.role, style: s.style, clarify: s.needs_clarification, text });
       if (rows.length % 5000 === 0) { ctx.progress(rows.length, rows.length + 1, 'scenarios'); ctx.signal.throwIfAborted(); }
     }
@@ -107,6 +126,13 @@ export default defineRule({
       return [t, { count, share: count / n, target, deviation_pp: Math.abs(count / n - target) * 100 }];
     }));
     const maxDev = Math.max(...TASKS.map((t) => mix[t]!.deviation_pp));
+    const reuse = Object.fromEntries(TASKS.filter((t) => mix[t]!.count > 0).map((t) => {
+      const counts = [...perSource].filter(([k]) => k.startsWith(`${t}/`)).map(([, c]) => c);
+      const scenarios = mix[t]!.count;
+      const distinct = counts.length;
+      const needed = Math.max(Math.ceil(scenarios / v.reuse.max_renderings_per_source), Math.ceil(scenarios * v.reuse.min_distinct_source_share));
+      return [t, { scenarios, distinct_sources: distinct, distinct_share: distinct / scenarios, max_renderings: Math.max(...counts), mean_renderings: scenarios / distinct, more_sources_needed: Math.max(0, needed - distinct) }];
+    })) as Record<string, { scenarios: number; distinct_sources: number; distinct_share: number; max_renderings: number; mean_renderings: number; more_sources_needed: number }>;
     const round = (x: number, d = 4) => Number(x.toFixed(d));
     const tol = v.mix_tolerance_pp;
 
@@ -119,6 +145,10 @@ export default defineRule({
       check('length_min', lenMin, '>=', v.length.min, HINTS.len_min),
       check('length_max', lenMax, '<=', v.length.max, HINTS.len_max),
       check('shadow_leaks', leaks.length, '<=', v.leak.max_leaks, HINTS.leak),
+      ...Object.entries(reuse).flatMap(([t, r]) => [
+        check(`reuse_${t}_max_renderings_per_source`, r.max_renderings, '<=', v.reuse.max_renderings_per_source, reuseHint(t, r.more_sources_needed)),
+        check(`reuse_${t}_distinct_source_share`, round(r.distinct_share), '>=', v.reuse.min_distinct_source_share, reuseHint(t, r.more_sources_needed)),
+      ]),
       check('mix_max_deviation_pp', round(maxDev, 3), '<=', tol, HINTS.mix),
       ...TASKS.map((t) => check(`mix_${t}_deviation_pp`, round(mix[t]!.deviation_pp, 3), '<=', tol, HINTS.mix)),
     ];
@@ -138,7 +168,15 @@ export default defineRule({
         length: { min: lenMin, max: lenMax, out_of_range: outOfRange.length, examples: outOfRange.slice(0, LISTED) },
         turns: { max: turnsMax, configured_max: poolCfg.max_turns },
         clarify: { count: clarified, rate: clarified / n, configured: poolCfg.clarify_rate },
-        leaks: { shadow_items: leakIndex.shadowItems, ngram: v.leak.ngram, threshold: v.leak.max_similarity, count: leaks.length, examples: leaks.slice(0, LISTED) },
+        leaks: {
+          held_out_items: leakIndex.heldOutItems, ngram: v.leak.ngram, threshold: v.leak.max_similarity, count: leaks.length,
+          of_held_out_sources: leaks.filter((l) => l.same_source).length,
+          of_other_sources: leaks.filter((l) => !l.same_source).length,
+          // Flags among scenarios whose source question is not held out: an upper bound on the false-positive rate (a flagged one may still be a near-duplicate of a held-out question).
+          flag_rate_other_sources: otherSources === 0 ? null : leaks.filter((l) => !l.same_source).length / otherSources,
+          examples: leaks.slice(0, LISTED),
+        },
+        reuse,
         mix,
         definitions: {
           ...TEXT_STAT_DEFINITIONS,
@@ -150,6 +188,7 @@ export default defineRule({
           length: LENGTH_DEFINITION,
           turns: TURNS_DEFINITION,
           leak: LEAK_DEFINITION,
+          reuse: 'per task: renderings of each source question (scenarios with its task/source_id; source items are identified by their normalised question, so a repeated question is one item), the largest count, and distinct questions / scenarios; more_sources_needed = max(ceil(scenarios / max_renderings_per_source), ceil(scenarios * min_distinct_source_share)) - distinct questions',
           roles_styles: 'count = distinct role (style) labels among all scenarios',
           mix: 'share = scenarios of the task / scenarios; deviation = |share − normalised validation.mix_target weight| (RC1\'s target, not the generator\'s pool.mix) in percentage points',
         },

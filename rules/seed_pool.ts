@@ -4,13 +4,13 @@
 // so a smaller stage is a prefix of a larger one. See src/pool/build-pool.ts for how each
 // scenario's task, kind (plain / under-specified), item, template, role and style are chosen.
 // Inputs: `raw` (data files), `v2` (pack_v2 JSON), `shadow` (the shadow_set outputs; the manifest's
-// source_ids are excluded), `gates` (earlier gate reports: the engine blocks this target when one
+// source_ids and content_keys are excluded), `gates` (earlier gate reports: the engine blocks this target when one
 // failed; the rule does not read them). Params: `pool`, `templates`, `data`.
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, loadSources, TASKS } from 'rc1-build/data';
+import { dataFileFormat, loadSources, questionKey, TASKS } from 'rc1-build/data';
 import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
 import { PoolBuilder, PoolParamsSchema, poolConfig, readShadowSourceIds } from 'rc1-build/pool';
 
@@ -43,7 +43,10 @@ export default defineRule({
     const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     ctx.signal.throwIfAborted();
 
-    const builder = new PoolBuilder(loaded.items, shadow.ids, pack, poolConfig(pool), (seed) => ctx.rng(seed));
+    // Held aside by id and by content: a shadow question read again under another id is still held aside.
+    const excluded = new Set(shadow.ids);
+    for (const item of loaded.items) if (shadow.contentKeys.has(questionKey(item))) excluded.add(item.source_id);
+    const builder = new PoolBuilder(loaded.items, excluded, pack, poolConfig(pool), (seed) => ctx.rng(seed));
     for (const t of TASKS) {
       const e = builder.stats.eligible[t];
       ctx.log(`${t}: ${e.items} items after the shadow set; renderable per kind: ${Object.entries(e.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}`);

@@ -18,7 +18,7 @@ export { parseHotpotqa, readHotpotqa } from './hotpotqa.ts';
 export { parseStrategyqa, readStrategyqa, splitList } from './strategyqa.ts';
 export {
   detectTask, loadSources, mergeDuplicates, parseSourceRecord,
-  type FileSummary, type LoadOptions, type LoadResult,
+  type DuplicateRecord, type FileSummary, type LoadOptions, type LoadResult,
 } from './load-sources.ts';
 export { deriveSeed, NotEnoughDataError, selectShadow, stratifiedQuotas, type ShadowOptions, type ShadowSelection } from './select-shadow.ts';
 export {
@@ -26,3 +26,4 @@ export {
   type ContextDoc, type Message, type Reference, type ReferenceStep, type Scenario, type ScenarioRender, type ToolName,
 } from './scenario.ts';
 export { issueExpected, issueField, issuePath, valueAt } from './zod-issue.ts';
+export { QUESTION_KEY_DEFINITION, normalizeQuestion, questionKey } from './question-key.ts';

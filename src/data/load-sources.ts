@@ -1,14 +1,18 @@
 // The one loader rules use: reads any mix of GSM8K, HotpotQA and StrategyQA files (.jsonl, .json,
 // .parquet), tells each file's task from its records, parses every record into a SourceItem, and
-// merges records that share (task, source_id). HotpotQA's IRCoT file repeats records of the
-// official file; a merge keeps the record with sentence-level supporting facts (official or
-// Hugging Face layout) over the IRCoT one, and otherwise the first read. `duplicates` counts the
-// records merged away. Records that share an id but not their question are an id collision, not
-// a duplicate: the later one is a DataIssue. Files with no records (SOURCE.md) are passed over.
+// merges records that are the same item: the same normalised question within a task (content
+// identity, question-key.ts), whatever their ids or lines — a question repeated in a file, or in
+// two files, is one item. HotpotQA's IRCoT file repeats records of the official file; a merge
+// keeps the record with sentence-level supporting facts (official or Hugging Face layout) over the
+// IRCoT one, and otherwise the first read. `duplicates` counts the records merged away and
+// `duplicateRecords` names both locations of each. Records that share an id but not their
+// question are an id collision, not a duplicate: the later one is a DataIssue. Files with no
+// records (SOURCE.md) are passed over.
 import { DataError, IssueLog, describeValue, displayPath, formatLocation, type DataIssue, type ReadOptions } from './data-error.ts';
 import type { JsonObject } from './expect.ts';
 import { parseGsm8k } from './gsm8k.ts';
 import { parseHotpotqa } from './hotpotqa.ts';
+import { questionKey } from './question-key.ts';
 import type { SourceRecord } from './jsonl.ts';
 import { dataFileFormat, readRecordsInto } from './read-records.ts';
 import { sourceKey, type SourceFormat, type SourceItem, type Task } from './source-item.ts';
@@ -36,9 +40,21 @@ export interface LoadResult {
   items: SourceItem[];
   skipped: number;
   issues: DataIssue[];
-  /** Records dropped because another record had the same (task, source_id). */
+  /** Records merged into another because they are the same item (same normalised question). */
   duplicates: number;
+  /** Each merged record: the item kept, where it was read, and where the dropped repeat was. */
+  duplicateRecords: DuplicateRecord[];
   files: FileSummary[];
+}
+
+export interface DuplicateRecord {
+  task: Task;
+  /** The id of the item kept (after the merge). */
+  source_id: string;
+  kept: string;
+  repeat: string;
+  /** Whether the repeat had the same id (the IRCoT copy of a HotpotQA record) or another (a repeated question). */
+  same_id: boolean;
 }
 
 /** Which task a record belongs to, from the fields it has; null when it has none of them. */
@@ -68,28 +84,33 @@ function rank(format: SourceFormat): number {
  * with one id but different questions are not the same item (e.g. two GSM8K files whose
  * line-based ids collide): the later one is reported to log and dropped, not merged.
  */
-export function mergeDuplicates(items: readonly SourceItem[], log = new IssueLog('fail')): { items: SourceItem[]; duplicates: number } {
-  const index = new Map<string, number>();
+export function mergeDuplicates(items: readonly SourceItem[], log = new IssueLog('fail')): { items: SourceItem[]; duplicates: number; duplicateRecords: DuplicateRecord[] } {
+  const byId = new Map<string, number>();
+  const byContent = new Map<string, number>();
   const out: SourceItem[] = [];
-  let duplicates = 0;
+  const duplicateRecords: DuplicateRecord[] = [];
   for (const item of items) {
-    const key = sourceKey(item);
-    const at = index.get(key);
-    if (at === undefined) {
-      index.set(key, out.length);
-      out.push(item);
+    const content = questionKey(item);
+    const same = byContent.get(content);
+    if (same !== undefined) {
+      const kept = out[same]!;
+      duplicateRecords.push({ task: item.task, source_id: kept.source_id, kept: formatLocation(kept.origin), repeat: formatLocation(item.origin), same_id: kept.source_id === item.source_id });
+      if (rank(item.format) > rank(kept.format) && kept.source_id === item.source_id) out[same] = item;
       continue;
     }
-    const kept = out[at]!;
-    if (kept.question.trim() !== item.question.trim()) {
+    const key = sourceKey(item);
+    const at = byId.get(key);
+    if (at !== undefined) {
+      const kept = out[at]!;
       const expected = `the question of ${formatLocation(kept.origin)}, which has the same id ${JSON.stringify(item.source_id)}`;
       log.add(new DataError(item.origin, '(record)', expected, describeValue(item.question)));
       continue;
     }
-    duplicates += 1;
-    if (rank(item.format) > rank(kept.format)) out[at] = item;
+    byId.set(key, out.length);
+    byContent.set(content, out.length);
+    out.push(item);
   }
-  return { items: out, duplicates };
+  return { items: out, duplicates: duplicateRecords.length, duplicateRecords };
 }
 
 function loadFile(records: SourceRecord[], forced: Task | undefined, log: IssueLog): { task: Task | null; items: SourceItem[] } {
@@ -133,6 +154,6 @@ export async function loadSources(paths: readonly string[], options: LoadOptions
       skipped: fileLog.skipped,
     });
   }
-  const { items, duplicates } = mergeDuplicates(all, log);
-  return { items, skipped: log.skipped, issues: log.issues, duplicates, files };
+  const { items, duplicates, duplicateRecords } = mergeDuplicates(all, log);
+  return { items, skipped: log.skipped, issues: log.issues, duplicates, duplicateRecords, files };
 }

@@ -88,6 +88,8 @@ export class PoolBuilder {
   private readonly orders = new Map<string, ItemInfo[]>();
   private readonly combos = new Map<ItemInfo, Map<string, number[]>>();
   private readonly frames = new Map<string, Frame[]>();
+  /** Every item that is not held aside and within the tool-hop ceiling, by task/source_id. */
+  private readonly infos = new Map<string, ItemInfo>();
   private readonly roleB: Bounds[];
   private readonly styleB: Bounds[];
   private readonly leadB: Bounds;
@@ -113,6 +115,7 @@ export class PoolBuilder {
       this.plans.set(task, plan);
       const all = kept.filter((i) => i.task === task).map((item) => this.info(item));
       const infos = all.filter((i) => i.hops <= this.ceilings.toolHops);
+      for (const i of infos) this.infos.set(`${task}/${i.item.source_id}`, i);
       const active = weights[task] > 0;
       if (active) {
         for (const tool of scenarioTools(task)) {
@@ -121,15 +124,20 @@ export class PoolBuilder {
       }
       const stats: PoolStats['eligible'][Task] = { items: all.length, over_ceiling: all.length - infos.length, kinds: {} };
       for (const kind of planKinds(plan)) {
-        const has = (i: ItemInfo): boolean => (!kind.clarify || i.gaps.length > 0) && (!kind.hint || i.hints.length > 0)
-          && (!kind.split || i.split !== null) && (!kind.gold || i.ctxGold > 0)
-          && (!(kind.clarify && kind.hint) || i.gaps.some((g) => i.hints.some((h) => !containsTokens(tokenize(h.text), tokenize(g.detail)))));
-        const list = active ? infos.filter((i) => has(i) && this.feasible(i, kind).length > 0) : [];
+        const list = active ? infos.filter((i) => this.supports(i, kind)) : [];
         this.eligible.set(`${task}:${kindKey(kind)}`, list);
         stats.kinds[kindKey(kind)] = list.length;
       }
       this.stats.eligible[task] = stats;
     }
+  }
+
+  /** Whether an item can be rendered as a kind at all. */
+  private supports(i: ItemInfo, kind: Kind): boolean {
+    return (!kind.clarify || i.gaps.length > 0) && (!kind.hint || i.hints.length > 0)
+      && (!kind.split || i.split !== null) && (!kind.gold || i.ctxGold > 0)
+      && (!(kind.clarify && kind.hint) || i.gaps.some((g) => i.hints.some((h) => !containsTokens(tokenize(h.text), tokenize(g.detail)))))
+      && this.feasible(i, kind).length > 0;
   }
 
   private info(item: SourceItem): ItemInfo {
@@ -228,27 +236,44 @@ export class PoolBuilder {
     for (let attempt = 0; attempt < order.length; attempt++) {
       const info = order[(i % list.length + attempt) % order.length]!;
       const combos = this.combosFor(info, kind);
-      const c = combos[round % combos.length]!;
-      const R = this.pack.roles.length;
-      const S = this.pack.styles.length;
-      const frame = this.framesFor(task, kind)[Math.floor(c / (R * S))]!;
-      const rng = this.rng(deriveSeed(this.config.seed, `scenario:${k}:${attempt}`));
-      const gaps: (GapCandidate | null)[] = kind.clarify ? rng.shuffle(info.gaps) : [null];
-      for (const [g, gap] of gaps.entries()) {
-        const render = renderScenario(this.pack, info.item, {
-          id, template: frame.template, role: this.pack.roles[Math.floor(c / S) % R]!, style: this.pack.styles[c % S]!,
-          tools: scenarioTools(task), gap, rng,
-          hint: kind.hint ? { candidates: info.hints, leadIns: this.leadIns } : null,
-          split: kind.split ? info.split : null,
-          gold: kind.gold,
-        });
-        if (render) {
-          if (attempt > 0 || g > 0) this.stats.fallbacks += 1;
-          return { ...buildScenario(info.item, render), hint: render.hint };
-        }
+      const made = this.render(info, kind, combos[round % combos.length]!, id, this.rng(deriveSeed(this.config.seed, `scenario:${k}:${attempt}`)));
+      if (made) {
+        if (attempt > 0 || made.gapTried > 0) this.stats.fallbacks += 1;
+        return made.scenario;
       }
     }
     throw new RangeError(`pool: no ${task} item renders scenario ${id} as a ${kindKey(kind)} scenario (every gap or quoted sentence would show the left-out detail); lower that variant's share in pool.variants`);
+  }
+
+  /**
+   * One given item rendered as one given kind with a seeded feasible combo (the shadow set's
+   * renderings), or null when the item is held aside, over a ceiling, or cannot take the kind.
+   */
+  renderItem(item: SourceItem, kind: Kind, id: string, rng: Rng): PoolScenario | null {
+    const info = this.infos.get(`${item.task}/${item.source_id}`);
+    if (!info || !this.supports(info, kind)) return null;
+    const combos = this.combosFor(info, kind);
+    return this.render(info, kind, combos[rng.int(combos.length)]!, id, rng)?.scenario ?? null;
+  }
+
+  /** Renders with combo c, trying the item's gaps in a seeded order; null when every one would show. */
+  private render(info: ItemInfo, kind: Kind, c: number, id: string, rng: Rng): { scenario: PoolScenario; gapTried: number } | null {
+    const task = info.item.task;
+    const R = this.pack.roles.length;
+    const S = this.pack.styles.length;
+    const frame = this.framesFor(task, kind)[Math.floor(c / (R * S))]!;
+    const gaps: (GapCandidate | null)[] = kind.clarify ? rng.shuffle(info.gaps) : [null];
+    for (const [g, gap] of gaps.entries()) {
+      const render = renderScenario(this.pack, info.item, {
+        id, template: frame.template, role: this.pack.roles[Math.floor(c / S) % R]!, style: this.pack.styles[c % S]!,
+        tools: scenarioTools(task), gap, rng,
+        hint: kind.hint ? { candidates: info.hints, leadIns: this.leadIns } : null,
+        split: kind.split ? info.split : null,
+        gold: kind.gold,
+      });
+      if (render) return { scenario: { ...buildScenario(info.item, render), hint: render.hint }, gapTried: g };
+    }
+    return null;
   }
 
   /** The first n scenarios, in order. */

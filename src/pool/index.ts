@@ -12,6 +12,8 @@ export { PoolBuilder, type PoolConfig, type PoolScenario, type PoolStats } from 
 export {
   contextTokens, LENGTH_DEFINITION, scenarioLength, scenarioTurns, TURNS_DEFINITION, userSegments, type ScenarioLike,
 } from './scenario-metrics.ts';
-export { LEAK_DEFINITION, LeakIndex, type LeakMatch } from './leak-index.ts';
+export { FUNCTION_WORDS, LEAK_DEFINITION, LeakIndex, contextKey, leakTokens, type HeldOut, type LeakMatch } from './leak-index.ts';
 export { readShadowScenarios, readShadowSourceIds, SHADOW_MANIFEST } from './read-shadow.ts';
 export { PoolParamsSchema, ValidationParamsSchema, poolConfig, type PoolParams, type ValidationParams } from './pool-params.ts';
+export { buildShadowSet, shadowCells, type CellCounts, type ShadowScenario, type ShadowSetOptions, type ShadowSetResult } from './shadow-set.ts';
+export { SPLITS_DEFINITION, shadowSplits, type SplitCount, type SplitRow } from './shadow-splits.ts';

@@ -1,66 +1,119 @@
-// Leak detection against the shadow set with an inverted index (no all-pairs comparison).
-// Each shadow item's user turns give its n-gram set G(s) (n-grams inside a turn; a turn shorter
-// than n tokens counts as one gram of its own length). The index maps each gram to the shadow
-// items holding it. For a pool item p, every gram of p is looked up once, hits are counted per
-// shadow item, and
-//   similarity(p, s) = |G(s) ∩ G(p)| / |G(s)|   (containment of the shadow item's grams in p)
-// Containment, not Jaccard, because a pool item wraps a question in a template: a shadow
-// question copied into a pool item has similarity 1 however long the wrapping is.
-export const LEAK_DEFINITION = 'similarity(pool item p, shadow item s) = |G(s) ∩ G(p)| / |G(s)|, G = the set of word n-grams of the user turns (tokenize tokens, n-grams inside a turn; a turn shorter than n is one gram); a pool item leaks when its best similarity exceeds the threshold; found through an inverted index from n-grams to shadow items';
+// Leak detection against the held-out (shadow) questions, with an inverted index (no all-pairs
+// comparison). Both sides are reduced to their CONTENT tokens, so light edits do not hide a copy:
+//   leakTokens  thousands separators and trailing decimal zeros dropped from numbers ("1,200.00"
+//               → "1200"), apostrophes made spaces (so "what's" and "what s" agree), number words
+//               two to twenty made digits, tokenize() (case, Unicode forms and punctuation ignored),
+//               then function words (articles, pronouns, prepositions, auxiliaries, conjunctions,
+//               contraction pieces…) removed — "the" → "this" or "a" → "one" changes nothing.
+// A held-out question's grams G(s) are the word n-grams of its content tokens within each of its
+// sentences (a sentence shorter than n is one gram of its own), so a rendering that cuts the
+// question at a sentence boundary (the problem in one turn, the question asked in the next) loses
+// no gram. A pool scenario's grams G(p) are taken over ALL its user turns and the clarification
+// reply joined in order, so a question split across turns is seen whole.
+//   similarity(p, s) = |G(s) ∩ G(p)| / |G(s)|   (containment of the held-out question in p)
+// and, separately, the contexts: a pool scenario whose supporting documents are exactly a held-out
+// item's (same normalised texts) is a leak of that item whatever its question says (similarity 1,
+// `by: context`). A pool scenario leaks when its best similarity exceeds the threshold.
+import { createHash } from 'node:crypto';
+import type { ContextDoc } from '../data/index.ts';
+import { tokenize } from '../text/index.ts';
+import { sentences } from './variants.ts';
+
+export const LEAK_DEFINITION = 'similarity(pool scenario p, held-out question s) = |G(s) ∩ G(p)| / |G(s)|: G = word n-grams of content tokens (numbers normalised — thousands separators and trailing decimal zeros dropped, number words two to twenty as digits, apostrophes as spaces —, tokenize(), function words removed); G(s) within each sentence of the held-out source question (a sentence shorter than n is one gram), G(p) over all user turns and the clarification reply joined in order. A scenario whose supporting documents equal a held-out item\'s (normalised texts) has similarity 1 by context. A pool scenario leaks when its best similarity exceeds the threshold; found through an inverted index from n-grams to held-out questions';
+
+/** Function words removed before comparing (a swap among them is not a content change). */
+export const FUNCTION_WORDS = new Set((
+  'a an the this that these those some any each every either neither no one another other such what which who whom whose ' +
+  'i me my mine we us our ours you your yours he him his she her hers it its they them their theirs ' +
+  'am is are was were be been being do does did done has have had having will would shall should can could may might must ' +
+  'of in on at to for from by with about as into onto over under than then so if or and but nor also too very just only ' +
+  'there here how when where why up down out off again all both s t d m ll re ve'
+).split(' '));
+
+// "one" is left out: as often a determiner ("one day") as a count, it is a function word here.
+const NUMBER_WORDS = ['zero', '', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve',
+  'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
+const WORD_TO_DIGIT = new Map(NUMBER_WORDS.map((w, i) => [w, String(i)] as const).filter(([w]) => w !== ''));
+
+/** The content tokens of a text, as the leak check compares them. */
+export function leakTokens(text: string): string[] {
+  const numbers = text
+    .replace(/(\d),(?=\d{3}(?!\d))/g, '$1')
+    .replace(/(\d)\.0+(?!\d)/g, '$1')
+    .replace(/['’]/g, ' ');
+  const out: string[] = [];
+  for (const t of tokenize(numbers)) {
+    const d = WORD_TO_DIGIT.get(t);
+    if (d !== undefined) out.push(d);
+    else if (!FUNCTION_WORDS.has(t)) out.push(t);
+  }
+  return out;
+}
+
+/** A hash of the supporting documents' normalised texts (sorted); null when there are none. */
+export function contextKey(context: readonly ContextDoc[]): string | null {
+  const docs = context.filter((d) => d.supporting).map((d) => tokenize(d.text).join(' ')).filter((t) => t !== '').sort();
+  return docs.length === 0 ? null : createHash('sha256').update(docs.join('\n')).digest('hex').slice(0, 24);
+}
+
+export interface HeldOut { id: string; question: string; context: readonly ContextDoc[] }
 
 export interface LeakMatch {
   shadowId: string;
   similarity: number;
+  by: 'text' | 'context';
 }
 
-function gramsOf(segments: readonly (readonly string[])[], n: number, shortLengths: ReadonlySet<number>, into: Set<string>): void {
-  for (const seg of segments) {
-    for (let i = 0; i + n <= seg.length; i++) into.add(seg.slice(i, i + n).join(' '));
-    for (const len of shortLengths) {
-      for (let i = 0; i + len <= seg.length; i++) into.add(seg.slice(i, i + len).join(' '));
-    }
-  }
+function grams(tokens: readonly string[], n: number): string[] {
+  if (tokens.length === 0) return [];
+  if (tokens.length < n) return [tokens.join(' ')];
+  const out: string[] = [];
+  for (let i = 0; i + n <= tokens.length; i++) out.push(tokens.slice(i, i + n).join(' '));
+  return out;
 }
 
 export class LeakIndex {
   private readonly index = new Map<string, number[]>();
+  private readonly contexts = new Map<string, number>();
   private readonly sizes: number[] = [];
   private readonly ids: string[] = [];
   private readonly shortLengths = new Set<number>();
 
-  constructor(shadow: readonly { id: string; segments: readonly (readonly string[])[] }[], private readonly n: number) {
-    for (const s of shadow) {
-      const grams = new Set<string>();
-      for (const seg of s.segments) {
-        if (seg.length === 0) continue;
-        if (seg.length < n) {
-          grams.add(seg.join(' '));
-          this.shortLengths.add(seg.length);
-        } else {
-          for (let i = 0; i + n <= seg.length; i++) grams.add(seg.slice(i, i + n).join(' '));
-        }
+  constructor(heldOut: readonly HeldOut[], private readonly n: number) {
+    for (const s of heldOut) {
+      const set = new Set<string>();
+      for (const sentence of sentences(s.question.replace(/\s+/g, ' ').trim())) {
+        const toks = leakTokens(sentence);
+        if (toks.length > 0 && toks.length < n) this.shortLengths.add(toks.length);
+        for (const g of grams(toks, n)) set.add(g);
       }
       const at = this.ids.length;
       this.ids.push(s.id);
-      this.sizes.push(grams.size);
-      for (const g of grams) {
+      this.sizes.push(set.size);
+      for (const g of set) {
         const list = this.index.get(g);
         if (list) list.push(at);
         else this.index.set(g, [at]);
       }
+      const key = contextKey(s.context);
+      if (key !== null && !this.contexts.has(key)) this.contexts.set(key, at);
     }
   }
 
-  get shadowItems(): number {
+  get heldOutItems(): number {
     return this.ids.length;
   }
 
-  /** The shadow item most contained in the pool item's turns, or null when none shares a gram. */
-  best(segments: readonly (readonly string[])[]): LeakMatch | null {
-    const grams = new Set<string>();
-    gramsOf(segments, this.n, this.shortLengths, grams);
+  /** The held-out question most contained in the scenario's text (user turns and reply, joined), or matched by context; null when none shares a gram. */
+  best(texts: readonly string[], context: readonly ContextDoc[] = []): LeakMatch | null {
+    const key = contextKey(context);
+    const byContext = key === null ? undefined : this.contexts.get(key);
+    if (byContext !== undefined) return { shadowId: this.ids[byContext]!, similarity: 1, by: 'context' };
+    const toks = leakTokens(texts.join('\n'));
+    const mine = new Set(grams(toks, this.n));
+    for (const len of this.shortLengths) for (const g of grams(toks, len)) mine.add(g);
     const hits = new Map<number, number>();
-    for (const g of grams) {
+    for (const g of mine) {
       const list = this.index.get(g);
       if (list) for (const at of list) hits.set(at, (hits.get(at) ?? 0) + 1);
     }
@@ -68,7 +121,7 @@ export class LeakIndex {
     for (const [at, h] of hits) {
       const similarity = h / this.sizes[at]!;
       if (!best || similarity > best.similarity || (similarity === best.similarity && this.ids[at]! < best.shadowId)) {
-        best = { shadowId: this.ids[at]!, similarity };
+        best = { shadowId: this.ids[at]!, similarity, by: 'text' };
       }
     }
     return best;

@@ -51,6 +51,8 @@ export const ValidationParamsSchema = z.object({
   max_duplicate_rate: z.number().min(0).max(1),
   length: z.object({ min: z.number().int().min(0), max: z.number().int().positive() }).strict(),
   leak: z.object({ ngram: z.number().int().positive(), max_similarity: z.number().min(0).max(1), max_leaks: z.number().int().min(0) }).strict(),
+  /** Per task: how often one source question may be rendered, and the least share of distinct questions among the scenarios. */
+  reuse: z.object({ max_renderings_per_source: z.number().int().positive(), min_distinct_source_share: z.number().min(0).max(1) }).strict(),
   /** RC1's target task mix (weights, normalised by their sum): what the realised mix is checked against, never pool.mix (the generator's own setting). */
   mix_target: z.record(z.string(), z.number().min(0)),
   /** Allowed deviation of each task's share from mix_target, in percentage points. */

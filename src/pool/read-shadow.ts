@@ -12,13 +12,15 @@ function find(paths: readonly string[], test: (name: string) => boolean, what: s
   return hits[0]!;
 }
 
-/** The held-aside source ids listed in the shadow set's manifest. */
-export async function readShadowSourceIds(paths: readonly string[]): Promise<{ path: string; ids: Set<string> }> {
+/** The held-aside source ids and content keys (src/data/question-key.ts) listed in the shadow set's manifest. */
+export async function readShadowSourceIds(paths: readonly string[]): Promise<{ path: string; ids: Set<string>; contentKeys: Set<string> }> {
   const path = find(paths, (n) => n === SHADOW_MANIFEST, SHADOW_MANIFEST);
-  const manifest = JSON.parse(await readFile(path, 'utf8')) as { source_ids?: unknown };
-  const ids = manifest.source_ids;
-  if (!Array.isArray(ids) || !ids.every((x) => typeof x === 'string')) throw new Error(`${path}: source_ids: expected an array of strings`);
-  return { path, ids: new Set(ids) };
+  const manifest = JSON.parse(await readFile(path, 'utf8')) as { source_ids?: unknown; content_keys?: unknown };
+  const strings = (v: unknown, field: string): string[] => {
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new Error(`${path}: ${field}: expected an array of strings`);
+    return v;
+  };
+  return { path, ids: new Set(strings(manifest.source_ids, 'source_ids')), contentKeys: new Set(strings(manifest.content_keys ?? [], 'content_keys')) };
 }
 
 /** The shadow scenarios (the .jsonl among the shadow inputs). */

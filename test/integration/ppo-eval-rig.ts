@@ -24,8 +24,9 @@ export default definePipeline({
   // The workspace holds every shipped config; keys of the RC1 targets left out here are free-form.
   freeFormConfig: ['scale', 'difficulty.balance', 'difficulty.gate', 'reward', 'overclar.ablation', 'shadow_run', 'calibration', 'preflight', 'diversity', 'validation', 'rollouts', 'scoring', 'scoring_live', 'statistics'],
   targets: [
-    defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: RAW },
-      outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'], params: ['shadow', 'data'] }),
+    defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: RAW, v2: 'templates/pack_v2/*.json' },
+      outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
+      params: ['shadow', 'data', 'pool', 'templates', 'difficulty.bands', 'difficulty.dimensions', 'difficulty.balance', 'difficulty.metrics'] }),
     defineTarget({ name: 'sft', rule: 'rules/sft.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/train_scenarios.jsonl', weights: 'configs/weights.json' },
       outputs: ['checkpoints/sft/', 'reports/sft.json'], params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'] }),

@@ -8,11 +8,11 @@ import { REPO, TestRig } from '../helpers/rig.ts';
 
 function projectCopy(): TestRig {
   const rig = new TestRig();
-  for (const p of ['rc1.build.ts', 'rules', 'configs', 'data/raw']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  for (const p of ['rc1.build.ts', 'rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
   return rig;
 }
 
-test('shadow_set writes 245 scenarios stratified .45/.30/.25 and a manifest of the held-aside source ids', () => {
+test('shadow_set writes 245 scenarios stratified .45/.30/.25, 30 % needing clarification, every band present, and a manifest of the held-aside items', () => {
   const rig = projectCopy();
   try {
     const r = rig.run(['shadow_set']);
@@ -22,8 +22,10 @@ test('shadow_set writes 245 scenarios stratified .45/.30/.25 and a manifest of t
     const count = (t: string): number => lines.filter((s) => s.task === t).length;
     assert.deepEqual([count('hotpotqa'), count('strategyqa'), count('gsm8k')], [110, 74, 61]);
     for (const s of lines) {
-      for (const k of ['id', 'task', 'source_id', 'role', 'style', 'template_id', 'messages', 'context', 'tools', 'gold_answer', 'needs_clarification', 'clarification', 'reference']) assert.ok(k in s, k);
+      for (const k of ['id', 'task', 'source_id', 'role', 'style', 'template_id', 'messages', 'context', 'tools', 'gold_answer', 'needs_clarification', 'clarification', 'reference', 'difficulty']) assert.ok(k in s, k);
     }
+    assert.equal(lines.filter((s) => s.needs_clarification).length, 73);
+    assert.deepEqual(['easy', 'medium', 'hard'].map((b) => lines.filter((s) => s.difficulty === b).length), [61, 110, 74]);
     const m = JSON.parse(rig.read('reports/rc1/sample_manifest.json'));
     assert.equal(m.source_ids.length, 245);
     assert.deepEqual([...m.source_ids].sort(), m.source_ids);
@@ -50,13 +52,13 @@ test('shadow_set is byte-identical across workspaces, and a new seed rebuilds it
 test('a malformed raw record fails shadow_set with file, line and field, or is skipped and counted', () => {
   const rig = projectCopy();
   try {
-    const file = 'data/raw/gsm8k/gsm8k_train_first5000.jsonl';
+    const file = 'data/raw/gsm8k/gsm8k_train_full.jsonl';
     const lines = rig.read(file).split('\n');
     lines[16] = JSON.stringify({ question: 'How many?', answer: 'no final line here' });
     rig.write(file, lines.join('\n'));
     const r = rig.run(['shadow_set']);
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /data\/raw\/gsm8k\/gsm8k_train_first5000\.jsonl:17: answer: expected .*####/);
+    assert.match(r.stdout, /data\/raw\/gsm8k\/gsm8k_train_full\.jsonl:17: answer: expected .*####/);
     assert.doesNotMatch(r.stdout, /\n\s+at /, 'an expected data error prints no stack trace');
     assert.ok(!rig.exists('data/shadow_eval_245.jsonl'));
     rig.write('configs/default.yaml', rig.read('configs/default.yaml').replace('on_error: fail', 'on_error: skip'));

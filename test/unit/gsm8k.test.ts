@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { DataError, parseGsm8kAnswer, readGsm8k } from '../../src/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const TRAIN = join(ROOT, 'data/raw/gsm8k/gsm8k_train_first5000.jsonl');
+const TRAIN = join(ROOT, 'data/raw/gsm8k/gsm8k_train_full.jsonl');
 const at = { file: 'x.jsonl', line: 17, unit: 'line' as const };
 
 let dir = '';
@@ -22,20 +22,22 @@ async function jsonl(name: string, records: unknown[]): Promise<string> {
 
 const good = { question: 'Tom has 2 apples and buys 3. How many?', answer: 'He has 2+3 = <<2+3=5>>5 apples.\n#### 5' };
 
-test('the GSM8K train slice parses into 5000 items, 55 of whose gold answers had thousands commas', async () => {
+test('the full GSM8K train set parses into 7473 items: 79 gold answers had thousands commas, 3 are negative', async () => {
   const { items, skipped } = await readGsm8k(TRAIN, { root: ROOT });
-  assert.equal(items.length, 5000);
+  assert.equal(items.length, 7473);
   assert.equal(skipped, 0);
   const raw = (await readFile(TRAIN, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as { answer: string });
   const finals = raw.map((r) => r.answer.split('\n').at(-1)!.replace('#### ', ''));
-  assert.equal(finals.filter((f) => f.includes(',')).length, 55);
+  assert.equal(finals.filter((f) => f.includes(',')).length, 79);
   items.forEach((item, i) => assert.equal(item.gold_answer, finals[i]!.replaceAll(',', '')));
-  assert.ok(items.every((i) => /^\d+$/.test(i.gold_answer)), 'every gold answer is a plain non-negative integer');
-  assert.equal(items.filter((i) => i.calc.length > 0).length, 4928);
+  assert.ok(items.every((i) => /^-?\d+$/.test(i.gold_answer)), 'every gold answer is a plain integer');
+  assert.deepEqual(items.filter((i) => i.gold_answer.startsWith('-')).map((i) => [i.source_id, i.gold_answer]),
+    [['gsm8k-train-5716', '-7'], ['gsm8k-train-5845', '-47'], ['gsm8k-train-6190', '-12']]);
+  assert.equal(items.filter((i) => i.calc.length > 0).length, 7378);
   assert.deepEqual(items.slice(0, 2).map((i) => i.source_id), ['gsm8k-train-1', 'gsm8k-train-2']);
-  assert.equal(items[4999]!.source_id, 'gsm8k-train-5000');
-  assert.equal(new Set(items.map((i) => i.source_id)).size, 5000);
-  assert.deepEqual(items[0]!.origin, { file: 'data/raw/gsm8k/gsm8k_train_first5000.jsonl', line: 1, unit: 'line' });
+  assert.equal(items[7472]!.source_id, 'gsm8k-train-7473');
+  assert.equal(new Set(items.map((i) => i.source_id)).size, 7473);
+  assert.deepEqual(items[0]!.origin, { file: 'data/raw/gsm8k/gsm8k_train_full.jsonl', line: 1, unit: 'line' });
 });
 
 test('calculator annotations become calc calls tied to their steps and are removed from the step text', () => {

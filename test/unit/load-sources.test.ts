@@ -24,17 +24,22 @@ async function jsonl(name: string, records: unknown[]): Promise<string> {
 const gsm = { question: 'Two plus two?', answer: '2+2 = <<2+2=4>>4\n#### 4' };
 const sqa = { qid: 'q1', term: 'T', description: 'd', question: 'Is it?', answer: false, facts: ['f'], decomposition: ['s'] };
 
-test('the shipped data/raw tree loads into 7561 unique items, passing over SOURCE.md', async () => {
+test('the shipped data/raw tree loads into 10033 unique items, passing over SOURCE.md', async () => {
   const files = (await fg('data/raw/**/*', { cwd: ROOT, absolute: true })).sort();
   assert.equal(files.filter((f) => f.endsWith('SOURCE.md')).length, 3);
   const loaded = await loadSources(files, { root: ROOT });
   const perTask = loaded.items.reduce<Record<string, number>>((m, i) => ({ ...m, [i.task]: (m[i.task] ?? 0) + 1 }), {});
-  assert.deepEqual(perTask, { gsm8k: 5000, hotpotqa: 500, strategyqa: 2061 });
-  assert.equal(loaded.items.length, 7561);
-  assert.equal(loaded.duplicates, 103);
+  assert.deepEqual(perTask, { gsm8k: 7473, hotpotqa: 500, strategyqa: 2060 });
+  assert.equal(loaded.items.length, 10033);
+  // 103 IRCoT copies of official HotpotQA records, and one StrategyQA question asked twice under two qids.
+  assert.equal(loaded.duplicates, 104);
+  assert.deepEqual(loaded.duplicateRecords.filter((d) => !d.same_id), [{
+    task: 'strategyqa', source_id: '8a5edfb7385edb776926', kept: 'data/raw/strategyqa/strategyqa_train_split.jsonl:115',
+    repeat: 'data/raw/strategyqa/strategyqa_train_split.jsonl:1470', same_id: false,
+  }]);
   assert.equal(loaded.skipped, 0);
   assert.deepEqual(loaded.files.map((f) => [f.file, f.task, f.records, f.items]), [
-    ['data/raw/gsm8k/gsm8k_train_first5000.jsonl', 'gsm8k', 5000, 5000],
+    ['data/raw/gsm8k/gsm8k_train_full.jsonl', 'gsm8k', 7473, 7473],
     ['data/raw/hotpotqa/hotpot_dev_distractor_v1_first103.jsonl', 'hotpotqa', 103, 103],
     ['data/raw/hotpotqa/hotpot_dev_ircot_processed_500.jsonl', 'hotpotqa', 500, 500],
     ['data/raw/strategyqa/strategyqa_train_split.jsonl', 'strategyqa', 2061, 2061],
@@ -82,17 +87,29 @@ test('skip mode counts bad records across files, in file and line order; fail mo
   await assert.rejects(loadSources([a, b]), (error: unknown) => error instanceof DataError && error.line === 2 && error.field === 'answer');
 });
 
-test('records repeated across files are merged and counted', async () => {
+test('records repeated across files are merged and counted, under the same id or another, with both locations', async () => {
   const a = await jsonl('dup/one.jsonl', [sqa]);
-  const b = await jsonl('dup/two.jsonl', [{ ...sqa, facts: ['other'] }, { ...sqa, qid: 'q9' }]);
-  const loaded = await loadSources([a, b]);
-  assert.deepEqual(loaded.items.map((i) => i.source_id), ['q1', 'q9']);
-  assert.deepEqual(loaded.items[0]!.origin.file, a);
-  assert.equal(loaded.duplicates, 1);
+  const b = await jsonl('dup/two.jsonl', [{ ...sqa, facts: ['other'] }, { ...sqa, qid: 'q9', question: `  ${sqa.question.toUpperCase()} ` }]);
+  const loaded = await loadSources([a, b], { root: dir });
+  assert.deepEqual(loaded.items.map((i) => i.source_id), ['q1']);
+  assert.deepEqual(loaded.items[0]!.origin.file, 'dup/one.jsonl');
+  assert.equal(loaded.duplicates, 2);
+  assert.deepEqual(loaded.duplicateRecords, [
+    { task: 'strategyqa', source_id: 'q1', kept: 'dup/one.jsonl:1', repeat: 'dup/two.jsonl:1', same_id: true },
+    { task: 'strategyqa', source_id: 'q1', kept: 'dup/one.jsonl:1', repeat: 'dup/two.jsonl:2', same_id: false },
+  ]);
+});
+
+test('a GSM8K question repeated in a raw file is one item, whatever line it is on', async () => {
+  const other = { ...gsm, question: 'Ann has 3 apples and buys 4 more. How many apples does she have?' };
+  const f = await jsonl('repeat/train.jsonl', [gsm, other, { ...gsm, question: gsm.question.replace(/\?$/, ' ?') }]);
+  const loaded = await loadSources([f], { root: dir });
+  assert.deepEqual(loaded.items.map((i) => i.source_id), ['gsm8k-train-1', 'gsm8k-train-2']);
+  assert.deepEqual(loaded.duplicateRecords, [{ task: 'gsm8k', source_id: 'gsm8k-train-1', kept: 'repeat/train.jsonl:1', repeat: 'repeat/train.jsonl:3', same_id: false }]);
 });
 
 test('records that share an id but not their question are reported as an id collision, not merged', async () => {
-  const a = await jsonl('clash/a_train.jsonl', [gsm, gsm]);
+  const a = await jsonl('clash/a_train.jsonl', [gsm, { ...gsm, question: 'Two plus five?' }]);
   const b = await jsonl('clash/b_train.jsonl', [{ ...gsm, question: 'Three plus one?' }]);
   const message = 'clash/b_train.jsonl:1: (record): expected the question of clash/a_train.jsonl:1, which has the same id "gsm8k-train-1", got "Three plus one?"';
   await assert.rejects(loadSources([a, b], { root: dir }), { name: 'DataError', message });

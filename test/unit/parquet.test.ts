@@ -56,7 +56,7 @@ function hotpotHfRow(r: Record<string, unknown>): Record<string, unknown> {
 }
 
 test('a Hugging Face gsm8k Parquet export gives the same items and ids as the original JSONL', async () => {
-  const jsonl = join(RAW, 'gsm8k/gsm8k_train_first5000.jsonl');
+  const jsonl = join(RAW, 'gsm8k/gsm8k_train_full.jsonl');
   const path = join(dir, 'train-00000-of-00001.parquet');
   writeParquet(path, await firstLines(jsonl, 4), [[str('question')], [str('answer')]]);
   const fromParquet = await readGsm8k(path, { root: dir });

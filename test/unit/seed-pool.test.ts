@@ -286,3 +286,32 @@ test('at n = 2000 the reasoning bucket says next to nothing about the need for c
     assert.ok(p.size > 0 && Math.abs(p.clarify_rate.kept! - 0.3) <= 0.01, `${task}: ${JSON.stringify(p.clarify_rate)}`);
   }
 });
+
+test('a held-out question cannot enter the pool through a repeat or a renumbered file: seed_pool holds items aside by content too', async () => {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { questionKey } = await import('../../src/data/index.ts');
+  const { readShadowSourceIds } = await import('../../src/pool/index.ts');
+  const shadow = await shadowOutputs();
+  const held = await readShadowSourceIds(shadow);
+  const gsmFile = RAW.find((f) => f.includes('/gsm8k/') && f.endsWith('.jsonl'))!;
+  const lines = read(gsmFile).trimEnd().split('\n');
+  const heldLine = lines.find((l) => held.contentKeys.has(questionKey({ task: 'gsm8k', question: (JSON.parse(l) as { question: string }).question })))!;
+  // Line 1 dropped (every line id shifts by one), and a held-out question repeated at the end with new spacing.
+  const repeat = JSON.parse(heldLine) as { question: string; answer: string };
+  const dir = join(ROOT, '.rc1', 'test-renumbered');
+  mkdirSync(dir, { recursive: true });
+  const renumbered = join(dir, 'gsm8k_renumbered.jsonl');
+  writeFileSync(renumbered, [...lines.slice(1), JSON.stringify({ ...repeat, question: `${repeat.question}  ` })].join('\n') + '\n');
+  const raw = [renumbered, ...RAW.filter((f) => !f.includes('/gsm8k/'))];
+  const r = await runRule('seed_pool', {
+    params: { pool: config('pool'), templates: config('templates'), data: config('data') },
+    inputs: { raw, v2: PACK_V2, shadow, gates: [] }, outputs: ['data/rollouts/rc1_seed.jsonl'], args: { n: 1200 },
+  });
+  const items = new Map((await loadSources([renumbered], { onError: 'fail' })).items.map((i) => [i.source_id, i]));
+  const pool = scenarios(r.path('data/rollouts/rc1_seed.jsonl')).filter((s) => s.task === 'gsm8k');
+  assert.ok(pool.length === 300);
+  const leaked = pool.filter((s) => held.contentKeys.has(questionKey(items.get(s.source_id)!)));
+  assert.deepEqual(leaked.map((s) => s.source_id), []);
+  // Held aside by content (the 245 questions under their new ids) and, harmlessly, the 61 old gsm8k ids too.
+  assert.match(String((r.result as { summary: string }).summary), /306 shadow items excluded/);
+});

@@ -11,9 +11,10 @@ import { after, before, test } from 'node:test';
 import { importCompiled } from '../helpers/compile-rule.ts';
 import fg from 'fast-glob';
 import { createRng, type Rule, type RuleContext } from '../../src/api/index.ts';
+import { PACK_V2, shadowParams } from '../fixtures/pool/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const PARAMS = { shadow: { n: 245, seed: 20250820, stratify: { hotpotqa: 0.45, strategyqa: 0.3, gsm8k: 0.25 } }, data: { on_error: 'fail' } };
+const PARAMS = shadowParams() as { shadow: Record<string, unknown>; data: unknown };
 
 let dir = '';
 let rule: Rule;
@@ -34,7 +35,7 @@ async function runRule(name: string, params: unknown, inputs = raw, root = ROOT)
   const parsed = rule.params!.parse(params);
   const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state',
     target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {}, outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
-    inputs: (group) => { assert.equal(group, 'raw'); return inputs; },
+    inputs: (group) => (group === 'v2' ? PACK_V2 : (assert.equal(group, 'raw'), inputs)),
     output: (p) => join(out, p),
     rng: createRng,
     log: (m) => { logs.push(m); },
@@ -48,44 +49,56 @@ async function runRule(name: string, params: unknown, inputs = raw, root = ROOT)
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+let shipped: Promise<Run> | null = null;
+const shippedRun = (): Promise<Run> => (shipped ??= runRule('a', PARAMS));
 
-test('shadow_set writes 245 stratified scenarios and a manifest of the held-aside source ids', async () => {
-  const { jsonl, manifest, result } = await runRule('a', PARAMS);
+test('shadow_set writes 245 scenarios stratified by task, clarification and band, and a manifest of the held-aside items and split counts', async () => {
+  const { jsonl, manifest, result } = await shippedRun();
   assert.ok(jsonl.endsWith('\n') && !jsonl.includes('\r'));
   const lines = jsonl.trimEnd().split('\n');
   assert.equal(lines.length, 245);
-  const scenarios = lines.map((l) => JSON.parse(l) as { id: string; task: string; source_id: string; tools: string[] });
-  const perTask = scenarios.reduce<Record<string, number>>((m, s) => ({ ...m, [s.task]: (m[s.task] ?? 0) + 1 }), {});
-  assert.deepEqual(perTask, { gsm8k: 61, hotpotqa: 110, strategyqa: 74 });
+  const scenarios = lines.map((l) => JSON.parse(l) as { id: string; task: string; source_id: string; tools: string[]; difficulty: string; needs_clarification: boolean });
+  const count = (f: (s: (typeof scenarios)[number]) => string) => scenarios.reduce<Record<string, number>>((m, s) => ({ ...m, [f(s)]: (m[f(s)] ?? 0) + 1 }), {});
+  assert.deepEqual(count((s) => s.task), { gsm8k: 61, hotpotqa: 110, strategyqa: 74 });
+  // Per task: round(0.3·quota) need clarification; each stratum's bands by largest remainder over .25 / .45 / .30.
+  assert.deepEqual(count((s) => `${s.task}/${s.needs_clarification}`), { 'gsm8k/true': 18, 'gsm8k/false': 43, 'hotpotqa/true': 33, 'hotpotqa/false': 77, 'strategyqa/true': 22, 'strategyqa/false': 52 });
+  assert.deepEqual(count((s) => s.difficulty), { easy: 61, medium: 110, hard: 74 });
+  assert.deepEqual((manifest.cells as Record<string, unknown>).hotpotqa, { clarify: { easy: 8, medium: 15, hard: 10 }, plain: { easy: 19, medium: 35, hard: 23 } });
   assert.ok(lines.every((l) => l === JSON.stringify(JSON.parse(l))), 'each line is compact JSON');
   assert.deepEqual(Object.keys(JSON.parse(lines[0]!) as object), [
     'id', 'task', 'source_id', 'role', 'style', 'template_id', 'messages', 'context', 'tools',
-    'gold_answer', 'needs_clarification', 'clarification', 'reference',
+    'gold_answer', 'needs_clarification', 'clarification', 'reference', 'hint', 'difficulty',
   ]);
+  const splits = (manifest.splits as { counts: { split: string; n: number; status: string; reason?: string }[] }).counts;
+  assert.deepEqual(splits.find((x) => x.split === 'band=hard'), { split: 'band=hard', n: 74, status: 'ok' });
+  assert.deepEqual(splits.find((x) => x.split === 'clarify=yes'), { split: 'clarify=yes', n: 73, status: 'ok' });
+  const small = splits.find((x) => x.split === 'task=gsm8k,band=easy')!;
+  assert.deepEqual([small.n, small.status, small.reason], [16, 'n/a', '16 scenarios, fewer than shadow.min_split_n = 20: too few to report a statistic']);
+  assert.equal((manifest.content_keys as string[]).length, 245);
   assert.deepEqual(manifest.counts, { gsm8k: 61, hotpotqa: 110, strategyqa: 74 });
   assert.equal(manifest.seed, 20250820);
   assert.equal(manifest.n, 245);
   assert.deepEqual(manifest.stratify, { gsm8k: 0.25, hotpotqa: 0.45, strategyqa: 0.3 });
   assert.equal(manifest.skipped, 0);
-  assert.equal(manifest.duplicates_merged, 103);
+  assert.equal(manifest.duplicates_merged, 104);
   const ids = manifest.source_ids as string[];
   assert.equal(ids.length, 245);
   assert.deepEqual(ids, [...ids].sort());
   assert.deepEqual(new Set(ids), new Set(scenarios.map((s) => s.source_id)));
   const inputs = manifest.inputs as { path: string; sha256: string; records: number }[];
   assert.deepEqual(inputs.map((i) => [i.path, i.records]), [
-    ['data/raw/gsm8k/gsm8k_train_first5000.jsonl', 5000],
+    ['data/raw/gsm8k/gsm8k_train_full.jsonl', 7473],
     ['data/raw/hotpotqa/hotpot_dev_distractor_v1_first103.jsonl', 103],
     ['data/raw/hotpotqa/hotpot_dev_ircot_processed_500.jsonl', 500],
     ['data/raw/strategyqa/strategyqa_train_split.jsonl', 2061],
   ]);
-  assert.equal(inputs[0]!.sha256, 'c8cb412d318410c6206676d3969968da03e25b851318711f624007c60e646ef2');
+  assert.equal(inputs[0]!.sha256, '17f347dc51477c50d4efb83959dbb7c56297aba886e5544ee2aaed3024813465');
   assert.equal((manifest.output as { sha256: string }).sha256, sha256(jsonl));
-  assert.deepEqual(result, { summary: '245 scenarios (gsm8k 61, hotpotqa 110, strategyqa 74; 0 skipped, 103 duplicates merged)' });
+  assert.deepEqual(result, { summary: '245 scenarios (gsm8k 61, hotpotqa 110, strategyqa 74; easy 61 / medium 110 / hard 74; 73 need clarification; 5 of 30 splits below 20; 104 duplicates merged)' });
 });
 
 test('shadow_set output is byte-identical for the same inputs and seed, whatever the input order', async () => {
-  const a = await runRule('same-1', PARAMS);
+  const a = await shippedRun();
   const b = await runRule('same-2', PARAMS, [...raw].reverse());
   assert.equal(sha256(a.jsonl), sha256(b.jsonl));
   const manifestA = await readFile(join(a.out, 'reports/rc1/sample_manifest.json'));
@@ -94,7 +107,7 @@ test('shadow_set output is byte-identical for the same inputs and seed, whatever
 });
 
 test('shadow_set with a different seed holds aside a different set', async () => {
-  const a = await runRule('seed-a', PARAMS);
+  const a = await shippedRun();
   const b = await runRule('seed-b', { ...PARAMS, shadow: { ...PARAMS.shadow, seed: 7 } });
   const held = new Set(a.manifest.source_ids as string[]);
   const shared = (b.manifest.source_ids as string[]).filter((id) => held.has(id)).length;
@@ -106,7 +119,7 @@ test('shadow_set with on_error skip counts malformed records in the manifest; wi
   const root = join(dir, 'ws');
   await mkdir(join(root, 'data/raw/gsm8k'), { recursive: true });
   const inputs = raw.filter((f) => !f.includes('/gsm8k/'));
-  const good = (await readFile(raw.find((f) => f.endsWith('.jsonl') && f.includes('/gsm8k/'))!, 'utf8')).split('\n').slice(0, 80);
+  const good = (await readFile(raw.find((f) => f.endsWith('.jsonl') && f.includes('/gsm8k/'))!, 'utf8')).split('\n').slice(0, 400);
   good.splice(9, 1, JSON.stringify({ question: 'No marker?', answer: 'It is 5.' }));
   const bad = join(root, 'data/raw/gsm8k/train.jsonl');
   await writeFile(bad, good.join('\n') + '\n');
@@ -121,8 +134,17 @@ test('shadow_set with on_error skip counts malformed records in the manifest; wi
 
 test('shadow_set refuses params outside its schema', () => {
   assert.equal(rule.name, 'shadow_set');
-  assert.equal(rule.version, 1);
+  assert.equal(rule.version, 2);
   assert.equal(rule.params!.safeParse({ ...PARAMS, data: { on_error: 'ignore' } }).success, false);
   assert.equal(rule.params!.safeParse({ ...PARAMS, shadow: { ...PARAMS.shadow, extra: 1 } }).success, false);
   assert.equal(rule.params!.safeParse({ ...PARAMS, shadow: { ...PARAMS.shadow, n: 0 } }).success, false);
+});
+
+test('shadow_set fails naming the cell it cannot fill and the data to add, rather than ship a thinner split', async () => {
+  const root = join(dir, 'few');
+  await mkdir(join(root, 'data/raw/gsm8k'), { recursive: true });
+  const few = join(root, 'data/raw/gsm8k/train.jsonl');
+  await writeFile(few, (await readFile(raw.find((f) => f.endsWith('.jsonl') && f.includes('/gsm8k/'))!, 'utf8')).split('\n').slice(0, 40).join('\n') + '\n');
+  await assert.rejects(runRule('few', PARAMS, [few, ...raw.filter((f) => !f.includes('/gsm8k/'))], root),
+    { name: 'RuleError', message: /^shadow set: gsm8k has \d+ of the \d+ \w+ scenarios (not )?needing clarification it needs, after trying all 40 gsm8k items: add gsm8k source questions \(e\.g\. a Hugging Face Parquet or JSONL export in data\/raw\/gsm8k\/\) or lower shadow\.n$/ });
 });
