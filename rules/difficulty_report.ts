@@ -12,7 +12,7 @@
 import { defineRule } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
 import {
-  associationNotApplicable, balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
+  balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
   type Scored,
 } from 'rc1-build/difficulty';
 
@@ -54,11 +54,12 @@ export default defineRule({
     const report = {
       inputs: { metrics: displayPath(metricsFile, ctx.root), balanced: file },
       thresholds: gate,
-      not_applicable: [...clueNotApplicable(tasks, dimensions, withClue), ...associationNotApplicable(balanced, pool, tasks)],
+      not_applicable: clueNotApplicable(tasks, dimensions, withClue),
       ...difficultyReport({ pool, balanced, tasks, bands, dims: dimensions }),
     };
     ctx.progress(3, 3, 'steps');
     const failed = checks.filter((c) => c.status === 'fail').length;
-    return { checks, report, summary: `${balanced.length} balanced of ${metrics.length} scenarios; ${failed} of ${checks.length} checks failed` };
+    const na = checks.filter((c) => c.status === 'n/a').length;
+    return { checks, report, summary: `${balanced.length} balanced of ${metrics.length} scenarios; ${failed} of ${checks.length} checks failed, ${na} n/a` };
   },
 });

@@ -23,6 +23,8 @@ export const gateSchema = z.object({
   max_hard_share: share,
   /** Cramér's V of bucket × needs_clarification, in the pool and in the balanced pool. */
   max_association: share,
+  /** Below this many scenarios in a scope the association check is n/a (V's sampling noise is about 1/sqrt(n)). */
+  min_association_n: z.number().int().positive(),
   max_len_tokens: z.number().int().positive(),
   max_turns: z.number().int().positive(),
   max_tool_hops: z.number().int().nonnegative(),

@@ -3,10 +3,10 @@
 // medians, and the association between the reasoning bucket and the need for clarification
 // (Cramér's V ≤ max_association) in the balanced pool AND in the whole pool — the pool's says
 // whether the difficulty measure itself is the clarification flag in disguise, which balancing
-// would otherwise hide. A check that cannot apply (clue_overlap for a task without supporting
-// text; an association where no scenario needs clarification) is left out and named in the
-// report's `not_applicable` list with the reason, never passed.
-import { check, type Check } from '../api/index.ts';
+// would otherwise hide. A check that cannot apply is never passed: clue_overlap for a task without
+// supporting text is left out and named in the report's `not_applicable` list; an association
+// where V is undefined or the scope is smaller than min_association_n is `n/a` with the reason.
+import { check, notApplicable, type Check } from '../api/index.ts';
 import { association } from './association.ts';
 import { BUCKETS, type Bucket, type DimensionsConfig } from './bands.ts';
 import type { GateConfig } from './config.ts';
@@ -80,11 +80,18 @@ function scopeChecks(scope: string, items: readonly Scored[], pool: readonly Sco
   // are listed under `not_applicable` in the report) — neither passed nor waived, so a prod
   // round 2, which refuses every waiver, is not blocked by a check that cannot apply.
   if (clueApplies) checks.push(hard, easy);
-  // Association: balanced pool and whole pool; left out (listed as not applicable) where it is undefined.
-  const vPool = clarifyAssociation(pool);
-  const vBalanced = clarifyAssociation(items);
-  if (vBalanced !== null || n === 0) checks.push(check(name('clarify_association'), vBalanced, '<=', gate.max_association, n === 0 ? HINTS.empty : HINTS.association));
-  if (vPool !== null) checks.push(check(name('clarify_association_pool'), vPool, '<=', gate.max_association, HINTS.association));
+  // Association: balanced pool and whole pool. Not applicable (n/a with the reason, never a pass)
+  // where V is undefined or the scope holds too few scenarios for V to mean anything.
+  const assoc = (c: string, set: readonly Scored[], hint: string): Check => {
+    const v = clarifyAssociation(set);
+    const made = check(name(c), v, '<=', gate.max_association, hint);
+    if (set.length === 0) return made;
+    if (v === null) return notApplicable(made, `Cramér's V is undefined: ${undefinedWhy(set)}`);
+    if (set.length < gate.min_association_n) return notApplicable(made, `${set.length} scenarios, fewer than difficulty.gate.min_association_n = ${gate.min_association_n}: V is too noisy to judge at this size`);
+    return made;
+  };
+  checks.push(assoc('clarify_association', items, n === 0 ? HINTS.empty : HINTS.association));
+  checks.push(assoc('clarify_association_pool', pool, HINTS.association));
   return checks;
 }
 
@@ -103,18 +110,9 @@ export function difficultyChecks(balanced: readonly Scored[], pool: readonly Sco
   return checks;
 }
 
-/** The association checks that do not apply (a scope where V is undefined), with the reason. */
-export function associationNotApplicable(balanced: readonly Scored[], pool: readonly Scored[], poolTasks: readonly string[]): { check: string; reason: string }[] {
-  const out: { check: string; reason: string }[] = [];
-  const why = (items: readonly Scored[]): string => items.every((it) => !it.m.needs_clarification) ? 'no scenario needs clarification'
+function undefinedWhy(items: readonly Scored[]): string {
+  return items.every((it) => !it.m.needs_clarification) ? 'no scenario needs clarification'
     : items.every((it) => it.m.needs_clarification) ? 'every scenario needs clarification' : 'every scenario is in one bucket';
-  for (const scope of ['all', ...poolTasks]) {
-    const b = scope === 'all' ? balanced : balanced.filter((it) => it.m.task === scope);
-    const p = scope === 'all' ? pool : pool.filter((it) => it.m.task === scope);
-    if (b.length > 0 && clarifyAssociation(b) === null) out.push({ check: `${scope}.clarify_association`, reason: `Cramér's V is undefined: ${why(b)}` });
-    if (clarifyAssociation(p) === null) out.push({ check: `${scope}.clarify_association_pool`, reason: `Cramér's V is undefined: ${why(p)}` });
-  }
-  return out;
 }
 
 /** The clue_overlap checks that do not apply (tasks without supporting text), with the reason. */

@@ -15,7 +15,7 @@ import { checksByName, compileRule, runRule } from '../fixtures/difficulty/rule-
 import { metrics, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
 
 const GATE = {
-  max_easy_share: 0.3, min_medium_share: 0.4, max_medium_share: 0.5, min_hard_share: 0.3, max_hard_share: 0.4, max_association: 0.1,
+  max_easy_share: 0.3, min_medium_share: 0.4, max_medium_share: 0.5, min_hard_share: 0.3, max_hard_share: 0.4, max_association: 0.1, min_association_n: 20,
   max_len_tokens: 3500, max_turns: 8, max_tool_hops: 8, max_clue_overlap_hard_median: 0.2, min_clue_overlap_easy_median: 0.4,
 };
 const DIMS = {
@@ -75,6 +75,13 @@ test("Cramér's V of bucket × needs_clarification: 0 for equal shares, 1 when t
   const small = at([['easy', false, 6], ['easy', true, 3], ['medium', false, 11], ['medium', true, 5], ['hard', false, 7], ['hard', true, 4]]);
   assert.ok(small.cramers_v_raw! > 0 && small.cramers_v === 0, JSON.stringify(small));
   assert.equal(at([['easy', false, 5], ['hard', false, 5]]).cramers_v, null, 'no scenario needs clarification: undefined');
+});
+
+test('an association check over fewer scenarios than min_association_n is n/a with the reason, never a pass', () => {
+  const checks = new Map(difficultyChecks(balancedOk(), balancedOk(), ['gsm8k', 'hotpotqa'], DIMS as never, { ...GATE, min_association_n: 30 }, clueTasks).map((c) => [c.name, c]));
+  const g = checks.get('gsm8k.clarify_association_pool')!;
+  assert.deepEqual([g.status, g.pass, g.not_applicable], ['n/a', false, '20 scenarios, fewer than difficulty.gate.min_association_n = 30: V is too noisy to judge at this size']);
+  assert.equal(checks.get('hotpotqa.clarify_association_pool')!.status, 'pass');
 });
 
 test('a pool where hard goes with the need for clarification fails the pool association even when the balanced pool does not', () => {
@@ -163,11 +170,12 @@ test('difficulty_report fails a pool with too few hard items, with the hint, and
     assert.ok(k in report.balanced.all.metrics, k);
   }
   assert.ok('clue_overlap' in (report.definitions.metrics as object));
-  assert.match(String(run.result.summary), /10 balanced of 10 scenarios; \d+ of 12 checks failed/);
+  assert.match(String(run.result.summary), /10 balanced of 10 scenarios; \d+ of 16 checks failed, 4 n\/a/);
   assert.deepEqual((report as unknown as { not_applicable: { check: string; reason: string }[] }).not_applicable.map((x) => x.check), [
     'gsm8k.clue_overlap_median_hard', 'gsm8k.clue_overlap_median_easy',
-    'all.clarify_association', 'all.clarify_association_pool', 'gsm8k.clarify_association', 'gsm8k.clarify_association_pool',
   ]);
+  const na = checks.get('gsm8k.clarify_association')!;
+  assert.deepEqual([na.status, na.pass, na.not_applicable], ['n/a', false, "Cramér's V is undefined: no scenario needs clarification"]);
 });
 
 test('difficulty_report fails a pool whose bands vote with the clarification flag (turns), on the pool association', async () => {
