@@ -22,7 +22,8 @@ import { toJsonl } from 'rc1-build/data';
 import { readValidated, rolloutSchema, type Rollout } from 'rc1-build/rollouts';
 import {
   PROMPT_VERSION, RUBRIC_VERSION, aggregateConfigSchema, createProvider, createRateLimiter, formatProviderFailure, heuristicConfigSchema,
-  judgeConfigSchema, limiterOptionsFromConfig, liveViolation, openScoreCache, scoreItems, toScoreItem, toScoreRecord,
+  judgeConfigSchema, judgeSpec, limiterOptionsFromConfig, liveViolation, openScoreCache, promptKey, resolveEndpoint, scoreItems, specHash,
+  toScoreItem, toScoreRecord,
   type RateLimiter, type ScoreCache, type ScoreRecord, type UnstableItemRecord,
 } from 'rc1-build/scoring';
 import { z } from 'zod';
@@ -66,7 +67,13 @@ export default defineRule({
     const choice = createProvider({ config: ctx.params, env: ctx.env, profile: ctx.profile, heuristic: { jitter: heuristic.jitter, ambiguityJitter: heuristic.ambiguity_jitter } });
     if (!choice.ok) throw new RuleError(formatProviderFailure(choice.failure));
     const { provider, mode, note, config: live } = choice.value;
-    ctx.log(`${note}; rubric ${RUBRIC_VERSION}, prompt ${PROMPT_VERSION}; ${rollouts.length} rollouts × K=${judge.k}`);
+    const endpoint = mode === 'live' && live ? resolveEndpoint(live) : null;
+    const spec = judgeSpec({
+      provider: provider.provider, model: provider.model, endpoint: endpoint?.baseUrl ?? null, temperature: judge.temperature, topP: null,
+      maxTokens: endpoint?.maxTokens ?? null, responseFormat: endpoint?.responseFormat ?? null, k: judge.k,
+    });
+    const key = promptKey(spec);
+    ctx.log(`${note}; rubric ${RUBRIC_VERSION}, prompt ${PROMPT_VERSION}, judge spec ${specHash(spec)}; ${rollouts.length} rollouts × K=${judge.k}`);
 
     let cache: ScoreCache | undefined;
     let limiter: RateLimiter | undefined;
@@ -84,7 +91,7 @@ export default defineRule({
     let run: Awaited<ReturnType<typeof scoreItems>>;
     try {
       run = await scoreItems(items, {
-        providerFor: () => provider, k: judge.k, temperature: judge.temperature, signal: ctx.signal,
+        providerFor: () => provider, k: judge.k, temperature: judge.temperature, promptKey: key, signal: ctx.signal,
         ...(cache ? { cache } : {}), ...(limiter ? { limiter } : {}),
         onProgress: (p) => {
           if (p.done % every !== 0 && p.done !== p.total) return;
@@ -99,7 +106,7 @@ export default defineRule({
         if (r.unstable) {
           unstable.push(r.unstable);
           // For `scorecache replay-bad`: the unstable item's samples are set aside and asked again.
-          cache?.markUnstable({ provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: PROMPT_VERSION, itemHash: r.unstable.item_hash }, r.unstable.item_variance);
+          cache?.markUnstable({ provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: key, itemHash: r.unstable.item_hash }, r.unstable.item_variance);
         }
       }
     } finally {
@@ -127,6 +134,7 @@ export default defineRule({
       provider: { provider: provider.provider, model: provider.model, live: provider.live, billable: provider.billable },
       rubric_version: RUBRIC_VERSION,
       prompt_version: PROMPT_VERSION,
+      judge_spec: { hash: specHash(spec), cache_prompt_key: key, ...spec },
       k: judge.k,
       temperature: judge.temperature,
       rollouts: { total: rollouts.length, synthetic: rollouts.filter((r) => r.source === 'synthetic').length },

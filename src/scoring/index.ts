@@ -17,3 +17,4 @@ export * from './rate-limiter.ts';
 export * from './score-cache.ts';
 export * from './cache-filter.ts';
 export * from './parse-retry-after.ts';
+export * from './judge-spec.ts';

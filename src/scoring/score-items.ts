@@ -10,8 +10,10 @@
 // malformed JSON) is not asked again: it fails at once, at no cost, until `scorecache
 // replay-bad` clears it.
 //
-// Cache key (CacheKeyFields): provider, model, rubric version, prompt version, item content hash
-// (sha256 of the rollout's canonical JSON), sample index. Temperature is not part of it.
+// Cache key (CacheKeyFields): provider, model, rubric version, prompt key (the prompt version and
+// the hash of the whole judge spec — template text, rubric, endpoint, temperature, top-p, max
+// tokens, K, parser version…: judge-spec.ts), item content hash (sha256 of the rollout's
+// canonical JSON), sample index.
 //
 // Metrics: calls = provider calls made now; cache_hits = samples served by the cache;
 // cache_hit_rate = hits / (hits + calls); latency over live calls only (a heuristic sample is
@@ -111,6 +113,8 @@ export interface ScoreItemsOptions {
   limiter?: ScoreLimiter;
   k: number;
   temperature: number;
+  /** The prompt field of every cache key: the prompt version and the judge spec hash (judge-spec.ts promptKey); default PROMPT_VERSION alone. */
+  promptKey?: string;
   signal: AbortSignal;
   onProgress?: (p: ScoreProgress) => void;
   /** Samples in flight at once (default 1; with a limiter, 16: the limiter sets the real concurrency). */
@@ -151,7 +155,7 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
   const one = async (i: number, s: number): Promise<void> => {
     const item = items[i]!;
     const provider = o.providerFor(item, s);
-    const key: CacheKeyFields = { provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: PROMPT_VERSION, itemHash: item.itemHash, sampleIndex: s };
+    const key: CacheKeyFields = { provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: o.promptKey ?? PROMPT_VERSION, itemHash: item.itemHash, sampleIndex: s };
     const hit = o.cache?.get(key);
     if (hit) {
       samples[i]![s] = { ...hit, cached: true };
@@ -168,7 +172,7 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
     }
     let msgs = messages.get(i);
     if (!msgs) { msgs = renderJudgeMessages(item.rollout); messages.set(i, msgs); }
-    const req: ScoreRequest = { itemHash: item.itemHash, sampleIndex: s, rubricVersion: RUBRIC_VERSION, promptVersion: PROMPT_VERSION, temperature: o.temperature, messages: msgs, rollout: item.rollout };
+    const req: ScoreRequest = { itemHash: item.itemHash, sampleIndex: s, rubricVersion: RUBRIC_VERSION, promptVersion: key.promptVersion, temperature: o.temperature, messages: msgs, rollout: item.rollout };
     let outcome: ScoreOutcome;
     try {
       outcome = o.limiter
