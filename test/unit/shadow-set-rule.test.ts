@@ -144,7 +144,11 @@ test('shadow_set fails naming the cell it cannot fill and the data to add, rathe
   const root = join(dir, 'few');
   await mkdir(join(root, 'data/raw/gsm8k'), { recursive: true });
   const few = join(root, 'data/raw/gsm8k/train.jsonl');
-  await writeFile(few, (await readFile(raw.find((f) => f.endsWith('.jsonl') && f.includes('/gsm8k/'))!, 'utf8')).split('\n').slice(0, 40).join('\n') + '\n');
+  const gsm = (await readFile(raw.find((f) => f.endsWith('.jsonl') && f.includes('/gsm8k/'))!, 'utf8')).split('\n');
+  await writeFile(few, gsm.slice(0, 70).join('\n') + '\n');
   await assert.rejects(runRule('few', PARAMS, [few, ...raw.filter((f) => !f.includes('/gsm8k/'))], root),
-    { name: 'RuleError', message: /^shadow set: gsm8k has \d+ of the \d+ \w+ scenarios (not )?needing clarification it needs, after trying all 40 gsm8k items: add gsm8k source questions \(e\.g\. a Hugging Face Parquet or JSONL export in data\/raw\/gsm8k\/\) or lower shadow\.n$/ });
+    { name: 'RuleError', message: /^shadow set: gsm8k has \d+ of the \d+ \w+ scenarios (not )?needing clarification it needs, after trying all 70 gsm8k items: add gsm8k source questions \(e\.g\. a Hugging Face Parquet or JSONL export in data\/raw\/gsm8k\/\) or lower shadow\.n$/ });
+  await writeFile(few, gsm.slice(0, 40).join('\n') + '\n');
+  await assert.rejects(runRule('fewer', PARAMS, [few, ...raw.filter((f) => !f.includes('/gsm8k/'))], root),
+    { name: 'RuleError', message: /^shadow set: task gsm8k needs 61 items but the sources have 40 \(shadow\.n = 245\)\n  hint: add gsm8k records to/ });
 });
