@@ -123,9 +123,10 @@ export function overclarAblation(items: readonly EvalItem[], reward: Penalised, 
   });
   const iv = boot.intervals;
   const nothing = b.overclarified === 0;
+  const more = `the pool has ${C} scenarios, ${b.overclarified} of whose selections over-clarify without the penalty: a larger pool (scale.n)`;
   const NOTHING = 'no selected rollout over-clarifies even without the penalty: there is nothing to reduce';
   const relCheck = intervalCheck('overclar_relative_drop', { estimate: real.relative_drop, interval: iv.relative_drop, clusters: C }, '>=', cfg.ablation.min_relative_drop,
-    'the penalty does not steer selection away from needless clarifying questions: raise overclar.alpha or check needs_clarification labels');
+    'the penalty does not steer selection away from needless clarifying questions: raise overclar.alpha or check needs_clarification labels', more);
   const nullC = nullCheck('overclar_relative_drop', nul,
     'the drop is within what swapping the two selections at random gives: the penalty\'s effect is not distinguishable from selection noise');
   const checks = [
@@ -136,7 +137,7 @@ export function overclarAblation(items: readonly EvalItem[], reward: Penalised, 
         : 'the over-clarification rate hardly moves in absolute terms: a relative drop of a rate near zero is not a finding', iv.absolute_drop_pp),
     estimateCheck('avg_turns_change', real.turns_change, '<=', cfg.ablation.max_turns_increase, 'the penalty made the selected dialogues longer', iv.turns_change),
     intervalCheck('success_change_pp', { estimate: real.success_change_pp, interval: iv.success_change_pp, clusters: C }, '>=', -cfg.ablation.max_success_drop_pp,
-      'the penalty costs success: it steers selection away from clarifications that were needed, or α is too high'),
+      'the penalty costs success: it steers selection away from clarifications that were needed, or α is too high', more),
   ];
   const split = (key: (it: EvalItem) => string): Record<string, { with_penalty: Selection; without_penalty: Selection }> => {
     const keys = [...new Set(withP.map(key))].sort();

@@ -70,14 +70,15 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
   const leakCheck = check('label_leakage', leak.balanced, '<=', cfg.max_single_dimension_agreement,
     `dimension ${leakDim} alone agrees with success on ${(100 * leak.balanced).toFixed(1)} % (balanced): the judge is reading the outcome, not judging the trajectory; keep the reference answer out of that dimension's prompt`);
   const leakFlagged = Object.entries(agreement).filter(([, a]) => a.balanced > cfg.max_single_dimension_agreement).map(([dim]) => dim);
+  const more = `the pool has ${groups} scored scenarios at this stage: a larger pool (scale.n) with enough distinct source questions per task (data/raw/<task>/)`;
   const checks: Check[] = [
     check('scenarios', groups, '>=', cfg.folds, 'too few scored pool scenarios to calibrate on (one per fold at least): build rollouts_pool and scores'),
     intervalCheck('rank_corr', { estimate: m.metrics.spearman, interval: b.metrics.spearman, clusters: groups }, '>=', cfg.min_rank_corr,
-      'the calibrated weights hardly rank rollouts by success on held-out scenarios: a relative gain means nothing below this floor; check the judge and the success labels'),
+      'the calibrated weights hardly rank rollouts by success on held-out scenarios: a relative gain means nothing below this floor; check the judge and the success labels', more),
     intervalCheck('rank_corr_gain', { estimate: cal.gains.rank_corr_gain, interval: b.gains.rank_corr_gain, clusters: groups }, '>=', cfg.min_rank_corr_gain,
-      'the calibrated weights rank successes no better than the old ones on held-out scenarios: check the success labels and that the scores cover the pool'),
+      'the calibrated weights rank successes no better than the old ones on held-out scenarios: check the success labels and that the scores cover the pool', more),
     intervalCheck('mae_change', { estimate: cal.gains.mae_change, interval: b.gains.mae_change, clusters: groups }, '<=', cfg.max_mae_change,
-      'the calibrated score is not closer to success than the old one on held-out scenarios'),
+      'the calibrated score is not closer to success than the old one on held-out scenarios', more),
     ...(cal.null ? [nullCheck('rank_corr', cal.null,
       'with success shuffled within task the calibration does as well on held-out scenarios: the scores do not track success')] : []),
     profile === 'prod' ? leakCheck : waive(leakCheck, DEV_LEAKAGE),

@@ -145,8 +145,9 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
   ];
   const sig = significance(rows, p, stats);
   const iv = sig.intervals;
+  const more = `the shadow set has ${rows.length} scenarios (shadow.n, configs/default.yaml); it draws on source questions the pool never uses, so more shadow scenarios need more raw questions per task in data/raw/<task>/`;
   const decide = (name: string, key: keyof typeof iv, estimate: number, min: number, hint: string) =>
-    intervalCheck(name, { estimate, interval: iv[key], clusters: rows.length }, '>=', min, hint);
+    intervalCheck(name, { estimate, interval: iv[key], clusters: rows.length }, '>=', min, hint, more);
   const checks = [
     check('scenarios', overall.n, '>', 0, 'no scored shadow rollouts: build rollouts_shadow and scores'),
     decide('spearman_old_new', 'spearman_old_new', overall.spearman_old_new, cfg.min_spearman_old_new, HINTS.spearman),

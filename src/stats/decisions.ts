@@ -52,8 +52,11 @@ export interface IntervalCheck extends Check {
   more_needed?: number;
 }
 
-/** A bound decided on the interval (see the module comment). */
-export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<=', threshold: number, hint: string): IntervalCheck {
+/**
+ * A bound decided on the interval (see the module comment). whenInconclusive, if given, is added
+ * to the hint of an inconclusive check: where the missing clusters would come from.
+ */
+export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<=', threshold: number, hint: string, whenInconclusive?: string): IntervalCheck {
   const unit = d.unit ?? 'scenario';
   const units = `${unit}s`;
   const lower = op === '>=';
@@ -66,7 +69,7 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
   const pct = Math.round(d.interval.level * 100);
   const why = verdict === 'inconclusive'
     ? `inconclusive: the estimate ${fmt(d.estimate)} clears ${fmt(threshold)} but the ${side} bound of its ${pct} % interval over ${d.clusters} ${units} does not`
-      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}; ${hint}`
+      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}${whenInconclusive ? ` (${whenInconclusive})` : ''}; ${hint}`
     : hint;
   return {
     ...c,
