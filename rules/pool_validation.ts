@@ -130,8 +130,11 @@ export default defineRule({
       const counts = [...perSource].filter(([k]) => k.startsWith(`${t}/`)).map(([, c]) => c);
       const scenarios = mix[t]!.count;
       const distinct = counts.length;
-      const needed = Math.max(Math.ceil(scenarios / v.reuse.max_renderings_per_source), Math.ceil(scenarios * v.reuse.min_distinct_source_share));
-      return [t, { scenarios, distinct_sources: distinct, distinct_share: distinct / scenarios, max_renderings: Math.max(...counts), mean_renderings: scenarios / distinct, more_sources_needed: Math.max(0, needed - distinct) }];
+      const max = Math.max(...counts);
+      // Enough questions for the average to fit, and, at this pool's unevenness (max / mean), for the most-rendered one too.
+      const needed = Math.max(Math.ceil(scenarios / v.reuse.max_renderings_per_source), Math.ceil(scenarios * v.reuse.min_distinct_source_share),
+        Math.ceil((distinct * max) / v.reuse.max_renderings_per_source));
+      return [t, { scenarios, distinct_sources: distinct, distinct_share: distinct / scenarios, max_renderings: max, mean_renderings: scenarios / distinct, more_sources_needed: Math.max(0, needed - distinct) }];
     })) as Record<string, { scenarios: number; distinct_sources: number; distinct_share: number; max_renderings: number; mean_renderings: number; more_sources_needed: number }>;
     const round = (x: number, d = 4) => Number(x.toFixed(d));
     const tol = v.mix_tolerance_pp;
@@ -188,7 +191,7 @@ export default defineRule({
           length: LENGTH_DEFINITION,
           turns: TURNS_DEFINITION,
           leak: LEAK_DEFINITION,
-          reuse: 'per task: renderings of each source question (scenarios with its task/source_id; source items are identified by their normalised question, so a repeated question is one item), the largest count, and distinct questions / scenarios; more_sources_needed = max(ceil(scenarios / max_renderings_per_source), ceil(scenarios * min_distinct_source_share)) - distinct questions',
+          reuse: 'per task: renderings of each source question (scenarios with its task/source_id; source items are identified by their normalised question, so a repeated question is one item), the largest count, and distinct questions / scenarios; more_sources_needed = max(ceil(scenarios / max_renderings_per_source), ceil(scenarios * min_distinct_source_share), ceil(distinct * largest count / max_renderings_per_source)) - distinct questions (the last term: at the pool\'s present unevenness of reuse)',
           roles_styles: 'count = distinct role (style) labels among all scenarios',
           mix: 'share = scenarios of the task / scenarios; deviation = |share − normalised validation.mix_target weight| (RC1\'s target, not the generator\'s pool.mix) in percentage points',
         },
