@@ -1,8 +1,9 @@
 // Negative-control check on the BUILT dev data: runs the shadow_run and weights rules (compiled as
 // the engine compiles them) on the real shadow and pool rollouts, then on copies whose success
 // labels are shuffled within task (one copy per seed), and prints a line per seed: which gate
-// passed, which checks failed. Every shuffled seed should fail both gates; the real data should
-// pass. Read-only: the shuffled copies and the rules' outputs go to a temp dir.
+// passed, which checks failed. Every shuffled seed should fail both gates on their success checks
+// (floor, gain, negative controls); on the real labels those pass. Read-only: the shuffled copies
+// and the rules' outputs go to a temp dir.
 // Run after `npx rc1-build round2_pass`: node --import tsx scripts/shuffled-labels.ts [SEEDS]
 // (SEEDS: how many shuffled seeds, default 12).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
