@@ -14,7 +14,7 @@ import { loadSources, stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type 
 import { association, bucketOf, loadQwen3, MetricsComputer, planBalance, type Qwen3Counter } from '../../src/difficulty/index.ts';
 import { applyGap, findGaps, findHints, kindAt, kindKey, kindPlan, sentences, splitQuestion, taskSequence, type PoolScenario } from '../../src/pool/index.ts';
 import { tokenize } from '../../src/text/index.ts';
-import { buildPool, config, PACK_V2, RAW, ROOT, runPool, runRule, shadowOutputs } from '../fixtures/pool/harness.ts';
+import { buildPool, config, PACK_V2, RAW, ROOT, runPool, runRule, shadowOutputs, TMP } from '../fixtures/pool/harness.ts';
 
 const read = (p: string): string => readFileSync(p, 'utf8');
 const scenarios = (p: string): PoolScenario[] => read(p).trimEnd().split('\n').map((l) => JSON.parse(l) as PoolScenario);
@@ -298,7 +298,7 @@ test('a held-out question cannot enter the pool through a repeat or a renumbered
   const heldLine = lines.find((l) => held.contentKeys.has(questionKey({ task: 'gsm8k', question: (JSON.parse(l) as { question: string }).question })))!;
   // Line 1 dropped (every line id shifts by one), and a held-out question repeated at the end with new spacing.
   const repeat = JSON.parse(heldLine) as { question: string; answer: string };
-  const dir = join(ROOT, '.rc1', 'test-renumbered');
+  const dir = join(TMP, 'renumbered');
   mkdirSync(dir, { recursive: true });
   const renumbered = join(dir, 'gsm8k_renumbered.jsonl');
   writeFileSync(renumbered, [...lines.slice(1), JSON.stringify({ ...repeat, question: `${repeat.question}  ` })].join('\n') + '\n');
