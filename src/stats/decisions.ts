@@ -69,7 +69,7 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
   const pct = Math.round(d.interval.level * 100);
   const why = verdict === 'inconclusive'
     ? `inconclusive: the estimate ${fmt(d.estimate)} clears ${fmt(threshold)} but the ${side} bound of its ${pct} % interval over ${d.clusters} ${units} does not`
-      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}${whenInconclusive ? ` (${whenInconclusive})` : ''}; ${hint}`
+      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}${whenInconclusive ? ` (${whenInconclusive})` : ''}`
     : hint;
   return {
     ...c,
