@@ -22,7 +22,7 @@
 // ρ(new, success) also has an absolute floor; and two negative controls — ρ(new, success) and
 // ρ_new − ρ_old, each on N permutations of the scenarios' success within task — must exceed
 // their null's 95th percentile. Splits are reported with their point figures.
-import { check, type Check } from '../api/index.ts';
+import { check, waive, type Check } from '../api/index.ts';
 import type { DimScores } from '../scoring/types.ts';
 import {
   clusterBootstrap, intervalCheck, nullCheck, nullSummary, pearson, permutationNull, rankCorrelations, spearman, topKOverlap,
@@ -232,4 +232,21 @@ function significance(rows: readonly ScenarioRow[], p: number, stats: Statistics
     difference: permutationNull(succ, opts, (lab) => spearman(newA, lab) - spearman(oldA, lab)),
   };
   return { intervals: boot.intervals, nulls };
+}
+
+const AGREEMENT = /^(spearman_old_new|top\d+_overlap)$/;
+
+/**
+ * The two agreement checks (old score vs new reward) are bounds the specification fixes for a
+ * 245-scenario shadow set. Outside prod an *inconclusive* verdict on them (the estimate clears the
+ * bound, the interval's lower bound does not) is waived, visibly and with the sample-size hint;
+ * prod fails it, and round2_pass refuses any waiver in prod. A verdict of fail, and every check on
+ * success (floor, gain, negative controls), is returned unchanged.
+ */
+export function waiveInconclusiveAgreement(c: Check, profile: string): Check {
+  if (profile === 'prod') return c;
+  const v = c as Check & { verdict?: string; more_needed?: number };
+  if (v.verdict !== 'inconclusive' || !AGREEMENT.test(c.name)) return c;
+  const more = v.more_needed !== undefined && Number.isFinite(v.more_needed) ? `; about ${v.more_needed} more shadow scenarios would settle it` : '';
+  return waive(c, `profile ${profile}: inconclusive over the shadow set${more}; prod fails it`);
 }
