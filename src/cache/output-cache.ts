@@ -57,8 +57,12 @@ export class OutputCache {
     return e && e.format === CACHE_FORMAT ? e : null;
   }
 
-  /** Store one object: a private read-only copy, unless an unshared one is already there. */
-  private storeObject(from: string, sha: string): void {
+  /**
+   * Store one object: a private read-only copy, unless an unshared one is already there. Rule
+   * workers call it for their outputs before the commit (in parallel, off the main thread), so
+   * put() usually finds every object present.
+   */
+  storeObject(from: string, sha: string): void {
     const obj = this.objectPath(sha);
     const st = fs.statSync(obj, { throwIfNoEntry: false });
     if (st && st.nlink === 1) return;

@@ -26,6 +26,8 @@ export interface Job {
   /** Temporary outputs are flat files/dirs in tmpDir named tmpPrefix + index + basename. */
   tmpDir: string;
   tmpPrefix: string;
+  /** The output cache's directory: the worker stores its outputs' objects there before the commit. */
+  cacheDir?: string;
 }
 
 export interface HashedOutput {

@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { type Check, type Rule, type RuleContext, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
 import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
+import { OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 
 process.setSourceMapsEnabled(true);
@@ -101,6 +102,14 @@ async function run(job: Job): Promise<void> {
     const extra = undeclared(job);
     if (extra.length) throw new ContractError(`${job.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
     const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable }));
+    if (job.cacheDir) {
+      // Private copies of the outputs into the cache, here in parallel rather than on the main
+      // thread; the entry is written after the commit. A failure is left to the commit's put().
+      const cache = new OutputCache(job.cacheDir);
+      try {
+        for (const h of hashed) for (const [rel, [sha]] of Object.entries(h.files)) cache.storeObject(rel === '' ? h.tmp : path.join(h.tmp, rel), sha);
+      } catch { /* put() retries and reports a write error */ }
+    }
     post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: { name: rule.name, version: rule.version }, outputs: hashed } });
   } catch (e) {
     const err = e as Error;

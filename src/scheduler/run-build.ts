@@ -365,7 +365,7 @@ export class Build {
     this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
     const res = await this.pool.run({
       target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: targetStateDir(ws.stateDir, t.name), profile: ws.profile,
-      params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix,
+      params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix, cacheDir: ws.cache.dir,
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
     }, {
       log: (raw) => {

@@ -10,14 +10,15 @@
 // name beside the output (`<path>.rc1-new`), fsync, then a rename on the output's own filesystem.
 // Durability: a target whose rule ran ≥ 1 s had its outputs' bytes fsynced when they were hashed
 // (runner/hash-output.ts), before the rename. Quicker targets' outputs, the directories that
-// received outputs and the trace log are fsynced once, at the end of the build, concurrently
-// (syncTouched), before the stat cache is saved. That is safe because content decides: until the
+// received outputs and the trace log are made durable once, at the end of the build (syncTouched:
+// one syncfs per filesystem), before the stat cache is saved. That is safe because content decides: until the
 // stat cache records an output's (size, mtime, inode, ctime), a later build re-hashes it, so a
 // file or rename that a power cut lost reads as stale, never as up to date.
 // Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
 // refuses) is reported, removed, and its target recorded as failed so that it rebuilds.
 // Fault injection for tests: RC1_FAULT_COMMIT_PAUSE_MS=N sleeps N ms after the journal and after
 // each move, so a test can SIGKILL a build inside the commit window (test/integration/kill-loop).
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
@@ -150,11 +151,26 @@ export class OutputCommitter {
   }
 
   /**
-   * fsync, once per build and concurrently (the filesystem batches them into few journal
-   * commits), the committed files not yet synced, then the directories that received outputs,
-   * then the trace log. Before the stat cache is saved.
+   * Once per build, before the stat cache is saved: make the committed files not yet synced and
+   * the directories that received outputs durable, then fsync the trace log. One syncfs(2) per
+   * filesystem (`sync -f`, coreutils) does it in one call; where that fails, each file and
+   * directory is fsynced, concurrently (the filesystem batches them into few journal commits).
    */
   async syncTouched(): Promise<void> {
+    if (FSYNC && this.unsynced.size + this.touched.size > 8) {
+      const byDev = new Map<bigint, string>();
+      for (const d of this.touched) {
+        const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
+        if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
+      }
+      const ok = await Promise.all([...byDev.values()].map((d) => new Promise<boolean>((resolve) => {
+        execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
+      })));
+      if (ok.every(Boolean)) {
+        this.unsynced.clear();
+        this.touched.clear();
+      }
+    }
     const syncAll = async (paths: Iterable<string>, what: string): Promise<void> => {
       const list = [...paths];
       for (let i = 0; i < list.length; i += 64) {
