@@ -65,7 +65,7 @@ test('pack_v1 offered as v2 fails the KL, distinct-2, roles, styles and template
 test('through the CLI, a 3-role pack fails the diversity_report gate with exit 2 and prints the hint', () => {
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineGate } from 'rc1-build';
-export default definePipeline({ defaultTargets: ['diversity_report'], targets: [
+export default definePipeline({ defaultTargets: ['diversity_report'], freeFormConfig: ['pool', 'validation'], targets: [
   defineGate({ name: 'diversity_report', rule: 'rules/diversity_report.ts',
     inputs: { v1: 'templates/pack_v1/*.json', v2: 'templates/pack_v2/*.json' },
     outputs: ['reports/diversity_report.json'], report: 'reports/diversity_report.json', params: ['templates', 'diversity'] }),
