@@ -83,16 +83,26 @@ export function binaryRankCorrelations(x: ArrayLike<number>, s: ArrayLike<number
     tiePairs += (t * (t - 1)) / 2;
     pos += t;
   }
+  return fromRankSums(n, n1, r1, ss, tiePairs);
+}
+
+/**
+ * ρ and τ-b from the walk's sums: n items, n1 successes, R₁ (the successes' rank sum), Σ t·(rank −
+ * r̄)² over tie groups and the tied pairs. Pearson(ranks, s): Σ(r − r̄)(s − s̄) = R₁ − n₁·r̄,
+ * Σ(s − s̄)² = n₁n₀/n; τ-b's concordance is 2U − n₁n₀ with U = R₁ − n₁(n₁ + 1)/2.
+ */
+function fromRankSums(n: number, n1: number, r1: number, ss: number, tiePairs: number): { spearman: number; kendall: number } {
+  const n0 = n - n1;
   const pairs = (n * (n - 1)) / 2;
   if (tiePairs === pairs) return { spearman: NaN, kendall: NaN };
-  // Pearson(ranks, s): Σ(r − r̄)(s − s̄) = R₁ − n₁·r̄, Σ(s − s̄)² = n₁n₀/n.
-  const spearman = (r1 - n1 * meanRank) / Math.sqrt(ss * ((n1 * n0) / n));
+  const meanRank = (n + 1) / 2;
   const u = r1 - (n1 * (n1 + 1)) / 2;
-  const cd = 2 * u - n1 * n0;
   const ts = (n1 * (n1 - 1)) / 2 + (n0 * (n0 - 1)) / 2;
-  const kendall = cd / Math.sqrt((pairs - tiePairs) * (pairs - ts));
   const clamp = (v: number): number => Math.max(-1, Math.min(1, v));
-  return { spearman: clamp(spearman), kendall: clamp(kendall) };
+  return {
+    spearman: clamp((r1 - n1 * meanRank) / Math.sqrt(ss * ((n1 * n0) / n))),
+    kendall: clamp((2 * u - n1 * n0) / Math.sqrt((pairs - tiePairs) * (pairs - ts))),
+  };
 }
 
 /**
@@ -126,13 +136,5 @@ export function binaryRankCorrelationsSorted(sortedX: ArrayLike<number>, s: Arra
     tiePairs += (t * (t - 1)) / 2;
     pos += t;
   }
-  const pairs = (n * (n - 1)) / 2;
-  if (tiePairs === pairs) return { spearman: NaN, kendall: NaN };
-  const clamp = (v: number): number => Math.max(-1, Math.min(1, v));
-  const u = r1 - (n1 * (n1 + 1)) / 2;
-  const ts = (n1 * (n1 - 1)) / 2 + (n0 * (n0 - 1)) / 2;
-  return {
-    spearman: clamp((r1 - n1 * meanRank) / Math.sqrt(ss * ((n1 * n0) / n))),
-    kendall: clamp((2 * u - n1 * n0) / Math.sqrt((pairs - tiePairs) * (pairs - ts))),
-  };
+  return fromRankSums(n, n1, r1, ss, tiePairs);
 }
