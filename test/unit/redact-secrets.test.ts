@@ -20,6 +20,25 @@ test('URL-encoded forms are redacted: percent encoding in either hex case, and f
   assert.equal(redact(new URLSearchParams({ key: KEY, a: '1' }).toString()), 'key=***&a=1');
 });
 
+test('partial and mixed URL encodings are redacted: quote() leaving / raw, mixed-case hex, RFC 3986 !\'()*', () => {
+  // Python's urllib.parse.quote(KEY): '/' stays raw, '+' and '"' and '\\' and '=' are encoded.
+  const quoted = KEY.replace(/[^A-Za-z0-9_.~/-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  assert.notEqual(quoted, encodeURIComponent(KEY));
+  assert.equal(redact(`GET /v1?key=${quoted} 401`), 'GET /v1?key=*** 401');
+  // Mixed-case hex: %2b and %2F in one string.
+  const mixed = encodeURIComponent(KEY).replace('%2B', '%2b');
+  assert.equal(redact(`key=${mixed}`), 'key=***');
+  // Only some characters encoded ('+' encoded, '/' raw, the quote raw).
+  const partial = KEY.replace('+', '%2B');
+  assert.equal(redact(`[${partial}]`), '[***]');
+  // RFC 3986 encoders also encode !'()*, which encodeURIComponent leaves raw.
+  const k2 = "key!'(with)*stars-0123";
+  const rfc = encodeURIComponent(k2).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+  assert.equal(redactor([k2])(`u=${rfc}&v=1`), 'u=***&v=1');
+  // A space as '+' (form encoding) or %20.
+  assert.equal(redactor(['a key with spaces'])('q=a+key%20with+spaces'), 'q=***');
+});
+
 test('base64 of the key is redacted, alone and inside a larger base64 string at every alignment', () => {
   assert.ok(!redact(Buffer.from(KEY).toString('base64')).includes(Buffer.from(KEY).toString('base64').slice(0, 12)));
   for (const prefix of ['', 'u', 'us', 'user:', 'user:x', 'ab:cd:e']) {
