@@ -12,23 +12,10 @@ import { writeManifest } from '../report/manifest.ts';
 import { formatSize } from '../util/size.ts';
 import { TARGET_STATE_ROOT, targetStateDir } from '../state/target-state-dir.ts';
 import { rmrf } from '../util/fs.ts';
+import { ENGINE_STATE } from '../state/engine-state.ts';
 import { type Workspace, assertPathsOnDisk } from './workspace.ts';
 
 interface Io { out: (s: string) => void }
-
-/** What the engine keeps in .rc1/ (removed or kept by a clean of everything). */
-const ENGINE_STATE: Record<string, { what: string; clean: 'remove' | 'keep' | 'cache' }> = {
-  tmp: { what: 'temporary outputs of rules in progress', clean: 'remove' },
-  [TARGET_STATE_ROOT]: { what: 'per-target state dirs', clean: 'remove' },
-  cache: { what: 'the output cache', clean: 'cache' },
-  'trace.log': { what: 'per-target records', clean: 'keep' },
-  'statcache.json': { what: 'file hash cache', clean: 'keep' },
-  'globcache.json': { what: 'glob expansion cache', clean: 'keep' },
-  compiled: { what: 'compiled rc1.build.ts and rules', clean: 'keep' },
-  journal: { what: 'commit journal', clean: 'keep' },
-  lock: { what: 'workspace lock', clean: 'keep' },
-  salt: { what: 'salt of hashed env values', clean: 'keep' },
-};
 
 function sizeOf(p: string): number {
   const st = fs.lstatSync(p, { throwIfNoEntry: false });

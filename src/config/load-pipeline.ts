@@ -14,6 +14,7 @@ import { findCycle } from '../graph/find-cycle.ts';
 import { forbiddenOutput, lexicalProblem } from '../graph/workspace-paths.ts';
 import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import { isGlob } from '../hash/glob-cache.ts';
+import { ENGINE_STATE, isEngineStatePath } from '../state/engine-state.ts';
 import { CompileError, type ModuleCompiler } from './compile-module.ts';
 import { type LoadedConfig, hasKey } from './load-configs.ts';
 import { type Diagnostic, UsageError, didYouMean, siteString } from './usage-error.ts';
@@ -134,8 +135,8 @@ export async function loadPipeline(opts: {
     }
     for (const st of t.state ?? []) {
       const p = normalizeRel(typeof st === 'string' ? st : st.path);
-      if (!p.startsWith('.rc1/') || /^\.rc1\/(cache|state|tmp|lock)(\/|$)/.test(p)) {
-        diags.push({ headline: `target ${t.name}: state ${p} is not a rule's own path under .rc1/`, location: where(t), hint: "declare the rule's own folder or file, e.g. '.rc1/scorecache.sqlite'; .rc1/state/<target>/ needs no declaring" });
+      if (!p.startsWith('.rc1/') || isEngineStatePath(p)) {
+        diags.push({ headline: `target ${t.name}: state ${p} is not a rule's own path under .rc1/`, location: where(t), context: { 'engine-owned': Object.keys(ENGINE_STATE).map((n) => `.rc1/${n}`).join(', ') }, hint: "declare the rule's own folder or file, e.g. '.rc1/scorecache.sqlite'; .rc1/state/<target>/ needs no declaring" });
       }
     }
     const report = t.report ? normalizeRel(t.report) : undefined;

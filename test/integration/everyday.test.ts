@@ -169,15 +169,30 @@ test('clean removes declared rule state and names every path it removes or keeps
   try {
     assert.equal(r.run(['big']).code, 0);
     fs.mkdirSync(path.join(r.dir, '.rc1/stray'));
+    // (Written by builds once the manifest's files are old enough to trust their stats; stood in for here.)
+    if (!r.exists('.rc1/manifest-state.json')) r.write('.rc1/manifest-state.json', '{}');
     const c = r.run(['clean']);
     assert.equal(c.code, 0, c.stderr);
     assert.match(c.stdout, /removed \.rc1\/big-work \(state of big, /);
     assert.match(c.stdout, /kept {4}\.rc1\/big-paid\.db \(cache of big; --cache removes it\)/);
     assert.match(c.stdout, /kept {4}\.rc1\/cache \(the output cache; /);
     assert.match(c.stdout, /left {4}\.rc1\/stray \(declared by no target/);
+    assert.doesNotMatch(c.stdout, /\.rc1\/manifest-state\.json/, 'the engine\'s own file is neither removed nor called a stray');
     assert.ok(!r.exists('.rc1/big-work') && r.exists('.rc1/big-paid.db') && !r.exists('out/big.bin'));
     const all = r.run(['clean', '--cache']);
     assert.match(all.stdout, /removed \.rc1\/big-paid\.db \(cache of big, [^)]*\)\n[^]*removed \.rc1\/cache \(the output cache, /);
     assert.ok(!r.exists('.rc1/big-paid.db') && !r.exists('.rc1/cache'));
+  } finally { r.cleanup(); }
+});
+
+test('a target may not declare any of the engine\'s own .rc1/ files as its state, so clean never deletes them', () => {
+  const engine = ['.rc1/trace.log', '.rc1/journal', '.rc1/compiled/', '.rc1/statcache.json', '.rc1/salt', '.rc1/manifest-state.json', '.rc1/globcache.json'];
+  const r = rig();
+  try {
+    r.write('rc1.build.ts', PIPELINE.replace("state: ['.rc1/big-work/',", `state: [${engine.map((e) => `'${e}'`).join(', ')}, '.rc1/big-work/',`));
+    const bad = r.run(['clean']);
+    assert.equal(bad.code, 64, bad.stderr);
+    for (const e of engine) assert.match(bad.stderr, new RegExp(`target big: state ${e.replace(/\./g, '\\.')} is not a rule's own path under \\.rc1/`), e);
+    assert.match(bad.stderr, /rc1\.build\.ts:\d+/);
   } finally { r.cleanup(); }
 });

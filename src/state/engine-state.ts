@@ -1,0 +1,30 @@
+// The names the engine itself owns directly under the workspace's state dir (.rc1/), with what
+// each holds and what a clean of everything does with it. The one table behind both `clean` (what
+// it removes, keeps or reports as left over) and the pipeline check that a target's declared
+// `state` is a rule's own path, never one of these (a clean would otherwise delete the engine's
+// records, its journal or its salt).
+import { TARGET_STATE_ROOT } from './target-state-dir.ts';
+
+export interface EngineStateEntry { what: string; clean: 'remove' | 'keep' | 'cache' }
+
+export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
+  tmp: { what: 'temporary outputs of rules in progress', clean: 'remove' },
+  [TARGET_STATE_ROOT]: { what: 'per-target state dirs', clean: 'remove' },
+  cache: { what: 'the output cache', clean: 'cache' },
+  'trace.log': { what: 'per-target records', clean: 'keep' },
+  'statcache.json': { what: 'file hash cache', clean: 'keep' },
+  'globcache.json': { what: 'glob expansion cache', clean: 'keep' },
+  'manifest-state.json': { what: 'digest of the manifest and sidecars last checked', clean: 'keep' },
+  compiled: { what: 'compiled rc1.build.ts and rules', clean: 'keep' },
+  journal: { what: 'commit journal', clean: 'keep' },
+  lock: { what: 'workspace lock', clean: 'keep' },
+  salt: { what: 'salt of hashed env values', clean: 'keep' },
+};
+
+/** Whether a workspace-relative path is .rc1/ itself or lies in (or is) one of the engine's own names. */
+export function isEngineStatePath(rel: string): boolean {
+  const parts = rel.split('/');
+  if (parts[0] !== '.rc1') return false;
+  const first = parts[1];
+  return first === undefined || first === '' || Object.hasOwn(ENGINE_STATE, first);
+}
