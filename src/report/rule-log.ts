@@ -13,18 +13,32 @@ export function ruleLogPath(target: string): string {
   return `logs/${target}.log`;
 }
 
-/** A usage error when a declared output is a path where the engine keeps a rule's log. */
+/** The folder of the rule logs, and the folder where failures leave reports/ERROR_*.json. */
+const LOG_DIR = 'logs';
+const ERROR_REPORT_DIR = 'reports';
+
+/**
+ * A usage error when a declared output is, or would hold, a path the engine writes: a rule's log
+ * (logs/<target>.log), the logs folder itself (a file or folder output `logs` would be swapped whole
+ * by the commit, taking the logs with it), an ERROR_*.json report, or the reports folder itself.
+ */
 export function checkLogPaths(targets: Iterable<{ name: string; outputs: readonly { path: string }[] }>): void {
   const list = [...targets];
   const logs = new Map(list.map((t) => [ruleLogPath(t.name), t.name]));
   for (const t of list) {
     for (const o of t.outputs) {
-      const of = logs.get(o.path);
-      if (of === undefined) continue;
+      const p = o.path.replace(/\/+$/, '');
+      const of = logs.get(p);
+      const why = of !== undefined ? `is where rc1-build keeps the rule log of ${of}`
+        : p === LOG_DIR ? `is ${LOG_DIR}/, where rc1-build keeps every rule's log`
+          : p === ERROR_REPORT_DIR ? `is ${ERROR_REPORT_DIR}/, where rc1-build writes ERROR_*.json when a rule fails`
+            : /^reports\/ERROR_[^/]*$/.test(p) ? `is named like the ERROR_*.json reports rc1-build writes when a rule fails`
+              : null;
+      if (why === null) continue;
       throw new UsageError({
-        headline: `output ${o.path} of target ${t.name} is where rc1-build keeps the rule log of ${of}`,
-        context: { why: 'the engine replaces logs/<target>.log after every run of the rule, so it cannot also be a hashed, cached output' },
-        hint: `declare the output under another name (say logs/${of}.out.log or reports/${of}.log)`,
+        headline: `output ${o.path} of target ${t.name} ${why}`,
+        context: { why: 'the engine writes these after rules run, so they cannot also be hashed, cached outputs (a commit would replace them whole)' },
+        hint: of !== undefined ? `declare the output under another name (say logs/${of}.out.log or reports/${of}.log)` : 'declare the output as a file or folder inside logs/ or reports/ (say reports/<target>/), or elsewhere',
       });
     }
   }

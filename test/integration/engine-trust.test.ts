@@ -57,7 +57,15 @@ export default defineRule({ name: 'log', version: 1, run(ctx) {
     assert.equal(r.code, 64);
     assert.match(r.stderr, /output logs\/x\.log of target x is where rc1-build keeps the rule log of x/);
     assert.equal(currentHolder(path.join(rig.dir, '.rc1/lock')), null, 'lock released');
-    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace(", 'logs/x.log'", ''));
+    // The logs folder itself (as a folder or a file output), and an ERROR report's name, are refused too.
+    const decl = rig.read('rc1.build.ts');
+    for (const [bad, why] of [['logs/', /output logs of target x is logs\/, where rc1-build keeps every rule's log/], ['logs', /output logs of target x is logs\//], ['reports/ERROR_1.json', /output reports\/ERROR_1\.json of target x is named like the ERROR_\*\.json reports/]] as const) {
+      rig.write('rc1.build.ts', decl.replace("'logs/x.log'", `'${bad}'`));
+      const refused = rig.run([]);
+      assert.equal(refused.code, 64, `${bad}: ${refused.stderr}`);
+      assert.match(refused.stderr, why);
+    }
+    rig.write('rc1.build.ts', decl.replace(", 'logs/x.log'", ''));
     assert.equal(rig.run([]).code, 0);
     assert.equal(rig.read('logs/x.log'), 'read one\n');
     rig.write('src/v.txt', 'two\n');
