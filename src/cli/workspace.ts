@@ -11,6 +11,7 @@ import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipel
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
 import { type Diagnostic, UsageError, didYouMean, siteString } from '../config/usage-error.ts';
 import { pathsOnDiskProblems } from '../graph/workspace-paths.ts';
+import { expandChecked } from '../rebuild/decide.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
 import { GlobCache } from '../hash/glob-cache.ts';
 import { StatCache } from '../hash/stat-cache.ts';
@@ -142,8 +143,14 @@ export function assertPathsOnDisk(ws: Pick<Workspace, 'root' | 'pipeline'>, name
 /**
  * Before building: no planned output may be a file of a rule's code closure (a local module a rule
  * imports), which a build would overwrite. The closures are the ones the fingerprints use (cached).
+ * And no file a planned target's glob matches may lead out of the workspace through a symlink
+ * (checked when the glob is walked; a cached, unchanged glob costs its directory stats only).
  */
-export async function assertNoRuleSourceOutputs(ws: Pick<Workspace, 'root' | 'pipeline' | 'compiler'>, names: readonly string[]): Promise<void> {
+export async function assertNoRuleSourceOutputs(ws: Pick<Workspace, 'root' | 'pipeline' | 'compiler' | 'glob'>, names: readonly string[]): Promise<void> {
+  for (const n of names) {
+    const t = ws.pipeline.targets.get(n)!;
+    for (const g of t.inputs) for (const it of g.items) if (it.kind === 'glob') await expandChecked(ws, t, it.pattern);
+  }
   const sources = new Map<string, string>();
   for (const n of names) {
     const t = ws.pipeline.targets.get(n)!;

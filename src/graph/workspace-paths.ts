@@ -70,15 +70,47 @@ function realish(abs: string): string {
   }
 }
 
+/** The real (symlink-free) workspace and external roots, where every input and output must end up. */
+export function realRoots(p: Pick<ResolvedPipeline, 'root' | 'externalRoots'>): string[] {
+  return [realish(p.root), ...absoluteRoots(p.root, p.externalRoots ?? []).map(realish)];
+}
+
+/** Whether a real path lies in one of the real roots. */
+export function insideRoots(real: string, roots: readonly string[]): boolean {
+  return roots.some((r) => within(real, r));
+}
+
+/**
+ * A checker for the files a glob matched (fast-glob follows symlinks, so a matched file or a folder
+ * under ** may lead out): the first file whose real location is outside the roots, with where it
+ * leads, or null. One realpath per distinct directory, and an lstat per file; used when a glob is
+ * (re)expanded, never on the cached no-op path.
+ */
+export function globEscapeChecker(root: string, roots: readonly string[]): (files: readonly string[]) => { file: string; real: string } | null {
+  const dirs = new Map<string, string>();
+  return (files) => {
+    for (const f of files) {
+      const abs = path.resolve(root, f);
+      const dir = path.dirname(abs);
+      let realDir = dirs.get(dir);
+      if (realDir === undefined) { realDir = realish(dir); dirs.set(dir, realDir); }
+      const st = fs.lstatSync(abs, { throwIfNoEntry: false });
+      const real = st?.isSymbolicLink() ? realish(abs) : path.join(realDir, path.basename(abs));
+      if (!insideRoots(real, roots)) return { file: f, real };
+    }
+    return null;
+  };
+}
+
 /**
  * The symlink check: every output, and every input file and glob base, of the given targets must
- * resolve (following symlinks) inside the real workspace or a real external root. One realpath per
+ * resolve (the files a glob matches are checked when it is expanded: globEscapeChecker) (following symlinks) inside the real workspace or a real external root. One realpath per
  * distinct directory (plus an lstat per source input file), so a no-op of RC1 pays well under a
  * millisecond.
  */
 export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>, where: (t: ResolvedTarget) => string): Diagnostic[] {
-  const realRoot = realish(p.root);
-  const roots = [realRoot, ...absoluteRoots(p.root, p.externalRoots ?? []).map(realish)];
+  const roots = realRoots(p);
+  const realRoot = roots[0]!;
   const dirCache = new Map<string, string>();
   const resolve = (rel: string, entry: boolean): string => {
     const abs = path.resolve(p.root, rel);
@@ -111,8 +143,10 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
       }
     }
   }
-  if (!within(resolve(p.manifestDir, false), realRoot)) {
-    diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${resolve(p.manifestDir, false)}`, hint: 'the manifest lives inside the workspace' });
+  // The manifest dir itself is followed too: reports/rc1 being a symlink out is refused.
+  const manifestReal = realish(path.resolve(p.root, p.manifestDir));
+  if (!within(manifestReal, realRoot)) {
+    diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${manifestReal}`, hint: 'the manifest lives inside the workspace' });
   }
   return diags;
 }

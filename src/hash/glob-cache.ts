@@ -33,6 +33,13 @@ export function globBase(pattern: string): { base: string; depth: number } {
   return { base, depth };
 }
 
+/** A file matched by a glob whose real location (after symlinks) is outside the allowed roots. */
+export class GlobEscape extends Error {
+  constructor(readonly pattern: string, readonly file: string, readonly real: string) {
+    super(`${file} (matched by ${pattern}) resolves outside the workspace, to ${real}`);
+  }
+}
+
 export class GlobCache {
   private entries = new Map<string, Entry>();
   private dirty = false;
@@ -64,14 +71,23 @@ export class GlobCache {
     return true;
   }
 
-  /** Workspace-relative files matching the pattern, sorted. */
-  async expand(pattern: string): Promise<string[]> {
+  /**
+   * Workspace-relative files matching the pattern, sorted. When the glob is (re)walked, `escapes`
+   * (if given) checks the matched files' real locations; a file that leads out is thrown as a
+   * GlobEscape and the result is not cached, so it is checked again on every build until fixed.
+   */
+  async expand(pattern: string, escapes?: (files: readonly string[]) => { file: string; real: string } | null): Promise<string[]> {
     const cached = this.entries.get(pattern);
     if (cached && this.valid(cached)) return cached.files;
     this.misses++;
     const { default: fg } = await import('fast-glob');
     const now = BigInt(Date.now()) * 1_000_000n;
     const files = (await fg(pattern, { cwd: this.root, onlyFiles: true, dot: false, followSymbolicLinks: true, ignore: IGNORE })).sort();
+    const out = escapes?.(files);
+    if (out) {
+      if (this.entries.delete(pattern)) this.dirty = true;
+      throw new GlobEscape(pattern, out.file, out.real);
+    }
     const { base, depth } = globBase(pattern);
     const dirs = [base];
     if (depth > 1 && fs.existsSync(path.resolve(this.root, base))) {

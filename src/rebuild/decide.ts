@@ -5,7 +5,10 @@
 import * as path from 'node:path';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { type Fingerprint, FINGERPRINT_FORMAT, type RebuildReason, fingerprintKey, diffFingerprints } from '../hash/fingerprint.ts';
-import type { GlobCache } from '../hash/glob-cache.ts';
+import { type GlobCache, GlobEscape } from '../hash/glob-cache.ts';
+import { globEscapeChecker, realRoots } from '../graph/workspace-paths.ts';
+import { UsageError, siteString } from '../config/usage-error.ts';
+import { PIPELINE_FILE } from '../config/load-pipeline.ts';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { ModuleCompiler } from '../config/compile-module.ts';
 import { type LoadedConfig, getKey } from '../config/load-configs.ts';
@@ -35,6 +38,24 @@ export type Decision =
   | { kind: 'run'; key: string; fp: Fingerprint; reasons: RebuildReason[] }
   | { kind: 'missing-input'; error: string; reasons: RebuildReason[] };
 
+const checkers = new WeakMap<ResolvedPipeline, ReturnType<typeof globEscapeChecker>>();
+
+/** A glob's files; a match that leads out of the workspace (a symlink) is a usage error at the target's line. */
+export async function expandChecked(d: Pick<DecideEnv, 'root' | 'pipeline' | 'glob'>, t: ResolvedTarget, pattern: string): Promise<string[]> {
+  let check = checkers.get(d.pipeline);
+  if (!check) { check = globEscapeChecker(d.root, realRoots(d.pipeline)); checkers.set(d.pipeline, check); }
+  try {
+    return await d.glob.expand(pattern, check);
+  } catch (e) {
+    if (!(e instanceof GlobEscape)) throw e;
+    throw new UsageError({
+      headline: `target ${t.name}: input ${e.file} (matched by ${e.pattern}) resolves outside the workspace, to ${e.real}`,
+      location: siteString(t.site, d.root) ?? PIPELINE_FILE,
+      hint: 'a symlink on the way leads out of the workspace; remove it, or declare the directory in definePipeline({ externalRoots: [...] }) if that is intended',
+    });
+  }
+}
+
 /** Resolved input paths per group (workspace-relative, sorted within each glob). */
 export async function resolveInputs(d: DecideEnv, t: ResolvedTarget): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
@@ -42,7 +63,7 @@ export async function resolveInputs(d: DecideEnv, t: ResolvedTarget): Promise<Re
     const paths: string[] = [];
     for (const it of items) {
       if (it.kind === 'file') paths.push(it.path);
-      else if (it.kind === 'glob') paths.push(...(await d.glob.expand(it.pattern)));
+      else if (it.kind === 'glob') paths.push(...(await expandChecked(d, t, it.pattern)));
       else for (const o of d.pipeline.targets.get(it.name)!.outputs) paths.push(o.path);
     }
     out[group] = [...new Set(paths)];

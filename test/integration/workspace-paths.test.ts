@@ -100,6 +100,51 @@ test('a manifestDir outside the workspace is a usage error', () => {
   } finally { r0.cleanup(); }
 });
 
+test('a manifestDir that is itself a symlink leading out is a usage error, and nothing is written there', () => {
+  const out = outsideDir();
+  const r0 = rig(T("'src/a.txt'"), "\n  manifestDir: 'reports/rc1',");
+  try {
+    fs.mkdirSync(path.join(r0.dir, 'reports'));
+    fs.symlinkSync(out, path.join(r0.dir, 'reports/rc1'));
+    const r = r0.run([]);
+    assert.equal(r.code, 64, r.stdout + r.stderr);
+    assert.match(r.stderr, /manifestDir reports\/rc1 resolves outside the workspace/);
+    assert.deepEqual(fs.readdirSync(out), ['a.txt']);
+  } finally { r0.cleanup(); fs.rmSync(out, { recursive: true, force: true }); }
+});
+
+test('a glob input matching a file or folder that is a symlink leading out is a usage error naming the file and the line', () => {
+  const out = outsideDir();
+  fs.mkdirSync(path.join(out, 'sub'));
+  fs.writeFileSync(path.join(out, 'sub', 'b.txt'), 'deep secret\n');
+  const r0 = rig(T("'data/**/*.txt'"));
+  try {
+    fs.mkdirSync(path.join(r0.dir, 'data'));
+    fs.writeFileSync(path.join(r0.dir, 'data/ok.txt'), 'ok\n');
+    const first = r0.run([]);
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    // A file symlinked out: refused when the glob is walked again (the folder changed).
+    fs.symlinkSync(path.join(out, 'a.txt'), path.join(r0.dir, 'data/x.txt'));
+    const r = r0.run([]);
+    assert.equal(r.code, 64, r.stdout + r.stderr);
+    assert.match(r.stderr, /target t: input data\/x\.txt \(matched by data\/\*\*\/\*\.txt\) resolves outside the workspace/);
+    assert.match(r.stderr, /at rc1\.build\.ts/);
+    assert.equal(r0.read('out/t.txt'), 'ok\n!', 'the rule did not run on the outside file');
+    // Refused again on the next build (an escaping result is never cached).
+    assert.equal(r0.run([]).code, 64);
+    // A symlinked folder under ** leading out.
+    fs.rmSync(path.join(r0.dir, 'data/x.txt'));
+    fs.symlinkSync(path.join(out, 'sub'), path.join(r0.dir, 'data/sub'));
+    const deep = r0.run([]);
+    assert.equal(deep.code, 64, deep.stdout + deep.stderr);
+    assert.match(deep.stderr, /input data\/sub\/b\.txt \(matched by data\/\*\*\/\*\.txt\) resolves outside the workspace/);
+    assert.ok(!(r0.read('out/t.txt')).includes('secret'));
+    // Removing the link heals it.
+    fs.rmSync(path.join(r0.dir, 'data/sub'));
+    assert.equal(r0.run([]).code, 0);
+  } finally { r0.cleanup(); fs.rmSync(out, { recursive: true, force: true }); }
+});
+
 test('an output under a symlinked directory that leads out is refused by build and clean (nothing outside written or deleted) unless its target is an external root', () => {
   const out = outsideDir();
   const r0 = rig(T("'src/a.txt'"));
