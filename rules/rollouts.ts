@@ -21,7 +21,7 @@ import { z } from 'zod';
 
 export default defineRule({
   name: 'rollouts',
-  version: 1,
+  version: 2,
   params: z.object({ rollouts: rolloutsConfigSchema }),
   async run(ctx) {
     const cfg = ctx.params.rollouts;

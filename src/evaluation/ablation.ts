@@ -10,23 +10,25 @@
 // scenario, so item weights and the difficulty factor (constant within a scenario, > 0) change
 // nothing; both are applied anyway so the reward is the one training uses.
 // Gates (docs/gates.md gives each threshold's source and decision): the relative drop of the
-// rate ≥ min_relative_drop on the lower bound of its scenario-level bootstrap interval, and ≥
+// rate ≥ min_relative_drop on the lower bound of its bootstrap interval, and ≥
 // min_absolute_drop_pp percentage points (point estimate); turns up by ≤ max_turns_increase
 // (point estimate, interval reported); success down by ≤ max_success_drop_pp on the lower bound
-// (non-inferiority); and a negative control: the condition labels (with / without the penalty)
-// are permuted within each scenario — a seeded swap of the two selections, scenario by scenario,
-// the paired permutation test — and the real drop must exceed the 95th percentile of the drops so
-// obtained: the drop is the penalty's doing, not selection noise. What this gate cannot see: it
-// measures over-clarification on the items LABELLED as not needing clarification, so it does not
-// test the labels themselves (shuffled needs_clarification labels leave it passing on the dev
-// data, where the penalty never outweighs a correctness difference).
+// (non-inferiority). Intervals resample the SOURCE QUESTION (task/source_id; the pool renders one
+// question as several scenarios), within task. Negative control: needs_clarification is permuted
+// between source questions within task (whole questions' label vectors change places), the
+// penalty is re-applied by the permuted labels, and the drop is measured as before (on the real
+// labels); the real drop must exceed the 95th percentile of the drops so obtained — the penalty
+// must reduce over-clarification because it lands on the scenarios that need no question, not
+// merely because it discourages questions anywhere. What this gate cannot see: it measures
+// over-clarification on the items LABELLED as not needing clarification, so wrong labels in the
+// data are taken as the truth by the statistic and its null alike.
 // When no selected rollout over-clarifies even without the penalty, the relative drop and its
 // null are n/a (nothing to reduce) and the absolute floor fails: the ablation has shown nothing.
 import { check, notApplicable, type Check } from '../api/index.ts';
-import { clusterBootstrap, estimateCheck, intervalCheck, nullCheck, nullSummary, permutationNull } from '../stats/index.ts';
+import { clusterBootstrap, clusterRowMap, clustersOf, estimateCheck, intervalCheck, nullCheck, nullSummary, permutationNull } from '../stats/index.ts';
 import { relativeChange } from './calibration.ts';
 import type { OverclarConfig, StatisticsConfig } from './config.ts';
-import { byScenario, type EvalItem } from './items.ts';
+import { byScenario, sourceKey, type EvalItem } from './items.ts';
 import { threshold } from './provenance.ts';
 import { newReward, type RewardSettings } from './reward.ts';
 
@@ -104,39 +106,49 @@ export function overclarAblation(items: readonly EvalItem[], reward: Penalised, 
   const real = effects(pw, pwo, all);
   const task = groups.map((g) => g[0]!.task);
 
-  // Scenario-level bootstrap within task.
-  const boot = clusterBootstrap({ members: groups.map((_, i) => Int32Array.of(i)) },
-    { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: task }, (idx) => effects(pw, pwo, idx));
-  // Negative control: the two selections of each scenario swapped at random (paired permutation).
+  // Source-question-level bootstrap within task: a drawn question brings all its scenarios.
+  const sources = clustersOf(groups.map((g) => sourceKey(g[0]!)));
+  const sourceTask = sources.members.map((m) => task[m[0]!]!);
+  const Q = sources.members.length;
+  const boot = clusterBootstrap(sources,
+    { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: sourceTask }, (idx) => effects(pw, pwo, idx));
+  // Negative control: needs_clarification permuted between source questions within task and the
+  // penalty re-applied by it. A scenario labelled false gets the penalised selection, one labelled
+  // true the unpenalised one; the identity permutation gives the real selection back.
   const C = groups.length;
-  const cond = Float64Array.from({ length: 2 * C }, (_, i) => (i % 2 === 0 ? 1 : 0));
-  const pair = Int32Array.from({ length: 2 * C }, (_, i) => i >> 1);
+  const penalised = perScenario(groups, bestOfN(groups, (it) => newReward({ ...it, needs_clarification: false }, reward)));
+  const needs = Float64Array.from(groups, (g) => (g[0]!.needs_clarification ? 1 : 0));
+  const rowMap = new Int32Array(C);
   const fw = new Array<(typeof pw)[number]>(C);
-  const fwo = new Array<(typeof pw)[number]>(C);
-  const nul = permutationNull(cond, { permutations: stats.permutations, seed: stats.seed, groups: pair, permuted: 'the with / without penalty labels within each scenario' }, (lab) => {
-    for (let c = 0; c < C; c++) {
-      const swap = lab[2 * c] === 0;
-      fw[c] = swap ? pwo[c]! : pw[c]!;
-      fwo[c] = swap ? pw[c]! : pwo[c]!;
-    }
-    return effects(fw, fwo, all).relative_drop;
+  const nul0 = permutationNull(Float64Array.from({ length: Q }, (_, q) => q), {
+    permutations: stats.permutations, seed: stats.seed, groups: sourceTask,
+    permuted: 'needs_clarification between source questions within task (the penalty re-applied by the permuted labels)',
+  }, (qperm) => {
+    clusterRowMap(sources.members, qperm, rowMap);
+    for (let c = 0; c < C; c++) fw[c] = needs[rowMap[c]!] === 1 ? pwo[c]! : penalised[c]!;
+    return effects(fw, pwo, all).relative_drop;
   });
+  // No permutation can move the labels when they are constant within every task.
+  const byTask = new Map<string, Set<number>>();
+  task.forEach((t, c) => { if (!byTask.has(t)) byTask.set(t, new Set()); byTask.get(t)!.add(needs[c]!); });
+  const nul = { ...nul0, degenerate: [...byTask.values()].every((v) => v.size < 2) };
   const iv = boot.intervals;
   const nothing = b.overclarified === 0;
-  const more = `the pool has ${C} scenarios, ${b.overclarified} of whose selections over-clarify without the penalty: a larger pool (scale.n)`;
+  const more = `the pool has ${C} scenarios from ${Q} source questions, ${b.overclarified} of whose selections over-clarify without the penalty: a larger pool (scale.n)`;
+  const unit = { clusters: Q, unit: 'source question' };
   const NOTHING = 'no selected rollout over-clarifies even without the penalty: there is nothing to reduce';
-  const relCheck = intervalCheck('overclar_relative_drop', { estimate: real.relative_drop, interval: iv.relative_drop, clusters: C }, '>=', cfg.ablation.min_relative_drop,
+  const relCheck = intervalCheck('overclar_relative_drop', { estimate: real.relative_drop, interval: iv.relative_drop, ...unit }, '>=', cfg.ablation.min_relative_drop,
     'the penalty does not steer selection away from needless clarifying questions: raise overclar.alpha or check needs_clarification labels', more);
   const nullC = nullCheck('overclar_relative_drop', nul,
-    'the drop is within what swapping the two selections at random gives: the penalty\'s effect is not distinguishable from selection noise');
+    'the drop is within what the penalty gives when applied by needs_clarification labels shuffled between source questions: it does not specifically spare the scenarios that need a question');
   const checks = [
     nothing ? notApplicable(relCheck, NOTHING) : relCheck,
     nothing ? notApplicable(nullC, NOTHING) : nullC,
     estimateCheck('overclar_absolute_drop_pp', real.absolute_drop_pp, '>=', cfg.ablation.min_absolute_drop_pp,
       nothing ? `${NOTHING}: the candidates need unnecessary clarifications for the ablation to show anything`
-        : 'the over-clarification rate hardly moves in absolute terms: a relative drop of a rate near zero is not a finding', iv.absolute_drop_pp),
-    estimateCheck('avg_turns_change', real.turns_change, '<=', cfg.ablation.max_turns_increase, 'the penalty made the selected dialogues longer', iv.turns_change),
-    intervalCheck('success_change_pp', { estimate: real.success_change_pp, interval: iv.success_change_pp, clusters: C }, '>=', -cfg.ablation.max_success_drop_pp,
+        : 'the over-clarification rate hardly moves in absolute terms: a relative drop of a rate near zero is not a finding', iv.absolute_drop_pp, 'source question'),
+    estimateCheck('avg_turns_change', real.turns_change, '<=', cfg.ablation.max_turns_increase, 'the penalty made the selected dialogues longer', iv.turns_change, 'source question'),
+    intervalCheck('success_change_pp', { estimate: real.success_change_pp, interval: iv.success_change_pp, ...unit }, '>=', -cfg.ablation.max_success_drop_pp,
       'the penalty costs success: it steers selection away from clarifications that were needed, or α is too high', more),
   ];
   const split = (key: (it: EvalItem) => string): Record<string, { with_penalty: Selection; without_penalty: Selection }> => {
@@ -155,9 +167,10 @@ export function overclarAblation(items: readonly EvalItem[], reward: Penalised, 
         overclar_absolute_drop_pp: '100·(rate without − rate with)',
         avg_turns_change: 'average turns with − without',
         success_change_pp: '100·(success with − success without)',
-        intervals: `${stats.bootstrap_resamples} scenario-level bootstrap resamples within task (both selections on the same scenarios), level ${stats.level}`,
-        negative_control: `${stats.permutations} paired permutations: in each, every scenario's with- and without-penalty selections are swapped with probability ½`,
-        blind_spot: 'the rate is measured on the items labelled needs_clarification = false: this gate does not test the labels themselves',
+        intervals: `${stats.bootstrap_resamples} source-question-level bootstrap resamples within task (a drawn question brings all its scenarios; both selections on the same scenarios), level ${stats.level}`,
+        negative_control: `${stats.permutations} permutations of needs_clarification between source questions within task (a question's scenarios take another question's labels, scenario j to scenario j); `
+          + 'the penalty re-applied by the permuted labels, the drop measured on the real labels; the real drop must exceed the null\'s 95th percentile',
+        blind_spot: 'the rate is measured on the items labelled needs_clarification = false: wrong labels in the data are taken as the truth by the statistic and its null alike',
       },
       thresholds: {
         overclar_relative_drop: threshold('overclar.ablation.min_relative_drop', cfg.ablation.min_relative_drop),
@@ -176,7 +189,7 @@ export function overclarAblation(items: readonly EvalItem[], reward: Penalised, 
       overclar_absolute_drop_pp: real.absolute_drop_pp,
       avg_turns_change: real.turns_change,
       success_change_pp: real.success_change_pp,
-      intervals: { unit: `scenario (${C}), resampled within task`, ...iv },
+      intervals: { unit: `source question (${Q}; ${C} scenarios), resampled within task`, ...iv },
       negative_control: nullSummary(nul),
       by_task: split((it) => it.task),
       by_difficulty: split((it) => it.difficulty ?? 'none'),

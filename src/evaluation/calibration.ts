@@ -4,9 +4,11 @@
 // L·‖W^½(Xw − y)‖² + λ‖w − w₀‖² over w ≥ 0, Σw = 1, w ≤ max_weight, W the item weights (unstable
 // items count .5). Loss scale 'mean' (L = 1/Σ weights) by default, so λ pulls toward w₀ the same
 // whatever the pool size.
-// Protocol: k-fold CV with folds grouped by SCENARIO (a scenario's rollouts are all trained on or
-// all held out) and stratified by task; B scenario-level bootstrap resamples (within task), each
-// re-running the whole CV; a negative control on N permutations of success within task.
+// Protocol: k-fold CV with folds grouped by SOURCE QUESTION (task/source_id: the pool renders one
+// question as several scenarios, so all rollouts of all renderings of a question are trained on or
+// all held out) and stratified by task; B source-question-level bootstrap resamples (within task),
+// each re-running the whole CV; a negative control on N permutations of success between source
+// questions within task (whole questions' label vectors change places).
 // Baselines scored on the same held-out folds: the old weights and each dimension alone.
 // Gates (docs/gates.md gives each threshold's source):
 //   rank_corr               median held-out Spearman ρ(score, success) of the fit ≥ an absolute
@@ -22,7 +24,7 @@ import { check, waive, type Check } from '../api/index.ts';
 import { DIMENSIONS } from '../scoring/types.ts';
 import { calibrateWeights, intervalCheck, matrix, nullCheck, nullSummary, type Calibration } from '../stats/index.ts';
 import type { CalibrationConfig, StatisticsConfig } from './config.ts';
-import type { EvalItem } from './items.ts';
+import { sourceKey, type EvalItem } from './items.ts';
 import { dimensionAgreement } from './leakage.ts';
 import { threshold } from './provenance.ts';
 import type { Weights } from './reward.ts';
@@ -56,13 +58,18 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
   const cal = calibrateWeights(
     {
       X, y, success: y, prior: DIMENSIONS.map((dim) => old[dim]), names: DIMENSIONS, rowWeights,
-      groups: items.map((it) => it.scenario_id), strata: items.map((it) => it.task), baselines,
+      groups: items.map(sourceKey), strata: items.map((it) => it.task), baselines,
     },
-    { folds: cfg.folds, resamples: cfg.resamples, seed: cfg.seed, l2: cfg.l2, upper: cfg.max_weight, level: cfg.level, loss: cfg.loss, permutations: stats.permutations },
+    {
+      folds: cfg.folds, resamples: cfg.resamples, seed: cfg.seed, l2: cfg.l2, upper: cfg.max_weight, level: cfg.level, loss: cfg.loss, permutations: stats.permutations,
+      permuted: 'success between source questions within task (whole questions\' label vectors)',
+    },
   );
   const m = cal.median;
   const b = cal.bootstrap;
   const groups = b.groups;
+  const scenarios = new Set(items.map((it) => it.scenario_id)).size;
+  const unit = { clusters: groups, unit: 'source question' };
   const w = DIMENSIONS.map((dim) => cal.weights[dim]!);
   const sum = w.reduce((a, v) => a + v, 0);
   const agreement = Object.fromEntries(DIMENSIONS.map((dim, j) => [dim, dimensionAgreement(Float64Array.from(items, (_, i) => X.data[i * d + j]!), y)]));
@@ -70,17 +77,17 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
   const leakCheck = check('label_leakage', leak.balanced, '<=', cfg.max_single_dimension_agreement,
     `dimension ${leakDim} alone agrees with success on ${(100 * leak.balanced).toFixed(1)} % (balanced): the judge is reading the outcome, not judging the trajectory; keep the reference answer out of that dimension's prompt`);
   const leakFlagged = Object.entries(agreement).filter(([, a]) => a.balanced > cfg.max_single_dimension_agreement).map(([dim]) => dim);
-  const more = `the pool has ${groups} scored scenarios at this stage: a larger pool (scale.n) with enough distinct source questions per task (data/raw/<task>/)`;
+  const more = `the pool has ${scenarios} scored scenarios from ${groups} source questions at this stage: a larger pool (scale.n) with enough distinct source questions per task (data/raw/<task>/)`;
   const checks: Check[] = [
-    check('scenarios', groups, '>=', cfg.folds, 'too few scored pool scenarios to calibrate on (one per fold at least): build rollouts_pool and scores'),
-    intervalCheck('rank_corr', { estimate: m.metrics.spearman, interval: b.metrics.spearman, clusters: groups }, '>=', cfg.min_rank_corr,
+    check('source_questions', groups, '>=', cfg.folds, 'too few source questions among the scored pool scenarios to calibrate on (one per fold at least): build rollouts_pool and scores from more source questions'),
+    intervalCheck('rank_corr', { estimate: m.metrics.spearman, interval: b.metrics.spearman, ...unit }, '>=', cfg.min_rank_corr,
       'the calibrated weights hardly rank rollouts by success on held-out scenarios: a relative gain means nothing below this floor; check the judge and the success labels', more),
-    intervalCheck('rank_corr_gain', { estimate: cal.gains.rank_corr_gain, interval: b.gains.rank_corr_gain, clusters: groups }, '>=', cfg.min_rank_corr_gain,
+    intervalCheck('rank_corr_gain', { estimate: cal.gains.rank_corr_gain, interval: b.gains.rank_corr_gain, ...unit }, '>=', cfg.min_rank_corr_gain,
       'the calibrated weights rank successes no better than the old ones on held-out scenarios: check the success labels and that the scores cover the pool', more),
-    intervalCheck('mae_change', { estimate: cal.gains.mae_change, interval: b.gains.mae_change, clusters: groups }, '<=', cfg.max_mae_change,
+    intervalCheck('mae_change', { estimate: cal.gains.mae_change, interval: b.gains.mae_change, ...unit }, '<=', cfg.max_mae_change,
       'the calibrated score is not closer to success than the old one on held-out scenarios', more),
     ...(cal.null ? [nullCheck('rank_corr', cal.null,
-      'with success shuffled within task the calibration does as well on held-out scenarios: the scores do not track success')] : []),
+      'with success shuffled between source questions within task the calibration does as well on held-out questions: the scores do not track success')] : []),
     profile === 'prod' ? leakCheck : waive(leakCheck, DEV_LEAKAGE),
     check('weights_min', Math.min(...w), '>=', 0, 'internal error: the solver left the feasible set; please report'),
     check('weights_sum', sum, 'in', [1 - 1e-9, 1 + 1e-9], 'internal error: the solver left the feasible set; please report'),
@@ -94,9 +101,9 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
       target: 'y = success (0/1) of each rollout',
       objective: `L·Σ_i u_i (x_i·w − y_i)² + λ‖w − w₀‖², w ≥ 0, Σw = 1, w ≤ ${cfg.max_weight}; x_i the judge medians, u_i the item weight, `
         + `w₀ the old weights; L = ${cfg.loss === 'mean' ? '1/Σu_i (loss mean: λ keeps its pull at any pool size)' : '1 (loss sum)'}`,
-      folds: `${cfg.folds}-fold CV grouped by scenario (no scenario on both sides), stratified by task, seed ${cfg.seed}`,
-      intervals: `${cfg.resamples} scenario-level bootstrap resamples within task, each re-running the whole CV (training and test folds resampled); percentile intervals at level ${cfg.level}`,
-      negative_control: `${stats.permutations} permutations of success within task; the whole CV re-run on each; statistic: median held-out Spearman ρ of the fit`,
+      folds: `${cfg.folds}-fold CV grouped by source question (task/source_id: no question, through any of its renderings, on both sides), stratified by task, seed ${cfg.seed}`,
+      intervals: `${cfg.resamples} source-question-level bootstrap resamples within task, each re-running the whole CV (training and test folds resampled); percentile intervals at level ${cfg.level}`,
+      negative_control: `${stats.permutations} permutations of success between source questions within task (a question's rollouts take another question's labels, row j of one to row j of the other); the whole CV re-run on each; statistic: median held-out Spearman ρ of the fit`,
       rank_corr_gain: '(median held-out Spearman ρ(score, success) of the fit − that of the old weights) / |the old weights\'|',
       mae_change: '(median held-out MAE(score, success) of the fit − that of the old weights) / the old weights\'',
       label_leakage: 'per dimension, the best rule "success iff score ≥ t": balanced agreement (TPR + TNR)/2 over all items',
@@ -111,13 +118,14 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
       negative_controls: threshold('statistics.permutations', stats.permutations),
     },
     n_items: n,
-    n_scenarios: groups,
+    n_scenarios: scenarios,
+    n_source_questions: groups,
     n_unstable: items.filter((it) => it.unstable).length,
     success_rate: n === 0 ? null : successes / n,
     weights: cal.weights,
     old_weights: old,
     held_out: {
-      definition: 'median over the folds of each weighting scored on the held-out scenarios',
+      definition: 'median over the folds of each weighting scored on the held-out source questions',
       rows: [row('calibrated', m.metrics), row('old', m.prior), ...Object.entries(m.baselines).map(([k, v]) => row(k, v))],
     },
     baselines_ranking_better: Object.entries(m.baselines).filter(([, v]) => v.spearman > m.metrics.spearman).map(([k, v]) => ({ weights: k, spearman: v.spearman })),
@@ -125,7 +133,7 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
     rank_corr_gain: cal.gains.rank_corr_gain,
     kendall_gain: cal.gains.kendall_gain,
     mae_change: cal.gains.mae_change,
-    intervals: { unit: `scenario (${groups}), resampled within task`, resamples: b.resamples, calibrated: b.metrics, old: b.prior, gains: b.gains, weights: b.weights },
+    intervals: { unit: `source question (${groups}; ${scenarios} scenarios), resampled within task`, resamples: b.resamples, calibrated: b.metrics, old: b.prior, gains: b.gains, weights: b.weights },
     negative_control: cal.null ? nullSummary(cal.null) : null,
     label_leakage: {
       per_dimension: agreement, max: { dimension: leakDim, ...leak }, flagged: leakFlagged,

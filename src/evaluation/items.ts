@@ -17,6 +17,9 @@ import { DIMENSIONS, type DimScores } from '../scoring/types.ts';
 export interface EvalItem {
   rollout_id: string;
   scenario_id: string;
+  /** The scenario's source question: the pool renders one question as several scenarios, so the
+   * independent unit of the pool's gates is the source question of a task, `${task}/${source_id}` (sourceKey). */
+  source_id: string;
   task: string;
   /** The scenario's bucket: from the balanced pool, or computed for the shadow set (shadow-buckets.ts). */
   difficulty: Difficulty | null;
@@ -44,7 +47,7 @@ export interface ItemSet {
 
 /** The fields of a rollout line the evaluation uses. */
 interface RolloutFields {
-  rollout_id: string; scenario_id: string; task: string; difficulty: Difficulty | null; candidate_index: number;
+  rollout_id: string; scenario_id: string; source_id: string; task: string; difficulty: Difficulty | null; candidate_index: number;
   success: boolean; needs_clarification: boolean; clarifications: number; turns: number;
 }
 
@@ -57,7 +60,8 @@ function rolloutFields(v: Record<string, unknown>, where: string): RolloutFields
   const d = v.difficulty;
   if (d !== null && d !== 'easy' && d !== 'medium' && d !== 'hard') throw new RuleError(`${where}: field difficulty: expected easy, medium, hard or null`);
   return {
-    rollout_id: want('rollout_id', 'string') as string, scenario_id: want('scenario_id', 'string') as string, task: want('task', 'string') as string,
+    rollout_id: want('rollout_id', 'string') as string, scenario_id: want('scenario_id', 'string') as string,
+    source_id: want('source_id', 'string') as string, task: want('task', 'string') as string,
     difficulty: d, candidate_index: want('candidate_index', 'number') as number, success: want('success', 'boolean') as boolean,
     needs_clarification: want('needs_clarification', 'boolean') as boolean, clarifications: want('clarifications', 'number') as number,
     turns: want('turns', 'number') as number,
@@ -125,3 +129,6 @@ export function byScenario<T extends Pick<EvalItem, 'scenario_id' | 'candidate_i
   }
   return [...groups.values()].map((g) => g.sort((a, b) => a.candidate_index - b.candidate_index));
 }
+
+/** The independent unit of the pool's gates: the source question of a task (its renderings share it). */
+export const sourceKey = (it: Pick<EvalItem, 'task' | 'source_id'>): string => `${it.task}/${it.source_id}`;

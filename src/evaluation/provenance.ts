@@ -17,6 +17,8 @@ const PLAN = 'planning notes, evaluation Phase 2';
 const DESIGN = 'design decision (gates that tell signal from noise)';
 const LOWER = 'lower bound of the scenario-level (cluster) bootstrap interval';
 const UPPER = 'upper bound of the scenario-level (cluster) bootstrap interval';
+const QLOWER = 'lower bound of the source-question-level (cluster) bootstrap interval';
+const QUPPER = 'upper bound of the source-question-level (cluster) bootstrap interval';
 const NULL = 'real statistic > 95th percentile of its permutation null';
 
 export const PROVENANCE = {
@@ -31,13 +33,13 @@ export const PROVENANCE = {
     decided_on: LOWER,
   },
   'calibration.min_rank_corr_gain': {
-    key: 'calibration.min_rank_corr_gain', from: `${SPEC}, weights: median held-out rank correlation with success ≥ 8 % above the old weights' (${PLAN} B)`, decided_on: LOWER,
+    key: 'calibration.min_rank_corr_gain', from: `${SPEC}, weights: median held-out rank correlation with success ≥ 8 % above the old weights' (${PLAN} B)`, decided_on: QLOWER,
   },
-  'calibration.max_mae_change': { key: 'calibration.max_mae_change', from: `${SPEC}, weights: held-out MAE at least 5 % below the old weights' (${PLAN} B)`, decided_on: UPPER },
+  'calibration.max_mae_change': { key: 'calibration.max_mae_change', from: `${SPEC}, weights: held-out MAE at least 5 % below the old weights' (${PLAN} B)`, decided_on: QUPPER },
   'calibration.min_rank_corr': {
     key: 'calibration.min_rank_corr',
     from: `${DESIGN}: the absolute floor beside the 8 % gain, the same value and reasoning as shadow_run.min_success_rank_corr`,
-    decided_on: LOWER,
+    decided_on: QLOWER,
   },
   'calibration.max_single_dimension_agreement': {
     key: 'calibration.max_single_dimension_agreement',
@@ -46,7 +48,7 @@ export const PROVENANCE = {
   },
   'calibration.max_weight': { key: 'calibration.max_weight', from: `${SPEC}, weights: each weight ≤ .5, all ≥ 0, sum 1 (${PLAN} B)`, decided_on: 'the shipped weights (enforced by the solver, checked)' },
   'overclar.ablation.min_relative_drop': {
-    key: 'overclar.ablation.min_relative_drop', from: `${SPEC}, overclar_ablation: over-clarification rate down ≥ 20 % relative (${PLAN} C)`, decided_on: LOWER,
+    key: 'overclar.ablation.min_relative_drop', from: `${SPEC}, overclar_ablation: over-clarification rate down ≥ 20 % relative (${PLAN} C)`, decided_on: QLOWER,
   },
   'overclar.ablation.min_absolute_drop_pp': {
     key: 'overclar.ablation.min_absolute_drop_pp',

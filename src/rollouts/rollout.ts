@@ -46,6 +46,8 @@ export type RolloutScenario = Scenario & { difficulty?: Difficulty };
 export interface Rollout {
   rollout_id: string;
   scenario_id: string;
+  /** The scenario's source question: several scenarios render one (the evaluation's independent unit). */
+  source_id: string;
   task: Task;
   /** The scenario's difficulty bucket (balanced pool); null where the scenario has none (shadow set). */
   difficulty: Difficulty | null;
@@ -132,6 +134,7 @@ export function buildRollout(scenario: RolloutScenario, trajectory: Trajectory, 
   const rollout: Rollout = {
     rollout_id: rolloutId(scenario.id, meta.candidate_index),
     scenario_id: scenario.id,
+    source_id: scenario.source_id,
     task: scenario.task,
     difficulty: scenario.difficulty ?? null,
     source: meta.source,
@@ -186,6 +189,7 @@ export function rolloutCanonicalJson(r: Rollout): string {
     rollout_id: r.rollout_id,
     scenario_id: r.scenario_id,
     source: r.source,
+    source_id: r.source_id,
     success: r.success,
     task: r.task,
     tool_calls: r.tool_calls,

@@ -51,6 +51,8 @@ const count = z.number().int().nonnegative();
 export const rolloutSchema = z.object({
   rollout_id: z.string().min(1),
   scenario_id: z.string().min(1),
+  /** The scenario's source question (several scenarios render one): the evaluation's independent unit. */
+  source_id: z.string(),
   task: z.enum(TASKS),
   difficulty: z.enum(DIFFICULTIES).nullable(),
   source: z.enum(ROLLOUT_SOURCES),

@@ -24,6 +24,8 @@ export interface Interval {
   /** The (1 + level)/2 quantile of the replicates. */
   hi: number;
   level: number;
+  /** Cluster bootstrap only: resamples whose statistic was undefined (NaN), left out of the quantiles. */
+  undefined?: number;
 }
 
 /** The percentile interval of the replicates at the given level (default .95: 2.5 % and 97.5 %). */

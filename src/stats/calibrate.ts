@@ -8,8 +8,10 @@
 // strata), each running the WHOLE cross-validation again on the drawn groups — training and test
 // folds both resampled — with the fold of every group fixed. Each resample's XᵀX, Xᵀy come exactly
 // from per-group Gram sums times how often the group was drawn (no matrix is rebuilt).
-// Negative control (optional): the same cross-validation on N permutations of (y, success) within
-// strata; the statistic is the median held-out Spearman ρ of the fit (permutation.ts).
+// Negative control (optional): the same cross-validation on N permutations of (y, success) at the
+// GROUP level within strata — whole groups' label vectors change places (clusterRowMap), so the
+// correlation inside a group survives and the null is as wide as the groups make it; the
+// statistic is the median held-out Spearman ρ of the fit (permutation.ts).
 // Deterministic for a seed. The weights to ship are the fit on all rows. Optional row weights make
 // every fit weighted least squares (a row counts its weight); held-out metrics are unweighted.
 import { percentileInterval, type Interval } from './bootstrap.ts';
@@ -18,7 +20,7 @@ import { binaryRankCorrelations, binaryRankCorrelationsSorted, isBinary } from '
 import { groupKFolds } from './folds.ts';
 import { groupGrams, unpackGram } from './group-grams.ts';
 import { matVec, type Gram, type Matrix } from './matrix.ts';
-import { permutationNull, type PermutationNull } from './permutation.ts';
+import { clusterRowMap, permutationNull, type PermutationNull } from './permutation.ts';
 import { argsort, rankAverage } from './rank-average.ts';
 import { rankCorrelations } from './rank-correlations.ts';
 import { priorLeastSquares, simplexNnls } from './simplex-nnls.ts';
@@ -61,6 +63,8 @@ export interface CalibrationOptions {
   solver?: 'simplex-nnls' | 'least-squares';
   /** Permutations for the negative control (0 or absent: none). */
   permutations?: number;
+  /** What the negative control permutes, in words (for the report). */
+  permuted?: string;
 }
 
 export const HELD_OUT_METRICS = ['spearman', 'kendall', 'mae'] as const;
@@ -254,19 +258,23 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
   const pick = <K extends string>(keys: readonly K[], prefix: string): Record<K, Interval> =>
     Object.fromEntries(keys.map((k) => [k, iv[`${prefix}${k}`] ?? percentileInterval([NaN], level)])) as Record<K, Interval>;
 
-  // Negative control: the cross-validation on permutations of (y, success) within strata.
+  // Negative control: the cross-validation on group-level permutations of (y, success) within strata.
   let nullResult: Calibration['null'] = null;
   if (o.permutations && o.permutations > 0) {
     const perFold = folds.map((fold) => ({ fold, gram: gramExcept(realSums, fold.index) }));
-    const rows = Float64Array.from({ length: n }, (_, i) => i);
+    const clusterIds = Float64Array.from({ length: C }, (_, c) => c);
+    const clusterStrata = data.strata ? clusters.members.map((m) => data.strata![m[0]!]!) : undefined;
+    const perm = new Int32Array(n);
     const foldOfRow = Int32Array.from(clusters.of, (c) => foldOfGroup[c]!);
     const k = folds.length;
     const part = new Float64Array(k * (d + 1));
     const testS = new Float64Array(n);
     const testScore = new Float64Array(n);
-    nullResult = permutationNull(rows, {
-      permutations: o.permutations, seed: o.seed, ...(data.strata ? { groups: data.strata } : {}), permuted: 'success within task (rows)',
-    }, (perm) => {
+    nullResult = permutationNull(clusterIds, {
+      permutations: o.permutations, seed: o.seed, ...(clusterStrata ? { groups: clusterStrata } : {}),
+      permuted: o.permuted ?? `success between groups${data.strata ? ' within stratum' : ''} (whole groups' label vectors)`,
+    }, (cperm) => {
+      clusterRowMap(clusters.members, cperm, perm);
       // Same XᵀX per fold; Xᵀy and yᵀy of the permuted labels, summed per fold in one pass.
       part.fill(0);
       for (let r = 0; r < n; r++) {

@@ -6,7 +6,11 @@
 // given: a stratum of c clusters gets c draws, so a task-stratified sample keeps its task counts)
 // and hands the statistic the item indices of every drawn cluster, repeats included. Seeded
 // (mulberry32 via createRng): resample r is the same for the same seed on every machine.
-// Intervals: the percentile bootstrap (bootstrap.ts percentileInterval).
+// Intervals: the percentile bootstrap (bootstrap.ts percentileInterval). Resamples where a
+// statistic is undefined (NaN: e.g. no eligible scenario drawn) are counted per statistic
+// (interval.undefined) and left out; when more than MAX_UNDEFINED_SHARE of them are, the interval
+// is undefined (NaN bounds): an interval over the resamples that happened to be defined would be
+// conditioned on the draw, and no check built on it passes (intervalCheck says why).
 // moreClustersNeeded: when an interval straddles a threshold, the rough number of additional
 // clusters that would make it clear the threshold if the estimate stayed where it is, from the
 // √C scaling of a bootstrap interval's half-width: C' = C·((estimate − bound)/(estimate − threshold))².
@@ -45,6 +49,9 @@ export function clustersOf(keys: ArrayLike<string | number>): Clusters {
   return { of, members: lists.map((l) => Int32Array.from(l)), keys: names };
 }
 
+/** Above this share of undefined (NaN) resamples a statistic's interval is undefined. */
+export const MAX_UNDEFINED_SHARE = 0.05;
+
 export interface ClusterBootstrapOptions {
   /** Number of resamples B. */
   resamples: number;
@@ -58,7 +65,7 @@ export interface ClusterBootstrapOptions {
 export interface ClusterBootstrapResult<K extends string> {
   /** One record of statistics per resample, in resample order. */
   replicates: Record<K, number>[];
-  /** The percentile interval of each statistic (NaN replicates left out; NaN bounds when all are). */
+  /** The percentile interval of each statistic with its count of NaN replicates (left out; NaN bounds when more than MAX_UNDEFINED_SHARE are). */
   intervals: Record<K, Interval>;
   clusters: number;
   resamples: number;
@@ -100,7 +107,10 @@ export function clusterBootstrap<K extends string>(
   const intervals = {} as Record<K, Interval>;
   for (const key of Object.keys(replicates[0]!) as K[]) {
     const vals = replicates.map((rep) => rep[key]).filter((v) => !Number.isNaN(v));
-    intervals[key] = vals.length === 0 ? { lo: NaN, median: NaN, hi: NaN, level: options.level ?? 0.95 } : percentileInterval(vals, options.level);
+    const undef = replicates.length - vals.length;
+    intervals[key] = vals.length === 0 || undef > MAX_UNDEFINED_SHARE * replicates.length
+      ? { lo: NaN, median: NaN, hi: NaN, level: options.level ?? 0.95, undefined: undef }
+      : { ...percentileInterval(vals, options.level), undefined: undef };
   }
   return { replicates, intervals, clusters: C, resamples: options.resamples };
 }

@@ -14,7 +14,7 @@
 // Each check carries `basis`: in words, what its value is and how the decision was made.
 import { check, notApplicable, type Check } from '../api/index.ts';
 import type { Interval } from './bootstrap.ts';
-import { moreClustersNeeded } from './cluster-bootstrap.ts';
+import { MAX_UNDEFINED_SHARE, moreClustersNeeded } from './cluster-bootstrap.ts';
 import type { PermutationNull } from './permutation.ts';
 
 const fmt = (v: number): string => (Number.isFinite(v) ? String(Number(v.toPrecision(4))) : String(v));
@@ -63,6 +63,14 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
   const bound = lower ? d.interval.lo : d.interval.hi;
   const side = lower ? 'lower' : 'upper';
   const c = check(name, bound, op, threshold);
+  if (Number.isNaN(bound) && Number.isFinite(d.estimate) && d.interval.undefined !== undefined && d.interval.undefined > 0) {
+    // The bound is undefined because too many resamples gave no value: no verdict either way.
+    return {
+      ...c, pass: false, verdict: 'inconclusive', estimate: d.estimate, interval: [d.interval.lo, d.interval.hi],
+      hint: `inconclusive: the interval is undefined — ${d.interval.undefined} bootstrap resamples gave no value (more than ${100 * MAX_UNDEFINED_SHARE} %); ${whenInconclusive ?? 'more clusters are needed'}`,
+      basis: `${side} bound of the ${Math.round(d.interval.level * 100)} % ${unit}-level (cluster) bootstrap interval: undefined (${d.interval.undefined} undefined resamples); estimate ${fmt(d.estimate)}`,
+    };
+  }
   const estimateClears = lower ? d.estimate >= threshold : d.estimate <= threshold;
   const verdict: Verdict = c.pass ? 'pass' : estimateClears ? 'inconclusive' : 'fail';
   const more = verdict === 'inconclusive' ? moreClustersNeeded(d.estimate, bound, threshold, d.clusters) : undefined;

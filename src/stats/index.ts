@@ -23,11 +23,11 @@ export {
   type Calibration, type Gain, type CalibrationData, type CalibrationOptions, type FoldCalibration, type HeldOutMetric, type HeldOutMetrics,
 } from './calibrate.ts';
 export {
-  groupMembers, nullQuantiles, nullSummary, permutationNull, permuteWithinGroups,
+  clusterRowMap, groupMembers, nullQuantiles, nullSummary, permutationNull, permuteWithinGroups,
   type NullQuantiles, type PermutationNull, type PermutationOptions,
 } from './permutation.ts';
 export {
-  clusterBootstrap, clustersOf, moreClustersNeeded,
+  MAX_UNDEFINED_SHARE, clusterBootstrap, clustersOf, moreClustersNeeded,
   type ClusterBootstrapOptions, type ClusterBootstrapResult, type Clusters,
 } from './cluster-bootstrap.ts';
 export { estimateCheck, intervalCheck, nullCheck, type IntervalCheck, type IntervalDecision, type Verdict } from './decisions.ts';

@@ -47,6 +47,22 @@ export function permuteWithinGroups(labels: ArrayLike<number>, members: readonly
   return o;
 }
 
+/**
+ * The row map of a permutation of whole clusters (for a null at the cluster level: rows of one
+ * cluster are correlated, so shuffling single rows gives a null that is too narrow): row j of
+ * cluster c takes the label of row j of cluster perm[c] — row j mod its size where the two sizes
+ * differ. Pass a permutation of the cluster numbers (permutationNull over 0..C−1 within strata).
+ */
+export function clusterRowMap(members: readonly Int32Array[], perm: ArrayLike<number>, out: Int32Array): Int32Array {
+  if (perm.length !== members.length) throw new RangeError(`clusterRowMap: ${members.length} clusters but ${perm.length} permuted`);
+  for (let c = 0; c < members.length; c++) {
+    const to = members[c]!;
+    const from = members[perm[c]!]!;
+    for (let j = 0; j < to.length; j++) out[to[j]!] = from[j % from.length]!;
+  }
+  return out;
+}
+
 /** Quantiles of the permutation null shown beside the real value in every report. */
 export interface NullQuantiles { p05: number; p50: number; p90: number; p95: number; p99: number }
 

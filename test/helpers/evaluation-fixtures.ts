@@ -52,6 +52,8 @@ export interface SynthOptions {
   overclarSucceeds?: boolean;
   /** A candidate of a scenario that needs clarification and asks nothing fails (the missing detail decides the answer). */
   needsMatter?: boolean;
+  /** Scenarios per source question (renderings of one question: consecutive scenarios of a task). Default 1. */
+  renderings?: number;
 }
 
 const TASKS = ['hotpotqa', 'strategyqa', 'gsm8k'] as const;
@@ -84,7 +86,7 @@ export function writeSynthetic(dir: string, name: string, o: SynthOptions): { ro
       if (over) m.clarification = jitter(0.85);
       const id = `${name}-${s}#${c}`;
       rollouts.push(JSON.stringify({
-        rollout_id: id, scenario_id: `${name}-${s}`, task: TASKS[s % 3], difficulty, candidate_index: c, success,
+        rollout_id: id, scenario_id: `${name}-${s}`, source_id: `q${Math.floor(Math.floor(s / 3) / (o.renderings ?? 1))}`, task: TASKS[s % 3], difficulty, candidate_index: c, success,
         needs_clarification: needs, clarifications, turns: clarifications + 1,
       }));
       const samples = [0, 1, 2].map((index) => ({

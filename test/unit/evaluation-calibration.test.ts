@@ -34,7 +34,7 @@ test('the weights gate fits unstable items at their item weight: misleading rows
     // The first 20 items are unstable with a misleading clarity score.
     if (i < 20) scores.clarity = success ? 0 : 1;
     return {
-      rollout_id: `r${i}`, scenario_id: `s${i}`, task: 'gsm8k', difficulty: 'medium', candidate_index: 0, success, needs_clarification: false,
+      rollout_id: `r${i}`, scenario_id: `s${i}`, source_id: `q${i}`, task: 'gsm8k', difficulty: 'medium', candidate_index: 0, success, needs_clarification: false,
       clarifications: 0, turns: 1, scores, weight: i < 20 ? 0.5 : 1, unstable: i < 20, samples: [],
     };
   });

@@ -70,7 +70,7 @@ test('weights: calibrated on the pool, it beats the old weights on held-out fold
   assert.equal(report.n_scenarios, 400);
   assert.deepEqual(report.held_out.rows.map((r) => r.weights).slice(0, 3), ['calibrated', 'old', 'correctness alone']);
   assert.equal(report.held_out.rows.length, 9);
-  assert.match(run.checks.get('rank_corr')!.basis!, /lower bound of the 95 % scenario-level \(cluster\) bootstrap interval/);
+  assert.match(run.checks.get('rank_corr')!.basis!, /lower bound of the 95 % source question-level \(cluster\) bootstrap interval/);
 });
 
 test('weights fails rank_corr_gain when the old weights already rank by success better than any fit with each weight ≤ .5', async () => {
@@ -92,6 +92,20 @@ async function weightsOn(name: string, rollouts: string, scores: string, profile
     inputs: { rollouts: [rollouts], scores: [scores] }, outputs: ['configs/weights.json', 'reports/calibration_report.json'],
   });
 }
+
+test('weights holds out, resamples and permutes whole source questions: the renderings of one question are one unit', async () => {
+  const pool = writeSynthetic(join(dir, 'w5'), 'pool', { scenarios: 150, renderings: 3 });
+  const rows = readFileSync(pool.rollouts, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { task: string; source_id: string });
+  const questions = new Set(rows.map((r) => `${r.task}/${r.source_id}`)).size;
+  assert.ok(questions < 60, `${questions} source questions for 150 scenarios`);
+  const run = await weightsOn('w5', pool.rollouts, pool.scores);
+  const r = run.result.report as { n_scenarios: number; n_source_questions: number; intervals: { unit: string }; negative_control: { permuted: string }; definitions: { folds: string } };
+  assert.deepEqual([r.n_scenarios, r.n_source_questions], [150, questions]);
+  assert.match(r.intervals.unit, new RegExp(`^source question \\(${questions}; 150 scenarios\\)`));
+  assert.match(r.definitions.folds, /grouped by source question/);
+  assert.match(r.negative_control.permuted, /between source questions within task/);
+  assert.equal(run.checks.get('source_questions')!.value, questions);
+});
 
 test('weights fails with the success labels shuffled within task, for every seed, on its floor, and its negative control catches it', async () => {
   const pool = writeSynthetic(join(dir, 'w3'), 'pool', { scenarios: 150 });
@@ -214,6 +228,9 @@ test('overclar_ablation: the penalty steers best-of-N away from needless clarify
   assert.deepEqual(failed(run.checks), []);
   const r = run.result.report as { with_penalty: { overclar_rate: number }; without_penalty: { overclar_rate: number } };
   assert.ok(r.with_penalty.overclar_rate < 0.8 * r.without_penalty.overclar_rate);
+  const nc = (run.result.report as { negative_control: { real: number; permuted: string; quantiles: { p50: number } } }).negative_control;
+  assert.match(nc.permuted, /needs_clarification between source questions within task/);
+  assert.ok(nc.quantiles.p50 > 0 && nc.quantiles.p50 < nc.real, `the null moves: the penalty applied by shuffled labels still drops some over-clarification (median ${nc.quantiles.p50}, real ${nc.real})`);
 });
 
 test('overclar_ablation fails success_change_pp when α is so large that the penalty outweighs a correct answer', async () => {
@@ -231,12 +248,12 @@ test('overclar_ablation: when no candidate asks a needless question the relative
   assert.match(run.checks.get('overclar_absolute_drop_pp')!.hint!, /nothing to reduce/);
 });
 
-test('overclar_ablation fails, for every data seed, when the penalty moves selection no more than swapping the with / without labels at random', async () => {
+test('overclar_ablation fails, for every data seed, when the penalty moves selection no more than applying it by shuffled needs_clarification labels', async () => {
   for (const seed of [1, 2, 3, 4, 5]) {
     const run = await ablation(`a4-${seed}`, { scenarios: 150, overclarRate: 0.3, seed }, 0.0005);
     const f = failed(run.checks);
     assert.ok(f.includes('overclar_relative_drop.vs_null_p95') && f.includes('overclar_relative_drop'), `seed ${seed}: failed ${f.join(', ')}`);
     const nc = (run.result.report as { negative_control: { quantiles: { p50: number } } }).negative_control;
-    assert.ok(Math.abs(nc.quantiles.p50) < 0.1, `the paired null centres on no effect (median ${nc.quantiles.p50})`);
+    assert.ok(Math.abs(nc.quantiles.p50) < 0.1, `a penalty that moves nothing has a null at no effect (median ${nc.quantiles.p50})`);
   }
 });

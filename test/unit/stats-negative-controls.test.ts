@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../src/api/index.ts';
 import {
-  binaryRankCorrelations, binaryRankCorrelationsSorted, clusterBootstrap, clustersOf, groupKFolds, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
+  binaryRankCorrelations, binaryRankCorrelationsSorted, calibrateWeights, clusterBootstrap, clusterRowMap, clustersOf, groupKFolds, matrix, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
   permuteWithinGroups, rankCorrelations, spearman,
 } from '../../src/stats/index.ts';
 
@@ -165,4 +165,54 @@ test('the counted walk over pre-sorted items equals the rank correlations of the
   const fast = binaryRankCorrelationsSorted(x, s, counts);
   const slow = rankCorrelations(rx, rs);
   assert.ok(Math.abs(fast.spearman - slow.spearman) < 1e-12 && Math.abs(fast.kendall - slow.kendall) < 1e-12, `${JSON.stringify(fast)} vs ${JSON.stringify(slow)}`);
+});
+
+test('a cluster-level permutation moves whole label vectors: row j of a cluster takes row j (mod size) of the cluster it was dealt', () => {
+  const clusters = clustersOf(['a', 'a', 'b', 'b', 'b', 'c']);
+  const out = clusterRowMap(clusters.members, [1, 2, 0], new Int32Array(6));
+  assert.deepEqual([...out], [2, 3, 5, 5, 5, 0]);
+  assert.deepEqual([...clusterRowMap(clusters.members, [0, 1, 2], new Int32Array(6))], [0, 1, 2, 3, 4, 5], 'the identity maps every row to itself');
+});
+
+test('the calibration negative control permutes whole groups: with labels shared inside groups its null is wider than a null that shuffles rows', () => {
+  // 60 groups of 8 rows; each group's rows share one success label and one noise score per dimension.
+  const rng = createRng(3);
+  const G = 60;
+  const m = 8;
+  const n = G * m;
+  const X = matrix(n, 3);
+  const y = new Float64Array(n);
+  const groups: number[] = [];
+  for (let g = 0; g < G; g++) {
+    const s = rng.next() < 0.5 ? 1 : 0;
+    const x = [rng.next(), rng.next(), rng.next()];
+    for (let j = 0; j < m; j++) {
+      const r = g * m + j;
+      for (let k = 0; k < 3; k++) X.data[r * 3 + k] = x[k]! + 0.01 * rng.next();
+      y[r] = s;
+      groups.push(g);
+    }
+  }
+  const base = { X, y, success: y, prior: [1 / 3, 1 / 3, 1 / 3], names: ['a', 'b', 'c'] };
+  const o = { folds: 5, resamples: 1, seed: 5, l2: 0.1, upper: 1, permutations: 100 };
+  const byGroup = calibrateWeights({ ...base, groups }, o).null!;
+  const byRow = calibrateWeights({ ...base, groups: groups.map((_, i) => i) }, o).null!;
+  assert.match(byGroup.permuted, /between groups/);
+  const width = (p: typeof byGroup): number => p.quantiles.p95 - p.quantiles.p05;
+  assert.ok(width(byGroup) > 1.5 * width(byRow), `group-level null width ${width(byGroup)} vs row-level ${width(byRow)}`);
+});
+
+test('a cluster bootstrap counts undefined resamples per statistic and leaves the interval undefined above 5 %, so the check is inconclusive and says why', () => {
+  const clusters = clustersOf(Array.from({ length: 40 }, (_, i) => i));
+  let r = 0;
+  const boot = clusterBootstrap(clusters, { resamples: 100, seed: 1 }, () => {
+    r++;
+    return { few: r % 50 === 0 ? NaN : 1, many: r % 10 === 0 ? NaN : 1 };
+  });
+  assert.deepEqual([boot.intervals.few.undefined, boot.intervals.few.lo], [2, 1]);
+  assert.equal(boot.intervals.many.undefined, 10);
+  assert.ok(Number.isNaN(boot.intervals.many.lo) && Number.isNaN(boot.intervals.many.hi));
+  const c = intervalCheck('many', { estimate: 1, interval: boot.intervals.many, clusters: 40 }, '>=', 0.5, 'h');
+  assert.deepEqual([c.status, c.verdict, c.pass], ['fail', 'inconclusive', false]);
+  assert.match(c.hint!, /10 bootstrap resamples gave no value/);
 });
