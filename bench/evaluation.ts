@@ -123,7 +123,8 @@ function resample(src: { scores: string; rollouts: string }, dir: string, name: 
   for (let s = 0; (want.items === undefined || rollouts.length < want.items) && (want.scenarios === undefined || s < want.scenarios); s++) {
     for (const r of pool[rng.int(pool.length)]!) {
       if (want.items !== undefined && rollouts.length >= want.items) break;
-      const ids = { rollout_id: `${name}-${s}#${r.candidate_index}`, scenario_id: `${name}-${s}` };
+      // Each drawn copy is its own source question, so the number of groups the bench times is the number of copies.
+      const ids = { rollout_id: `${name}-${s}#${r.candidate_index}`, scenario_id: `${name}-${s}`, source_id: `${name}-${s}` };
       rollouts.push(JSON.stringify({ ...r, ...ids }));
       scores.push(JSON.stringify({ ...(JSON.parse(score.get(r.rollout_id)!) as object), ...ids }));
     }

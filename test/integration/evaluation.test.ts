@@ -81,13 +81,13 @@ async function evaluationRig(): Promise<TestRig> {
 
 const dev = { RUN_MODE: 'dev', REWARD_LIVE_MODE: '' };
 
-test('on a fixture pool of 180 scenarios the weights gate is inconclusive, says how many more scenarios it needs, and blocks round2_pass', async () => {
+test('on a fixture pool of 180 scenarios the weights gate is inconclusive, says how many more source questions it needs, and blocks round2_pass', async () => {
   const rig = await evaluationRig();
   try {
     const r = rig.run([], dev);
     assert.equal(r.code, 2, r.stdout + r.stderr);
     assert.match(r.stdout, /GATE FAILED weights/);
-    assert.match(r.stdout, /rank_corr_gain .* FAIL\n\s+hint: inconclusive: the estimate [0-9.]+ clears 0\.08 but the lower bound of its 95 % interval over 180 scenarios does not; about \d+ more scenarios would be needed/);
+    assert.match(r.stdout, /rank_corr_gain .* FAIL\n\s+hint: inconclusive: the estimate [0-9.]+ clears 0\.08 but the lower bound of its 95 % interval over 180 source questions does not; about \d+ more source questions would be needed/);
     const report = JSON.parse(rig.read('reports/calibration_report.json'));
     assert.equal(report.pass, false);
     const gain = report.checks.find((c: { name: string }) => c.name === 'rank_corr_gain');
