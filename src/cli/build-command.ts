@@ -9,6 +9,7 @@ import { checkRequirements } from '../rebuild/requirements.ts';
 import { afterBuildGc, currentKeys } from './gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from './workspace.ts';
+import { phase } from '../util/timing.ts';
 import { validateParams } from '../config/validate-params.ts';
 
 export interface BuildCommandOptions {
@@ -57,9 +58,13 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   // schema (usage errors, 64).
   const plan = closureOf(ws.pipeline, o.targets);
   assertPathsOnDisk(ws, plan);
+  phase('path checks');
   await assertNoRuleSourceOutputs(ws, plan);
+  phase('rule source check');
   await checkRequirements(ws.pipeline, plan, ws.decideEnv(o.forced), { root: ws.root, env: process.env, profile: ws.profile });
+  phase('requirements');
   await validateParams(ws, plan.map((n) => ws.pipeline.targets.get(n)!));
+  phase('validate params');
   const rep = makeReporter(o, io);
   if (!o.dryRun) {
     if (o.waitS) {
