@@ -1,9 +1,9 @@
 // train (RC1.md row train): trains the RC1 policy through the trainer API (rc1-build/train):
 // the built-in tfjs engine (PPO or DPO on the simulated dialogue environment, starting from the
-// `sft` input's policy) or the `command` engine (the team's own trainer, which gets every seed in
-// its config and runs once, in the state dir itself). The built-in engine makes one run per seed
-// of ppo.seeds, one after the other, each in its own work dir (ctx.stateDir/seed_<seed>/) and so
-// each resumable on its own: a build killed during the second seed keeps the first one's
+// `sft` input's policy) or the `command` engine (the team's own trainer). Either engine makes one
+// run per seed of ppo.seeds (a command trainer is invoked once per seed, with train.seed = that
+// seed), one after the other, each in its own work dir (ctx.stateDir/seed_<seed>/) and so each
+// resumable on its own: a build killed during the second seed keeps the first one's
 // completed run and resumes the second from its latest checkpoint. It refuses to start unless the
 // round-2 preflight ticket (`round2` input: reports/preflight/round2_pass.json) says "pass": true.
 // Inputs: round2, scenarios (the balanced pool), weights (configs/weights.json), sft (the sft
@@ -79,15 +79,6 @@ export default defineRule({
       codeHash: ctx.codeHash, settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
       resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
     };
-    if (first.engine === 'command') {
-      // The team's trainer gets every seed in its config and runs them itself: one run, one work dir.
-      const { summary } = await runTraining({
-        root: ctx.root, profile: ctx.profile, config: first, inputs, env: ctx.env, forced, signal: ctx.signal, workDir: ctx.stateDir, ...identity,
-        log: (l) => ctx.log(l), progress: (d, t) => ctx.progress(d, t, 'steps'),
-        outputs: { checkpoints: ctx.output(OUTPUTS[0]), metrics: ctx.output(OUTPUTS[1]), effectiveConfig: ctx.output(OUTPUTS[2]) },
-      });
-      return { summary };
-    }
     const ckOut = ctx.output(OUTPUTS[0]);
     const metrics: string[] = [];
     const configs: string[] = [];

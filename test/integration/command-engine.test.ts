@@ -28,12 +28,12 @@ export default definePipeline({
 `;
 
 /** A workspace whose train target runs `argv` (relative to the workspace) for `steps` steps, with train.command.env `env`. */
-function commandRig(argv: string[], steps = 6, env: Record<string, string> = {}): TestRig {
+function commandRig(argv: string[], steps = 6, env: Record<string, string> = {}, seeds: number[] = [7]): TestRig {
   const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
   const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
   const train = read('train.yaml').train!;
   rig.write('configs/train.yaml', stringify({ train: { ...train, engine: 'command', checkpoint: { every: 2, keep_last: 5 }, command: { argv, cwd: '.', env, grace_s: 5, poll_ms: 25 } } }));
-  rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }));
+  rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds } }));
   rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
   rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`);
   rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
@@ -58,16 +58,17 @@ test('train with the command engine runs the toy trainer; the final checkpoint\'
   try {
     const r = rig.run(['train']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00006');
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'seed_7/latest');
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/seed_7/latest')), 'step_00006');
     const metrics = rig.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as { step: number; engine: string; backend: string });
     assert.deepEqual(metrics.map((m) => m.step), [1, 2, 3, 4, 5, 6]);
     assert.equal(metrics[0]!.engine, 'command');
     assert.match(rig.read('logs/train.log'), /trainer: toy_trainer: done at step 6/);
-    const meta = JSON.parse(rig.read('checkpoints/rc1/step_00006/checkpoint.json')) as { format: string; files: Record<string, string> };
+    const meta = JSON.parse(rig.read('checkpoints/rc1/seed_7/step_00006/checkpoint.json')) as { format: string; files: Record<string, string> };
     assert.equal(meta.format, 'external');
     const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
     for (const [f, sha] of Object.entries(meta.files)) {
-      const a = manifest.artifacts.find((x) => x.path === `checkpoints/rc1/step_00006/${f}`);
+      const a = manifest.artifacts.find((x) => x.path === `checkpoints/rc1/seed_7/step_00006/${f}`);
       assert.ok(a, `manifest lists ${f}`);
       assert.equal(a.sha256, sha, f);
       assert.equal(a.target, 'train');
@@ -117,15 +118,32 @@ test('the trainer gets the declared env and secrets, train.command.env and a min
   } finally { rig.cleanup(); }
 });
 
+test('with two seeds in ppo.seeds the trainer runs twice, each run with its own train.seed, work dir and outputs', () => {
+  const record = 'python3 -c \'import json, os; print(json.load(open(os.environ["RC1_CONFIG_JSON"]))["train"]["seed"], os.environ["RC1_CHECKPOINT_DIR"])\' >> runs.txt';
+  const rig = commandRig(['sh', '-c', `${record} && exec python3 examples/trainers/toy_trainer.py "$@"`, 'sh'], 2, {}, [7, 8]);
+  try {
+    const r = rig.run(['train']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const runs = rig.read('runs.txt').trimEnd().split('\n').map((l) => l.split(' '));
+    assert.deepEqual(runs.map(([seed]) => seed), ['7', '8'], 'one invocation per seed, train.seed = that seed');
+    assert.deepEqual(runs.map(([, dir]) => path.relative(rig.dir, dir!)), ['.rc1/state/train/seed_7/checkpoints/rc1', '.rc1/state/train/seed_8/checkpoints/rc1']);
+    for (const seed of [7, 8]) assert.equal(fs.readlinkSync(path.join(rig.dir, `checkpoints/rc1/seed_${seed}/latest`)), 'step_00002');
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'seed_7/latest');
+    assert.notEqual(rig.read('checkpoints/rc1/seed_7/step_00002/weights.json'), rig.read('checkpoints/rc1/seed_8/step_00002/weights.json'), 'the seeds train differently');
+    const metrics = rig.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as { seed: number; step: number });
+    assert.deepEqual(metrics.map((m) => `${m.seed}:${m.step}`), ['7:1', '7:2', '8:1', '8:2']);
+  } finally { rig.cleanup(); }
+});
+
 test('a build killed with SIGKILL mid-run resumes from latest on the next build, and the weights match a straight run', async () => {
   const straight = commandRig(TOY, 8);
   const killed = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.25' });
   try {
     assert.equal(straight.run(['train']).code, 0);
-    const want = straight.read('checkpoints/rc1/step_00008/weights.json');
+    const want = straight.read('checkpoints/rc1/seed_7/step_00008/weights.json');
 
     const child = killed.spawn(['train']);
-    const latest = path.join(killed.dir, '.rc1/state/train/checkpoints/rc1/latest');
+    const latest = path.join(killed.dir, '.rc1/state/train/seed_7/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
     assert.ok(fs.existsSync(latest), 'a checkpoint was adopted before the kill');
@@ -141,7 +159,7 @@ test('a build killed with SIGKILL mid-run resumes from latest on the next build,
     assert.match(log, /toy_trainer: resumed from .*step_0000\d at step \d/);
     const steps = killed.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => (JSON.parse(l) as { step: number }).step);
     assert.deepEqual(steps, [1, 2, 3, 4, 5, 6, 7, 8], 'steps keep increasing across the resume, none twice');
-    assert.equal(killed.read('checkpoints/rc1/step_00008/weights.json'), want);
+    assert.equal(killed.read('checkpoints/rc1/seed_7/step_00008/weights.json'), want);
   } finally { straight.cleanup(); killed.cleanup(); }
 });
 
@@ -149,19 +167,19 @@ test('Ctrl-C of the build reaches the trainer\'s process group; the next build r
   const rig = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.25' });
   try {
     const child = rig.spawn(['train']);
-    const latest = path.join(rig.dir, '.rc1/state/train/checkpoints/rc1/latest');
+    const latest = path.join(rig.dir, '.rc1/state/train/seed_7/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
     child.kill('SIGINT');
     const code = await new Promise((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 130);
-    const log = fs.readFileSync(path.join(rig.dir, '.rc1/state/train/train.log'), 'utf8');
+    const log = fs.readFileSync(path.join(rig.dir, '.rc1/state/train/seed_7/train.log'), 'utf8');
     assert.match(log, /build interrupted: SIGTERM to the trainer's process group/);
     assert.match(log, /toy_trainer: signal 15: stopped after step \d/);
     const r = rig.run(['train']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(rig.read('logs/train.log'), /resuming the interrupted run/);
-    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00008');
+    assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/seed_7/latest')), 'step_00008');
   } finally { rig.cleanup(); }
 });
 
@@ -196,7 +214,7 @@ test('a trainer that writes a malformed metrics line fails train with file:line 
     rig.write('bad.py', 'import os\nopen(os.environ["RC1_METRICS"], "a").write(\'{"step": 1, "loss": 0.9, "reward": 0.1, "kl": 0}\\n{"step": 2, "loss": 0.8, "reward": 0.2}\\n\')\n');
     const r = rig.run(['train']);
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /the trainer broke the command contract: \.rc1\/state\/train\/command\/metrics\.jsonl:2: kl: expected a number, got nothing \(the field is missing\)/);
+    assert.match(r.stdout, /the trainer broke the command contract: \.rc1\/state\/train\/seed_7\/command\/metrics\.jsonl:2: kl: expected a number, got nothing \(the field is missing\)/);
     assert.match(errorReport(rig, r.stdout).error, /metrics\.jsonl:2: kl/);
   } finally { rig.cleanup(); }
 });

@@ -99,14 +99,14 @@ test('the torch trainer\'s self-checks pass: cached decoding equals full recompu
 test('train with the command engine runs the torch trainer: SFT then PPO steps, safetensors checkpoints closed by COMPLETE in the manifest', { skip: SKIP }, () => {
   const rig = straight!;
   assert.equal(straightRun!.code, 0, straightRun!.stdout + straightRun!.stderr);
-  assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/latest')), 'step_00008');
-  const lines = rig.read('.rc1/state/train/command/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as Line);
+  assert.equal(fs.readlinkSync(path.join(rig.dir, 'checkpoints/rc1/seed_7/latest')), 'step_00008');
+  const lines = rig.read('.rc1/state/train/seed_7/command/metrics.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l) as Line);
   assert.deepEqual(lines.map((m) => m.step), [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(lines.map((m) => m.phase), ['sft', 'sft', 'sft', 'sft', 'ppo', 'ppo', 'ppo', 'ppo']);
   assert.ok(lines[3]!.loss < lines[0]!.loss, `SFT loss falls: ${lines[0]!.loss} -> ${lines[3]!.loss}`);
   assert.ok(lines.every((m) => m.backend === 'torch-cpu-fp32' && Number.isFinite(m.reward) && Number.isFinite(m.kl)));
   assert.ok(lines.filter((m) => m.phase === 'sft').every((m) => m.kl === 0), 'no KL during SFT: there is no reference policy yet');
-  const dir = 'checkpoints/rc1/step_00008';
+  const dir = 'checkpoints/rc1/seed_7/step_00008';
   for (const f of ['model.safetensors', 'reference.safetensors', 'optimizer.pt', 'scheduler.pt', 'rng.pt', 'trainer_state.json', 'vocab.json', 'COMPLETE']) {
     assert.ok(fs.existsSync(path.join(rig.dir, dir, f)), `${dir}/${f}`);
   }
@@ -119,13 +119,13 @@ test('a build stopped with SIGTERM mid-run checkpoints, resumes from latest on t
   const rig = torchRig(8);
   try {
     const child = rig.spawn(['train']);
-    const latest = path.join(rig.dir, '.rc1/state/train/checkpoints/rc1/latest');
+    const latest = path.join(rig.dir, '.rc1/state/train/seed_7/checkpoints/rc1/latest');
     const t0 = Date.now();
     while (!fs.existsSync(latest) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 25));
     assert.ok(fs.existsSync(latest), 'a checkpoint was adopted before the stop');
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    const log = fs.readFileSync(path.join(rig.dir, '.rc1/state/train/train.log'), 'utf8');
+    const log = fs.readFileSync(path.join(rig.dir, '.rc1/state/train/seed_7/train.log'), 'utf8');
     assert.match(log, /torch_ppo: signal 15: checkpointed step \d/);
     const stoppedAt = Number(/step_(\d+)/.exec(fs.readlinkSync(latest))![1]);
     assert.ok(stoppedAt < 8, `stopped at step ${stoppedAt}`);
@@ -134,7 +134,7 @@ test('a build stopped with SIGTERM mid-run checkpoints, resumes from latest on t
     assert.match(rig.read('logs/train.log'), /torch_ppo: resumed from .*step_0000\d at step \d/);
     const steps = rig.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => (JSON.parse(l) as { step: number }).step);
     assert.deepEqual(steps, [1, 2, 3, 4, 5, 6, 7, 8], 'steps keep increasing across the resume, none twice');
-    const want = fs.readFileSync(path.join(straight!.dir, 'checkpoints/rc1/step_00008/model.safetensors'));
-    assert.ok(fs.readFileSync(path.join(rig.dir, 'checkpoints/rc1/step_00008/model.safetensors')).equals(want), 'byte-identical weights');
+    const want = fs.readFileSync(path.join(straight!.dir, 'checkpoints/rc1/seed_7/step_00008/model.safetensors'));
+    assert.ok(fs.readFileSync(path.join(rig.dir, 'checkpoints/rc1/seed_7/step_00008/model.safetensors')).equals(want), 'byte-identical weights');
   } finally { rig.cleanup(); }
 });

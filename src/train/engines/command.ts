@@ -13,7 +13,7 @@
 // CUDA_DEVICE_ORDER, NVIDIA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES,
 // ZE_AFFINITY_MASK), then the target's declared env and secrets, then train.command.env, then:
 //     RC1_CONTRACT        1
-//     RC1_CONFIG          the effective config, YAML, secrets redacted (reports/config_effective.yaml)
+//     RC1_CONFIG          the effective config, YAML, secrets redacted (this seed's document of reports/config_effective.yaml)
 //     RC1_CONFIG_JSON     a JSON file with every train and ppo setting, secrets redacted the same way:
 //                           contract     1
 //                           train        the effective config (TrainConfig, config.ts): steps, seed,
@@ -27,9 +27,10 @@
 //                                        double_quant, compute_dtype}}, datasets, steps, lr, …
 //                           overclar     {alpha, cap}: the over-clarification penalty
 //                           config_hash, profile, start_step
-//                         train.seed is THIS run's seed (rc1-build picks it from ppo.seeds);
-//                         ppo.seeds lists the seeds of every run.
-//     RC1_CHECKPOINT_DIR  where step dirs go (persistent: .rc1/state/train/checkpoints/rc1)
+//                         train.seed is THIS run's seed: the train rule invokes the trainer
+//                         once per seed of ppo.seeds, each with its own work dir
+//                         (.rc1/state/train/seed_<seed>/); ppo.seeds lists every run's seed.
+//     RC1_CHECKPOINT_DIR  where step dirs go (persistent: .rc1/state/train/seed_<seed>/checkpoints/rc1)
 //     RC1_METRICS         a fresh, empty file to append metrics lines to
 //     RC1_RESUME_FROM     the complete step dir to resume from; empty on a fresh start
 //     RC1_START_STEP      its step (0 on a fresh start); RC1_TOTAL_STEPS = train.steps
