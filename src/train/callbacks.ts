@@ -2,12 +2,18 @@
 //   logging     every step's MetricsLine appended to the metrics file (one JSON line, written
 //               with one append), a progress line in train.log every `every` steps, and one
 //               line per start, checkpoint, eval and end
-//   checkpoint  after each complete step dir: `latest` swapped to it atomically, then keep_last
-//               rotation (checkpoints.ts)
 //   held-out   every eval.every steps and at the last step: the checkpoint's policy played
 //               greedily over the held-out scenarios (policy.ts evaluatePolicy); the result goes
 //               to every callback's onEval; when the mean reward improves, best_<step>/ is written
 //               and the `best` link moved to it (checkpoints.ts saveBest: nothing is rewritten)
+//   checkpoint  after each complete step dir: `latest` swapped to it atomically, then keep_last
+//               rotation (checkpoints.ts)
+// The held-out eval runs BEFORE the checkpoint callback moves `latest`, so `latest` only ever names
+// a step whose eval (and best copy) is done: a kill during the eval or the best copy leaves
+// `latest` on the previous checkpoint, the step is recomputed on resume and evaluated then, and
+// best_<step>/ comes out as in an uninterrupted run. An interrupt (SIGTERM) does not skip the eval
+// of a checkpoint already written (an eval is a greedy pass over the held-out scenarios, in process):
+// `latest` then moves to a step whose eval is done, and the resumed run goes on from there.
 // compose() calls the callbacks in order, awaiting each.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
@@ -78,7 +84,6 @@ export function shadowEvalCallback(o: {
   every: number;
   totalSteps: number;
   checkpointDir: string;
-  signal: AbortSignal;
   evaluate: (dir: string, step: number) => Promise<EvalResult & { details: unknown }>;
   emit: (r: EvalResult) => Promise<void> | void;
   log: (line: string) => void;
@@ -88,7 +93,8 @@ export function shadowEvalCallback(o: {
     name: 'shadow-eval',
     best: () => best,
     async onCheckpoint(i) {
-      if (o.signal.aborted || (i.step % o.every !== 0 && i.step !== o.totalSteps)) return;
+      // Not skipped when interrupted: the checkpoint becomes `latest` right after (see above).
+      if (i.step % o.every !== 0 && i.step !== o.totalSteps) return;
       const { details, ...result } = await o.evaluate(i.dir, i.step);
       await o.emit(result);
       if (!best || result.reward > best.reward) {

@@ -207,12 +207,13 @@ export async function runTraining(o: RunTrainingOptions): Promise<{ result: Trai
     const s = r.summary.overall;
     return { step, reward: s.reward ?? 0, success: s.success ?? 0, overclar_rate: s.overclar_rate ?? 0, avg_turns: s.avg_turns ?? 0, episodes: s.n, dir, details: r.summary };
   };
-  const list = [loggingCallback({ log, metricsFile, every: Math.max(1, Math.floor(config.steps / 50)) }), checkpointCallback({ checkpointDir, keepLast: config.checkpoint.keep_last, log })];
-  const bus = composeCallbacks(list);
+  // The held-out eval (and best_<step>/) comes before `latest` moves: callbacks.ts says why.
+  const logging = loggingCallback({ log, metricsFile, every: Math.max(1, Math.floor(config.steps / 50)) });
   const shadow = holdoutData && holdoutData.holdout.length > 0
-    ? shadowEvalCallback({ every: config.eval.every, totalSteps: config.steps, checkpointDir, signal: o.signal, evaluate, emit: (r) => bus.onEval(r), log })
+    ? shadowEvalCallback({ every: config.eval.every, totalSteps: config.steps, checkpointDir, evaluate, emit: (r) => logging.onEval?.(r), log })
     : null;
-  const callbacks = composeCallbacks([...list, ...(shadow ? [shadow] : []), { name: 'flush-log', onStep: flush, onCheckpoint: flush, onEnd: flush }]);
+  const checkpoint = checkpointCallback({ checkpointDir, keepLast: config.checkpoint.keep_last, log });
+  const callbacks = composeCallbacks([logging, ...(shadow ? [shadow] : []), checkpoint, { name: 'flush-log', onStep: flush, onCheckpoint: flush, onEnd: flush }]);
 
   const ctx: TrainContext = {
     config, configHash: cHash, ...(o.settings ? { settings: o.settings } : {}), profile: o.profile,

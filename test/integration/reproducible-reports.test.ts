@@ -61,7 +61,7 @@ test('best/eval.json names the evaluated checkpoint relative to the checkpoint d
     fs.mkdirSync(step, { recursive: true });
     fs.writeFileSync(path.join(step, 'model.bin'), 'weights');
     const cb = shadowEvalCallback({
-      every: 1, totalSteps: 2, checkpointDir: ck, signal: new AbortController().signal, emit: () => {}, log: () => {},
+      every: 1, totalSteps: 2, checkpointDir: ck, emit: () => {}, log: () => {},
       evaluate: async (d, s) => ({ step: s, reward: 0.5, success: 0.5, overclar_rate: 0.1, avg_turns: 2, episodes: 4, dir: d, details: { n: 4 } }),
     });
     await cb.onCheckpoint!({ step: 2, dir: step, meta: { step: 2, files: {}, config_hash: 'x' } } as never);
