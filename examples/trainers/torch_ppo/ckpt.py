@@ -7,6 +7,9 @@
   vocab.json             the tokenizer (the pool's pieces)
   eval_sft.json, eval_final.json  per-scenario held-out results (at the last SFT step and the last step)
   COMPLETE               written last, by rename: the contract's marker of a complete checkpoint
+Every file is fsynced before its rename, and the step dir (and its parent) before and after
+COMPLETE, so a crash or power loss never leaves COMPLETE naming files that are not on disk.
+eval_*.json is left out when a stop signal came at that step (the eval would delay the checkpoint).
 The safetensors files are written by this module (8-byte little-endian header length, JSON header
 of dtype/shape/offsets, raw little-endian tensor bytes), so CPU runs need no `safetensors` package;
 the GPU script checks that the `safetensors` library reads them back identically.
@@ -62,10 +65,24 @@ def load_safetensors(path):
     return out
 
 
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _atomic(path, write):
     tmp = path + ".tmp"
     write(tmp)
+    _fsync(tmp)
     os.replace(tmp, path)
+
+
+def _write_text(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def save(ckpt_dir, step, model, ref, opt, sched, data_rng, state, vocab_json, extra=None):
@@ -81,8 +98,11 @@ def save(ckpt_dir, step, model, ref, opt, sched, data_rng, state, vocab_json, ex
     _atomic(os.path.join(d, "rng.pt"), lambda p: torch.save(rng, p))
     files = {"trainer_state.json": json.dumps(dict(state, step=step), sort_keys=True), "vocab.json": vocab_json, **(extra or {})}
     for name, text in sorted(files.items()):
-        _atomic(os.path.join(d, name), lambda p, text=text: open(p, "w", encoding="utf-8").write(text))
-    _atomic(os.path.join(d, "COMPLETE"), lambda p: open(p, "w").write(json.dumps({"step": step})))
+        _atomic(os.path.join(d, name), lambda p, text=text: _write_text(p, text))
+    _fsync(d)  # every file's entry is durable before COMPLETE can be
+    _fsync(ckpt_dir)
+    _atomic(os.path.join(d, "COMPLETE"), lambda p: _write_text(p, json.dumps({"step": step})))
+    _fsync(d)
     return d
 
 

@@ -262,13 +262,17 @@ def main():
                         gpu_mem_gb=(torch.cuda.max_memory_allocated() / 2**30) if dev.type == "cuda" else 0.0)
             metrics.write(json.dumps(line, sort_keys=True) + "\n")
             metrics.flush()
-            if step % every == 0 or step == total or step == args.sft_steps or stop["sig"] is not None:
+            # Read the stop flag once: a signal arriving later is handled after the next step, so
+            # "checkpointed step N" is printed only when step N was saved.
+            stopping = stop["sig"]
+            if step % every == 0 or step == total or step == args.sft_steps or stopping is not None:
                 state = {"phase": line["phase"], "kl_coef": kl_coef, "config_hash": effective.get("config_hash"), "model": mcfg,
                          "size": args.size, "ppo_gen": args.ppo_gen.get_state().tolist()}
-                extra = run_eval("sft" if step == args.sft_steps else "final") if step in (args.sft_steps, total) else {}
+                # No held-out eval when stopping: SIGTERM must checkpoint within grace_s.
+                extra = run_eval("sft" if step == args.sft_steps else "final") if step in (args.sft_steps, total) and stopping is None else {}
                 ckpt.save(args.checkpoint_dir, step, model, ref if step > args.sft_steps else None, opt, sched, data_rng, state, vocab.to_json(), extra)
-            if stop["sig"] is not None:
-                print(f"torch_ppo: signal {stop['sig']}: checkpointed step {step}, exiting", flush=True)
+            if stopping is not None:
+                print(f"torch_ppo: signal {stopping}: checkpointed step {step}, exiting", flush=True)
                 sys.exit(143)
             if parent and os.getppid() != parent:
                 print("torch_ppo: rc1-build is gone; stopping", flush=True)
