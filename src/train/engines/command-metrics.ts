@@ -3,7 +3,7 @@
 // a line still being written waits for its newline), validates every line with zod and enforces
 // that steps increase, start after the resume point and stay within train.steps. A broken line is a
 // ContractViolation naming file:line and field:
-//   .rc1/state/train/command/metrics.jsonl:3: reward: expected a number, got "high"
+//   .rc1/state/train/seed_7/command/metrics.jsonl:3: reward: expected a number, got "high"
 // toMetricsLine turns a valid line into the trainer API's MetricsLine (fields the trainer does not
 // report are null in the JSON: they are NaN here, which JSON.stringify writes as null).
 import { closeSync, openSync, readSync } from 'node:fs';
