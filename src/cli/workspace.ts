@@ -151,11 +151,12 @@ export async function assertNoRuleSourceOutputs(ws: Pick<Workspace, 'root' | 'pi
     const t = ws.pipeline.targets.get(n)!;
     for (const g of t.inputs) for (const it of g.items) if (it.kind === 'glob') await expandChecked(ws, t, it.pattern);
   }
+  const rules = new Set<string>(); // many targets share a rule: one closure lookup per rule
+  for (const n of names) rules.add(ws.pipeline.targets.get(n)!.rule);
   const sources = new Map<string, string>();
-  for (const n of names) {
-    const t = ws.pipeline.targets.get(n)!;
-    const files = await ws.compiler.closure(t.rule).catch(() => ({}));
-    for (const f of Object.keys(files)) if (!sources.has(f)) sources.set(f, t.rule);
+  for (const rule of rules) {
+    const files = await ws.compiler.closure(rule).catch(() => ({}));
+    for (const f of Object.keys(files)) if (!sources.has(f)) sources.set(f, rule);
   }
   const diags = [];
   for (const n of names) {
