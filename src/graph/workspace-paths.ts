@@ -111,24 +111,37 @@ export function globEscapeChecker(root: string, roots: readonly string[]): (file
 export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>, where: (t: ResolvedTarget) => string): Diagnostic[] {
   const roots = realRoots(p);
   const realRoot = roots[0]!;
-  const dirCache = new Map<string, string>();
-  const resolve = (rel: string, entry: boolean): string => {
+  // Per distinct directory: its real path, and whether that lies inside a root. A name in such a
+  // directory that is not itself a symlink lies inside too (the common case, decided without
+  // building its real path); anything else gets the full answer.
+  const dirCache = new Map<string, { real: string; inside: boolean }>();
+  const realDirOf = (dir: string): { real: string; inside: boolean } => {
+    let d = dirCache.get(dir);
+    if (d === undefined) {
+      const real = realish(dir);
+      d = { real, inside: roots.some((r) => within(real, r)) };
+      dirCache.set(dir, d);
+    }
+    return d;
+  };
+  /** The real path of rel when it lies outside every root, else null. */
+  const outside = (rel: string, entry: boolean): string | null => {
     const abs = path.resolve(p.root, rel);
-    const dir = path.dirname(abs);
-    let realDir = dirCache.get(dir);
-    if (realDir === undefined) { realDir = realish(dir); dirCache.set(dir, realDir); }
+    const d = realDirOf(path.dirname(abs));
     // An input file may itself be a symlink that leads out. (An output that is a symlink is not
     // followed: a commit renames over the link and clean removes the link, never what it names.)
-    const st = entry ? fs.lstatSync(abs, { throwIfNoEntry: false }) : undefined;
-    return st?.isSymbolicLink() ? realish(abs) : path.join(realDir, path.basename(abs));
+    const link = entry && fs.lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink() === true;
+    if (d.inside && !link) return null;
+    const real = link ? realish(abs) : path.join(d.real, path.basename(abs));
+    return roots.some((r) => within(real, r)) ? null : real;
   };
   const diags: Diagnostic[] = [];
   for (const name of names) {
     const t = p.targets.get(name);
     if (!t) continue;
     const check = (kind: string, rel: string): void => {
-      const real = resolve(rel, kind === 'input');
-      if (roots.some((r) => within(real, r))) return;
+      const real = outside(rel, kind === 'input');
+      if (real === null) return;
       diags.push({
         headline: `target ${t.name}: ${kind} ${rel} resolves outside the workspace, to ${real}`,
         location: where(t),
