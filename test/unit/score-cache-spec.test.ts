@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
-  createOpenAICompatibleProvider, judgeSpec, openScoreCache, promptKey, resolveEndpoint, scoreItems, scoringLiveDefaults, specHash,
+  MAX_TOOL_OUTPUT_CHARS, createOpenAICompatibleProvider, judgeSpec, judgeUserPrompt, openScoreCache, probeRollouts, promptKey, promptTemplateText, resolveEndpoint, scoreItems, scoringLiveDefaults, specHash,
   toScoreItem, type JudgeSpec, type JudgeSpecInput, type ScoreCache,
 } from '../../src/scoring/index.ts';
 import { cacheStat } from '../../src/scoring/cache-cli.ts';
@@ -74,4 +74,29 @@ test('the spec hashes the rendered template and rubric text, so an edit of eithe
   assert.match(spec.promptTemplateSha256, /^[0-9a-f]{64}$/);
   assert.match(promptKey(spec), /^rc1-judge-v1\+spec\.[0-9a-f]{12}$/);
   assert.equal(specHash(judgeSpec(base())), specHash(spec), 'deterministic');
+});
+
+test('the hashed template renders every branch of the user message, so editing any branch\'s text changes the key', () => {
+  const text = promptTemplateText();
+  const branches: [string, string][] = [
+    ['needs clarification, with the reply', 'This request is missing information; a good assistant asks for it. If asked, the user reveals: {reply}'],
+    ['needs clarification, no reply', 'If asked, the user reveals: (nothing)'],
+    ['complete as written', 'This request is complete as written; no clarifying question is needed.'],
+    ['tools listed', 'Tools available to the assistant: wiki, calc'],
+    ['no tools', 'Tools available to the assistant: none'],
+    ['steps of each kind', '1. [asks the user] {ask}\n   [user replies] {reply}\n2. [calls calc] {input}\n   [calc returns] {output}\n3. [thinks] {thought}'],
+    ['no steps', 'The assistant\'s attempt:\n(no steps)'],
+    ['a tool output longer than the cut', `[calc returns] ${'{output}'.padEnd(MAX_TOOL_OUTPUT_CHARS, 'x')}… [1 more characters]`],
+    ['a final answer', 'Final answer: {answer}'],
+    ['no final answer', 'Final answer: (none)'],
+  ];
+  for (const [what, rendered] of branches) assert.ok(text.includes(rendered), `the probes render: ${what}`);
+  // Each probe adds lines no other probe of its task renders: dropping any one would leave a branch out of the hash.
+  for (const task of ['gsm8k', 'hotpotqa', 'strategyqa'] as const) {
+    const lines = probeRollouts(task).map((r) => new Set(judgeUserPrompt(r).split('\n')));
+    lines.forEach((own, i) => {
+      const others = new Set(lines.filter((_, j) => j !== i).flatMap((l) => [...l]));
+      assert.ok([...own].some((l) => !others.has(l)), `${task} probe ${i} renders a branch the others do not`);
+    });
+  }
 });
