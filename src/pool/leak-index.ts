@@ -1,10 +1,12 @@
 // Leak detection against the held-out (shadow) questions, with an inverted index (no all-pairs
 // comparison). Both sides are reduced to their CONTENT tokens, so light edits do not hide a copy:
 //   leakTokens  thousands separators and trailing decimal zeros dropped from numbers ("1,200.00"
-//               → "1200"), apostrophes made spaces (so "what's" and "what s" agree), number words
-//               two to twenty made digits, tokenize() (case, Unicode forms and punctuation ignored),
-//               then function words (articles, pronouns, prepositions, auxiliaries, conjunctions,
-//               contraction pieces…) removed — "the" → "this" or "a" → "one" changes nothing.
+//               → "1200"), "%" and "per cent" made "percent", apostrophes made spaces (so "what's"
+//               and "what s" agree), tokenize() (case, Unicode forms and punctuation ignored),
+//               number words made digits (runs and hyphenated compounds: "twenty-five" → "25",
+//               "two hundred and five" → "205"), then function words (articles, pronouns,
+//               prepositions, auxiliaries, conjunctions, contraction pieces…) and a lone "1" or
+//               "one" removed — "the" → "this", "a" → "one" or "one" → "1" changes nothing.
 // A held-out question's grams G(s) are the word n-grams of its content tokens within each of its
 // sentences (a sentence shorter than n is one gram of its own), so a rendering that cuts the
 // question at a sentence boundary (the problem in one turn, the question asked in the next) loses
@@ -19,7 +21,7 @@ import type { ContextDoc } from '../data/index.ts';
 import { tokenize } from '../text/index.ts';
 import { sentences } from './variants.ts';
 
-export const LEAK_DEFINITION = 'similarity(pool scenario p, held-out question s) = |G(s) ∩ G(p)| / |G(s)|: G = word n-grams of content tokens (numbers normalised — thousands separators and trailing decimal zeros dropped, number words two to twenty as digits, apostrophes as spaces —, tokenize(), function words removed); G(s) within each sentence of the held-out source question (a sentence shorter than n is one gram), G(p) over all user turns and the clarification reply joined in order. A scenario whose supporting documents equal a held-out item\'s (normalised texts) has similarity 1 by context. A pool scenario leaks when its best similarity exceeds the threshold; found through an inverted index from n-grams to held-out questions';
+export const LEAK_DEFINITION = 'similarity(pool scenario p, held-out question s) = |G(s) ∩ G(p)| / |G(s)|: G = word n-grams of content tokens (numbers normalised — thousands separators and trailing decimal zeros dropped, "%" and "per cent" as "percent", apostrophes as spaces —, tokenize(), number words as digits (runs and hyphenated compounds up to thousands), function words and a lone "1"/"one" removed); G(s) within each sentence of the held-out source question (a sentence shorter than n is one gram), G(p) over all user turns and the clarification reply joined in order. A scenario whose supporting documents equal a held-out item\'s (normalised texts) has similarity 1 by context. A pool scenario leaks when its best similarity exceeds the threshold; found through an inverted index from n-grams to held-out questions';
 
 /** Function words removed before comparing (a swap among them is not a content change). */
 export const FUNCTION_WORDS = new Set((
@@ -30,24 +32,66 @@ export const FUNCTION_WORDS = new Set((
   'there here how when where why up down out off again all both s t d m ll re ve'
 ).split(' '));
 
-// "one" is left out: as often a determiner ("one day") as a count, it is a function word here.
-const NUMBER_WORDS = ['zero', '', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve',
-  'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
-const WORD_TO_DIGIT = new Map(NUMBER_WORDS.map((w, i) => [w, String(i)] as const).filter(([w]) => w !== ''));
+const UNITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve',
+  'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+const SMALL = new Map<string, number>([...UNITS.map((w, i) => [w, i] as const), ...TENS.map((w, i) => [w, 10 * i] as const).filter(([w]) => w !== '')]);
+const SCALE = new Map([['hundred', 100], ['thousand', 1000]]);
+const isNumberWord = (t: string): boolean => SMALL.has(t) || SCALE.has(t);
+
+/**
+ * Number words as digits: a run like "two hundred and twenty-five" → "225", "twenty five" → "25",
+ * "a hundred" → "100" (the article is a function word). A lone "one" is as often a determiner
+ * ("one day") as a count, so it is dropped like a function word — and so is a lone "1", so that
+ * "one" → "1" (and "a" → "one" → "1") changes nothing.
+ */
+function numberRuns(tokens: readonly string[], keepOne = false): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length;) {
+    if (!isNumberWord(tokens[i]!)) { out.push(tokens[i]!); i++; continue; }
+    let total = 0, current = 0, last: 'unit' | 'tens' | 'scale' | null = null, j = i;
+    for (; j < tokens.length; j++) {
+      let t = tokens[j]!;
+      if (t === 'and' && last === 'scale' && j + 1 < tokens.length && SMALL.has(tokens[j + 1]!)) t = tokens[++j]!;
+      const small = SMALL.get(t);
+      const scale = SCALE.get(t);
+      if (small !== undefined) {
+        const tens = small >= 20;
+        if (last === 'unit' || (last === 'tens' && (tens || small >= 10))) break;
+        current += small;
+        last = tens ? 'tens' : 'unit';
+      } else if (scale !== undefined) {
+        if (scale === 100 && current % 1000 >= 100) break;
+        if (scale === 100) current = (current === 0 ? 1 : current) * 100;
+        else { total += (current === 0 ? 1 : current) * 1000; current = 0; }
+        last = 'scale';
+      } else break;
+    }
+    const value = String(total + current);
+    if (keepOne || value !== '1') out.push(value);
+    i = j;
+  }
+  return out;
+}
 
 /** The content tokens of a text, as the leak check compares them. */
 export function leakTokens(text: string): string[] {
   const numbers = text
     .replace(/(\d),(?=\d{3}(?!\d))/g, '$1')
     .replace(/(\d)\.0+(?!\d)/g, '$1')
+    .replace(/%/g, ' percent ')
+    .replace(/\bper[\s-]+cent\b/gi, 'percent')
     .replace(/['’]/g, ' ');
-  const out: string[] = [];
-  for (const t of tokenize(numbers)) {
-    const d = WORD_TO_DIGIT.get(t);
-    if (d !== undefined) out.push(d);
-    else if (!FUNCTION_WORDS.has(t)) out.push(t);
-  }
-  return out;
+  // A hyphenated token of tokenize() that is one number ("twenty-five") is split into its words,
+  // so that "two hundred and twenty-five" is one run; in any other, its number words are made
+  // digits inside it: "sixteen-inch" → "16-inch", "five-four" → "5-4" (as the digits are written).
+  const tokens = tokenize(numbers).flatMap((t) => {
+    if (!t.includes('-')) return [t];
+    const parts = t.split('-');
+    const digits = numberRuns(parts, true);
+    return digits.length === 1 && parts.every(isNumberWord) ? parts : [digits.join('-')];
+  });
+  return numberRuns(tokens).filter((t) => t !== '1' && !FUNCTION_WORDS.has(t));
 }
 
 /** A hash of the supporting documents' normalised texts (sorted); null when there are none. */

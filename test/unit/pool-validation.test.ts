@@ -131,6 +131,8 @@ test('leak similarity is the share of a held-out question\'s content n-grams fou
   const q = 'Ann bought 12 red apples at the market. She gave 5 apples to Tom. How many red apples does Ann have left?';
   const index = new LeakIndex([{ id: 's1', question: q, context: [] }, { id: 's2', question: 'Is Paris north of Rome?', context: [] }], 5);
   assert.deepEqual(leakTokens('The 1,200.00 dollars and five of THESE apples!'), ['1200', 'dollars', '5', 'apples']);
+  assert.deepEqual(leakTokens('one day: twenty-five pears, two hundred and five plums, 5% or 5 per cent or 5 percent'), leakTokens('1 day: 25 pears, 205 plums, 5 percent or 5 percent or 5 %'));
+  assert.deepEqual(leakTokens('one thousand two hundred and twenty five, ten five, a sixteen-inch tree, decided five-four'), ['1225', '10', '5', '16-inch', 'tree', 'decided', '5-4']);
   assert.deepEqual(index.best([`Quick one for my class: ${q} Thanks!`]), { shadowId: 's1', similarity: 1, by: 'text' });
   assert.deepEqual(index.best(['Is Paris north of Rome, do you think?']), { shadowId: 's2', similarity: 1, by: 'text' });
   assert.ok((index.best(['Ann bought 12 green pears at the market.'])?.similarity ?? 0) < 0.5);
@@ -143,6 +145,11 @@ const shadowItems = (async () => {
   return { all, held: all.filter((i) => ids.contentKeys.has(questionKey(i))) };
 })();
 const indexOf = (held: SourceItem[]) => new LeakIndex(held.map((i) => ({ id: sourceKey(i), question: i.question, context: scenarioContext(i) })), 5);
+const ONES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+/** 0..9999 in words ("two thousand three hundred and forty-five"). */
+const inWords = (n: number): string => n < 20 ? ONES[n]! : n < 100 ? TENS[Math.floor(n / 10)]! + (n % 10 ? `-${ONES[n % 10]}` : '')
+  : n < 1000 ? `${ONES[Math.floor(n / 100)]} hundred${n % 100 ? ` and ${inWords(n % 100)}` : ''}` : `${inWords(Math.floor(n / 1000))} thousand${n % 1000 ? ` ${inWords(n % 1000)}` : ''}`;
 const EDITS: [string, (q: string) => string[]][] = [
   ['split rendering: the statement in one turn, wrapping, then the question asked', (q) => {
     const parts = splitText(q);
@@ -150,6 +157,9 @@ const EDITS: [string, (q: string) => string[]][] = [
   }],
   ['function-word swap (the → this, a → one, of → for)', (q) => [q.replace(/\bthe\b/g, 'this').replace(/\ba\b/g, 'one').replace(/\bof\b/g, 'for')]],
   ['punctuation dropped or changed and case changed', (q) => [q.replace(/[?;"()]/g, '').replace(/([.,]) /g, ' ').replace(/'/g, ' ').toUpperCase() + '!!']],
+  ['numbers in words (one → 1 both ways, hyphenated compounds such as twenty-five, hundreds and thousands)', (q) => [q
+    .replace(/\bone\b/gi, '1').replace(/(?<![\d.,:])\b([1-9]\d{0,3})\b(?![.,:]\d)/g, (m) => (m === '1' ? m : inWords(Number(m))))]],
+  ['percent sign written out (% → percent, per cent)', (q) => [q.replace(/%|\bper ?cent\b/gi, (m) => (m === '%' ? ' per cent' : '%'))]],
   ['number formatting (thousands commas, decimals, number words)', (q) => [q.replace(/\b(\d)(\d{3})\b/g, '$1,$2').replace(/(?<![\d.,])\b(\d+)\b(?![.,]\d)/g, (m) => (Number(m) === 3 ? 'three' : `${m}.00`))]],
 ];
 
