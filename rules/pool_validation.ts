@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
 import { dataFileFormat, deriveSeed, displayPath, loadSources, questionKey, scenarioContext, sourceKey, TASKS, type Scenario, type SourceItem } from 'rc1-build/data';
 import { readMetrics } from 'rc1-build/difficulty';
+import { quantileSorted } from 'rc1-build/stats';
 import { loadPack } from 'rc1-build/templates';
 import {
   LEAK_DEFINITION, LeakIndex, PoolParamsSchema, readShadowSourceIds, renderTwin,
@@ -67,6 +68,7 @@ export default defineRule({
     const perSource = new Map<string, number>();
     const leaks: (LeakMatch & { id: string; source: string; same_source: boolean; text: string; held_out_question: string })[] = [];
     const outOfRange: { id: string; length: number }[] = [];
+    const otherBest: number[] = [];
     let duplicates = 0, lenMin = Infinity, lenMax = 0, turnsMax = 0, otherSources = 0;
     const lines = createInterface({ input: createReadStream(poolPath, 'utf8'), crlfDelay: Infinity });
     for await (const line of lines) {
@@ -86,8 +88,8 @@ export default defineRule({
       turnsMax = Math.max(turnsMax, scenarioTurns(s));
       const item = items.get(key);
       const sameSource = item !== undefined && heldOutKeys.has(questionKey(item));
-      if (!sameSource) otherSources += 1;
       const leak = leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context);
+      if (!sameSource) { otherSources += 1; otherBest.push(leak?.similarity ?? 0); }
       if (leak && leak.similarity > v.leak.max_similarity) {
         leaks.push({ id: s.id, source: key, same_source: sameSource, ...leak, text, held_out_question: items.get(leak.shadowId)?.question ?? '' });
       }
@@ -177,6 +179,8 @@ export default defineRule({
           of_other_sources: leaks.filter((l) => !l.same_source).length,
           // Flags among scenarios whose source question is not held out: an upper bound on the false-positive rate (a flagged one may still be a near-duplicate of a held-out question).
           flag_rate_other_sources: otherSources === 0 ? null : leaks.filter((l) => !l.same_source).length / otherSources,
+          // Not gated: how close scenarios of other sources come to the threshold (the flag rate alone counts only those past it).
+          best_similarity_other_sources: bestSimilarity(otherBest, v.leak.max_similarity),
           examples: leaks.slice(0, LISTED),
         },
         reuse,
@@ -191,6 +195,7 @@ export default defineRule({
           length: LENGTH_DEFINITION,
           turns: TURNS_DEFINITION,
           leak: LEAK_DEFINITION,
+          best_similarity_other_sources: 'over the pool scenarios whose source question is not held out: the best leak similarity of each (0 when none shares a gram), its p50, p99 (type-7 quantiles) and max, and margin = threshold − max (not gated; a small margin means an innocent scenario comes close to being flagged)',
           reuse: 'per task: renderings of each source question (scenarios with its task/source_id; source items are identified by their normalised question, so a repeated question is one item), the largest count, and distinct questions / scenarios; more_sources_needed = max(ceil(scenarios / max_renderings_per_source), ceil(scenarios * min_distinct_source_share), ceil(distinct * largest count / max_renderings_per_source)) - distinct questions (the last term: at the pool\'s present unevenness of reuse)',
           roles_styles: 'count = distinct role (style) labels among all scenarios',
           mix: 'share = scenarios of the task / scenarios; deviation = |share − normalised validation.mix_target weight| (RC1\'s target, not the generator\'s pool.mix) in percentage points',
@@ -199,3 +204,11 @@ export default defineRule({
     };
   },
 });
+
+function bestSimilarity(values: number[], threshold: number): { scenarios: number; p50: number; p99: number; max: number; margin: number } | null {
+  if (values.length === 0) return null;
+  const sorted = Float64Array.from(values).sort();
+  const r = (x: number) => Number(x.toFixed(4));
+  const max = sorted[sorted.length - 1]!;
+  return { scenarios: sorted.length, p50: r(quantileSorted(sorted, 0.5)), p99: r(quantileSorted(sorted, 0.99)), max: r(max), margin: r(threshold - max) };
+}

@@ -56,11 +56,16 @@ test('the shipped seed pool passes every pool_validation check, with definitions
   ]);
   assert.equal(report.leaks.count, 0);
   assert.equal(report.leaks.flag_rate_other_sources, 0);
+  const best = report.leaks.best_similarity_other_sources;
+  console.log(`best leak similarity over ${best.scenarios} scenarios of other sources: p50 ${best.p50}, p99 ${best.p99}, max ${best.max}, margin ${best.margin} to ${report.leaks.threshold}`);
+  assert.ok(best.scenarios > 0 && best.p50 <= best.p99 && best.p99 <= best.max && best.max <= report.leaks.threshold, 'the distribution is ordered and below the threshold');
+  assert.equal(best.margin, Number((report.leaks.threshold - best.max).toFixed(4)));
+  assert.ok(!checks.has('best_similarity_other_sources'), 'reported, not gated');
   assert.ok([...checks.values()].every((c) => typeof c.hint === 'string' && c.hint.length > 0), 'every check has a hint');
   assert.equal(report.sample.scenarios, 960);
   assert.equal(report.clarify.rate, 0.3);
   assert.ok(report.stats.kl.value > 10 * report.stats.kl.noise_floor, 'the KL is far above what re-sampling v1 gives');
-  for (const k of ['distinct_n', 'kl', 'zipf_slope', 'length', 'leak', 'duplicates', 'mix', 'reuse']) assert.ok(report.definitions[k], k);
+  for (const k of ['distinct_n', 'kl', 'zipf_slope', 'length', 'leak', 'duplicates', 'mix', 'reuse', 'best_similarity_other_sources']) assert.ok(report.definitions[k], k);
 });
 
 test('a shadow item copied into the pool fails the leak check, with the hint in the check', async () => {
