@@ -1,9 +1,9 @@
 // The difficulty gate: checks on the balanced pool, overall and per task, each with a one-line
 // hint: the bucket shares (easy ≤ 30 %, medium 40–50 %, hard 30–40 %), the ceilings, clue_overlap
 // medians, and the association between the reasoning bucket and the need for clarification
-// (Cramér's V ≤ max_association) in the balanced pool AND in the whole pool — the pool's says
-// whether the difficulty measure itself is the clarification flag in disguise, which balancing
-// would otherwise hide. A check that cannot apply is never passed: clue_overlap for a task without
+// (Cramér's V ≤ max_association) in the whole pool — it says whether the difficulty measure
+// itself is the clarification flag in disguise, which balancing would otherwise hide; the
+// balanced pool's V, ≈ 0 by construction, is reported as n/a with that reason, not gated. A check that cannot apply is never passed: clue_overlap for a task without
 // supporting text is left out and named in the report's `not_applicable` list; an association
 // where V is undefined or the scope is smaller than min_association_n is `n/a` with the reason.
 import { check, notApplicable, type Check } from '../api/index.ts';
@@ -90,10 +90,17 @@ function scopeChecks(scope: string, items: readonly Scored[], pool: readonly Sco
     if (set.length < gate.min_association_n) return notApplicable(made, `${set.length} scenarios, fewer than difficulty.gate.min_association_n = ${gate.min_association_n}: V is too noisy to judge at this size`);
     return made;
   };
-  checks.push(assoc('clarify_association', items, n === 0 ? HINTS.empty : HINTS.association));
+  // The balanced pool splits each bucket's quota between the clarification strata at the pool's
+  // rate (balance.ts), so its V is ≈ 0 by construction: reported (the value stays on the check),
+  // never gated — a check that cannot fail is no check. The pool's association is the gate.
+  const inBalanced = assoc('clarify_association', items, n === 0 ? HINTS.empty : HINTS.association);
+  checks.push(inBalanced.status === 'n/a' ? inBalanced : notApplicable(inBalanced, BALANCED_ASSOCIATION));
   checks.push(assoc('clarify_association_pool', pool, HINTS.association));
   return checks;
 }
+
+/** Why the balanced pool's association is reported, not gated. */
+export const BALANCED_ASSOCIATION = 'not gated in the balanced pool: balancing splits every bucket between the clarification strata at the pool\'s rate, so V is about 0 by construction (value reported); the association is gated on the whole pool (clarify_association_pool)';
 
 /**
  * The gate's checks: overall, then per task of the pool (a task missing from the balanced pool

@@ -15,7 +15,7 @@ export {
   type BalanceConfig, type BalanceItem, type BalancePlan, type BucketCounts, type Stratum, type StratumPlan, type TaskPlan,
 } from './balance.ts';
 export { balanceParams, gateSchema, metricsParams, metricsSchema, reportParams, type GateConfig } from './config.ts';
-export { HINTS, bucketShares, clarifyAssociation, clueMedians, clueNotApplicable, difficultyChecks, type Scored } from './gate.ts';
+export { BALANCED_ASSOCIATION, HINTS, bucketShares, clarifyAssociation, clueMedians, clueNotApplicable, difficultyChecks, type Scored } from './gate.ts';
 export { ASSOCIATION_DEFINITION, association, type Association } from './association.ts';
 export { BIN_WIDTH, NOT_APPLICABLE_REASONS, bandTable, difficultyReport, taskShares, tasksOf, type ReportInput } from './report.ts';
 export { histogram, quantileSorted, summarise, type Histogram, type Summary } from './stats.ts';

@@ -20,12 +20,12 @@
 //                           a failure in prod; in dev a visible waiver, because the dev heuristic
 //                           judge sees the reference answer
 //   weights_*               the shipped weights' constraints (enforced by the solver; checked)
-import { check, waive, type Check } from '../api/index.ts';
+import { check, notApplicable, waive, type Check } from '../api/index.ts';
 import { DIMENSIONS } from '../scoring/types.ts';
 import { calibrateWeights, intervalCheck, matrix, nullCheck, nullSummary, type Calibration } from '../stats/index.ts';
 import type { CalibrationConfig, StatisticsConfig } from './config.ts';
 import { sourceKey, type EvalItem } from './items.ts';
-import { dimensionAgreement } from './leakage.ts';
+import { dimensionAgreement, worstDimension } from './leakage.ts';
 import { threshold } from './provenance.ts';
 import type { Weights } from './reward.ts';
 
@@ -73,9 +73,13 @@ export function calibrate(items: readonly EvalItem[], old: Weights, cfg: Calibra
   const w = DIMENSIONS.map((dim) => cal.weights[dim]!);
   const sum = w.reduce((a, v) => a + v, 0);
   const agreement = Object.fromEntries(DIMENSIONS.map((dim, j) => [dim, dimensionAgreement(Float64Array.from(items, (_, i) => X.data[i * d + j]!), y)]));
-  const [leakDim, leak] = Object.entries(agreement).reduce((a, e) => (e[1].balanced > a[1].balanced ? e : a));
-  const leakCheck = check('label_leakage', leak.balanced, '<=', cfg.max_single_dimension_agreement,
+  // Dimensions with constant scores (agreement NaN) are skipped: see worstDimension.
+  const worst = worstDimension(agreement);
+  const [leakDim, leak] = worst ? [worst.dimension, worst.agreement] : ['none', { balanced: NaN, share: NaN, threshold: NaN }];
+  const leakMade = check('label_leakage', leak.balanced, '<=', cfg.max_single_dimension_agreement,
     `dimension ${leakDim} alone agrees with success on ${(100 * leak.balanced).toFixed(1)} % (balanced): the judge is reading the outcome, not judging the trajectory; keep the reference answer out of that dimension's prompt`);
+  const leakCheck = worst ? leakMade
+    : notApplicable(leakMade, y.every((v) => v === y[0]) ? 'every rollout has the same success label' : 'every dimension has constant scores');
   const leakFlagged = Object.entries(agreement).filter(([, a]) => a.balanced > cfg.max_single_dimension_agreement).map(([dim]) => dim);
   const more = `the pool has ${scenarios} scored scenarios from ${groups} source questions at this stage: a larger pool (scale.n) with enough distinct source questions per task (data/raw/<task>/)`;
   const checks: Check[] = [

@@ -41,3 +41,17 @@ export function dimensionAgreement(scores: ArrayLike<number>, success: ArrayLike
   }
   return best;
 }
+
+/**
+ * The dimension that agrees most with success, among those whose agreement is defined: a dimension
+ * with constant scores has no threshold inside its range (NaN), cannot separate anything and is
+ * skipped (a NaN would otherwise win or lose every comparison by its position). null when none is
+ * defined (constant scores everywhere, or every rollout has the same success label).
+ */
+export function worstDimension(agreement: Record<string, DimensionAgreement>): { dimension: string; agreement: DimensionAgreement } | null {
+  let worst: { dimension: string; agreement: DimensionAgreement } | null = null;
+  for (const [dimension, a] of Object.entries(agreement)) {
+    if (!Number.isNaN(a.balanced) && (worst === null || a.balanced > worst.agreement.balanced)) worst = { dimension, agreement: a };
+  }
+  return worst;
+}
