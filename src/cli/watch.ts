@@ -3,10 +3,12 @@
 // chokidar, and rebuild — debounced — when one changes. Content hashes decide what reruns, and
 // each run prints its reason. A failing rule or a broken declaration is reported and the watch
 // waits for the next change; edits made while a build runs are queued and built right after it;
-// Ctrl-C stops a running build cleanly (as a plain build does).
+// Ctrl-C stops a running build cleanly (as a plain build does). What the engine writes itself
+// (outputs, rule logs, ERROR reports, the manifest and sidecars, .rc1/) never wakes it, so a glob
+// over the whole workspace does not rebuild from the build's own writes.
 import * as path from 'node:path';
 import { globBase } from '../hash/glob-cache.ts';
-import { closureOf } from '../graph/resolved.ts';
+import { type ResolvedPipeline, closureOf } from '../graph/resolved.ts';
 import { UsageError, didYouMean } from '../config/usage-error.ts';
 import { PIPELINE_FILE } from '../config/load-pipeline.ts';
 import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
@@ -33,6 +35,39 @@ export async function watchSet(ws: Workspace, targets: string[]): Promise<Set<st
   return out;
 }
 
+/** A temporary or staged name the engine writes beside a file (writeFileAtomic, the output commit). */
+const ENGINE_TEMP = /\.(tmp-\d+-[0-9a-z]+-[0-9a-z]+|rc1-new|rc1-old)$/;
+
+/**
+ * Whether a workspace-relative path is one the engine itself writes during a build — its state
+ * (.rc1/), the targets' outputs, rule logs (logs/<target>.log), ERROR_*.json reports, the manifest
+ * and its sidecars, and the temporary names of any of these — so that a watch whose glob covers
+ * the workspace never rebuilds because of its own writes.
+ */
+export function engineWritten(rel: string, p: Pick<ResolvedPipeline, 'producers' | 'targets' | 'manifestDir'> | null): boolean {
+  if (rel === STATE_DIR || rel.startsWith(`${STATE_DIR}/`)) return true;
+  const name = rel.replace(ENGINE_TEMP, '');
+  if (name !== rel && name !== '') return true;
+  if (/^reports\/ERROR_[^/]*\.json$/.test(rel)) return true;
+  if (!p) return false;
+  if (rel === p.manifestDir || rel.startsWith(`${p.manifestDir}/`)) return true;
+  if (p.producers.has(rel)) return true;
+  const log = /^logs\/(.+)\.log$/.exec(rel);
+  if (log && p.targets.has(log[1]!)) return true;
+  for (const [out, owner] of p.producers) {
+    if (rel.startsWith(out + '/') && p.targets.get(owner)!.outputs.some((x) => x.dir && x.path === out)) return true;
+  }
+  return false;
+}
+
+/** Whether a folder is one the engine creates to hold what it writes (see engineWritten). */
+export function engineFolder(rel: string, p: Pick<ResolvedPipeline, 'producers' | 'manifestDir'> | null): boolean {
+  if (rel === 'logs' || rel === 'reports') return true;
+  if (!p) return false;
+  const under = (x: string): boolean => x.startsWith(rel + '/');
+  return under(p.manifestDir + '/') || [...p.producers.keys()].some(under);
+}
+
 function checkTargets(ws: Workspace, names: string[]): void {
   for (const name of names) {
     if (!ws.pipeline.targets.has(name)) {
@@ -49,6 +84,8 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
     else io.out(`watch: ${msg}\n`);
   };
   let ws: Workspace | null = first;
+  // The last pipeline loaded: the engine's writes of a build are still reported after it ended.
+  let known: ResolvedPipeline | null = first.pipeline;
   let running: Running | null = null;
   const changed = new Set<string>();
   let wake: (() => void) | null = null;
@@ -56,18 +93,15 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
   const ignored = (file: string): boolean => {
     const rel = path.relative(root, path.resolve(root, file)).split(path.sep).join('/');
     if (rel.startsWith('..') || rel === '') return false;
-    if (/(^|\/)(node_modules|\.git)(\/|$)/.test(rel) || rel === STATE_DIR || rel.startsWith(`${STATE_DIR}/`)) return true;
-    const p = ws?.pipeline;
-    if (!p) return false;
-    if (p.producers.has(rel) || rel.startsWith(`${p.manifestDir}/`)) return true;
-    for (const [out, owner] of p.producers) {
-      if (rel.startsWith(out + '/') && p.targets.get(owner)!.outputs.some((x) => x.dir && x.path === out)) return true;
-    }
-    return false;
+    if (/(^|\/)(node_modules|\.git)(\/|$)/.test(rel)) return true;
+    return engineWritten(rel, known);
   };
   const watcher = chokidar.watch([], { ignoreInitial: true, atomic: true, ignored, cwd: root });
-  watcher.on('all', (_ev, p) => {
+  watcher.on('all', (ev, p) => {
     if (ignored(path.resolve(root, p))) return;
+    // A folder the engine creates to write into (logs/, reports/, an output's parent) changes
+    // nothing by appearing; what is written inside it is judged file by file.
+    if (ev === 'addDir' && engineFolder(p.split(path.sep).join('/'), known)) return;
     changed.add(p.split(path.sep).join('/'));
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => { timer = null; wake?.(); }, DEBOUNCE_MS);
@@ -93,6 +127,7 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
   for (;;) {
     try {
       ws ??= await openWorkspace(root);
+      known = ws.pipeline;
       checkTargets(ws, args);
       const targets = args.length ? args : ws.pipeline.defaultTargets;
       // Watched before the build starts, so an edit made while it runs is seen.
