@@ -15,9 +15,10 @@
 // stat cache records an output's (size, mtime, inode, ctime), a later build re-hashes it, so a
 // file or rename that a power cut lost reads as stale, never as up to date.
 // Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
-// refuses) is reported, removed, and its target recorded as failed so that it rebuilds.
-// Fault injection for tests: RC1_FAULT_COMMIT_PAUSE_MS=N sleeps N ms after the journal and after
-// each move, so a test can SIGKILL a build inside the commit window (test/integration/kill-loop).
+// refuses, or any other error) is reported, removed, and its target recorded as failed so that
+// it rebuilds. It also removes the `<path>.rc1-old` a directory replacement left aside.
+// Fault injection for tests: RC1_FAULT_COMMIT_PAUSE_MS=N sleeps N ms after the journal (also one
+// written just before a cross-filesystem copy) and after each move, so a test can SIGKILL a build inside the commit window (test/integration/kill-loop).
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
@@ -25,7 +26,7 @@ import * as path from 'node:path';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { HashedOutput } from '../runner/protocol.ts';
 import { FSYNC, ensureDir, fsyncPath, fsyncTree, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
-import { EngineWriteError, engineWrite, isWriteErrno } from '../util/write-error.ts';
+import { EngineWriteError, engineWrite } from '../util/write-error.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from './trace-log.ts';
 
 interface Move { from: string; to: string; dir: boolean }
@@ -83,14 +84,26 @@ function copyInto(m: Move): void {
   rmrf(m.from);
 }
 
-function applyMove(m: Move): void {
+/** `beforeCopy` runs once before a cross-filesystem copy (the commit journals it there if it had not). */
+function applyMove(m: Move, beforeCopy: () => void): void {
   if (!fs.existsSync(m.from)) return; // already moved before a crash
   ensureDir(path.dirname(m.to));
   try {
     renameInto(m.from, m.to, m.dir);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+    beforeCopy();
     copyInto(m);
+  }
+}
+
+/** Remove a `.rc1-new`/`.rc1-old` leftover; a parent that is no directory (or a symlink loop) means there is none. */
+function dropLeftover(p: string): void {
+  try {
+    rmrf(p);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTDIR' && code !== 'ELOOP') throw e;
   }
 }
 
@@ -107,12 +120,13 @@ export class OutputCommitter {
     private readonly stat: StatCache,
   ) {}
 
-  private move(m: Move): void {
+  /** Any refusal (errno) of a move — ENOSPC as much as a file where a directory should be — names its path. */
+  private move(m: Move, beforeCopy: () => void = () => {}): void {
     try {
-      applyMove(m);
+      applyMove(m, beforeCopy);
     } catch (e) {
-      if (!isWriteErrno(e)) throw e;
-      throw new EngineWriteError(`output${m.dir ? ' directory' : ''}`, m.to, e, this.root);
+      if (e instanceof EngineWriteError || typeof (e as NodeJS.ErrnoException | null)?.code !== 'string') throw e;
+      throw new EngineWriteError(`output${m.dir ? ' directory' : ''}`, m.to, e as NodeJS.ErrnoException, this.root);
     }
     this.touched.add(path.dirname(m.to));
   }
@@ -121,11 +135,24 @@ export class OutputCommitter {
     const moves: Move[] = hashed.map((h) => ({ from: h.tmp, to: path.join(this.root, h.path), dir: h.dir }));
     // One file: its rename is atomic by itself, and a kill before the trace line leaves the old
     // record, whose hash no longer matches: stale, never fresh. Sets and directories: journal.
-    const journal = moves.length > 1 || moves.some((m) => m.dir) ? path.join(this.journalDir, `${encodeURIComponent(record.name)}.json`) : null;
-    if (journal) engineWrite('the commit journal', journal, () => writeFileAtomic(journal, JSON.stringify({ record, moves } satisfies Journal)), this.root);
+    // A single file copied across filesystems is journaled just before its copy, so a kill
+    // mid-copy leaves no `<path>.rc1-new` that nothing would remove.
+    const file = path.join(this.journalDir, `${encodeURIComponent(record.name)}.json`);
+    let journal: string | null = null;
+    const writeJournal = (): void => {
+      if (journal) return;
+      journal = file;
+      engineWrite('the commit journal', file, () => writeFileAtomic(file, JSON.stringify({ record, moves } satisfies Journal)), this.root);
+    };
+    if (moves.length > 1 || moves.some((m) => m.dir)) writeJournal();
     faultPause();
+    const journalCopy = (): void => {
+      if (journal) return;
+      writeJournal();
+      faultPause();
+    };
     for (const m of moves) {
-      this.move(m);
+      this.move(m, journalCopy);
       faultPause();
     }
     this.trace.put(record);
@@ -215,14 +242,21 @@ export class OutputCommitter {
       const j = readJsonOrNull<Journal>(file);
       if (j && j.record && Array.isArray(j.moves)) {
         try {
-          for (const m of j.moves) rmrf(`${m.to}.rc1-new`);
-          for (const m of j.moves) this.move(m);
+          for (const m of j.moves) dropLeftover(`${m.to}.rc1-new`);
+          for (const m of j.moves) {
+            this.move(m);
+            // A directory whose rename was done before the kill: its old copy may be left aside.
+            if (m.dir) dropLeftover(`${m.to}.rc1-old`);
+          }
           this.trace.put(j.record);
           out.recovered.push(j.record.name);
         } catch (e) {
-          if (!(e instanceof EngineWriteError) && !isWriteErrno(e)) throw e;
-          const error = `its interrupted commit could not be completed: ${(e as Error).message}`;
-          for (const m of j.moves) rmrf(`${m.to}.rc1-new`);
+          // Whatever stops the roll-forward (a plain file where an output's directory should be,
+          // a dangling symlink, a full disk) is reported, never thrown: the workspace must not wedge.
+          const error = `its interrupted commit could not be completed: ${e instanceof Error ? e.message : String(e)}`;
+          for (const m of j.moves) {
+            try { rmrf(`${m.to}.rc1-new`); } catch { /* best effort: the target runs again anyway */ }
+          }
           // Outputs may now be half old, half new: a failed record makes the target run again.
           this.trace.put({ ...j.record, outputs: [], result: 'failed', error, how: 'ran' });
           out.failed.push({ target: j.record.name, error });

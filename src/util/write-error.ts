@@ -21,6 +21,21 @@ const WRITE_CODES: Record<string, string> = {
   ENFILE: 'too many open files in the system',
 };
 
+/** errno codes of a move that met something in the way of the output's path (not a full or failing disk). */
+const PATH_CODES: Record<string, string> = {
+  EEXIST: 'a file is in the way (where a directory is needed)',
+  ENOTDIR: 'a parent of that path is not a directory',
+  EISDIR: 'a directory is in the way',
+  ELOOP: 'too many levels of symbolic links (a symlink loop or a dangling chain in the way)',
+  ENAMETOOLONG: 'file name too long',
+  ENOTEMPTY: 'a non-empty directory is in the way',
+};
+
+/** Node's message without its "CODE: " prefix and ", syscall 'path'" suffix. */
+function bareMessage(e: NodeJS.ErrnoException): string {
+  return e.message.replace(/^[A-Z0-9_]+: /, '').replace(/, \w+ '.*$/s, '');
+}
+
 export interface FilesystemInfo { mountPoint: string; type: string; freeBytes: number | null }
 
 function unescapeMount(s: string): string {
@@ -83,7 +98,7 @@ export class EngineWriteError extends Error {
   constructor(readonly what: string, readonly file: string, cause: NodeJS.ErrnoException, root?: string) {
     const code = cause.code ?? 'EIO';
     const shown = root && (file === root || file.startsWith(root + path.sep)) ? path.relative(root, file) || '.' : file;
-    super(`cannot write ${what} ${shown}: ${WRITE_CODES[code] ?? cause.message} (${code}) on ${describeFilesystem(file)}`);
+    super(`cannot write ${what} ${shown}: ${WRITE_CODES[code] ?? PATH_CODES[code] ?? bareMessage(cause)} (${code}) on ${describeFilesystem(file)}`);
     this.name = 'EngineWriteError';
     this.code = code;
   }
@@ -92,6 +107,7 @@ export class EngineWriteError extends Error {
     switch (this.code) {
       case 'ENOSPC': case 'EDQUOT': return 'free space on that filesystem (rc1-build clean --cache drops the output cache), then build again: nothing half-written was recorded';
       case 'EACCES': case 'EPERM': case 'EROFS': return 'make that path writable for this user (or remount it read-write), then build again';
+      case 'EEXIST': case 'ENOTDIR': case 'EISDIR': case 'ELOOP': case 'ENOTEMPTY': return 'move or remove what is in the way of that path (or fix the symlink), then build again: nothing half-written was recorded';
       case 'EBUSY': return 'an output cannot be a mount point itself: mount its parent directory instead';
       default: return 'check the filesystem (dmesg), then build again: nothing half-written was recorded';
     }
@@ -125,4 +141,17 @@ export function asEngineWriteError(e: unknown, root?: string): EngineWriteError 
   if (!isWriteErrno(e)) return null;
   const at = typeof e.path === 'string' ? e.path : root ?? '.';
   return new EngineWriteError('to', path.resolve(at), e, root);
+}
+
+/**
+ * An errno error from reading a target's inputs or rule (a symlink loop, a directory where a file
+ * is declared, a file this user cannot read) as one line naming the path; null if it is not one.
+ * It fails that target only: reads are not engine writes, so they never halt the build.
+ */
+export function cannotRead(e: unknown, root: string): string | null {
+  const err = e as NodeJS.ErrnoException | null;
+  if (typeof err?.code !== 'string' || typeof err.path !== 'string') return null;
+  const abs = path.resolve(root, err.path);
+  const shown = abs === root || abs.startsWith(root + path.sep) ? path.relative(root, abs) || '.' : abs;
+  return `cannot read ${shown}: ${bareMessage(err)} (${err.code})`;
 }
