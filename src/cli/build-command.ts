@@ -70,32 +70,40 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     if (o.waitS) {
       await ws.lock.acquireWaiting(o.command, o.waitS, (h) => io.err(`rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`));
     } else ws.lock.acquire(o.command);
-    noteProfileSwitch(ws, o.targets, io);
-    if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
-    ws.trace.repair();
   }
-  const keysBefore = currentKeys(ws);
-  const build = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
-  const t0 = performance.now();
-  const running: Running = {
-    interrupt: async () => {
-      await build.interrupt(t0);
-      ws.lock.release();
-      rep.close();
-    },
-  };
-  hooks.onStart?.(running);
-  const onSignal = (sig: NodeJS.Signals): void => {
-    void running.interrupt().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
-  };
+  // From here on the lock is held (when not a dry run): whatever throws — trace repair on a full
+  // disk too — releases it in the finally below.
+  let build: Build | null = null;
+  let onSignal: ((sig: NodeJS.Signals) => void) | null = null;
   let stopLauncherWatch = (): void => {};
-  if (hooks.installSignals) {
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    stopLauncherWatch = watchLauncher(() => onSignal('SIGTERM'));
-  }
   try {
-    const code = await build.run();
+    if (!o.dryRun) {
+      noteProfileSwitch(ws, o.targets, io);
+      if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
+      ws.trace.repair();
+    }
+    const keysBefore = currentKeys(ws);
+    const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
+    build = b;
+    const t0 = performance.now();
+    const running: Running = {
+      interrupt: async () => {
+        await b.interrupt(t0);
+        ws.lock.release();
+        rep.close();
+      },
+    };
+    hooks.onStart?.(running);
+    if (hooks.installSignals) {
+      const handler = (sig: NodeJS.Signals): void => {
+        void running.interrupt().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+      };
+      onSignal = handler;
+      process.once('SIGINT', handler);
+      process.once('SIGTERM', handler);
+      stopLauncherWatch = watchLauncher(() => handler('SIGTERM'));
+    }
+    const code = await b.run();
     if (!o.dryRun) {
       try {
         afterBuildGc(ws, keysBefore, io);
@@ -105,10 +113,10 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     }
     return code;
   } finally {
-    await build.close();
+    await (build as Build | null)?.close();
     ws.lock.release();
     rep.close();
-    if (hooks.installSignals) {
+    if (onSignal) {
       stopLauncherWatch();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
