@@ -1,7 +1,7 @@
 // Who a process is, beyond its pid: a pid is reused, and a container restart hands out the same
 // small pids again, so a lock names its holder by pid + the process's start time (field 22 of
 // /proc/<pid>/stat, clock ticks since boot) + the host name + the kernel's boot id
-// (/proc/sys/kernel/random/boot_id). `holderState` decides from that whether the holder still runs.
+// (/proc/sys/kernel/random/boot_id) + its PID namespace (/proc/self/ns/pid). `holderState` decides from that whether the holder still runs.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 
@@ -11,6 +11,8 @@ export interface ProcessIdentity {
   /** Field 22 of /proc/<pid>/stat as a decimal string; null where /proc is not available. */
   startTicks: string | null;
   bootId: string | null;
+  /** The PID namespace (readlink /proc/self/ns/pid, e.g. "pid:[4026531836]"); null where unknown. */
+  pidNs?: string | null;
 }
 
 export type HolderState =
@@ -43,10 +45,18 @@ function readBootId(): string | null {
   }
 }
 
+function readPidNs(): string | null {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid') || null;
+  } catch {
+    return null;
+  }
+}
+
 let self: ProcessIdentity | null = null;
 
 export function selfIdentity(): ProcessIdentity {
-  self ??= { pid: process.pid, host: os.hostname(), startTicks: procStat(process.pid)?.startTicks ?? null, bootId: readBootId() };
+  self ??= { pid: process.pid, host: os.hostname(), startTicks: procStat(process.pid)?.startTicks ?? null, bootId: readBootId(), pidNs: readPidNs() };
   return self;
 }
 
@@ -60,18 +70,24 @@ function killZero(pid: number): boolean {
 }
 
 /**
- * Whether the process named by `holder` still runs. `ownToken` is false when the holder's record
- * is not one this process wrote: a holder with our own pid is then a process from before a
- * restart (the pid is ours now), so it is dead.
+ * Whether the process named by `holder` still runs. `ownRecord` is true when this lock object
+ * wrote the record. A record with our own pid that another lock object wrote is this very
+ * process when its start time is ours (alive), else a process from before a restart (dead).
+ * A holder in another PID namespace of this kernel (another container on the host network)
+ * cannot be looked up in our /proc: unknown, never broken.
  */
-export function holderState(holder: Partial<ProcessIdentity> & { pid: number }, ownRecord: boolean): HolderState {
-  const me = selfIdentity();
+export function holderState(holder: Partial<ProcessIdentity> & { pid: number }, ownRecord: boolean, me: ProcessIdentity = selfIdentity()): HolderState {
   if (holder.host !== undefined && holder.host !== me.host) {
     return { kind: 'unknown', why: `it runs on another host (${holder.host})` };
   }
   if (holder.bootId && me.bootId && holder.bootId !== me.bootId) return { kind: 'dead', why: 'the machine has rebooted since it started' };
+  if (holder.pidNs && me.pidNs && holder.pidNs !== me.pidNs) {
+    return { kind: 'unknown', why: `it runs in another PID namespace (${holder.pidNs}; this build is in ${me.pidNs}: another container on this host), so its pid cannot be checked from here` };
+  }
   if (holder.pid === me.pid) {
-    return ownRecord ? { kind: 'alive' } : { kind: 'dead', why: `its pid ${holder.pid} is this process's own (a restart reused it)` };
+    if (ownRecord) return { kind: 'alive' };
+    if (holder.startTicks && me.startTicks && holder.startTicks === me.startTicks) return { kind: 'alive' };
+    return { kind: 'dead', why: `its pid ${holder.pid} is this process's own (a restart reused it)` };
   }
   if (me.startTicks === null) {
     // No /proc (not Linux): the pid is all there is.

@@ -17,8 +17,9 @@
 //
 // Liveness (process-identity.ts): pid + start time from /proc + host + boot id. A zombie, a pid
 // now used by another process, a holder from before a reboot, or a record naming this very
-// process's pid (a container restart reuses small pids) are all dead holders, broken
-// automatically. A holder on another host cannot be checked and is left alone.
+// process's pid with another start time (a container restart reuses small pids) are all dead holders, broken
+// automatically. A holder on another host, or in another PID namespace of this kernel (another
+// container on the host network), cannot be checked and is left alone (unknown, never broken).
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -53,7 +54,7 @@ export class LockedError extends UsageError {
         ...(waitedS !== undefined ? { waited: `${waitedS} s` } : {}),
       },
       hint: state.kind === 'unknown'
-        ? `its liveness cannot be checked from here; if it no longer runs on ${holder.host}, remove ${file}`
+        ? `its liveness cannot be checked from here, so it is never broken automatically: add --wait to queue behind it, or, after checking that pid ${holder.pid} no longer runs on ${holder.host}${holder.pidNs ? ` in ${holder.pidNs}` : ''}, remove ${file} by hand`
         : 'wait for it to finish, or add --wait to queue behind it; a lock left by a dead process is broken automatically',
     });
   }
