@@ -14,6 +14,7 @@ import type { StatCache } from '../hash/stat-cache.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
+import { engineWrite } from '../util/write-error.ts';
 
 /** Root of the rc1-build package (dist/cli.js or src/config/compile-module.ts → ..). */
 export function engineRoot(): string {
@@ -148,9 +149,12 @@ export class ModuleCompiler {
     const out = `${base}-${sha256Hex(canonicalJson(files)).slice(0, 16)}.mjs`;
     if (!fs.existsSync(path.join(this.dir, out))) {
       // The source map sits beside the module (linked): read only for stack traces and diagnostics.
-      if (map) writeFileAtomic(path.join(this.dir, `${out}.map`), map.contents);
+      // Engine writes: a full disk here halts the build (EngineWriteError), unlike a rule it cannot read.
+      const mapFile = path.join(this.dir, `${out}.map`);
+      if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
       const code = Buffer.from(js.contents).toString('utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
-      writeFileAtomic(path.join(this.dir, out), code);
+      const outFile = path.join(this.dir, out);
+      engineWrite('a compiled rule', outFile, () => writeFileAtomic(outFile, code));
     }
     const old = this.records[entry];
     if (old && old.out !== out) {

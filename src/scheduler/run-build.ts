@@ -26,7 +26,7 @@ import { locateKey, pickParams } from '../config/load-configs.ts';
 import { CompileError } from '../config/compile-module.ts';
 import { rmrf } from '../util/fs.ts';
 import { redactor } from '../util/redact-secrets.ts';
-import { EngineWriteError, asEngineWriteError, isWriteErrno } from '../util/write-error.ts';
+import { EngineWriteError, asEngineWriteError, cannotRead } from '../util/write-error.ts';
 import { phase } from '../util/timing.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
@@ -238,8 +238,9 @@ export class Build {
     try {
       d = await decide(env, t);
     } catch (e) {
-      if (isWriteErrno(e) || e instanceof EngineWriteError) throw e;
-      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String((e as Error).stack ?? e));
+      // Only the engine's own writes halt the build; an input or rule it cannot read fails this target.
+      if (e instanceof EngineWriteError) throw e;
+      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : cannotRead(e, this.ws.root) ?? String((e as Error).stack ?? e));
     } finally {
       this.deciding.release();
     }
@@ -347,8 +348,8 @@ export class Build {
     try {
       module = await ws.compiler.compiled(t.rule);
     } catch (e) {
-      if (isWriteErrno(e) || e instanceof EngineWriteError) throw e;
-      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : String(e));
+      if (e instanceof EngineWriteError) throw e;
+      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : cannotRead(e, this.ws.root) ?? String(e));
     }
     await sem.acquire();
     if (this.interrupted || this.halted) { sem.release(); return 'failed'; }
