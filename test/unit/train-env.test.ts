@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ANSWER, ASK, CALC, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, WIKI, newState, stepEnv, type EnvOptions } from '../../src/train/env/dialogue-env.ts';
-import { OBS_DIM, feature, observe, observeState } from '../../src/train/env/features.ts';
+import { OBS_DIM, agentView, feature, observe, observeState } from '../../src/train/env/features.ts';
+import { baselineActor } from '../../src/train/baselines.ts';
 import { difficultyFactor, overclarPenalty, rc1Reward } from '../../src/train/env/reward.ts';
 import { scenarioSpec } from '../../src/train/env/scenario-spec.ts';
 import { TrainRng } from '../../src/train/rng.ts';
@@ -127,4 +128,18 @@ test('the observation reads the transcript, not the simulator: the same visible 
   observe(spec.view, [{ action: 'wiki', text: NO_ARTICLE, title: '' }], 1, 8, x);
   assert.equal(feature(x, 'last_no_article'), 1);
   assert.equal(feature(x, 'wiki_pages'), 0);
+});
+
+test('no canned reply of the environment has a content word: a vague reply, "nothing to add" and "As I said:" count 0 new words, a real one-word detail counts 1, and the hand rule asks again after a vague reply', () => {
+  const view = agentView({ task: 'hotpotqa', messages: [{ role: 'user', content: 'Who directed a certain film?' }] } as Parameters<typeof agentView>[0]);
+  const x = new Float32Array(OBS_DIM);
+  const newWords = (text: string): number => { observe(view, [{ action: 'ask', text }], 1, 8, x); return feature(x, 'reply_new_words'); };
+  for (const reply of [VAGUE_REPLY, NOTHING_TO_ADD, 'As I said:']) assert.equal(newWords(reply), 0, reply);
+  assert.equal(newWords('Casablanca.'), 1);
+  assert.equal(newWords('As I said: Casablanca.'), 1);
+  const hand = baselineActor('hand-rule', 8);
+  observe(view, [{ action: 'ask', text: VAGUE_REPLY }], 1, 8, x);
+  assert.equal(hand.logProbs(x).indexOf(0), ASK);
+  observe(view, [{ action: 'ask', text: 'Casablanca.' }], 1, 8, x);
+  assert.notEqual(hand.logProbs(x).indexOf(0), ASK);
 });

@@ -68,8 +68,12 @@ export function staticFeatures(s: Pick<Scenario, 'task' | 'messages'>): Float64A
   ]);
 }
 
-/** Words that carry no content (the overlap and novelty features ignore them). */
-const STOP = new Set(('a an the of in on at to for and or but is are was were be been it its this that these those i you he she we they my your his her our their me him us them ' +
+/**
+ * Words that carry no content (the overlap and novelty features ignore them). Every canned reply of
+ * the environment (VAGUE_REPLY, NOTHING_TO_ADD, the "As I said:" prefix) is made of these only, so
+ * a reply that brings nothing counts 0 new words (test/unit/train-env.test.ts).
+ */
+const STOP = new Set(('a an the of in on at to for and or but am is are was were be been it its this that these those i you he she we they my your his her our their me him us them ' +
   'what which who whom whose when where why how do does did not no nothing there here as by with from about into than then so if just all any some one ones usual guess ' +
   'hmm sure put said add everything question mean meant it\'s i\'m good catch number').split(' '));
 const content = (text: string): string[] => tokenize(text).filter((t) => t.length > 1 && !STOP.has(t));
