@@ -109,8 +109,10 @@ export default defineRule({
       let n = 0;
       const measured: Actor = { maxTurns: policy.maxTurns, logProbs: (obs, off) => { const lp = policy.logProbs(obs, off); kl += klOf(lp, sft.logProbs(obs, off)); n += 1; return lp; } };
       const rows = play(measured);
-      const klTrainMax = Math.max(...readCurve(r.metrics).map((p) => p.kl ?? 0));
-      return { seed: r.seed, rows, klTrainMax, klEval: n === 0 ? 0 : kl / n };
+      const curve = readCurve(r.metrics);
+      const noRollout = curve.find((p) => p.kl_rollout === null);
+      if (curve.length === 0 || noRollout) throw new RuleError(`${ctx.target}: ${relative(ctx.root, r.metrics)} ${noRollout ? `has no kl_rollout at step ${noRollout.step}` : 'has no step'}: the KL check needs the rollout KL of every step (a run by an older trainer: rebuild with --force train)`);
+      return { seed: r.seed, rows, klRolloutMax: Math.max(...curve.map((p) => p.kl_rollout!)), klPostUpdateMax: Math.max(...curve.map((p) => p.kl ?? 0)), klEval: n === 0 ? 0 : kl / n };
     });
     const baselines = BASELINE_NAMES.map((name) => ({ name, rows: play(baselineActor(name, train.env.max_turns)) }));
     ctx.signal.throwIfAborted();
@@ -123,7 +125,7 @@ export default defineRule({
     mkdirSync(dirname(png), { recursive: true });
     const last = points.at(-1);
     writeFileSync(png, drawLearningCurve(points, `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`));
-    const klCurves = runs.map((r) => ({ seed: r.seed, points: readCurve(r.metrics).map((p) => ({ step: p.step, kl: p.kl })) }));
+    const klCurves = runs.map((r) => ({ seed: r.seed, points: readCurve(r.metrics).map((p) => ({ step: p.step, kl_rollout: p.kl_rollout, kl_post_update: p.kl })) }));
     ctx.progress(5, 5, 'steps');
 
     const counts: Record<string, Record<string, number>> = {};

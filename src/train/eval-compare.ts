@@ -3,7 +3,8 @@
 // policy computed from any multiset of scenarios — so the same function gives the point estimate,
 // each cluster-bootstrap replicate (scenarios drawn by source question: a shadow item and its
 // under-specified twin share one, so they are drawn together) and each permutation replicate of
-// the negative control (PPO and SFT swapped within a source question at random).
+// the negative control (PPO and SFT swapped at random per source question: one draw for all its
+// scenarios).
 //   nc_gain_pp        success on needs-clarification items, policy − SFT, percentage points
 //   overclar_rel      (policy − SFT) / SFT of the share of no-clarification-needed items asked on
 //   turns_change      mean rollout turns, policy − SFT
@@ -83,16 +84,18 @@ export function gains(s: readonly ScenarioInfo[], a: PolicyRows, b: PolicyRows, 
 }
 
 /**
- * The negative control's arms: for a label array over 2 slots per scenario (slot 2i holds the
- * label of `a`'s row of scenario i, slot 2i + 1 `b`'s), the rows each arm gets. With the real
- * labels [1, 0, 1, 0, …] this is (a, b); a permutation within scenario pairs swaps them.
+ * The negative control's arms: for a label array over 2 slots per cluster (source question; slot
+ * 2c holds the label of `a`'s rows of cluster c, slot 2c + 1 `b`'s) and each scenario's cluster
+ * index `clusterOf`, the rows each arm gets. With the real labels [1, 0, 1, 0, …] this is (a, b); a
+ * permutation within slot pairs swaps a and b for every scenario of a cluster at once (a shadow
+ * item and its twin share a source question, so they are not independent units).
  */
-export function swappedRows(a: PolicyRows, b: PolicyRows, labels: ArrayLike<number>): [PolicyRows, PolicyRows] {
+export function swappedRows(a: PolicyRows, b: PolicyRows, labels: ArrayLike<number>, clusterOf: ArrayLike<number>): [PolicyRows, PolicyRows] {
   const n = a.success.length;
   const x: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
   const y: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
   for (let i = 0; i < n; i++) {
-    const keep = labels[2 * i] === 1;
+    const keep = labels[2 * clusterOf[i]!] === 1;
     for (const k of ['success', 'asked', 'turns', 'reward'] as const) {
       x[k][i] = keep ? a[k][i]! : b[k][i]!;
       y[k][i] = keep ? b[k][i]! : a[k][i]!;

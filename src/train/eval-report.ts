@@ -4,15 +4,23 @@
 // Checks (thresholds in the `ppo_eval:` config section):
 //   needs_clarification_success_gain_pp  seeds' mean, PPO − SFT, pp                        >= +5
 //     .vs_null_p95                       beats the negative control: the 95th percentile of the
-//                                        gain with PPO and SFT swapped at random per scenario
+//                                        gain with PPO and SFT swapped at random per source
+//                                        question (one swap for an item and its twin)
 //   overclar_rate_relative_change        (PPO − SFT) / SFT                                  <= −0.20
 //                                        (n/a when SFT never asks where nothing is missing)
 //   avg_turns_change                     PPO − SFT                                          <= 0
 //   hard_qa_success_gain_pp              hard-band hotpotqa + strategyqa (the band of the
 //                                        question's reasoning, a twin taking its original's), pp
 //                                        >= +5, and .vs_null_p95 (n/a with too few items)
-//   kl_train_max_over_target             the largest realised KL(π ‖ π_SFT) of any training step
-//                                        of any seed, / target_kl                          <= kl_bound
+//   kl_rollout_max_over_target           the largest KL(π ‖ π_SFT) of a policy that generated a
+//                                        training step's batch (metrics kl_rollout: measured on
+//                                        the batch's states before the step's projection and
+//                                        update), over every step of every seed, / target_kl
+//                                        <= kl_bound. The maximum, not a share of steps: one
+//                                        step run by a policy beyond the bound breaks "KL held
+//                                        within kl_bound × target". (The post-update KL, metrics
+//                                        kl, is bounded by the early stop by construction and
+//                                        is reported, not gated.)
 //   kl_eval_over_target                  mean KL(π ‖ π_SFT) over the states a seed's policy
 //                                        visits on the eval set, largest seed, / target_kl <= kl_bound
 //   ppo_minus_best_baseline_success_pp   seeds' mean success − the best scripted baseline's  >= 0
@@ -59,11 +67,19 @@ export const PPO_EVAL_DEFINITIONS = {
   reference: 'the SFT policy (the sft target: behaviour cloning of the pool\'s reference trajectories), PPO\'s starting point and KL reference',
   ppo_mean: 'per scenario, the mean over the seeds\' policies of each per-scenario rate; gated',
   intervals: '95 % percentile intervals of a cluster bootstrap over source questions; across seeds, mean ± t(0.975, n−1)·sd/√n',
-  negative_control: 'the gains with the PPO (seeds\' mean) and SFT rows swapped at random within each scenario: what a policy no different from SFT would show',
+  negative_control: 'the gains with the PPO (seeds\' mean) and SFT rows swapped at random per source question (one draw for a shadow item and its twin): what a policy no different from SFT would show',
   baselines: 'scripted policies over the same observations (src/train/baselines.ts), played the same way',
 } as const;
 
-export interface SeedRun { seed: number; rows: PolicyRows; klTrainMax: number; klEval: number }
+export interface SeedRun {
+  seed: number;
+  rows: PolicyRows;
+  /** Largest kl_rollout of the seed's training steps (the gated KL). */
+  klRolloutMax: number;
+  /** Largest post-update kl of the seed's training steps (reported only). */
+  klPostUpdateMax: number;
+  klEval: number;
+}
 
 export interface PpoEvalInput {
   scenarios: readonly ScenarioInfo[];
@@ -84,7 +100,7 @@ function table(rows: TableRow[], control: { nc: ReturnType<typeof nullSummary>; 
   const cell = (r: TableRow, k: string, d = 3): string => `${f(r.levels[k] ?? null, d)} [${f(r.intervals[k]?.[0] ?? null, d)}, ${f(r.intervals[k]?.[1] ?? null, d)}]`;
   const head = '| policy | success | needs-clar. success | over-clar. rate | avg turns | hard QA success | reward |\n|---|---|---|---|---|---|---|';
   const body = rows.map((r) => `| ${r.policy} | ${cell(r, 'success')} | ${cell(r, 'nc_success')} | ${cell(r, 'overclar_rate')} | ${cell(r, 'avg_turns', 2)} | ${cell(r, 'hard_qa_success')} | ${cell(r, 'reward')} |`);
-  const nc = `| negative control (PPO/SFT swapped per scenario) | needs-clar. gain null p50 ${f(control.nc.quantiles.p50, 2)} pp, p95 ${f(control.nc.quantiles.p95, 2)} pp (real ${f(control.nc.real, 2)}, p = ${f(control.nc.p_value, 3)}) | | | | ${control.hard ? `hard gain null p95 ${f(control.hard.quantiles.p95, 2)} pp (real ${f(control.hard.real, 2)}, p = ${f(control.hard.p_value, 3)})` : 'n/a'} | |`;
+  const nc = `| negative control (PPO/SFT swapped per source question) | needs-clar. gain null p50 ${f(control.nc.quantiles.p50, 2)} pp, p95 ${f(control.nc.quantiles.p95, 2)} pp (real ${f(control.nc.real, 2)}, p = ${f(control.nc.p_value, 3)}) | | | | ${control.hard ? `hard gain null p95 ${f(control.hard.quantiles.p95, 2)} pp (real ${f(control.hard.real, 2)}, p = ${f(control.hard.p_value, 3)})` : 'n/a'} | |`;
   return [head, ...body, nc].join('\n');
 }
 
@@ -114,21 +130,22 @@ export function comparePolicies(x: PpoEvalInput) {
   const point: Gains = gains(s, ppo, x.sft, all);
   const perSeed = x.seeds.map((r) => ({ seed: r.seed, gains: gains(s, r.rows, x.sft, all) }));
   const seedsInterval = Object.fromEntries(GAIN_KEYS.map((k) => [k, acrossSeeds(perSeed.map((p) => p.gains[k]))]));
-  const pairs = Float64Array.from({ length: 2 * s.length }, (_, i) => (i % 2 === 0 ? 1 : 0));
-  const groups = Int32Array.from({ length: 2 * s.length }, (_, i) => i >> 1);
+  const nClusters = clusters.members.length;
+  const pairs = Float64Array.from({ length: 2 * nClusters }, (_, i) => (i % 2 === 0 ? 1 : 0));
+  const groups = Int32Array.from({ length: 2 * nClusters }, (_, i) => i >> 1);
   const control = (key: 'nc_gain_pp' | 'hard_gain_pp', what: string) => permutationNull(pairs, { permutations: cfg.permutations, seed: cfg.seed, groups, permuted: what }, (labels) => {
-    const [a, b] = swappedRows(ppo, x.sft, labels);
+    const [a, b] = swappedRows(ppo, x.sft, labels, clusters.of);
     return gains(s, a, b, all)[key];
   });
-  const ncNull = control('nc_gain_pp', 'PPO (seeds\' mean) and SFT within each scenario');
+  const ncNull = control('nc_gain_pp', 'PPO (seeds\' mean) and SFT within each source question (all its scenarios at once)');
   const ncItems = s.filter((i) => i.needsClarification).length;
   const hardItems = s.filter((i) => i.hardQa).length;
-  const hardNull = hardItems >= cfg.min_group_n ? control('hard_gain_pp', 'PPO (seeds\' mean) and SFT within each scenario, hard-band QA gain') : null;
+  const hardNull = hardItems >= cfg.min_group_n ? control('hard_gain_pp', 'PPO (seeds\' mean) and SFT within each source question (all its scenarios at once), hard-band QA gain') : null;
   const gi = (k: string): Interval => boot.intervals[`gain.${k}`]!;
   const base = x.baselines.map((b) => ({ name: b.name, success: levels(s, b.rows, all).success }));
   const best = base.reduce<{ name: string; success: number } | null>((m, b) => (m === null || b.success > m.success ? b : m), null);
   const ppoSuccess = levels(s, ppo, all).success;
-  const klTrain = Math.max(...x.seeds.map((r) => r.klTrainMax)) / x.targetKl;
+  const klTrain = Math.max(...x.seeds.map((r) => r.klRolloutMax)) / x.targetKl;
   const klEval = Math.max(...x.seeds.map((r) => r.klEval)) / x.targetKl;
   const num = (v: number): number | null => (Number.isFinite(v) ? r6(v) : null);
   const hardCheck = estimateCheck('hard_qa_success_gain_pp', point.hard_gain_pp, '>=', th.min_hard_qa_success_gain_pp,
@@ -143,7 +160,7 @@ export function comparePolicies(x: PpoEvalInput) {
     estimateCheck('avg_turns_change', point.turns_change, '<=', th.max_avg_turns_increase, 'PPO takes more turns than the SFT policy', gi('turns_change')),
     hardNull ? hardCheck : notApplicable(hardCheck, `only ${hardItems} hard-band hotpotqa + strategyqa items in the eval set (at least ${cfg.min_group_n} needed)`),
     ...(hardNull ? [nullCheck('hard_qa_success_gain_pp', hardNull)] : []),
-    check('kl_train_max_over_target', num(klTrain), '<=', th.max_kl_over_target, 'a training step left the SFT policy further than the KL bound: lower lr or train.ppo.kl_stop'),
+    check('kl_rollout_max_over_target', num(klTrain), '<=', th.max_kl_over_target, 'a policy that generated a training batch was further from the SFT policy than the KL bound (kl_rollout in metrics.jsonl): the policy the agent ran left the bound, whatever the post-update KL shows'),
     check('kl_eval_over_target', num(klEval), '<=', th.max_kl_over_target, 'on the eval set\'s states a seed\'s policy is further from SFT than the KL bound'),
     check('ppo_minus_best_baseline_success_pp', best ? num(100 * (ppoSuccess - best.success)) : null, '>=', th.min_ppo_minus_best_baseline_pp,
       `PPO does not beat the best scripted baseline (${best?.name ?? 'none'}, success ${best?.success.toFixed(3) ?? 'n/a'}): the trained policy is no better than a hand-written rule`),
@@ -163,7 +180,7 @@ export function comparePolicies(x: PpoEvalInput) {
     },
     negative_control: { needs_clarification_gain: nc, hard_qa_gain: hard },
     best_baseline: best,
-    kl: { target_kl: x.targetKl, per_seed: x.seeds.map((r) => ({ seed: r.seed, train_max: num(r.klTrainMax), eval_mean: num(r.klEval) })) },
+    kl: { target_kl: x.targetKl, per_seed: x.seeds.map((r) => ({ seed: r.seed, train_rollout_max: num(r.klRolloutMax), train_post_update_max: num(r.klPostUpdateMax), eval_mean: num(r.klEval) })) },
     items: { scenarios: s.length, clusters: clusters.members.length, needs_clarification: ncItems, hard_qa: hardItems },
   };
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { PNG } from 'pngjs';
 import { drawText, GLYPH_H, textWidth } from './bitmap-font.ts';
 
-export interface CurvePoint { step: number; reward: number | null; kl: number | null; success: number | null }
+export interface CurvePoint { step: number; reward: number | null; kl: number | null; kl_rollout: number | null; success: number | null }
 
 type Rgb = readonly [number, number, number];
 const WHITE: Rgb = [255, 255, 255];
@@ -29,7 +29,7 @@ export function readCurve(file: string): CurvePoint[] {
     const m = JSON.parse(line) as Record<string, unknown>;
     const step = num(m.step);
     if (step === null) continue;
-    out.push({ step, reward: num(m.reward), kl: num(m.kl), success: num(m.success) });
+    out.push({ step, reward: num(m.reward), kl: num(m.kl), kl_rollout: num(m.kl_rollout), success: num(m.success) });
   }
   return out.sort((a, b) => a.step - b.step);
 }

@@ -3,7 +3,7 @@
 // checks, and the interval across seeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { acrossSeeds, comparePolicies, gains, type PolicyRows, type PpoEvalConfig, type ScenarioInfo } from '../../src/train/index.ts';
+import { acrossSeeds, comparePolicies, gains, swappedRows, type PolicyRows, type PpoEvalConfig, type ScenarioInfo } from '../../src/train/index.ts';
 
 const cfg: PpoEvalConfig = {
   seed: 1, actions: 'sampled', samples: 1, twins: true, min_group_n: 30, bootstrap: 200, permutations: 200, min_seeds: 3,
@@ -26,7 +26,7 @@ const better = rows((s, i) => ({ success: s.needsClarification ? (i % 8 === 7 ? 
 const check = (c: ReturnType<typeof comparePolicies>, name: string) => c.checks.find((k) => k.name === name)!;
 
 test('a PPO policy identical to SFT gains nothing, and the negative control says so', () => {
-  const c = comparePolicies({ scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: sft, klTrainMax: 0.01, klEval: 0.01 })), baselines: [], cfg, targetKl: 0.03 });
+  const c = comparePolicies({ scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: sft, klRolloutMax: 0.01, klPostUpdateMax: 0.01, klEval: 0.01 })), baselines: [], cfg, targetKl: 0.03 });
   assert.equal(check(c, 'needs_clarification_success_gain_pp').value, 0);
   assert.equal(check(c, 'needs_clarification_success_gain_pp').pass, false);
   assert.equal(check(c, 'needs_clarification_success_gain_pp.vs_null_p95').pass, false);
@@ -36,11 +36,11 @@ test('a PPO policy identical to SFT gains nothing, and the negative control says
 test('a PPO policy that asks where a detail is missing passes the gains against SFT and beats the null, but not a better scripted baseline', () => {
   const oracle = rows((s) => ({ success: 1, asked: s.needsClarification ? 1 : 0, turns: 1.5 }));
   const c = comparePolicies({
-    scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: better, klTrainMax: 0.04, klEval: 0.05 })),
+    scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: better, klRolloutMax: 0.04, klPostUpdateMax: 0.04, klEval: 0.05 })),
     baselines: [{ name: 'always-answer', rows: sft }, { name: 'hand-rule', rows: oracle }], cfg, targetKl: 0.03,
   });
   assert.equal(check(c, 'needs_clarification_success_gain_pp').value, 25);
-  for (const n of ['needs_clarification_success_gain_pp', 'needs_clarification_success_gain_pp.vs_null_p95', 'overclar_rate_relative_change', 'avg_turns_change', 'hard_qa_success_gain_pp', 'kl_train_max_over_target', 'needs_clarification_items', 'seeds']) {
+  for (const n of ['needs_clarification_success_gain_pp', 'needs_clarification_success_gain_pp.vs_null_p95', 'overclar_rate_relative_change', 'avg_turns_change', 'hard_qa_success_gain_pp', 'kl_rollout_max_over_target', 'needs_clarification_items', 'seeds']) {
     assert.equal(check(c, n).pass, true, n);
   }
   assert.equal(check(c, 'overclar_rate_relative_change').value, -1);
@@ -48,7 +48,7 @@ test('a PPO policy that asks where a detail is missing passes the gains against 
   assert.equal(check(c, 'ppo_minus_best_baseline_success_pp').pass, false);
   assert.equal(c.best_baseline!.name, 'hand-rule');
   assert.equal(c.table.length, 1 + 3 + 1 + 2);
-  assert.match(c.table_markdown, /\| negative control \(PPO\/SFT swapped per scenario\) \|/);
+  assert.match(c.table_markdown, /\| negative control \(PPO\/SFT swapped per source question\) \|/);
   const iv = c.gains.ppo_mean.nc_gain_pp!.bootstrap_95;
   assert.ok(iv[0]! < 25 && iv[1]! > 25, JSON.stringify(iv));
 });
@@ -56,7 +56,7 @@ test('a PPO policy that asks where a detail is missing passes the gains against 
 test('a group too small to measure is n/a, never a pass; SFT that never over-asks makes the over-clarification check n/a', () => {
   const few = scenarios.map((s, i) => ({ ...s, hardQa: i < 10 }));
   const quiet = rows((s) => ({ success: 1, asked: s.needsClarification ? 1 : 0, turns: 2 }));
-  const c = comparePolicies({ scenarios: few, sft: quiet, seeds: [{ seed: 1, rows: quiet, klTrainMax: 0, klEval: 0 }], baselines: [], cfg, targetKl: 0.03 });
+  const c = comparePolicies({ scenarios: few, sft: quiet, seeds: [{ seed: 1, rows: quiet, klRolloutMax: 0, klPostUpdateMax: 0, klEval: 0 }], baselines: [], cfg, targetKl: 0.03 });
   assert.equal(check(c, 'hard_qa_success_gain_pp').status, 'n/a');
   assert.equal(check(c, 'overclar_rate_relative_change').status, 'n/a');
   assert.equal(check(c, 'seeds').pass, false);
@@ -68,4 +68,25 @@ test('gains are computed over a multiset of scenarios, and the across-seed inter
   const a = acrossSeeds([1, 2, 3]);
   assert.equal(a.mean, 2);
   assert.ok(Math.abs(a.hi - (2 + 4.303 / Math.sqrt(3))) < 1e-9);
+});
+
+test('the KL check gates the rollout KL (the policy that generated a batch, before projection), not the post-update KL the early stop bounds by construction', () => {
+  const c = comparePolicies({ scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: better, klRolloutMax: seed === 12 ? 0.06 : 0.02, klPostUpdateMax: 0.04, klEval: 0.01 })), baselines: [], cfg, targetKl: 0.03 });
+  assert.equal(check(c, 'kl_rollout_max_over_target').value, 2);
+  assert.equal(check(c, 'kl_rollout_max_over_target').pass, false);
+  assert.deepEqual(c.kl.per_seed[1], { seed: 12, train_rollout_max: 0.06, train_post_update_max: 0.04, eval_mean: 0.01 });
+});
+
+test('the negative control swaps PPO and SFT per source question: an item and its twin are swapped together', () => {
+  const a = rows(() => ({ success: 1, asked: 1, turns: 1 }));
+  const b = rows(() => ({ success: 0, asked: 0, turns: 2 }));
+  const clusterOf = Int32Array.from(scenarios, (_, i) => i >> 1);
+  const labels = Float64Array.from({ length: 200 }, (_, k) => ((k >> 1) === 1 ? (k % 2 === 0 ? 0 : 1) : k % 2 === 0 ? 1 : 0));
+  const [x, y] = swappedRows(a, b, labels, clusterOf);
+  assert.deepEqual([...x.success.subarray(0, 6)], [1, 1, 0, 0, 1, 1], 'cluster 1 (scenarios 2 and 3) swapped as one');
+  assert.deepEqual([...y.success.subarray(0, 6)], [0, 0, 1, 1, 0, 0]);
+  // With the real gain concentrated in twins, a per-scenario swap would break up pairs; per cluster the null is centred on 0 and the real gain beats it.
+  const c = comparePolicies({ scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: better, klRolloutMax: 0, klPostUpdateMax: 0, klEval: 0 })), baselines: [], cfg, targetKl: 0.03 });
+  assert.match(c.negative_control.needs_clarification_gain.permuted, /source question/);
+  assert.ok(Math.abs(c.negative_control.needs_clarification_gain.quantiles.p50) < 5);
 });

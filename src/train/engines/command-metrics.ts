@@ -127,6 +127,7 @@ export function toMetricsLine(m: TrainerMetrics, stepSeconds: number | null, now
     loss: { policy: t.policy ?? na, value: t.value ?? na, entropy: t.entropy ?? na, kl: t.kl ?? na, total: m.loss },
     reward: m.reward,
     kl: m.kl,
+    kl_rollout: null,
     kl_coef: m.kl_coef ?? na,
     entropy: m.entropy ?? na,
     lr: m.lr ?? na,

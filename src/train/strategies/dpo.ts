@@ -84,7 +84,7 @@ export class DpoStrategy implements Strategy<TfjsModelHandle, DpoBatch> {
     entropy /= total;
     return {
       loss: { policy: parts.loss, value: 0, entropy, kl, total: parts.loss },
-      reward: parts.margin, kl, kl_coef: beta, entropy, updates: 1, envSteps: total, success: null, episode_len: null, seed_ratio: null,
+      reward: parts.margin, kl, kl_rollout: null, kl_coef: beta, entropy, updates: 1, envSteps: total, success: null, episode_len: null, seed_ratio: null,
     };
   }
 

@@ -12,8 +12,11 @@
 //   early stop  after each epoch the mean KL over the step's states is measured; an epoch that
 //               takes it above kl_stop × target_kl is undone (weights and Adam state restored)
 //               and the step's update ends there
-// So the realised KL on every step's states is at most kl_stop × target_kl.
-//   adaptive β  after the step, β adapts toward target_kl (ppo-math.ts adaptKlCoef)
+// So the post-update KL on every step's states is at most kl_stop × target_kl (metrics `kl`) by
+// construction; it is not evidence. The evidence is `kl_rollout`: the KL on the step's states of
+// the policy that generated them (before the projection), i.e. how far the policy the agent
+// actually ran was from the reference. ppo_eval gates on it.
+//   adaptive β  after the step, β adapts toward target_kl from kl_rollout (ppo-math.ts adaptKlCoef)
 import type { JsonValue } from '../../api/index.ts';
 import type { StepStats, Strategy } from '../api.ts';
 import type { TrainConfig } from '../config.ts';
@@ -129,7 +132,8 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     let updates = 0;
     const order = Array.from({ length: b.n }, (_, i) => i);
     const bound = c.kl_stop * c.target_kl;
-    if (batchKl(h.params(), b) > c.target_kl) projectToReference(h, b, c.target_kl);
+    const klRollout = batchKl(h.params(), b);
+    if (klRollout > c.target_kl) projectToReference(h, b, c.target_kl);
     let stopped = false;
     for (let epoch = 0; epoch < c.epochs && !stopped; epoch++) {
       this.rng.shuffle(order);
@@ -186,12 +190,12 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     for (let t = 0; t < b.n; t++) entropy += entropyOf(logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM)));
     entropy /= b.n;
     const coefUsed = this.klCoef;
-    if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, kl, c.target_kl, b.n, c.kl_horizon);
+    if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, klRollout, c.target_kl, b.n, c.kl_horizon);
     const eps = b.episodes;
     const mean = (f: (e: PpoBatch['episodes'][number]) => number): number => eps.reduce((a, e) => a + f(e), 0) / eps.length;
     return {
       loss: { policy: sums.policy / Math.max(1, updates), value: sums.value / Math.max(1, updates), entropy: sums.entropy / Math.max(1, updates), kl: sums.kl / Math.max(1, updates), total: sums.total / Math.max(1, updates) },
-      reward: mean((e) => e.reward), kl, kl_coef: coefUsed, entropy, updates, envSteps: b.n,
+      reward: mean((e) => e.reward), kl, kl_rollout: klRollout, kl_coef: coefUsed, entropy, updates, envSteps: b.n,
       success: mean((e) => (e.success ? 1 : 0)), episode_len: mean((e) => e.actions), seed_ratio: mean((e) => (e.seed ? 1 : 0)),
     };
   }

@@ -107,7 +107,7 @@ export const tfjsEngine: Engine = {
         step += 1;
         const secs = Math.max(1e-9, (performance.now() - t0) / 1000);
         const line: MetricsLine = {
-          step, loss: stats.loss, reward: stats.reward, kl: stats.kl, kl_coef: stats.kl_coef, entropy: stats.entropy, lr,
+          step, loss: stats.loss, reward: stats.reward, kl: stats.kl, kl_rollout: stats.kl_rollout, kl_coef: stats.kl_coef, entropy: stats.entropy, lr,
           throughput: stats.envSteps / secs, updates_per_s: stats.updates / secs, success: stats.success, episode_len: stats.episode_len,
           seed_ratio: stats.seed_ratio, backend: tfh.backend, engine: 'tfjs', strategy: cfg.strategy, env: ENV_NAME, time: new Date().toISOString(),
         };
