@@ -24,7 +24,7 @@ import { PoolParamsSchema } from 'rc1-build/pool';
 import { readScenarios } from 'rc1-build/rollouts';
 import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
 import {
-  BASELINE_NAMES, baselineActor, builtInCheckpoint, checkpointDirOf, comparePolicies, comparisonSummary, drawLearningCurve, evaluatePolicy, heldOutSet, loadPolicy,
+  assertStartedFromSft, BASELINE_NAMES, baselineActor, builtInCheckpoint, checkpointDirOf, comparePolicies, comparisonSummary, drawLearningCurve, evaluatePolicy, heldOutSet, loadPolicy,
   policyRows, PPO_EVAL_DEFINITIONS, ppoEvalSchema, readCurve, readWeights, resolveTrainConfig, scenarioSpec, trainSectionSchema, underspecifiedTwins,
   type Actor, type PolicyRows, type ScenarioInfo, type SeedRun,
 } from 'rc1-build/train';
@@ -66,6 +66,7 @@ export default defineRule({
     });
     const sftIndex = ctx.inputs('sft').map((p) => (basename(p) === 'model.json' ? p : join(p, 'model.json'))).find((p) => existsSync(p));
     if (!sftIndex) throw new RuleError(`${ctx.target}: the \`sft\` input holds no model.json (declare target('sft'), whose output is checkpoints/sft/)`);
+    assertStartedFromSft(dirname(sftIndex), runs, ctx.target, ctx.root);
     const sft = await loadPolicy(dirname(sftIndex));
     const trained = await Promise.all(runs.map((r) => loadPolicy(r.ck.dir)));
     const shadowFile = ctx.inputs('shadow').find((p) => p.endsWith('.jsonl'));

@@ -9,7 +9,7 @@
 // switches RUN_MODE and REWARD_LIVE_MODE.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { REDACTED, redactor } from '../util/redact-secrets.ts';
@@ -53,18 +53,22 @@ export async function digestInputs(inputs: Readonly<Record<string, readonly stri
 }
 
 /**
- * The input groups a run reads: the built-in engine's scenarios and weights (and rollouts and
- * scores for dpo); every group but the round-2 ticket (a precondition, not data) for the command
- * engine, whose trainer may read any of them.
+ * The input groups a run reads: the built-in engine's scenarios, weights and SFT policy (its
+ * starting point and KL reference; and rollouts and scores for dpo); every group but the round-2
+ * ticket (a precondition, not data) for the command engine, whose trainer may read any of them.
  */
 export function dataGroups(config: Pick<TrainConfig, 'engine' | 'strategy'>, groups: readonly string[]): string[] {
   if (config.engine === 'command') return groups.filter((g) => g !== 'round2');
-  return groups.filter((g) => g === 'scenarios' || g === 'weights' || (config.strategy === 'dpo' && (g === 'rollouts' || g === 'scores')));
+  return groups.filter((g) => g === 'scenarios' || g === 'weights' || g === 'sft' || (config.strategy === 'dpo' && (g === 'rollouts' || g === 'scores')));
 }
 
-/** The run hash: config hash + the digests of the data inputs the run reads (dataGroups). */
+/** Of the `sft` group, the policy's files (model.json, model.bin): its checkpoint.json holds the seal time, which is no data. */
+const SFT_MODEL_FILES = new Set(['model.json', 'model.bin']);
+const dataFiles = (group: string, files: InputDigest[]): InputDigest[] => (group === 'sft' ? files.filter((f) => SFT_MODEL_FILES.has(basename(f.path))) : files);
+
+/** The run hash: config hash + the digests of the data inputs the run reads (dataGroups; of the SFT policy, its model files). */
 export function runHash(configHash: string, digests: Record<string, InputDigest[]>, groups: readonly string[]): string {
-  const data = Object.fromEntries(Object.entries(digests).filter(([g]) => groups.includes(g)));
+  const data = Object.fromEntries(Object.entries(digests).filter(([g]) => groups.includes(g)).map(([g, files]) => [g, dataFiles(g, files)]));
   return createHash('sha256').update(canonicalJson({ format: 'rc1-train-run-v1', config: configHash, inputs: data })).digest('hex');
 }
 

@@ -16,13 +16,13 @@ interface Report {
   pass: boolean; checks: Check[]; table: { policy: string }[]; table_markdown: string;
   eval_set: { scenarios: number; items: { needs_clarification: number; clusters: number } };
   policies: { seeds: { seed: number; step: number }[]; baselines: string[] };
-  kl: { curves: { seed: number; points: { step: number; kl: number }[] }[] };
+  kl: { curves: { seed: number; points: { step: number; kl_rollout: number; kl_post_update: number }[] }[]; per_seed: { train_rollout_max: number; train_post_update_max: number }[] };
   negative_control: { needs_clarification_gain: { p_value: number } };
 }
 
 const NAMES = [
   'needs_clarification_success_gain_pp', 'needs_clarification_success_gain_pp.vs_null_p95', 'overclar_rate_relative_change', 'avg_turns_change',
-  'hard_qa_success_gain_pp', 'kl_train_max_over_target', 'kl_eval_over_target', 'ppo_minus_best_baseline_success_pp', 'needs_clarification_items', 'seeds',
+  'hard_qa_success_gain_pp', 'kl_rollout_max_over_target', 'kl_eval_over_target', 'ppo_minus_best_baseline_success_pp', 'needs_clarification_items', 'seeds',
 ];
 
 test('ppo_eval reports SFT, each seed, their mean, the scripted baselines and the negative control, with a gate that follows its checks', async () => {
@@ -45,6 +45,10 @@ test('ppo_eval reports SFT, each seed, their mean, the scripted baselines and th
     assert.ok(rep.eval_set.items.clusters <= 245, 'a shadow item and its twin share one source question');
     assert.deepEqual(rep.policies.seeds.map((s) => s.step), [12, 12, 12]);
     assert.deepEqual(rep.kl.curves.map((c) => c.points.length), [12, 12, 12]);
+    // Step 1's batch comes from the SFT policy itself: rollout KL 0; the gate reads the largest rollout KL.
+    for (const c of rep.kl.curves) assert.equal(c.points[0]!.kl_rollout, 0);
+    const maxRollout = Math.max(...rep.kl.curves.flatMap((c) => c.points.map((p) => p.kl_rollout)));
+    assert.ok(Math.abs(rep.checks.find((c) => c.name === 'kl_rollout_max_over_target')!.value! - maxRollout / 0.03) < 1e-5);
     const png = PNG.sync.read(fs.readFileSync(path.join(rig.dir, 'reports/learning_curve.png')));
     assert.equal(png.width, 960);
     const hard = rep.checks.find((c) => c.name === 'hard_qa_success_gain_pp')!;
@@ -59,6 +63,6 @@ test('ppo_eval reports SFT, each seed, their mean, the scripted baselines and th
     assert.ok(Math.abs(v('needs_clarification_success_gain_pp').value!) < 1, String(v('needs_clarification_success_gain_pp').value));
     assert.equal(v('needs_clarification_success_gain_pp').pass, false);
     assert.equal(v('needs_clarification_success_gain_pp.vs_null_p95').pass, false);
-    assert.ok(v('kl_train_max_over_target').value! < 0.01);
+    assert.ok(v('kl_rollout_max_over_target').value! < 0.01);
   } finally { rig.cleanup(); }
 });

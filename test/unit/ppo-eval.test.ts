@@ -1,9 +1,12 @@
 // The ppo_eval comparison on hand-made per-scenario rows (eval-compare.ts, eval-report.ts): the
 // gains against the SFT policy, the negative control, the n/a checks, the KL and best-baseline
-// checks, and the interval across seeds.
+// checks, the interval across seeds, and the refusal of a seed that did not start from the SFT input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { acrossSeeds, comparePolicies, gains, swappedRows, type PolicyRows, type PpoEvalConfig, type ScenarioInfo } from '../../src/train/index.ts';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { acrossSeeds, assertStartedFromSft, comparePolicies, gains, swappedRows, type PolicyRows, type PpoEvalConfig, type ScenarioInfo } from '../../src/train/index.ts';
 
 const cfg: PpoEvalConfig = {
   seed: 1, actions: 'sampled', samples: 1, twins: true, min_group_n: 30, bootstrap: 200, permutations: 200, min_seeds: 3,
@@ -89,4 +92,23 @@ test('the negative control swaps PPO and SFT per source question: an item and it
   const c = comparePolicies({ scenarios, sft, seeds: [11, 12, 13].map((seed) => ({ seed, rows: better, klRolloutMax: 0, klPostUpdateMax: 0, klEval: 0 })), baselines: [], cfg, targetKl: 0.03 });
   assert.match(c.negative_control.needs_clarification_gain.permuted, /source question/);
   assert.ok(Math.abs(c.negative_control.needs_clarification_gain.quantiles.p50) < 5);
+});
+
+test('ppo_eval refuses a seed whose initial/ policy is not the SFT input\'s model.bin, naming both files', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-ppo-eval-sft-'));
+  try {
+    const put = (dir: string, bin: string): void => {
+      fs.mkdirSync(path.join(root, dir), { recursive: true });
+      fs.writeFileSync(path.join(root, dir, 'model.json'), '{}\n');
+      fs.writeFileSync(path.join(root, dir, 'model.bin'), bin);
+      fs.writeFileSync(path.join(root, dir, 'checkpoint.json'), JSON.stringify({ format: 'rc1-train-checkpoint-v1', step: 0, files: {} }));
+    };
+    put('checkpoints/sft', 'sft-weights');
+    put('checkpoints/rc1/seed_1/initial', 'sft-weights');
+    put('checkpoints/rc1/seed_2/initial', 'old-sft-weights');
+    const runs = [1, 2].map((seed) => ({ seed, dir: path.join(root, `checkpoints/rc1/seed_${seed}`) }));
+    assert.doesNotThrow(() => assertStartedFromSft(path.join(root, 'checkpoints/sft'), runs.slice(0, 1), 'ppo_eval', root));
+    assert.throws(() => assertStartedFromSft(path.join(root, 'checkpoints/sft'), runs, 'ppo_eval', root),
+      /ppo_eval: checkpoints\/rc1\/seed_2\/initial\/model\.bin \(sha256 [0-9a-f]{12}…\) differs from the SFT policy checkpoints\/sft\/model\.bin .*seed 2 did not start from this sft model/);
+  } finally { fs.rmSync(root, { recursive: true, force: true }); }
 });

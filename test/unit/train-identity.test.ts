@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { runTraining, type TrainConfig } from '../../src/train/index.ts';
 import { decideRun, runIdentity, type RunFile } from '../../src/train/run-identity.ts';
 import { moveAside, previousRuns } from '../../src/train/work-dir.ts';
+import { dataGroups, runHash } from '../../src/train/effective-config.ts';
 import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
 
 function workspace(): string {
@@ -96,4 +97,16 @@ test('moving a run aside keeps only the newest keep previous-* dirs', () => {
     assert.deepEqual(previousRuns(dir), made.slice(2));
     assert.equal(fs.readFileSync(path.join(dir, made[4]!, 'run.json'), 'utf8'), '{"n": 4}');
   } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+});
+
+test('the built-in run\'s data hash covers the SFT policy\'s model files (a rebuilt SFT retrains), not its seal time', () => {
+  const groups = dataGroups({ engine: 'tfjs', strategy: 'ppo' }, ['round2', 'scenarios', 'weights', 'sft', 'shadow']);
+  assert.deepEqual(groups, ['scenarios', 'weights', 'sft']);
+  const digests = (bin: string, meta: string) => ({
+    scenarios: [{ path: 'data/s.jsonl', sha256: 'a' }], weights: [{ path: 'configs/weights.json', sha256: 'b' }],
+    sft: [{ path: 'checkpoints/sft/checkpoint.json', sha256: meta }, { path: 'checkpoints/sft/model.bin', sha256: bin }, { path: 'checkpoints/sft/model.json', sha256: 'j' }],
+  });
+  const h = runHash('cfg', digests('bin1', 'meta1'), groups);
+  assert.notEqual(runHash('cfg', digests('bin2', 'meta1'), groups), h, 'a different SFT model is a different run');
+  assert.equal(runHash('cfg', digests('bin1', 'meta2'), groups), h, 'a re-sealed identical SFT model is the same run');
 });
