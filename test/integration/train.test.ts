@@ -47,7 +47,7 @@ test('a dev build trains and writes checkpoints, the log, every-field metrics an
     assert.deepEqual(Object.keys(meta.files).sort(), ['model.bin', 'model.json', 'optimizer.bin', 'reference.bin']);
     const lines = rig.read('reports/metrics.jsonl').trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines.map((l) => l.step), [1, 2, 3, 4, 5, 6]);
-    for (const l of lines) assert.deepEqual(Object.keys(l).sort(), ['backend', 'engine', 'entropy', 'env', 'episode_len', 'kl', 'kl_coef', 'loss', 'lr', 'reward', 'seed', 'seed_ratio', 'step', 'strategy', 'success', 'throughput', 'time', 'updates_per_s']);
+    for (const l of lines) assert.deepEqual(Object.keys(l).sort(), ['backend', 'engine', 'entropy', 'env', 'episode_len', 'kl', 'kl_coef', 'kl_rollout', 'loss', 'lr', 'reward', 'seed', 'seed_ratio', 'step', 'strategy', 'success', 'throughput', 'time', 'updates_per_s']);
     assert.match(rig.read('logs/train.log'), /env simulated-dialogue-v2 \(a simulation built from the data\)/);
     const eff = rig.read('reports/config_effective.yaml');
     assert.match(eff, /HF_TOKEN: "\*\*\*"/);

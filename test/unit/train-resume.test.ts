@@ -72,7 +72,7 @@ test('every metrics line has every field, says the env is simulated, and names t
     const lines = fs.readFileSync(path.join(r.out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(lines.length, 3);
     for (const m of lines) {
-      for (const k of ['step', 'loss', 'reward', 'kl', 'kl_coef', 'entropy', 'lr', 'throughput', 'updates_per_s', 'success', 'episode_len', 'seed_ratio', 'backend', 'engine', 'strategy', 'env', 'time']) assert.ok(k in m, k);
+      for (const k of ['step', 'loss', 'reward', 'kl', 'kl_rollout', 'kl_coef', 'entropy', 'lr', 'throughput', 'updates_per_s', 'success', 'episode_len', 'seed_ratio', 'backend', 'engine', 'strategy', 'env', 'time']) assert.ok(k in m, k);
       assert.deepEqual(Object.keys(m.loss).sort(), ['entropy', 'kl', 'policy', 'total', 'value']);
       for (const v of [m.reward, m.kl, m.kl_coef, m.entropy, m.lr, m.throughput, ...Object.values(m.loss)]) assert.ok(Number.isFinite(v), JSON.stringify(m));
       assert.equal(m.env, 'simulated-dialogue-v2');
