@@ -1,6 +1,7 @@
-// Fixtures for driving the `command` engine directly (no build): the effective config of the
-// repository's configs switched to the command engine, and a TrainContext over a temp work dir
-// whose callbacks record what the engine reports.
+// Fixtures for the `command` engine: the rc1.build.ts of a workspace whose only target is RC1's
+// train rule (for CLI tests), the effective config of the repository's configs switched to the
+// command engine, and a TrainContext over a temp work dir whose callbacks record what the engine
+// reports (for driving the engine directly, no build).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
@@ -9,6 +10,23 @@ import type { CheckpointInfo, MetricsLine, TrainContext } from '../../src/train/
 import { updateLatest } from '../../src/train/checkpoints.ts';
 import { configHash, resolveTrainConfig, trainConfigSchema, trainSectionSchema, type TrainConfig } from '../../src/train/config.ts';
 import { REPO } from './rig.ts';
+
+/** rc1.build.ts of a workspace whose one target is RC1's train rule, with `extra` target fields (e.g. `secrets: ['X'],`). */
+export function trainPipeline(extra = ''): string {
+  return `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  defaultTargets: ['train'],
+  targets: [
+    defineTarget({
+      name: 'train', rule: 'rules/train.ts',
+      inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
+      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],${extra ? `\n      ${extra}` : ''}
+    }),
+  ],
+});
+`;
+}
 
 /** The effective config of the repo's configs (so the test follows the schema), switched to the command engine. */
 export function trainConfig(steps: number, argv: string[], every = 2): TrainConfig {

@@ -10,22 +10,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { TRAINER_BASE_ENV } from '../../src/train/engines/command.ts';
+import { trainPipeline } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 
-const PIPELINE = `import { definePipeline, defineTarget } from 'rc1-build';
-export default definePipeline({
-  defaultTargets: ['train'],
-  targets: [
-    defineTarget({
-      name: 'train', rule: 'rules/train.ts',
-      inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
-      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
-      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
-      secrets: ['TRAINER_TOKEN'],
-    }),
-  ],
-});
-`;
+const PIPELINE = trainPipeline("secrets: ['TRAINER_TOKEN'],");
 
 /** A workspace whose train target runs `argv` (relative to the workspace) for `steps` steps, with train.command.env `env`. */
 function commandRig(argv: string[], steps = 6, env: Record<string, string> = {}, seeds: number[] = [7]): TestRig {

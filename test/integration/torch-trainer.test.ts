@@ -10,21 +10,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
+import { trainPipeline } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 
-const PIPELINE = `import { definePipeline, defineTarget } from 'rc1-build';
-export default definePipeline({
-  defaultTargets: ['train'],
-  targets: [
-    defineTarget({
-      name: 'train', rule: 'rules/train.ts',
-      inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
-      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
-      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
-    }),
-  ],
-});
-`;
+const PIPELINE = trainPipeline();
 
 /** The first python that imports torch, or null. */
 function torchPython(): string | null {
