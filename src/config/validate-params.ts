@@ -37,7 +37,7 @@ function readStamps(file: string): Stamps {
 export async function validateParams(env: ValidateParamsEnv, targets: readonly ResolvedTarget[]): Promise<void> {
   const file = path.join(env.stateDir, 'compiled', 'params-validated.json');
   const stamps = readStamps(file);
-  const todo: { t: ResolvedTarget; stamp: string; params: ConfigObject }[] = [];
+  const unstamped: { t: ResolvedTarget; stamp: string; params: ConfigObject }[] = [];
   for (const t of targets) {
     let closure: Record<string, string>;
     try {
@@ -47,12 +47,12 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
     }
     const params = pickParams(env.config.values, t.params);
     const stamp = sha256Hex(JSON.stringify({ rule: t.rule, closure, params }));
-    if (stamps[t.name] !== stamp) todo.push({ t, stamp, params });
+    if (stamps[t.name] !== stamp) unstamped.push({ t, stamp, params });
   }
-  if (todo.length === 0) return;
+  if (unstamped.length === 0) return;
   const diags: Diagnostic[] = [];
   const schemas = new Map<string, Rule | null>();
-  for (const { t, stamp, params } of todo) {
+  for (const { t, stamp, params } of unstamped) {
     if (!schemas.has(t.rule)) {
       let rule: Rule | null = null;
       try {
