@@ -30,7 +30,7 @@ const VOUCHED = [
   'configs/ppo_scale.yaml',
 ];
 
-/** The judge presets' endpoints and key variables (as in src/scoring/presets.ts). */
+/** The judge presets' endpoints and key variables (as in lib/scoring/presets.ts). */
 const JUDGE_PRESETS: Record<string, { url: string; key: string; requiresKey: boolean }> = {
   openai: { url: 'https://api.openai.com/v1', key: 'OPENAI_API_KEY', requiresKey: true },
   deepseek: { url: 'https://api.deepseek.com/v1', key: 'DEEPSEEK_API_KEY', requiresKey: true },
@@ -80,7 +80,7 @@ function prodRequirements(profile: string, config: Record<string, unknown>): Rec
   const train: UserRequirement[] = tr.engine !== 'command'
     ? [{ config: 'train.engine', problem: `${tr.engine ?? 'tfjs'} trains in a simulated environment, refused in prod`, why: 'set train.engine: command and train.command.argv (the team\'s trainer) in configs/profiles/prod.yaml' }]
     : argv0 ? [{ executable: argv0, why: 'the trainer command (train.command.argv[0])' }]
-    : [{ config: 'train.command.argv', problem: 'not set', why: 'the team\'s trainer command line (src/train/engines/command.ts has the contract)' }];
+    : [{ config: 'train.command.argv', problem: 'not set', why: 'the team\'s trainer command line (lib/train/engines/command.ts has the contract)' }];
   return { judge, rollouts, train };
 }
 
@@ -318,6 +318,9 @@ export default definePipeline(({ config, profile }) => {
   );
   return {
     defaultTargets: ['train'],
+    commands: {
+      scorecache: { module: 'lib/scoring/cache-cli.ts', summary: 'look into and maintain the persistent judge score cache', usage: 'stat | invalidate --spec SPEC | replay-bad' },
+    },
     targets,
   };
 });

@@ -10,7 +10,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hashFileSync, sha256Hex } from '../src/hash/hash-file.ts';
+import { hashFileSync, sha256Hex } from '../packages/engine/src/hash/hash-file.ts';
 import {
   affectedBy, defaultTargets, makeGraph, sourcePath, writeMakeWorkspace, writeNinjaWorkspace, writeRc1Workspace,
 } from './graph-workspace.ts';
@@ -19,8 +19,8 @@ import { fmtMs, hasFlag, loadNote, machineReport, runChild, sleepMs, summarize, 
 const QUICK = hasFlag('--quick');
 const RUNS = QUICK ? 1 : 3;
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const ENGINE_BUILT = existsSync(join(REPO, 'dist', 'cli.js'));
-const RC1_BIN = join(REPO, 'bin', 'rc1-build.js');
+const ENGINE_BUILT = existsSync(join(REPO, 'packages', 'engine', 'dist', 'cli.js'));
+const RC1_BIN = join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 /** rc1-build's stat cache does not trust a file modified within ~2 s of being hashed (racy). */
 const RACY_SETTLE_MS = 2200;
 const CHANGED_SOURCE = sourcePath(0); // feeds the chain t_0000 → t_0100 → … → t_0900
@@ -266,7 +266,7 @@ function main(): void {
   try {
     const tools = makeTools(root);
     const [rc1, make, ninja] = tools as [Tool, Tool, Tool, Tool];
-    writeRc1Workspace(rc1.dir, graph, REPO);
+    writeRc1Workspace(rc1.dir, graph, join(REPO, 'packages', 'engine'));
     writeMakeWorkspace(make.dir, graph);
     writeNinjaWorkspace(ninja.dir, graph);
     measure(tools);

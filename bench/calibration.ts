@@ -1,4 +1,4 @@
-// Calibration benchmark: the `weights` protocol of RC1.md (calibrateWeights in src/stats: 5-fold
+// Calibration benchmark: the `weights` protocol of RC1.md (calibrateWeights in lib/stats: 5-fold
 // CV stratified by success × 200 bootstrap resamples of each fold's training rows, each fit the
 // constrained prior NNLS from the resample's XᵀX / Xᵀy, each scored on the held-out fold by
 // Spearman, Kendall τ-b and MAE) on SYNTHETIC data: 30 000 items × 7 score dimensions, a noisy
@@ -7,16 +7,16 @@
 // constrained fit on all rows, and the pieces (Gram pass, Spearman, Kendall on 30 000 items).
 // Goal (issue 5): the protocol in ≤ 10 s on this machine.
 // Run: node --import tsx bench/calibration.ts [--quick]   (--quick: one run per row instead of 3)
-import { createRng } from '../src/api/index.ts';
+import { createRng } from 'rc1-build';
 import {
   calibrateWeights, gram, kendallTauB, matVec, matrix, simplexNnls, spearman, type CalibrationData, type CalibrationOptions,
-} from '../src/stats/index.ts';
+} from '../lib/stats/index.ts';
 import { fmtMs, hasFlag, loadNote, machineReport, summarize, table, timeSync, type Sample } from './util.ts';
 
 const RUNS = hasFlag('--quick') ? 1 : 3;
 const N = 30_000;
 const GOAL_MS = 10_000;
-// The seven reward dimensions of src/scoring, named here so the benchmark stands alone.
+// The seven reward dimensions of lib/scoring, named here so the benchmark stands alone.
 const NAMES = ['correctness', 'reasoning', 'clarity', 'conciseness', 'clarification', 'tool_use', 'format_safety'];
 const TRUTH = [0.34, 0.18, 0.12, 0.06, 0.16, 0.09, 0.05];
 const OLD = NAMES.map(() => 1 / NAMES.length);

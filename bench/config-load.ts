@@ -1,4 +1,4 @@
-// Config loading at 10 000, 20 000 and 40 000 keys: the engine's loader (src/config/load-configs.ts,
+// Config loading at 10 000, 20 000 and 40 000 keys: the engine's loader (packages/engine/src/config/load-configs.ts,
 // parse + duplicate-key check + merge, no cache) and a cold `rc1-build -n` through the CLI, beside
 // the yaml package's own duplicate-key check (`uniqueKeys: true`, what the loader used before: it
 // compares each key with every earlier one, so it grows with the square of the key count) and
@@ -8,14 +8,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as YAML from 'yaml';
-import { loadConfigs } from '../src/config/load-configs.ts';
-import { StatCache } from '../src/hash/stat-cache.ts';
+import { loadConfigs } from '../packages/engine/src/config/load-configs.ts';
+import { StatCache } from '../packages/engine/src/hash/stat-cache.ts';
 import { fmtInt, fmtMs, hasFlag, loadNote, machineReport, runChildOk, summarize, table, timeAsync, timeSync } from './util.ts';
 
 const QUICK = hasFlag('--quick');
 const SIZES = [10_000, 20_000, 40_000];
 const RUNS = QUICK ? 1 : 3;
-const CLI = resolve(import.meta.dirname, '..', 'bin', 'rc1-build.js');
+const CLI = resolve(import.meta.dirname, '..', 'packages', 'engine', 'bin', 'rc1-build.js');
 const GOAL_MS = 1000;
 
 /** A config of n keys: `big` holds n/10 groups of 10 scalar keys, plus one flat mapping of n/10 keys. */

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(REPO, 'bin', 'rc1-build.js');
+const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 const TARGETS = ['shadow_set', 'diversity_report', 'seed_pool', 'pool_validation', 'difficulty_metrics', 'balanced_pool', 'difficulty_report'];
 const SIZES = process.argv.includes('--quick') ? [1000] : [1000, 5000, 30000];
 const GNU_TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
@@ -21,7 +21,7 @@ interface Run { wallMs: number; rssMb: number | null; targetMs: Record<string, n
 
 function workspace(n: number): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `rc1-bench-data-${n}-`));
-  for (const p of ['rc1.build.ts', 'rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(dir, p), { recursive: true });
+  for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(dir, p), { recursive: true });
   // One scale stage of size n, in the (default) dev profile.
   const dev = fs.readFileSync(path.join(dir, 'configs/profiles/dev.yaml'), 'utf8').replace(/scale:\n(?: .*\n)+/, `scale:\n  stages: []\n  n: ${n}\n`);
   fs.writeFileSync(path.join(dir, 'configs/profiles/dev.yaml'), dev);

@@ -25,7 +25,7 @@ import { SMALL, trainWorkspace } from '../test/helpers/train-fixtures.ts';
 const QUICK = hasFlag('--quick');
 const RUNS = QUICK ? 1 : 3;
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(REPO, 'bin', 'rc1-build.js');
+const BIN = join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 const STEPS = QUICK ? 30 : 60;
 
 interface Timed { ms: number; events: { event: string; target?: string }[] }
@@ -103,7 +103,7 @@ function bigWorkspace(dir: string): void {
   mkdirSync(join(dir, 'rules'), { recursive: true });
   mkdirSync(join(dir, 'src'));
   mkdirSync(join(dir, 'node_modules'));
-  symlinkSync(REPO, join(dir, 'node_modules', 'rc1-build'), 'dir');
+  symlinkSync(join(REPO, 'packages', 'engine'), join(dir, 'node_modules', 'rc1-build'), 'dir');
   writeFileSync(join(dir, 'package.json'), '{"name":"rc1-bench-big","private":true,"type":"module"}\n');
   writeFileSync(join(dir, 'rules', 'big.ts'), BIG_RULE);
   writeFileSync(join(dir, 'src', 'v.txt'), 'v');
@@ -123,7 +123,7 @@ function fsyncTable(): string {
   try {
     const graphDir = join(base, 'graph');
     mkdirSync(graphDir);
-    writeRc1Workspace(graphDir, makeGraph(), REPO);
+    writeRc1Workspace(graphDir, makeGraph(), join(REPO, 'packages', 'engine'));
     const bigDir = join(base, 'big');
     bigWorkspace(bigDir);
     const ON = {};

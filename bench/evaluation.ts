@@ -21,9 +21,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { createRng } from '../src/api/index.ts';
-import { SCORE_DIMENSIONS, calibrate, normalise, readItems, shadowRun, type EvalItem } from '../src/evaluation/index.ts';
-import { calibrateWeights, gram, matrix, simplexNnls } from '../src/stats/index.ts';
+import { createRng } from 'rc1-build';
+import { SCORE_DIMENSIONS, calibrate, normalise, readItems, shadowRun, type EvalItem } from '../lib/evaluation/index.ts';
+import { calibrateWeights, gram, matrix, simplexNnls } from '../lib/stats/index.ts';
 import { fmtMs, hasFlag, loadNote, machineReport, summarize, table } from './util.ts';
 
 const ROOT = join(fileURLToPath(import.meta.url), '../..');

@@ -1,4 +1,4 @@
-// Hashing benchmark: the engine's file hasher (src/hash/hash-file.ts) against OpenSSL.
+// Hashing benchmark: the engine's file hasher (packages/engine/src/hash/hash-file.ts) against OpenSSL.
 //   (a) one big file: hashFileSync in this process vs `openssl dgst -sha256 FILE` (a child).
 //   (b) many 2 KiB files: hashFileSync in a loop, and split over 2 worker_threads, vs
 //       `find | xargs -0 -P2 -n 500 openssl dgst -sha256` (a shell child).
@@ -10,7 +10,7 @@ import { randomFillSync } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hashFileSync } from '../src/hash/hash-file.ts';
+import { hashFileSync } from '../packages/engine/src/hash/hash-file.ts';
 import { exactSizeHash, HashPool, loopHash, streamHash, streamHashAll, writeWorker } from './hash-variants.ts';
 import {
   fmtInt, fmtMs, hasFlag, loadNote, machineReport, runChildOk, summarize, table, timeAsync, timeSync, toolVersion,

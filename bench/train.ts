@@ -1,5 +1,5 @@
 // Training benchmark: the built-in engine's environment steps/s and PPO updates/s per tfjs backend
-// available here, with peak memory, through src/train benchmarkTraining (the real PPO strategy,
+// available here, with peak memory, through lib/train benchmarkTraining (the real PPO strategy,
 // sampler, simulated dialogue, heuristic scoring and RC1 reward; no checkpoints, no files).
 //   scenarios  600 scenarios rendered by the seed pool's generator (dev pool params, shadow items
 //              excluded) with difficulty buckets by the pool's band rules; equal reward weights
@@ -17,18 +17,18 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { createRng } from '../src/api/index.ts';
-import { loadSources, dataFileFormat } from '../src/data/index.ts';
-import { bucketOf, bandsSchema, dimensionsSchema, loadQwen3, MetricsComputer } from '../src/difficulty/index.ts';
-import { PoolBuilder, PoolParamsSchema, poolConfig } from '../src/pool/index.ts';
-import type { RolloutScenario } from '../src/rollouts/index.ts';
-import { loadPack } from '../src/templates/index.ts';
-import { ppoSchema } from '../src/evaluation/config.ts';
-import { benchmarkTraining, resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../src/train/index.ts';
-import { ACTIONS, newState, stepEnv } from '../src/train/env/dialogue-env.ts';
-import { scenarioSpec } from '../src/train/env/scenario-spec.ts';
-import { TrainRng } from '../src/train/rng.ts';
-import { DIMENSIONS } from '../src/scoring/types.ts';
+import { createRng } from 'rc1-build';
+import { loadSources, dataFileFormat } from '../lib/data/index.ts';
+import { bucketOf, bandsSchema, dimensionsSchema, loadQwen3, MetricsComputer } from '../lib/difficulty/index.ts';
+import { PoolBuilder, PoolParamsSchema, poolConfig } from '../lib/pool/index.ts';
+import type { RolloutScenario } from '../lib/rollouts/index.ts';
+import { loadPack } from '../lib/templates/index.ts';
+import { ppoSchema } from '../lib/evaluation/config.ts';
+import { benchmarkTraining, resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../lib/train/index.ts';
+import { ACTIONS, newState, stepEnv } from '../lib/train/env/dialogue-env.ts';
+import { scenarioSpec } from '../lib/train/env/scenario-spec.ts';
+import { TrainRng } from '../lib/train/rng.ts';
+import { DIMENSIONS } from '../lib/scoring/types.ts';
 import { fmtInt, hasFlag, machineReport, table } from './util.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

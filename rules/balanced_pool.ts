@@ -1,8 +1,8 @@
 // balanced_pool: buckets every scenario easy / medium / hard by its REASONING features (the mean
-// band score of the dimensions that vote for its task: src/difficulty/bands.ts; the need for
+// band score of the dimensions that vote for its task: lib/difficulty/bands.ts; the need for
 // clarification is never a vote) and downsamples each task over both axes — the buckets to the
 // target shares (difficulty.balance.target) within each clarification stratum, the strata in the
-// pool's clarification share — with no duplication (BALANCE_METHOD in src/difficulty/balance.ts).
+// pool's clarification share — with no duplication (BALANCE_METHOD in lib/difficulty/balance.ts).
 // Inputs: `pool` (the scenarios JSONL) and `metrics` (its metrics JSONL, same order).
 //
 // Outputs in order: [0] the balanced pool JSONL — the kept scenario lines in pool order, each
@@ -17,11 +17,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
+import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
   BALANCE_METHOD, BUCKETS, LineWriter, TIE_RULE, balanceParams, bucketOf, lineId, normaliseShares, planBalance, readLines, readMetrics,
   singleJsonl, withDifficulty, type Bucket,
-} from 'rc1-build/difficulty';
+} from '../lib/difficulty/index.ts';
 
 const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 

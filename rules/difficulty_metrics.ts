@@ -1,15 +1,15 @@
 // difficulty_metrics (RC1.md; seeds/002 §一): one line of difficulty metrics per scenario of the
 // seed pool, in pool order — id, task, len_tokens (Qwen3 BPE), turns, tool_hops, entities,
 // ops_numeric, connector_density, coref_pronouns, clue_overlap, ambiguity_flags,
-// needs_clarification; the definitions are METRIC_DEFINITIONS in src/difficulty/metrics.ts and are
+// needs_clarification; the definitions are METRIC_DEFINITIONS in lib/difficulty/metrics.ts and are
 // repeated in the difficulty report. Input group `pool`: one scenarios JSONL. Output: ctx.outputs[0]
 // (JSONL). Params: difficulty.metrics. The output is byte-identical for the same pool and params,
 // whatever difficulty.metrics.workers is. The pool is streamed; with workers, each source item's
-// scenarios go to one worker (src/difficulty/metrics-workers.ts).
+// scenarios go to one worker (lib/difficulty/metrics-workers.ts).
 import { stat } from 'node:fs/promises';
 import { defineRule, RuleError } from 'rc1-build';
-import { displayPath } from 'rc1-build/data';
-import { metricsParams, singleJsonl, writeMetrics } from 'rc1-build/difficulty';
+import { displayPath } from '../lib/data/index.ts';
+import { metricsParams, singleJsonl, writeMetrics } from '../lib/difficulty/index.ts';
 
 export default defineRule({
   name: 'difficulty_metrics',

@@ -10,11 +10,11 @@
 // stratum, the association tables, for the pool and the balanced pool.
 // Params: difficulty.bands, difficulty.dimensions, difficulty.gate.
 import { defineRule } from 'rc1-build';
-import { DataError, describeValue, displayPath, type Location } from 'rc1-build/data';
+import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
   balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
   type Scored,
-} from 'rc1-build/difficulty';
+} from '../lib/difficulty/index.ts';
 
 export default defineRule({
   name: 'difficulty_report',

@@ -7,9 +7,9 @@
 // `templates` (pack names, categories), `diversity` (rendering, statistic parameters, thresholds).
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
-import { deriveSeed } from 'rc1-build/data';
-import { DiversityParamsSchema, loadPack, renderPackSample, TemplatesParamsSchema, type Pack } from 'rc1-build/templates';
-import { corpusStats, coverage, ngramKl, TEXT_STAT_DEFINITIONS } from 'rc1-build/text';
+import { deriveSeed } from '../lib/data/index.ts';
+import { DiversityParamsSchema, loadPack, renderPackSample, TemplatesParamsSchema, type Pack } from '../lib/templates/index.ts';
+import { corpusStats, coverage, ngramKl, TEXT_STAT_DEFINITIONS } from '../lib/text/index.ts';
 
 const HINTS = {
   distinct_2: 'add templates, persona lines or style directives in new wording; repeated phrasing across templates lowers distinct-2',

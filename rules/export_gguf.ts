@@ -1,6 +1,6 @@
 // export_gguf (RC1 inference hand-off; seeds/000 Phase 3: inference and offline eval on
 // llama.cpp + GGUF): writes the built-in policy of the train target's `latest` checkpoint as a
-// GGUF v3 file (policy net, F32, metadata that says how to run it: src/gguf/policy-gguf.ts), then
+// GGUF v3 file (policy net, F32, metadata that says how to run it: lib/gguf/policy-gguf.ts), then
 // reads the file back with @huggingface/gguf and requires that every metadata key, value and type,
 // every tensor's name, shape and type, and every tensor's data bytes (read at the offsets the
 // parser reports) match what was written; then multiplies seeded observations through the file's
@@ -10,8 +10,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { GGUF_PARSER, ggmlForwardDifference, policyGgufContent, verifyGguf, writeGguf } from 'rc1-build/gguf';
-import { builtInCheckpoint, checkpointDirOf, loadPolicy, type ModelIndex } from 'rc1-build/train';
+import { GGUF_PARSER, ggmlForwardDifference, policyGgufContent, verifyGguf, writeGguf } from '../lib/gguf/index.ts';
+import { builtInCheckpoint, checkpointDirOf, loadPolicy, type ModelIndex } from '../lib/train/index.ts';
 
 const OBSERVATIONS = 64;
 const FORWARD_TOLERANCE = 1e-9;

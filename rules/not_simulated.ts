@@ -11,7 +11,7 @@
 // Output [0] (the report), e.g. reports/preflight/not_simulated_round1.json.
 import { basename } from 'node:path';
 import { check, defineRule, waive, type Check, RuleError } from 'rc1-build';
-import { notSimulatedConfigSchema, readScores } from 'rc1-build/scoring';
+import { notSimulatedConfigSchema, readScores } from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

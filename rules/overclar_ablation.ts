@@ -1,13 +1,13 @@
 // overclar_ablation (RC1.md; seeds/000 Phase 2 C): best-of-N selection over each pool scenario's
 // candidate rollouts by the new reward with and without the over-clarification penalty
-// α·min(c, cap) (src/evaluation/ablation.ts: definitions and gates). On the POOL's scored
+// α·min(c, cap) (lib/evaluation/ablation.ts: definitions and gates). On the POOL's scored
 // rollouts (their scenarios have difficulty buckets from the balanced pool); the weights are the
 // calibrated ones, β = reward.beta.
 // Input groups: rollouts (the pool's rollouts JSONL), scores (scores.jsonl), weights
 // (configs/weights.json). Output [0]: the report, reports/overclar_ablation.json.
 import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { REWARD_DEFINITIONS, overclarAblation, overclarSchema, readItems, readWeights, rewardSchema, statisticsSchema } from 'rc1-build/evaluation';
+import { REWARD_DEFINITIONS, overclarAblation, overclarSchema, readItems, readWeights, rewardSchema, statisticsSchema } from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

@@ -12,15 +12,15 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, deriveSeed, displayPath, loadSources, questionKey, scenarioContext, sourceKey, TASKS, type Scenario, type SourceItem } from 'rc1-build/data';
-import { readMetrics } from 'rc1-build/difficulty';
-import { quantileSorted } from 'rc1-build/stats';
-import { loadPack } from 'rc1-build/templates';
+import { dataFileFormat, deriveSeed, displayPath, loadSources, questionKey, scenarioContext, sourceKey, TASKS, type Scenario, type SourceItem } from '../lib/data/index.ts';
+import { readMetrics } from '../lib/difficulty/index.ts';
+import { quantileSorted } from '../lib/stats/index.ts';
+import { loadPack } from '../lib/templates/index.ts';
 import {
   LEAK_DEFINITION, LeakIndex, PoolParamsSchema, readShadowSourceIds, renderTwin,
   scenarioTurns, TURNS_DEFINITION, ValidationParamsSchema, type LeakMatch,
-} from 'rc1-build/pool';
-import { corpusOf, corpusStats, distinctNBatched, ngramKl, normalizeText, TEXT_STAT_DEFINITIONS } from 'rc1-build/text';
+} from '../lib/pool/index.ts';
+import { corpusOf, corpusStats, distinctNBatched, ngramKl, normalizeText, TEXT_STAT_DEFINITIONS } from '../lib/text/index.ts';
 
 const LISTED = 20;
 const HINTS = {

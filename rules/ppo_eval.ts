@@ -6,8 +6,8 @@
 // plus (ppo_eval.twins) under-specified renderings of the same held-out source items, which are
 // the needs-clarification items. The pool never renders a shadow source item, so no eval
 // scenario shares a source question with training. The hard band of an item is its shadow
-// original's (the pool's band rules, src/train/eval-sets.ts), not its twin-ness. The checks,
-// intervals and negative control are in src/train/eval-report.ts; thresholds in
+// original's (the pool's band rules, lib/train/eval-sets.ts), not its twin-ness. The checks,
+// intervals and negative control are in lib/train/eval-report.ts; thresholds in
 // configs/ppo_eval.yaml; reward, noise and max_turns from the effective train config.
 // Inputs: `checkpoints` (target train), `sft` (target sft), `shadow` (target shadow_set),
 // `weights`, `raw` (datasets, for the twins' source items), `v2` (template pack v2).
@@ -17,17 +17,17 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, deriveSeed, loadSources, type SourceItem } from 'rc1-build/data';
-import { ppoSchema } from 'rc1-build/evaluation';
-import { bandsSchema, dimensionsSchema, loadQwen3, metricsSchema, MetricsComputer } from 'rc1-build/difficulty';
-import { PoolParamsSchema } from 'rc1-build/pool';
-import { readScenarios } from 'rc1-build/rollouts';
-import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
+import { dataFileFormat, deriveSeed, loadSources, type SourceItem } from '../lib/data/index.ts';
+import { ppoSchema } from '../lib/evaluation/index.ts';
+import { bandsSchema, dimensionsSchema, loadQwen3, metricsSchema, MetricsComputer } from '../lib/difficulty/index.ts';
+import { PoolParamsSchema } from '../lib/pool/index.ts';
+import { readScenarios } from '../lib/rollouts/index.ts';
+import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
 import {
   assertStartedFromSft, BASELINE_NAMES, baselineActor, builtInCheckpoint, checkpointDirOf, comparePolicies, comparisonSummary, drawLearningCurve, evaluatePolicy, heldOutSet, loadPolicy,
   policyRows, PPO_EVAL_DEFINITIONS, ppoEvalSchema, readCurve, readWeights, resolveTrainConfig, scenarioSpec, trainSectionSchema, underspecifiedTwins,
   type Actor, type PolicyRows, type ScenarioInfo, type SeedRun,
-} from 'rc1-build/train';
+} from '../lib/train/index.ts';
 
 /** KL(p ‖ q) of two categorical distributions given as log-probabilities. */
 function klOf(p: Float64Array, q: Float64Array): number {
@@ -141,7 +141,7 @@ export default defineRule({
       checks: cmp.checks,
       summary: comparisonSummary(cmp),
       report: {
-        environment: 'simulated-dialogue-v2: a simulation built from the data (src/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
+        environment: 'simulated-dialogue-v2: a simulation built from the data (lib/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
         definitions: PPO_EVAL_DEFINITIONS,
         thresholds: cfg.thresholds,
         policies: { sft: { model: relative(ctx.root, dirname(sftIndex)), hidden: sft.shape.hidden }, seeds: runs.map((r) => ({ seed: r.seed, ...describe(r.ck) })), baselines: BASELINE_NAMES },

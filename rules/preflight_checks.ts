@@ -2,7 +2,7 @@
 // each ≥ 0, sum 1 ± preflight.weights.sum_tolerance, each ≤ preflight.weights.max_weight) with a
 // `WEIGHTS_OK sha256=<sha256 of configs/weights.json>` line; the PPO run config (param ppo, from
 // configs/ppo_scale.yaml and the profile) against preflight.ppo; free disk against
-// preflight.min_free_disk_gb (src/evaluation/preflight.ts, weights-file.ts): the report records
+// preflight.min_free_disk_gb (lib/evaluation/preflight.ts, weights-file.ts): the report records
 // pass/fail against the threshold; the measured free space goes to the log (it would make the
 // report differ per machine).
 // Input groups: weights (configs/weights.json; other files of the weights target are passed
@@ -13,7 +13,7 @@ import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
 import {
   diskCheck, diskLogLine, freeDiskGiB, okLines, ppoChecks, ppoSchema, preflightSchema, rewardSchema, sha256File, weightsChecks,
-} from 'rc1-build/evaluation';
+} from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

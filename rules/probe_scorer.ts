@@ -9,11 +9,11 @@
 // provider that cannot be created (no key, bad config) fails the checks with its message.
 // Output [0] (the report): reports/preflight/scorer_probe.json.
 import { check, defineRule, waive, type Check, RuleError } from 'rc1-build';
-import { readValidated, rolloutSchema, type Rollout } from 'rc1-build/rollouts';
+import { readValidated, rolloutSchema, type Rollout } from '../lib/rollouts/index.ts';
 import {
   PROMPT_VERSION, RUBRIC_VERSION, createProvider, createRateLimiter, formatProviderFailure, heuristicConfigSchema, judgeConfigSchema,
   limiterOptionsFromConfig, probeConfigSchema, renderJudgeMessages, toScoreItem, type ScoreOutcome, type ScoreRequest,
-} from 'rc1-build/scoring';
+} from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
 interface ProbeCall {

@@ -12,11 +12,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { toJsonl } from 'rc1-build/data';
+import { toJsonl } from '../lib/data/index.ts';
 import {
   ERROR_MODES, createFetchPolicyClient, eligible, fileRollouts, openAiRollouts, readScenarios, rolloutsConfigSchema, syntheticRollouts,
   type Rollout,
-} from 'rc1-build/rollouts';
+} from '../lib/rollouts/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

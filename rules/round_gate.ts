@@ -1,5 +1,5 @@
 // round1 / round2_pass (RC1.md; seeds/002 steps 6–7): one rule, args.round 1 or 2
-// (src/evaluation/rounds.ts: what each round re-states and checks).
+// (lib/evaluation/rounds.ts: what each round re-states and checks).
 // Input groups:
 //   reports    the gate targets of the round (preflight.rounds.round<N> lists them); each JSON file
 //              that is a gate report is re-stated; any other file they bring (configs/weights.json)
@@ -12,7 +12,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { parseGateReport, preflightSchema, round1, round2, sha256Of, type Artifact, type GateReport } from 'rc1-build/evaluation';
+import { parseGateReport, preflightSchema, round1, round2, sha256Of, type Artifact, type GateReport } from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

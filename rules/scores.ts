@@ -18,14 +18,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { toJsonl } from 'rc1-build/data';
-import { readValidated, rolloutSchema, type Rollout } from 'rc1-build/rollouts';
+import { toJsonl } from '../lib/data/index.ts';
+import { readValidated, rolloutSchema, type Rollout } from '../lib/rollouts/index.ts';
 import {
   PROMPT_VERSION, RUBRIC_VERSION, aggregateConfigSchema, createProvider, createRateLimiter, formatProviderFailure, heuristicConfigSchema,
   judgeConfigSchema, judgeSpec, limiterOptionsFromConfig, liveViolation, openScoreCache, promptKey, resolveEndpoint, scoreItems, specHash,
   toScoreItem, toScoreRecord,
   type RateLimiter, type ScoreCache, type ScoreRecord, type UnstableItemRecord,
-} from 'rc1-build/scoring';
+} from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
 /** The .jsonl files of an input group (a target input may bring reports along: they are passed over). */

@@ -1,7 +1,7 @@
 // seed_pool (RC1.md): n scenarios rendered from templates/pack_v2 over the raw datasets, never
 // from a source item the shadow set holds aside, written as JSONL to the target's one output.
 // n is the stage size (ctx.args.n); scenario k is a pure function of (pool params, k, sources),
-// so a smaller stage is a prefix of a larger one. See src/pool/build-pool.ts for how each
+// so a smaller stage is a prefix of a larger one. See lib/pool/build-pool.ts for how each
 // scenario's task, kind (plain / under-specified), item, template, role and style are chosen.
 // Inputs: `raw` (data files), `v2` (pack_v2 JSON), `shadow` (the shadow_set outputs; the manifest's
 // source_ids and content_keys are excluded), `gates` (earlier gate reports: the engine blocks this target when one
@@ -10,9 +10,9 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, loadSources, questionKey, TASKS } from 'rc1-build/data';
-import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
-import { PoolBuilder, PoolParamsSchema, poolConfig, readShadowSourceIds } from 'rc1-build/pool';
+import { dataFileFormat, loadSources, questionKey, TASKS } from '../lib/data/index.ts';
+import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
+import { PoolBuilder, PoolParamsSchema, poolConfig, readShadowSourceIds } from '../lib/pool/index.ts';
 
 const FLUSH_LINES = 500;
 const PROGRESS_EVERY = 1000;

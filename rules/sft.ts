@@ -1,5 +1,5 @@
 // sft: behaviour cloning of the balanced pool's reference trajectories (rc1-build/train runSft,
-// src/train/sft.ts): the built-in policy that `train` starts every seed's PPO run from, and the
+// lib/train/sft.ts): the built-in policy that `train` starts every seed's PPO run from, and the
 // reference of its KL term. Like train it refuses to start without a passed round-2 ticket, and
 // the prod profile refuses the built-in engine. Inputs: round2, scenarios (the balanced pool),
 // weights. Params: the train config (train, ppo, overclar.alpha, overclar.cap; the run of
@@ -7,7 +7,7 @@
 // [1] reports/sft.json (accuracy per epoch, train and held-out).
 import { writeFileSync } from 'node:fs';
 import { defineRule, RuleError, type RuleContext } from 'rc1-build';
-import { resolveTrainConfig, runSft, TRAIN_PARAMS } from 'rc1-build/train';
+import { resolveTrainConfig, runSft, TRAIN_PARAMS } from '../lib/train/index.ts';
 import { z } from 'zod';
 import { checkRound2 } from './train.ts';
 

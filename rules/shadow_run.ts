@@ -1,5 +1,5 @@
 // shadow_run (RC1.md; seeds/000 Phase 2 A, seeds/002 step 7): the old score vs the new reward on
-// the shadow set's scored rollouts, per scenario (src/evaluation/shadow-run.ts: unit, figures,
+// the shadow set's scored rollouts, per scenario (lib/evaluation/shadow-run.ts: unit, figures,
 // gates; reward.ts: the definitions). Split by task and by difficulty; the shadow scenarios'
 // buckets come from the band rules over their difficulty metrics (shadow-buckets.ts). The
 // splits are gated when shadow_run.gate_splits is true, else reported only.
@@ -14,7 +14,7 @@ import { defineRule, RuleError } from 'rc1-build';
 import {
   REWARD_DEFINITIONS, bandsSchema, bucketsFromMetrics, dimensionsSchema, normalise, overclarSchema, ppoSchema, readItems, readWeights,
   rewardSchema, shadowRunSchema, shadowRun, statisticsSchema, waiveInconclusiveAgreement, withBuckets, type RewardSettings,
-} from 'rc1-build/evaluation';
+} from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

@@ -1,7 +1,7 @@
 // shadow_set: 245 held-aside evaluation scenarios, stratified by task (shadow.stratify), by the
 // need for clarification (the pool's clarify_rate) and by reasoning difficulty band (the balanced
 // pool's target shares), rendered by the seed pool's generator from source items the seed pool
-// then never uses (src/pool/shadow-set.ts says how). Outputs:
+// then never uses (lib/pool/shadow-set.ts says how). Outputs:
 //   data/shadow_eval_245.jsonl   one scenario per line, sorted by (task, source_id). Record fields
 //       a consumer (shadow run, ppo_eval) reads, beside the scenario's own:
 //         difficulty           "easy" | "medium" | "hard": the reasoning band (the pool's band rules)
@@ -18,10 +18,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, displayPath, loadSources, NotEnoughDataError, questionKey, stratifiedQuotas, TASKS } from 'rc1-build/data';
-import { balanceSchema, bandsSchema, dimensionsSchema, loadQwen3, metricsSchema, MetricsComputer } from 'rc1-build/difficulty';
-import { loadPack, TemplatesParamsSchema } from 'rc1-build/templates';
-import { buildShadowSet, PoolBuilder, PoolParamsSchema, poolConfig, shadowSplits, SPLITS_DEFINITION } from 'rc1-build/pool';
+import { dataFileFormat, displayPath, loadSources, NotEnoughDataError, questionKey, stratifiedQuotas, TASKS } from '../lib/data/index.ts';
+import { balanceSchema, bandsSchema, dimensionsSchema, loadQwen3, metricsSchema, MetricsComputer } from '../lib/difficulty/index.ts';
+import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
+import { buildShadowSet, PoolBuilder, PoolParamsSchema, poolConfig, shadowSplits, SPLITS_DEFINITION } from '../lib/pool/index.ts';
 
 const SCENARIOS = 'data/shadow_eval_245.jsonl';
 const MANIFEST = 'reports/rc1/sample_manifest.json';

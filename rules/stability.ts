@@ -4,7 +4,7 @@
 // is not grown further while its scores are unstable. Input group `scores`: the stage's
 // scores.jsonl (other files of the scores target are passed over). Output: the report.
 import { check, defineRule, RuleError } from 'rc1-build';
-import { readScores, stabilityCheck } from 'rc1-build/scoring';
+import { readScores, stabilityCheck } from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

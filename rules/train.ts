@@ -26,7 +26,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync,
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { defineRule, RuleError, type RuleContext } from 'rc1-build';
-import { resolveTrainConfig, runTraining, TRAIN_PARAMS } from 'rc1-build/train';
+import { resolveTrainConfig, runTraining, TRAIN_PARAMS } from '../lib/train/index.ts';
 import { z } from 'zod';
 
 const OUTPUTS = ['checkpoints/rc1', 'reports/metrics.jsonl', 'reports/config_effective.yaml'] as const;

@@ -1,5 +1,5 @@
 // weights (RC1.md; seeds/000 Phase 2 B): calibrates the reward weights on the pool's scored
-// rollouts (src/evaluation/calibration.ts states the objective, the loss scale and the gates) and
+// rollouts (lib/evaluation/calibration.ts states the objective, the loss scale and the gates) and
 // writes them. Input groups: `rollouts` (the pool's rollouts JSONL: which scored items are the
 // pool's), `scores` (the scores target: its scores.jsonl is read). Never the shadow set.
 // Outputs, in order: [0] configs/weights.json (weights-file.ts format), [1] the gate's report,
@@ -10,7 +10,7 @@ import { dirname, relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
 import {
   SCORE_DIMENSIONS, WEIGHTS_FILE_VERSION, calibrate, calibrationSchema, formatWeightsFile, normalise, readItems, rewardSchema, sha256File, statisticsSchema,
-} from 'rc1-build/evaluation';
+} from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
 export default defineRule({

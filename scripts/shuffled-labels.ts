@@ -9,7 +9,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRng, type Check } from '../src/api/index.ts';
+import { createRng, type Check } from 'rc1-build';
 import { compileRule, runEvalRule, shippedConfig } from '../test/helpers/evaluation-fixtures.ts';
 
 const FILES = {

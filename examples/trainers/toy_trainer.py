@@ -6,7 +6,7 @@ user turns (hashed bag of words, 256 features + bias), by policy gradient (REINF
 baseline) and a KL penalty to the reference policy (the initial weights, p(ask) = 0.5). The reward
 of a decision is 1 when it matches the scenario's `needs_clarification`, else 0. It is a worked
 example of the contract, not a dialogue model: a real trainer (TRL PPO + QLoRA on Qwen3-4B) plugs in
-the same way, see the contract in src/train/engines/command.ts.
+the same way, see the contract in lib/train/engines/command.ts.
 
 The contract, as this script honours it:
   settings train.steps, train.checkpoint.every, train.ppo.batch; train.seed seeds its one RNG (the

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { latestTarget, repairCheckpointDir, rotate, saveBest, updateLatest, writeCheckpoint } from '../../src/train/checkpoints.ts';
+import { latestTarget, repairCheckpointDir, rotate, saveBest, updateLatest, writeCheckpoint } from '../../lib/train/checkpoints.ts';
 
 const dir = process.argv[2]!;
 await repairCheckpointDir(dir);

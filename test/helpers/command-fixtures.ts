@@ -5,10 +5,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { ppoSchema } from '../../src/evaluation/config.ts';
-import type { CheckpointInfo, MetricsLine, TrainContext } from '../../src/train/api.ts';
-import { updateLatest } from '../../src/train/checkpoints.ts';
-import { configHash, resolveTrainConfig, trainConfigSchema, trainSectionSchema, type TrainConfig } from '../../src/train/config.ts';
+import { ppoSchema } from '../../lib/evaluation/config.ts';
+import type { CheckpointInfo, MetricsLine, TrainContext } from '../../lib/train/api.ts';
+import { updateLatest } from '../../lib/train/checkpoints.ts';
+import { configHash, resolveTrainConfig, trainConfigSchema, trainSectionSchema, type TrainConfig } from '../../lib/train/config.ts';
 import { REPO } from './rig.ts';
 
 /** rc1.build.ts of a workspace whose one target is RC1's train rule, with `extra` target fields (e.g. `secrets: ['X'],`). */

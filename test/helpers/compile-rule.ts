@@ -6,8 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ModuleCompiler } from '../../src/config/compile-module.ts';
-import { StatCache } from '../../src/hash/stat-cache.ts';
+import { ModuleCompiler } from '../../packages/engine/src/config/compile-module.ts';
+import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 

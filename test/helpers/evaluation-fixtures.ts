@@ -6,8 +6,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
-import { createRng, type Check, type Rule, type RuleContext, type RuleResult } from '../../src/api/index.ts';
-import { DIMENSIONS, type DimScores } from '../../src/scoring/types.ts';
+import { createRng, type Check, type Rule, type RuleContext, type RuleResult } from '../../packages/engine/src/api/index.ts';
+import { DIMENSIONS, type DimScores } from '../../lib/scoring/types.ts';
 import { ROOT } from '../fixtures/difficulty/rule-harness.ts';
 
 export { ROOT, compileRule } from '../fixtures/difficulty/rule-harness.ts';

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DIMENSIONS, type DimScores } from '../../src/scoring/types.ts';
+import { DIMENSIONS, type DimScores } from '../../lib/scoring/types.ts';
 
 export type Fault =
   /** 429; retryAfter is sent as the Retry-After header value as given (seconds or an HTTP-date). */

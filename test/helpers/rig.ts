@@ -1,4 +1,4 @@
-// TestRig: a throwaway workspace in a temp dir, driven through the real CLI (bin/rc1-build.js,
+// TestRig: a throwaway workspace in a temp dir, driven through the real CLI (packages/engine/bin/rc1-build.js,
 // compiled dist/). Rules in these workspaces append their target name to a counter file, so a
 // test can assert exactly which rules ran.
 import { spawn, spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = path.join(REPO, 'bin', 'rc1-build.js');
+export const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 
 export interface RunResult { code: number; stdout: string; stderr: string; events: Record<string, unknown>[] }
 

@@ -8,11 +8,11 @@
 //   node --import tsx test/helpers/score-loop.ts MODE BASE_URL DB_PATH N K   (key in $JUDGE_KEY)
 import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { createOpenAICompatibleProvider, estimateTokens, scoreLimited } from '../../src/scoring/openai-provider.ts';
-import { type LimiterOptions, createRateLimiter, type RateLimiter } from '../../src/scoring/rate-limiter.ts';
-import { cacheKeyFor, openScoreCache, type ScoreCache, type ScoreCacheKey } from '../../src/scoring/score-cache.ts';
-import { scoreItems, toScoreItem } from '../../src/scoring/score-items.ts';
-import type { DimScores, Provider, ScoreRequest, ScoreSample } from '../../src/scoring/types.ts';
+import { createOpenAICompatibleProvider, estimateTokens, scoreLimited } from '../../lib/scoring/openai-provider.ts';
+import { type LimiterOptions, createRateLimiter, type RateLimiter } from '../../lib/scoring/rate-limiter.ts';
+import { cacheKeyFor, openScoreCache, type ScoreCache, type ScoreCacheKey } from '../../lib/scoring/score-cache.ts';
+import { scoreItems, toScoreItem } from '../../lib/scoring/score-items.ts';
+import type { DimScores, Provider, ScoreRequest, ScoreSample } from '../../lib/scoring/types.ts';
 import { fixtureRollouts } from './scoring-fixtures.ts';
 
 export interface LoopItem { itemHash: string; messages: ScoreRequest['messages'] }

@@ -6,8 +6,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO, TestRig } from './rig.ts';
-import { TASKS, buildScenario, compareSourceItems, loadSources, plainRender, type Scenario, type SourceItem } from '../../src/data/index.ts';
-import { syntheticRollouts, type ErrorRates, type Rollout } from '../../src/rollouts/index.ts';
+import { TASKS, buildScenario, compareSourceItems, loadSources, plainRender, type Scenario, type SourceItem } from '../../lib/data/index.ts';
+import { syntheticRollouts, type ErrorRates, type Rollout } from '../../lib/rollouts/index.ts';
 
 export const RATES: ErrorRates = { wrong_answer: 0.25, missing_tool_call: 0.2, unnecessary_clarification: 0.15, skipped_clarification: 0.3, verbosity: 0.2 };
 

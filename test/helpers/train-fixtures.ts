@@ -5,9 +5,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { ppoSchema } from '../../src/evaluation/config.ts';
-import type { RolloutScenario } from '../../src/rollouts/index.ts';
-import { resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../../src/train/index.ts';
+import { ppoSchema } from '../../lib/evaluation/config.ts';
+import type { RolloutScenario } from '../../lib/rollouts/index.ts';
+import { resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../../lib/train/index.ts';
 import { REPO, TestRig } from './rig.ts';
 
 const NAMES = ['Ada Lovelace', 'Alan Turing', 'Grace Hopper', 'Edsger Dijkstra', 'Barbara Liskov', 'Donald Knuth', 'Ken Thompson', 'Frances Allen'];
@@ -89,6 +89,7 @@ export function trainWorkspace(round2: string | null = ROUND2_PASS): TestRig {
   const rig = new TestRig();
   fs.cpSync(path.join(REPO, 'configs'), path.join(rig.dir, 'configs'), { recursive: true });
   fs.cpSync(path.join(REPO, 'rules/train.ts'), path.join(rig.dir, 'rules/train.ts'));
+  fs.cpSync(path.join(REPO, 'lib'), path.join(rig.dir, 'lib'), { recursive: true });
   rig.write('configs/profiles/dev.yaml', `${JSON.stringify(SMALL)}\n`);
   rig.write('data/rollouts/rc1_seed.balanced.jsonl', makeScenarios(60).map((s) => JSON.stringify(s)).join('\n') + '\n');
   rig.write('configs/weights.json', WEIGHTS_JSON);

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { TestRig } from '../helpers/rig.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.ts';
 import { LIVE_YAML, fixtureRollouts, scoringRig, toJsonlText } from '../helpers/scoring-fixtures.ts';
-import { secretForms } from '../../src/util/redact-secrets.ts';
+import { secretForms } from '../../packages/engine/src/util/redact-secrets.ts';
 
 /** A wrong key with the characters that escape differently in JSON, URLs and base64. */
 const WRONG = 'sk-wr"ong\\key+with/slash=and-more-0123456789';

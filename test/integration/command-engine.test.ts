@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { TRAINER_BASE_ENV } from '../../src/train/engines/command.ts';
+import { TRAINER_BASE_ENV } from '../../lib/train/engines/command.ts';
 import { trainPipeline } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TestRig } from '../helpers/rig.ts';
-import { currentHolder } from '../../src/state/workspace-lock.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 
 const PIPELINE = `import { definePipeline, defineTarget, target } from 'rc1-build';
 export default definePipeline({

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { currentHolder } from '../../src/state/workspace-lock.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 import { COPY_RULE, TestRig, standardRig } from '../helpers/rig.ts';
 
 test('an output edited in place never reaches the cache: after edit, build, revert, the target is restored, not rerun', () => {

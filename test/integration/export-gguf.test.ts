@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gguf } from '@huggingface/gguf';
-import { loadPolicy } from '../../src/train/policy.ts';
+import { loadPolicy } from '../../lib/train/policy.ts';
 import { ppoEvalRig } from './ppo-eval-rig.ts';
 
 test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf reads back tensor for tensor', async () => {

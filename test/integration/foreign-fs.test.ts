@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { currentHolder } from '../../src/state/workspace-lock.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 import { TestRig } from '../helpers/rig.ts';
 import { cannotMount, fillUp, mountTmpfs, remount, unmount } from '../helpers/tmpfs.ts';
 

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashFileSync } from '../../src/hash/hash-file.ts';
-import { listFilesRecursive } from '../../src/util/fs.ts';
+import { hashFileSync } from '../../packages/engine/src/hash/hash-file.ts';
+import { listFilesRecursive } from '../../packages/engine/src/util/fs.ts';
 import { TestRig } from '../helpers/rig.ts';
 
 const PIPELINE = `import { definePipeline, defineTarget, target } from 'rc1-build';

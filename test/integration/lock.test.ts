@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI, REPO, TestRig } from '../helpers/rig.ts';
-import { currentHolder } from '../../src/state/workspace-lock.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 
 const PIPELINE = `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({

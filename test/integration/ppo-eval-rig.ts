@@ -9,11 +9,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { createRng } from '../../src/api/index.ts';
-import { dataFileFormat, loadSources } from '../../src/data/index.ts';
-import { bandsSchema, bucketOf, dimensionsSchema, loadQwen3, MetricsComputer } from '../../src/difficulty/index.ts';
-import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../src/pool/index.ts';
-import { loadPack } from '../../src/templates/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { dataFileFormat, loadSources } from '../../lib/data/index.ts';
+import { bandsSchema, bucketOf, dimensionsSchema, loadQwen3, MetricsComputer } from '../../lib/difficulty/index.ts';
+import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../lib/pool/index.ts';
+import { loadPack } from '../../lib/templates/index.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 import { shadowSetJsonl } from '../helpers/shadow-fixture.ts';
 
@@ -75,7 +75,7 @@ export interface RunSize { steps?: number; lr?: number; scenarios?: number; sftE
 /** The workspace of a built-in tfjs PPO run of the given size. */
 export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
   const rig = new TestRig({ 'rc1.build.ts': PIPELINE });
-  for (const p of ['rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  for (const p of ['rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
   rig.write('data/train_scenarios.jsonl', await trainingScenarios(size.scenarios ?? 1200));
   const dev = readYaml(path.join(REPO, 'configs/profiles/dev.yaml'));
   const ppo = { ...(dev.ppo as Tree | undefined), ...(size.steps ? { steps: size.steps } : {}), ...(size.lr ? { lr: size.lr } : {}) };

@@ -12,7 +12,7 @@ import { REPO, TestRig, collectEvents } from '../helpers/rig.ts';
 
 function projectCopy(n = 400): TestRig {
   const rig = new TestRig();
-  for (const p of ['rc1.build.ts', 'rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
   const dev = rig.read('configs/profiles/dev.yaml').replace(/scale:\n(?: .*\n)+/, `scale:\n  stages: []\n  n: ${n}\n`);
   rig.write('configs/profiles/dev.yaml', dev);
   return rig;

@@ -8,7 +8,7 @@ import { REPO, TestRig } from '../helpers/rig.ts';
 
 function projectCopy(): TestRig {
   const rig = new TestRig();
-  for (const p of ['rc1.build.ts', 'rules', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
   return rig;
 }
 

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { currentHolder } from '../../src/state/workspace-lock.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 import { TestRig } from '../helpers/rig.ts';
 import { cannotMount, mountTmpfs, unmount } from '../helpers/tmpfs.ts';
 

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { REPO, TestRig } from '../helpers/rig.ts';
 import { shippedConfig, writeWeights } from '../helpers/evaluation-fixtures.ts';
-import { shadowEvalCallback } from '../../src/train/callbacks.ts';
+import { shadowEvalCallback } from '../../lib/train/callbacks.ts';
 
 const PIPELINE = `import { definePipeline, defineGate } from 'rc1-build';
 export default definePipeline({ targets: [defineGate({ name: 'preflight_checks', rule: 'rules/preflight_checks.ts',

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { TestRig } from '../helpers/rig.ts';
-import { secretForms } from '../../src/util/redact-secrets.ts';
+import { secretForms } from '../../packages/engine/src/util/redact-secrets.ts';
 
 function allFiles(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TestRig, standardRig, collectEvents } from '../helpers/rig.ts';
-import { currentHolder } from '../../src/state/workspace-lock.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 
 interface Ev { event: string; target?: string; state?: string; ok?: boolean }
 

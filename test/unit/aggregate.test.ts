@@ -1,9 +1,9 @@
-// K-sample aggregation (src/scoring/aggregate.ts) and the per-stage stability check: median per
+// K-sample aggregation (lib/scoring/aggregate.ts) and the per-stage stability check: median per
 // dimension, population variance, item variance = the max over dimensions, unstable above the
 // threshold with the configured weight.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { aggregateSamples, median, populationVariance, stabilityCheck, unstableShare, DIMENSIONS, type DimScores } from '../../src/scoring/index.ts';
+import { aggregateSamples, median, populationVariance, stabilityCheck, unstableShare, DIMENSIONS, type DimScores } from '../../lib/scoring/index.ts';
 
 const flat = (v: number, over: Partial<DimScores> = {}): DimScores => ({ ...Object.fromEntries(DIMENSIONS.map((d) => [d, v])) as DimScores, ...over });
 const O = { unstableVariance: 0.08, unstableWeight: 0.5 };

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runScorecache } from '../../src/scoring/cache-cli.ts';
-import { openScoreCache, type ScoreCacheKey } from '../../src/scoring/score-cache.ts';
-import type { ScoreSample } from '../../src/scoring/types.ts';
+import { runScorecache } from '../../lib/scoring/cache-cli.ts';
+import { openScoreCache, type ScoreCacheKey } from '../../lib/scoring/score-cache.ts';
+import type { ScoreSample } from '../../lib/scoring/types.ts';
 
 const DAY = 86_400_000;
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { TrainResult } from '../../src/train/api.ts';
-import { commandEngine } from '../../src/train/engines/command.ts';
+import type { TrainResult } from '../../lib/train/api.ts';
+import { commandEngine } from '../../lib/train/engines/command.ts';
 import { makeContext, trainConfig } from '../helpers/command-fixtures.ts';
 import { REPO } from '../helpers/rig.ts';
 
@@ -179,7 +179,7 @@ test('a trainer left running by a build killed outright is stopped before a new 
 });
 
 test('an orphan is recognised by its arguments whatever an interpreter or shim made of argv[0]', async () => {
-  const { sameCommand } = await import('../../src/train/engines/command-process.ts');
+  const { sameCommand } = await import('../../lib/train/engines/command-process.ts');
   const argv = ['python3', 'train.py', '--config', 'c.yaml'];
   assert.equal(sameCommand(argv, argv), true);
   assert.equal(sameCommand(['/usr/bin/env', 'bash', '/root/.pyenv/shims/python3', 'train.py', '--config', 'c.yaml'], argv), true);

@@ -2,8 +2,8 @@
 // limits as usage errors, and loading time that grows linearly with the number of keys.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseYamlFile } from '../../src/config/parse-yaml.ts';
-import type { Diagnostic } from '../../src/config/usage-error.ts';
+import { parseYamlFile } from '../../packages/engine/src/config/parse-yaml.ts';
+import type { Diagnostic } from '../../packages/engine/src/config/usage-error.ts';
 
 function usageError(text: string): Diagnostic {
   const r = parseYamlFile('configs/x.yaml', text);

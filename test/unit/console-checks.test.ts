@@ -1,11 +1,11 @@
-// How the console shows a gate's checks (src/report/console-reporter.ts): waived checks as WAIVED
+// How the console shows a gate's checks (packages/engine/src/report/console-reporter.ts): waived checks as WAIVED
 // with the profile's reason, checks that cannot apply as n/a with theirs, both counted apart from
 // the passes; a failed gate's table with each failing check's hint; and a gate that failed only
 // because nothing in it passed (every check n/a) says so.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { check, gatePasses, notApplicable, waive } from '../../src/api/index.ts';
-import { ConsoleReporter } from '../../src/report/console-reporter.ts';
+import { check, gatePasses, notApplicable, waive } from '../../packages/engine/src/api/index.ts';
+import { ConsoleReporter } from '../../packages/engine/src/report/console-reporter.ts';
 
 function printed(checks: ReturnType<typeof check>[]): string {
   let out = '';

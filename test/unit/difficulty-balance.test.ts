@@ -4,8 +4,8 @@
 // clarification share; seeded and deterministic, no duplicates, the pool's order kept.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { BUCKETS, planBalance, taskQuotas, type Bucket } from '../../src/difficulty/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { BUCKETS, planBalance, taskQuotas, type Bucket } from '../../lib/difficulty/index.ts';
 
 const TARGET = { easy: 0.25, medium: 0.45, hard: 0.3 };
 const CONFIG = { seed: 20250821, target: TARGET };

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import YAML from 'yaml';
-import { bandOf, bandsSchema, bucketOf, dimensionsSchema, meanBand, type Dimension } from '../../src/difficulty/index.ts';
+import { bandOf, bandsSchema, bucketOf, dimensionsSchema, meanBand, type Dimension } from '../../lib/difficulty/index.ts';
 import { metrics } from '../fixtures/difficulty/scenarios.ts';
 
 const config = (YAML.parse(readFileSync(join(import.meta.dirname, '../../configs/difficulty.yaml'), 'utf8')) as { difficulty: { bands: unknown; dimensions: unknown } }).difficulty;

@@ -9,8 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { Rule } from '../../src/api/index.ts';
-import { BALANCED_ASSOCIATION, HINTS, association, clueNotApplicable, difficultyChecks, type Bucket, type DifficultyMetrics, type Scored } from '../../src/difficulty/index.ts';
+import type { Rule } from '../../packages/engine/src/api/index.ts';
+import { BALANCED_ASSOCIATION, HINTS, association, clueNotApplicable, difficultyChecks, type Bucket, type DifficultyMetrics, type Scored } from '../../lib/difficulty/index.ts';
 import { checksByName, compileRule, runRule } from '../fixtures/difficulty/rule-harness.ts';
 import { metrics, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
 

@@ -1,12 +1,12 @@
 // Difficulty metrics of hand-built scenarios: each value worked out by hand from the definitions
-// in src/difficulty/metrics.ts (turns, tool hops, calc operators, entities, connectives per 100
+// in lib/difficulty/metrics.ts (turns, tool hops, calc operators, entities, connectives per 100
 // words, pronouns, sentence-level 3-gram clue overlap, ambiguity flags), len_tokens as the Qwen3
 // count of the user turns, the clarification reply and the context documents.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import {
   MetricsComputer, countCalcOperators, countInlineOperators, entitySpans, loadQwen3, requestText, type Qwen3Counter,
-} from '../../src/difficulty/index.ts';
+} from '../../lib/difficulty/index.ts';
 import { GSM8K, HOTPOTQA, STRATEGYQA, scenario } from '../fixtures/difficulty/scenarios.ts';
 
 let qwen: Qwen3Counter;

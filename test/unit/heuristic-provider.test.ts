@@ -1,12 +1,12 @@
-// The heuristic provider (src/scoring/heuristic-provider.ts), the rubric and the judge prompt:
+// The heuristic provider (lib/scoring/heuristic-provider.ts), the rubric and the judge prompt:
 // deterministic scores with provenance on every sample, samples that differ by sample index, the
 // rubric's anchors implemented as rules, and a prompt that asks for the seven keys.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildRollout, type ErrorMode, type Rollout } from '../../src/rollouts/index.ts';
+import { buildRollout, type ErrorMode, type Rollout } from '../../lib/rollouts/index.ts';
 import {
   DIMENSIONS, PROMPT_VERSION, RUBRIC, RUBRIC_VERSION, createHeuristicProvider, heuristicBase, itemHash, renderJudgeMessages, type ScoreRequest,
-} from '../../src/scoring/index.ts';
+} from '../../lib/scoring/index.ts';
 import { fixtureRollouts, fixtureScenarios } from '../helpers/scoring-fixtures.ts';
 
 const OPTS = { jitter: 0.03, ambiguityJitter: 0.4 };

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DataError, loadSources, parseHotpotqa, readHotpotqa, type HotpotqaItem } from '../../src/data/index.ts';
+import { DataError, loadSources, parseHotpotqa, readHotpotqa, type HotpotqaItem } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const ORIGINAL = join(ROOT, 'data/raw/hotpotqa/hotpot_dev_distractor_v1_first103.jsonl');

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DataError, readJsonl, readRecords, toJsonl } from '../../src/data/index.ts';
+import { DataError, readJsonl, readRecords, toJsonl } from '../../lib/data/index.ts';
 
 let dir = '';
 before(async () => { dir = await mkdtemp(join(tmpdir(), 'rc1-jsonl-')); });

@@ -3,7 +3,7 @@
 // stands, and none defined gives null (the calibration reports the check n/a with the reason).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { dimensionAgreement, worstDimension } from '../../src/evaluation/leakage.ts';
+import { dimensionAgreement, worstDimension } from '../../lib/evaluation/leakage.ts';
 
 const success = [1, 1, 1, 0, 0, 0, 1, 0];
 

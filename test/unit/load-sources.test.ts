@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import fg from 'fast-glob';
-import { DataError, detectTask, loadSources } from '../../src/data/index.ts';
+import { DataError, detectTask, loadSources } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 

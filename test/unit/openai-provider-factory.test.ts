@@ -2,8 +2,8 @@
 // heuristic, and its failures name the env var and the config key.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProvider, formatProviderFailure, type CreateProviderInput } from '../../src/scoring/provider-factory.ts';
-import { scoringLiveDefaults } from '../../src/scoring/presets.ts';
+import { createProvider, formatProviderFailure, type CreateProviderInput } from '../../lib/scoring/provider-factory.ts';
+import { scoringLiveDefaults } from '../../lib/scoring/presets.ts';
 import { startFakeOpenAIServer } from '../helpers/fake-openai-server.ts';
 
 const KEY = 'sk-factory-test-000111222333';

@@ -9,13 +9,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRateLimiter } from '../../src/scoring/rate-limiter.ts';
-import { openScoreCache, type ScoreCache } from '../../src/scoring/score-cache.ts';
+import { createRateLimiter } from '../../lib/scoring/rate-limiter.ts';
+import { openScoreCache, type ScoreCache } from '../../lib/scoring/score-cache.ts';
 import { type Fault, promptHash, startFakeOpenAIServer } from '../helpers/fake-openai-server.ts';
 import { FAST_LIMITS, LOOP_VERSIONS, scoreLoop, syntheticItems, testProvider } from '../helpers/score-loop.ts';
 import { fixtureRollouts } from '../helpers/scoring-fixtures.ts';
-import { renderJudgeMessages } from '../../src/scoring/judge-prompt.ts';
-import { toScoreItem } from '../../src/scoring/score-items.ts';
+import { renderJudgeMessages } from '../../lib/scoring/judge-prompt.ts';
+import { toScoreItem } from '../../lib/scoring/score-items.ts';
 
 const KEY = 'sk-live-DO-NOT-LEAK-7f3a9c0e5b1d';
 const LOOP = fileURLToPath(new URL('../helpers/score-loop.ts', import.meta.url));

@@ -5,10 +5,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
-import { createOpenAICompatibleProvider, estimateTokens, parseJudgeAnswer, scoreLimited } from '../../src/scoring/openai-provider.ts';
-import { PRESETS, resolveEndpoint, ScoringLiveSchema, scoringLiveDefaults } from '../../src/scoring/presets.ts';
-import { createRateLimiter, TransportError } from '../../src/scoring/rate-limiter.ts';
-import type { ScoreRequest } from '../../src/scoring/types.ts';
+import { createOpenAICompatibleProvider, estimateTokens, parseJudgeAnswer, scoreLimited } from '../../lib/scoring/openai-provider.ts';
+import { PRESETS, resolveEndpoint, ScoringLiveSchema, scoringLiveDefaults } from '../../lib/scoring/presets.ts';
+import { createRateLimiter, TransportError } from '../../lib/scoring/rate-limiter.ts';
+import type { ScoreRequest } from '../../lib/scoring/types.ts';
 import { expectedScores, promptHash, startFakeOpenAIServer } from '../helpers/fake-openai-server.ts';
 import { FAST_LIMITS, testProvider } from '../helpers/score-loop.ts';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parquetWriteFile, type ColumnSource, type SchemaElement } from 'hyparquet-writer';
-import { DataError, loadSources, readGsm8k, readHotpotqa, readParquet, type SourceItem } from '../../src/data/index.ts';
+import { DataError, loadSources, readGsm8k, readHotpotqa, readParquet, type SourceItem } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const RAW = join(ROOT, 'data/raw');

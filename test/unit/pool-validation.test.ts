@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { Check, RuleResult } from '../../src/api/index.ts';
-import type { Scenario } from '../../src/data/index.ts';
-import { loadSources, questionKey, scenarioContext, sourceKey, type SourceItem } from '../../src/data/index.ts';
-import { LeakIndex, leakTokens, readShadowSourceIds, splitText } from '../../src/pool/index.ts';
+import type { Check, RuleResult } from '../../packages/engine/src/api/index.ts';
+import type { Scenario } from '../../lib/data/index.ts';
+import { loadSources, questionKey, scenarioContext, sourceKey, type SourceItem } from '../../lib/data/index.ts';
+import { LeakIndex, leakTokens, readShadowSourceIds, splitText } from '../../lib/pool/index.ts';
 import { buildPool, config, PACK_V1, RAW, runRule, shadowOutputs, TMP } from '../fixtures/pool/harness.ts';
 
 const lines = (p: string): string[] => readFileSync(p, 'utf8').trimEnd().split('\n');
@@ -227,7 +227,7 @@ export default definePipeline({ defaultTargets: ['pool_validation'], freeFormCon
 `,
   });
   try {
-    for (const p of ['rules/shadow_set.ts', 'rules/seed_pool.ts', 'rules/pool_validation.ts', 'rules/difficulty_metrics.ts', 'templates', 'data/raw', 'configs/default.yaml', 'configs/pool.yaml', 'configs/difficulty.yaml']) {
+    for (const p of ['lib', 'rules/shadow_set.ts', 'rules/seed_pool.ts', 'rules/pool_validation.ts', 'rules/difficulty_metrics.ts', 'templates', 'data/raw', 'configs/default.yaml', 'configs/pool.yaml', 'configs/difficulty.yaml']) {
       cpSync(join(REPO, p), join(rig.dir, p), { recursive: true });
     }
     const ok = rig.run(['pool_validation']);

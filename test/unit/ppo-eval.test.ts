@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { acrossSeeds, assertStartedFromSft, comparePolicies, gains, swappedRows, type PolicyRows, type PpoEvalConfig, type ScenarioInfo } from '../../src/train/index.ts';
+import { acrossSeeds, assertStartedFromSft, comparePolicies, gains, swappedRows, type PolicyRows, type PpoEvalConfig, type ScenarioInfo } from '../../lib/train/index.ts';
 
 const cfg: PpoEvalConfig = {
   seed: 1, actions: 'sampled', samples: 1, twins: true, min_group_n: 30, bootstrap: 200, permutations: 200, min_seeds: 3,

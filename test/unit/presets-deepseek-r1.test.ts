@@ -1,7 +1,7 @@
 // The DeepSeek-R1 judge preset and the limiter's starting concurrency (the planning notes' values).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveEndpoint, ScoringLiveSchema, scoringLiveDefaults } from '../../src/scoring/presets.ts';
+import { resolveEndpoint, ScoringLiveSchema, scoringLiveDefaults } from '../../lib/scoring/presets.ts';
 
 test('the deepseek_r1 preset asks deepseek-reasoner on the DeepSeek API with the DeepSeek key, answers parsed from plain text', () => {
   const r1 = resolveEndpoint({ ...scoringLiveDefaults, preset: 'deepseek_r1', max_tokens: 4096 });

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { holderState, selfIdentity } from '../../src/state/process-identity.ts';
-import { LockedError, WorkspaceLock } from '../../src/state/workspace-lock.ts';
+import { holderState, selfIdentity } from '../../packages/engine/src/state/process-identity.ts';
+import { LockedError, WorkspaceLock } from '../../packages/engine/src/state/workspace-lock.ts';
 
 test('a holder in another PID namespace on this host and boot is unknown (never broken), with the reason', () => {
   const me = { ...selfIdentity(), pidNs: 'pid:[4026531836]' };

@@ -2,8 +2,8 @@
 // backoff with full jitter, AIMD concurrency on the 429 ratio, timeouts, aborts and metrics.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRetryAfter } from '../../src/scoring/parse-retry-after.ts';
-import { createRateLimiter, type LimiterOptions, RetriesExhaustedError, TransportError } from '../../src/scoring/rate-limiter.ts';
+import { parseRetryAfter } from '../../lib/scoring/parse-retry-after.ts';
+import { createRateLimiter, type LimiterOptions, RetriesExhaustedError, TransportError } from '../../lib/scoring/rate-limiter.ts';
 
 function virtualTime(): { now: () => number; sleep: (ms: number) => Promise<void>; sleeps: number[] } {
   let t = 0;

@@ -3,7 +3,7 @@
 // a larger base64 string at each of the three byte alignments (a Basic auth header).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { redactor, secretForms } from '../../src/util/redact-secrets.ts';
+import { redactor, secretForms } from '../../packages/engine/src/util/redact-secrets.ts';
 
 const KEY = 'sk-"quoted"\\back+plus/slash=eq-0123456789';
 const redact = redactor([KEY]);

@@ -1,4 +1,4 @@
-// The file rollout source (src/rollouts/file-source.ts) and the scenario reader: records of a
+// The file rollout source (lib/rollouts/file-source.ts) and the scenario reader: records of a
 // real model run joined with their scenarios, success computed here; a bad line fails with
 // file:line: field: expected …, got ….
 import { test } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileRollouts, readScenarios } from '../../src/rollouts/index.ts';
+import { fileRollouts, readScenarios } from '../../lib/rollouts/index.ts';
 import { fixtureScenarios, toJsonlText } from '../helpers/scoring-fixtures.ts';
 
 function tempFiles(files: Record<string, string>): { dir: string; path: (n: string) => string; done: () => void } {

@@ -1,14 +1,14 @@
-// The openai rollout source (src/rollouts/openai-source.ts, policy-client.ts, calc.ts): the agent
+// The openai rollout source (lib/rollouts/openai-source.ts, policy-client.ts, calc.ts): the agent
 // loop against a scripted PolicyClient, and the fetch client against a loopback HTTP server.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRng } from '../../src/api/index.ts';
-import type { Scenario } from '../../src/data/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import type { Scenario } from '../../lib/data/index.ts';
 import {
   createFetchPolicyClient, evaluate, lookupDoc, openAiRollouts, parseAction, playEpisode, type ChatMessage, type PolicyClient,
-} from '../../src/rollouts/index.ts';
+} from '../../lib/rollouts/index.ts';
 import { fixtureScenarios } from '../helpers/scoring-fixtures.ts';
 
 function scripted(replies: string[], seen: ChatMessage[][] = []): PolicyClient {

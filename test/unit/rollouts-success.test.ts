@@ -1,11 +1,11 @@
-// Task success metrics (src/rollouts/success.ts). The HotpotQA expectations are computed by hand
+// Task success metrics (lib/rollouts/success.ts). The HotpotQA expectations are computed by hand
 // from the official evaluation script (hotpot_evaluate_v1.py: normalize_answer, f1_score,
 // exact_match_score); the working is in the comments.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   extractNumber, hotpotExactMatch, hotpotF1, judgeSuccess, normalizeAnswer, numericMatch, parseYesNo, yesNoMatch,
-} from '../../src/rollouts/index.ts';
+} from '../../lib/rollouts/index.ts';
 
 test('HotpotQA normalisation lower-cases, drops ASCII punctuation, removes a/an/the as words and collapses whitespace', () => {
   assert.equal(normalizeAnswer('The Battle of Guam'), 'battle of guam');

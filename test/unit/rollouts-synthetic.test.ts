@@ -1,12 +1,12 @@
-// The synthetic rollout source (src/rollouts/synthetic.ts) over fixture scenarios built from the
+// The synthetic rollout source (lib/rollouts/synthetic.ts) over fixture scenarios built from the
 // raw datasets: declared error-mode rates are met among eligible candidates, every record says
 // it is synthetic, and the output is a pure function of scenarios, seed and rates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRng } from '../../src/api/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
 import {
   ERROR_MODES, buildRollout, eligible, judgeSuccess, rolloutSchema, syntheticRollout, syntheticRollouts, wrongAnswer,
-} from '../../src/rollouts/index.ts';
+} from '../../lib/rollouts/index.ts';
 import { RATES, fixtureScenarios, toJsonlText } from '../helpers/scoring-fixtures.ts';
 
 const OPTS = { seed: 11, candidates: 4, policy: 'reference-perturbed-v1', rates: RATES };

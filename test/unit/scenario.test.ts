@@ -2,7 +2,7 @@
 // per task, and the fixed key order that makes the JSONL byte-stable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildScenario, plainRender, shadowScenarioId, type SourceItem } from '../../src/data/index.ts';
+import { buildScenario, plainRender, shadowScenarioId, type SourceItem } from '../../lib/data/index.ts';
 
 const origin = { file: 'f.jsonl', line: 1, unit: 'line' as const };
 

@@ -11,8 +11,8 @@ import { after, before, test } from 'node:test';
 import {
   MAX_TOOL_OUTPUT_CHARS, createOpenAICompatibleProvider, judgeSpec, judgeUserPrompt, openScoreCache, probeRollouts, promptKey, promptTemplateText, resolveEndpoint, scoreItems, scoringLiveDefaults, specHash,
   toScoreItem, type JudgeSpec, type JudgeSpecInput, type ScoreCache,
-} from '../../src/scoring/index.ts';
-import { cacheStat } from '../../src/scoring/cache-cli.ts';
+} from '../../lib/scoring/index.ts';
+import { cacheStat } from '../../lib/scoring/cache-cli.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.ts';
 import { fixtureRollouts } from '../helpers/scoring-fixtures.ts';
 

@@ -8,9 +8,9 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import Database from 'better-sqlite3';
-import { parseInvalidateSpec, compareVersions } from '../../src/scoring/cache-filter.ts';
-import { openScoreCache, type ScoreCache, type ScoreCacheKey } from '../../src/scoring/score-cache.ts';
-import type { ScoreSample } from '../../src/scoring/types.ts';
+import { parseInvalidateSpec, compareVersions } from '../../lib/scoring/cache-filter.ts';
+import { openScoreCache, type ScoreCache, type ScoreCacheKey } from '../../lib/scoring/score-cache.ts';
+import type { ScoreSample } from '../../lib/scoring/types.ts';
 
 const DAY = 86_400_000;
 

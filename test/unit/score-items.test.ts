@@ -1,4 +1,4 @@
-// The scoring driver (src/scoring/score-items.ts) with the in-memory cache and fake providers:
+// The scoring driver (lib/scoring/score-items.ts) with the in-memory cache and fake providers:
 // each sample is stored the moment it arrives, a provider failing or a build killed halfway loses
 // nothing and the rerun asks only for what is missing, failures are recorded, metrics add up.
 import { test } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   DIMENSIONS, MemoryScoreCache, PROMPT_VERSION, RUBRIC_VERSION, cacheKey, createHeuristicProvider, p95, scoreItems, toScoreItem,
   type CacheKeyFields, type DimScores, type Provider, type ScoreItem, type ScoreOutcome, type ScoreRequest,
-} from '../../src/scoring/index.ts';
+} from '../../lib/scoring/index.ts';
 import { fixtureRollouts } from '../helpers/scoring-fixtures.ts';
 
 const scores = (v: number): DimScores => Object.fromEntries(DIMENSIONS.map((d) => [d, v])) as DimScores;
@@ -149,8 +149,8 @@ test('the cache key separates provider, model, rubric and prompt versions, item 
 });
 
 test('the item hash is the sha256 of the rollout canonical JSON, whatever the key order of the record', async () => {
-  const { canonicalJson } = await import('../../src/util/canonical-json.ts');
-  const { rolloutCanonicalJson } = await import('../../src/rollouts/index.ts');
+  const { canonicalJson } = await import('../../packages/engine/src/util/canonical-json.ts');
+  const { rolloutCanonicalJson } = await import('../../lib/rollouts/index.ts');
   const { createHash } = await import('node:crypto');
   for (const it of await items()) {
     assert.equal(rolloutCanonicalJson(it.rollout), canonicalJson(it.rollout));

@@ -1,4 +1,4 @@
-// seed_pool and the pool library (src/pool): determinism, prefix stability, the shadow set held
+// seed_pool and the pool library (lib/pool): determinism, prefix stability, the shadow set held
 // aside, the clarify rate, under-specified questions, the task mix, rendering variety, the hint
 // gold and split variants (each as common with as without clarification), the difficulty gate's
 // ceilings, and a reasoning bucket that says next to nothing about the need for clarification. The rule
@@ -9,11 +9,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { createRng } from '../../src/api/index.ts';
-import { loadSources, stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type Scenario, type SourceItem, type StrategyqaItem } from '../../src/data/index.ts';
-import { association, bucketOf, loadQwen3, MetricsComputer, planBalance, type Qwen3Counter } from '../../src/difficulty/index.ts';
-import { applyGap, findGaps, findHints, kindAt, kindKey, kindPlan, sentences, splitQuestion, taskSequence, type PoolScenario } from '../../src/pool/index.ts';
-import { tokenize } from '../../src/text/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { loadSources, stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type Scenario, type SourceItem, type StrategyqaItem } from '../../lib/data/index.ts';
+import { association, bucketOf, loadQwen3, MetricsComputer, planBalance, type Qwen3Counter } from '../../lib/difficulty/index.ts';
+import { applyGap, findGaps, findHints, kindAt, kindKey, kindPlan, sentences, splitQuestion, taskSequence, type PoolScenario } from '../../lib/pool/index.ts';
+import { tokenize } from '../../lib/text/index.ts';
 import { buildPool, config, PACK_V2, RAW, ROOT, runPool, runRule, shadowOutputs, TMP } from '../fixtures/pool/harness.ts';
 
 const read = (p: string): string => readFileSync(p, 'utf8');
@@ -289,8 +289,8 @@ test('at n = 2000 the reasoning bucket says next to nothing about the need for c
 
 test('a held-out question cannot enter the pool through a repeat or a renumbered file: seed_pool holds items aside by content too', async () => {
   const { mkdirSync, writeFileSync } = await import('node:fs');
-  const { questionKey } = await import('../../src/data/index.ts');
-  const { readShadowSourceIds } = await import('../../src/pool/index.ts');
+  const { questionKey } = await import('../../lib/data/index.ts');
+  const { readShadowSourceIds } = await import('../../lib/pool/index.ts');
   const shadow = await shadowOutputs();
   const held = await readShadowSourceIds(shadow);
   const gsmFile = RAW.find((f) => f.includes('/gsm8k/') && f.endsWith('.jsonl'))!;

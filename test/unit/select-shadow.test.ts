@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { before, test } from 'node:test';
 import fg from 'fast-glob';
-import { createRng } from '../../src/api/index.ts';
-import { deriveSeed, loadSources, selectShadow, stratifiedQuotas, type SourceItem } from '../../src/data/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { deriveSeed, loadSources, selectShadow, stratifiedQuotas, type SourceItem } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const MIX = { hotpotqa: 0.45, strategyqa: 0.30, gsm8k: 0.25 };

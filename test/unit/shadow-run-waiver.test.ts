@@ -3,9 +3,9 @@
 // a verdict of fail and every success check stay as they are in every profile.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { gatePasses } from '../../src/api/index.ts';
-import { waiveInconclusiveAgreement } from '../../src/evaluation/shadow-run.ts';
-import { intervalCheck } from '../../src/stats/decisions.ts';
+import { gatePasses } from '../../packages/engine/src/api/index.ts';
+import { waiveInconclusiveAgreement } from '../../lib/evaluation/shadow-run.ts';
+import { intervalCheck } from '../../lib/stats/decisions.ts';
 
 const iv = (lo: number, hi: number) => ({ lo, hi, median: (lo + hi) / 2, level: 0.95 });
 const inconclusive = intervalCheck('spearman_old_new', { estimate: 0.77, interval: iv(0.71, 0.83), clusters: 245 }, '>=', 0.75, 'reorders');

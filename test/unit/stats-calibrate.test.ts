@@ -1,10 +1,10 @@
-// The calibration protocol (src/stats/calibrate.ts) and the Gram statistics it rests on: a
+// The calibration protocol (lib/stats/calibrate.ts) and the Gram statistics it rests on: a
 // resample's XᵀX / Xᵀy from row counts equal the resampled matrix's, the protocol recovers a
 // known weighting on synthetic data, every fit honours the constraints, and a seed fixes it all.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { calibrateWeights, gram, gramCounts, matrix, resample, type CalibrationData, type CalibrationOptions } from '../../src/stats/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { calibrateWeights, gram, gramCounts, matrix, resample, type CalibrationData, type CalibrationOptions } from '../../lib/stats/index.ts';
 
 const NAMES = ['a', 'b', 'c', 'd', 'e'];
 const TRUTH = [0.4, 0.25, 0.2, 0.1, 0.05];
@@ -129,7 +129,7 @@ test('mismatched inputs are refused', () => {
 });
 
 test('per-scenario Gram sums, each times how often its scenario was drawn, equal the Gram of the drawn rows', async () => {
-  const { groupGrams, unpackGram } = await import('../../src/stats/group-grams.ts');
+  const { groupGrams, unpackGram } = await import('../../lib/stats/group-grams.ts');
   const { X, y } = synthetic(120, 12);
   const members = Array.from({ length: 30 }, (_, g) => Int32Array.from({ length: 4 }, (_, k) => 4 * g + k));
   const grams = groupGrams(X, y, members, () => 1);

@@ -1,10 +1,10 @@
-// src/stats correlations and top-k overlap: Pearson, Spearman (average ranks), Kendall τ-b
+// lib/stats correlations and top-k overlap: Pearson, Spearman (average ranks), Kendall τ-b
 // (Knight's O(n log n) method), point-biserial, top-k% overlap, against published examples,
 // hand computations and O(n²) / enumeration brute force on seeded random data with ties.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { kendallTauB, pearson, pointBiserial, rankAverage, rankCorrelations, spearman, topCount, topKOverlap } from '../../src/stats/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { kendallTauB, pearson, pointBiserial, rankAverage, rankCorrelations, spearman, topCount, topKOverlap } from '../../lib/stats/index.ts';
 
 const close = (a: number, b: number, tol = 1e-12): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 

@@ -1,15 +1,15 @@
-// Negative controls and scenario-level resampling (src/stats/permutation.ts, cluster-bootstrap.ts,
+// Negative controls and scenario-level resampling (lib/stats/permutation.ts, cluster-bootstrap.ts,
 // folds.ts groupKFolds, decisions.ts): within-group permutations keep each group's labels, the
 // null of an uninformative score sits around 0 and a real signal clears its 95th percentile,
 // cluster resamples draw whole clusters (within strata), grouped folds never split a group, and
 // the interval decision says pass / inconclusive / fail with a sample-size estimate.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
 import {
   binaryRankCorrelations, binaryRankCorrelationsSorted, calibrateWeights, clusterBootstrap, clusterRowMap, clustersOf, groupKFolds, matrix, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
   permuteWithinGroups, rankCorrelations, spearman,
-} from '../../src/stats/index.ts';
+} from '../../lib/stats/index.ts';
 
 test('a within-group permutation keeps every group\'s multiset of labels and is the same for the same seed', () => {
   const labels = [1, 0, 0, 1, 1, 1, 0, 0, 0, 1];

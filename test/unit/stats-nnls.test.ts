@@ -1,9 +1,9 @@
-// Lawson–Hanson NNLS (src/stats/nnls.ts): published examples, the KKT conditions on seeded random
+// Lawson–Hanson NNLS (lib/stats/nnls.ts): published examples, the KKT conditions on seeded random
 // problems, and agreement with a brute-force search over every passive set on small ones.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { gram, matrix, matrixFromRows, nnls, nnlsGram, type Matrix } from '../../src/stats/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { gram, matrix, matrixFromRows, nnls, nnlsGram, type Matrix } from '../../lib/stats/index.ts';
 
 const close = (a: number, b: number, tol: number): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 

@@ -1,9 +1,9 @@
-// k-fold assignment and the seeded bootstrap (src/stats/folds.ts, bootstrap.ts): partitions,
+// k-fold assignment and the seeded bootstrap (lib/stats/folds.ts, bootstrap.ts): partitions,
 // balance, stratification, determinism for a seed, and the percentile-interval definition.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { bootstrap, deriveStreamSeed, foldAssignment, kFolds, mean, percentileInterval, resample } from '../../src/stats/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { bootstrap, deriveStreamSeed, foldAssignment, kFolds, mean, percentileInterval, resample } from '../../lib/stats/index.ts';
 
 test('k folds partition the items: every item is held out exactly once and trained on k − 1 times', () => {
   const folds = kFolds(103, 5, 42);

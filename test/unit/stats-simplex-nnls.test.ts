@@ -1,11 +1,11 @@
-// The constrained weight fit (src/stats/simplex-nnls.ts, box-simplex-qp.ts): minimise
+// The constrained weight fit (lib/stats/simplex-nnls.ts, box-simplex-qp.ts): minimise
 // L‖Xw − y‖² + λ‖w − w₀‖² with w ≥ 0, Σw = 1, w_i ≤ u. Checked by the KKT conditions on
 // seeded random problems (Q and c rebuilt here from the rows, not taken from the solver), by a
 // brute-force search over every free/lower/upper pattern on small ones, and on edge cases.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { boxSimplexKkt, gram, matrix, matrixFromRows, priorLeastSquares, simplexNnls, type Matrix } from '../../src/stats/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { boxSimplexKkt, gram, matrix, matrixFromRows, priorLeastSquares, simplexNnls, type Matrix } from '../../lib/stats/index.ts';
 
 const close = (a: number, b: number, tol: number): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 

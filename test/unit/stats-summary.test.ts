@@ -1,8 +1,8 @@
-// src/stats summary helpers and ranking: mean, variance, type-7 quantiles, median, MAE and
+// lib/stats summary helpers and ranking: mean, variance, type-7 quantiles, median, MAE and
 // average ranks, against values worked by hand (and, where noted, numpy / scipy defaults).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { argsort, mae, mean, median, quantile, quantileSorted, rankAverage, variance } from '../../src/stats/index.ts';
+import { argsort, mae, mean, median, quantile, quantileSorted, rankAverage, variance } from '../../lib/stats/index.ts';
 
 const close = (a: number, b: number, tol = 1e-12): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 

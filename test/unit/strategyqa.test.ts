@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DataError, parseStrategyqa, readStrategyqa, splitList } from '../../src/data/index.ts';
+import { DataError, parseStrategyqa, readStrategyqa, splitList } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TRAIN = join(ROOT, 'data/raw/strategyqa/strategyqa_train_split.jsonl');

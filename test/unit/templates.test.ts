@@ -1,11 +1,11 @@
-// Template packs as data (src/templates): the shipped packs load, a bad pack file is an error
+// Template packs as data (lib/templates): the shipped packs load, a bad pack file is an error
 // naming the file and the field, and rendering names the template and the slot it cannot fill.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { test } from 'node:test';
-import { createRng } from '../../src/api/index.ts';
-import { loadPack, parsePack, renderPackSample, renderTemplate, type PackSource, type TemplateDef } from '../../src/templates/index.ts';
+import { createRng } from '../../packages/engine/src/api/index.ts';
+import { loadPack, parsePack, renderPackSample, renderTemplate, type PackSource, type TemplateDef } from '../../lib/templates/index.ts';
 import { PACK_V1, PACK_V2, ROOT } from '../fixtures/pool/harness.ts';
 
 const sources = (paths: string[]): PackSource[] => paths.map((p) => ({ file: `pack/${basename(p)}`, text: readFileSync(p, 'utf8') }));

@@ -1,11 +1,11 @@
-// Text statistics (src/text) on tiny corpora whose values are computed by hand in the comments.
+// Text statistics (lib/text) on tiny corpora whose values are computed by hand in the comments.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Rng } from '../../src/api/index.ts';
+import type { Rng } from '../../packages/engine/src/api/index.ts';
 import {
   corpusOf, countNgrams, coverage, distinctN, distinctNBatched, klFromCounts, ngramKl, ngramTotal, normalizeText,
   typeTokenRatio, zipfSlope,
-} from '../../src/text/index.ts';
+} from '../../lib/text/index.ts';
 
 const close = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
 /** An rng whose shuffle keeps the order, so batches are consecutive documents. */

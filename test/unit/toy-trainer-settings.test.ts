@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { trainConfigSchema, type TrainConfig } from '../../src/train/config.ts';
-import { commandEngine } from '../../src/train/engines/command.ts';
+import { trainConfigSchema, type TrainConfig } from '../../lib/train/config.ts';
+import { commandEngine } from '../../lib/train/engines/command.ts';
 import { REPO } from '../helpers/rig.ts';
 import { makeContext, trainConfig } from '../helpers/command-fixtures.ts';
 

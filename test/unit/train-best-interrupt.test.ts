@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readBestEval } from '../../src/train/callbacks.ts';
-import { bestTarget, listBest } from '../../src/train/checkpoints.ts';
-import { runTraining } from '../../src/train/index.ts';
+import { readBestEval } from '../../lib/train/callbacks.ts';
+import { bestTarget, listBest } from '../../lib/train/checkpoints.ts';
+import { runTraining } from '../../lib/train/index.ts';
 import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
 
 const config = smallConfig({ train: { checkpoint: { every: 2, keep_last: 10 }, eval: { every: 4 } }, ppo: { steps: 8 } });

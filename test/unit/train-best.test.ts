@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bestTarget, listBest, repairCheckpointDir, rotate, saveBest, updateLatest, verifyCheckpoint, writeCheckpoint } from '../../src/train/checkpoints.ts';
-import { readBestEval } from '../../src/train/callbacks.ts';
+import { bestTarget, listBest, repairCheckpointDir, rotate, saveBest, updateLatest, verifyCheckpoint, writeCheckpoint } from '../../lib/train/checkpoints.ts';
+import { readBestEval } from '../../lib/train/callbacks.ts';
 
 const META = { format: 'rc1-train-checkpoint-v1' as const, config_hash: 'a'.repeat(64), engine: 'tfjs' as const, strategy: 'ppo' as const, backend: 'wasm', state: null };
 

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { latestTarget, listSteps, materialize, repairCheckpointDir, rotate, updateLatest, verifyCheckpoint, writeCheckpoint } from '../../src/train/checkpoints.ts';
+import { latestTarget, listSteps, materialize, repairCheckpointDir, rotate, updateLatest, verifyCheckpoint, writeCheckpoint } from '../../lib/train/checkpoints.ts';
 import { REPO } from '../helpers/rig.ts';
 
 const META = { format: 'rc1-train-checkpoint-v1' as const, config_hash: 'a'.repeat(64), engine: 'tfjs' as const, strategy: 'ppo' as const, backend: 'wasm', state: null };

@@ -3,13 +3,13 @@
 // transcript only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ANSWER, ASK, CALC, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, WIKI, newState, stepEnv, type EnvOptions } from '../../src/train/env/dialogue-env.ts';
-import { OBS_DIM, agentView, feature, observe, observeState } from '../../src/train/env/features.ts';
-import { baselineActor } from '../../src/train/baselines.ts';
-import { difficultyFactor, overclarPenalty, rc1Reward } from '../../src/train/env/reward.ts';
-import { scenarioSpec } from '../../src/train/env/scenario-spec.ts';
-import { TrainRng } from '../../src/train/rng.ts';
-import { DIMENSIONS } from '../../src/scoring/types.ts';
+import { ANSWER, ASK, CALC, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, WIKI, newState, stepEnv, type EnvOptions } from '../../lib/train/env/dialogue-env.ts';
+import { OBS_DIM, agentView, feature, observe, observeState } from '../../lib/train/env/features.ts';
+import { baselineActor } from '../../lib/train/baselines.ts';
+import { difficultyFactor, overclarPenalty, rc1Reward } from '../../lib/train/env/reward.ts';
+import { scenarioSpec } from '../../lib/train/env/scenario-spec.ts';
+import { TrainRng } from '../../lib/train/rng.ts';
+import { DIMENSIONS } from '../../lib/scoring/types.ts';
 import { makeScenarios } from '../helpers/train-fixtures.ts';
 
 const weights = Object.fromEntries(DIMENSIONS.map((d) => [d, 1 / 7])) as Record<(typeof DIMENSIONS)[number], number>;

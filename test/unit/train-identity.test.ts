@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTraining, type TrainConfig } from '../../src/train/index.ts';
-import { decideRun, runIdentity, type RunFile } from '../../src/train/run-identity.ts';
-import { moveAside, previousRuns } from '../../src/train/work-dir.ts';
-import { dataGroups, runHash } from '../../src/train/effective-config.ts';
+import { runTraining, type TrainConfig } from '../../lib/train/index.ts';
+import { decideRun, runIdentity, type RunFile } from '../../lib/train/run-identity.ts';
+import { moveAside, previousRuns } from '../../lib/train/work-dir.ts';
+import { dataGroups, runHash } from '../../lib/train/effective-config.ts';
 import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
 
 function workspace(): string {

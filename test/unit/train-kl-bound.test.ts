@@ -4,17 +4,17 @@
 // leaves it far behind — so the bound is the controls' doing, not the run's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadTf } from '../../src/train/engines/tfjs/backend.ts';
-import { TfjsModelHandle } from '../../src/train/engines/tfjs/handle.ts';
-import { TfModel } from '../../src/train/engines/tfjs/model.ts';
-import { N_ACTIONS } from '../../src/train/env/dialogue-env.ts';
-import { OBS_DIM } from '../../src/train/env/features.ts';
-import { ScenarioSampler } from '../../src/train/env/sampler.ts';
-import { scenarioSpec } from '../../src/train/env/scenario-spec.ts';
-import { cloneParams, initParams } from '../../src/train/mlp.ts';
-import { TrainRng } from '../../src/train/rng.ts';
-import { PpoStrategy } from '../../src/train/strategies/ppo.ts';
-import { DIMENSIONS } from '../../src/scoring/types.ts';
+import { loadTf } from '../../lib/train/engines/tfjs/backend.ts';
+import { TfjsModelHandle } from '../../lib/train/engines/tfjs/handle.ts';
+import { TfModel } from '../../lib/train/engines/tfjs/model.ts';
+import { N_ACTIONS } from '../../lib/train/env/dialogue-env.ts';
+import { OBS_DIM } from '../../lib/train/env/features.ts';
+import { ScenarioSampler } from '../../lib/train/env/sampler.ts';
+import { scenarioSpec } from '../../lib/train/env/scenario-spec.ts';
+import { cloneParams, initParams } from '../../lib/train/mlp.ts';
+import { TrainRng } from '../../lib/train/rng.ts';
+import { PpoStrategy } from '../../lib/train/strategies/ppo.ts';
+import { DIMENSIONS } from '../../lib/scoring/types.ts';
 import { makeScenarios, smallConfig } from '../helpers/train-fixtures.ts';
 
 async function realisedKl(targetKl: number): Promise<number[]> {

@@ -4,12 +4,12 @@
 // the single-threaded one (its multi-threaded build would not be bit-reproducible).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadTf } from '../../src/train/engines/tfjs/backend.ts';
-import { TfModel } from '../../src/train/engines/tfjs/model.ts';
-import { categoricalKl, entropyOf, forwardNet, initParams, logSoftmax } from '../../src/train/mlp.ts';
-import { TrainRng } from '../../src/train/rng.ts';
-import { ppoLoss } from '../../src/train/strategies/ppo-loss.ts';
-import { clippedObjective } from '../../src/train/strategies/ppo-math.ts';
+import { loadTf } from '../../lib/train/engines/tfjs/backend.ts';
+import { TfModel } from '../../lib/train/engines/tfjs/model.ts';
+import { categoricalKl, entropyOf, forwardNet, initParams, logSoftmax } from '../../lib/train/mlp.ts';
+import { TrainRng } from '../../lib/train/rng.ts';
+import { ppoLoss } from '../../lib/train/strategies/ppo-loss.ts';
+import { clippedObjective } from '../../lib/train/strategies/ppo-math.ts';
 
 const close = (a: number, b: number, eps = 1e-5): void => assert.ok(Math.abs(a - b) < eps, `${a} ≠ ${b}`);
 

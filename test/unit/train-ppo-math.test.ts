@@ -2,7 +2,7 @@
 // in each of its regimes, advantage normalisation, and the adaptive KL coefficient update.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { adaptKlCoef, clippedObjective, gae, normalize } from '../../src/train/strategies/ppo-math.ts';
+import { adaptKlCoef, clippedObjective, gae, normalize } from '../../lib/train/strategies/ppo-math.ts';
 
 const close = (a: number, b: number, eps = 1e-12): void => assert.ok(Math.abs(a - b) < eps, `${a} ≠ ${b}`);
 

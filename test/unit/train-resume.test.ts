@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTraining, type TrainConfig } from '../../src/train/index.ts';
+import { runTraining, type TrainConfig } from '../../lib/train/index.ts';
 import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
 
 function workspace(): string {
@@ -111,8 +111,8 @@ test('a rerun of a completed run with the same config and inputs retrains nothin
 });
 
 test('dpo: pairs of best- and worst-reward scored candidates move the policy, and resume is exact too', async () => {
-  const { syntheticRollouts } = await import('../../src/rollouts/index.ts');
-  const { heuristicBase } = await import('../../src/scoring/heuristic-provider.ts');
+  const { syntheticRollouts } = await import('../../lib/rollouts/index.ts');
+  const { heuristicBase } = await import('../../lib/scoring/heuristic-provider.ts');
   const mk = (): string => {
     const root = workspace();
     const scen = makeScenarios(45);

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { evaluatePolicy, initParams, loadPolicy, lrAt, makePolicy, redact, REDACTED, scenarioSpec, seedRatioAt, secretValues, splitHoldout, writeModelFiles } from '../../src/train/index.ts';
-import { capShares, ScenarioSampler } from '../../src/train/env/sampler.ts';
-import { N_ACTIONS } from '../../src/train/env/dialogue-env.ts';
-import { OBS_DIM } from '../../src/train/env/features.ts';
-import { TrainRng } from '../../src/train/rng.ts';
-import { DIMENSIONS } from '../../src/scoring/types.ts';
+import { evaluatePolicy, initParams, loadPolicy, lrAt, makePolicy, redact, REDACTED, scenarioSpec, seedRatioAt, secretValues, splitHoldout, writeModelFiles } from '../../lib/train/index.ts';
+import { capShares, ScenarioSampler } from '../../lib/train/env/sampler.ts';
+import { N_ACTIONS } from '../../lib/train/env/dialogue-env.ts';
+import { OBS_DIM } from '../../lib/train/env/features.ts';
+import { TrainRng } from '../../lib/train/rng.ts';
+import { DIMENSIONS } from '../../lib/scoring/types.ts';
 import { makeScenarios, smallConfig } from '../helpers/train-fixtures.ts';
 
 test('the seed ratio follows the schedule: the last entry at or before the step', () => {

@@ -7,10 +7,10 @@ assistant goes on. Tools are NOT executed in this trainer's episodes: a calc lin
 result the model wrote, a wiki line only the title it would look up (articles never enter the
 text). Tool calls are counted for the rubric's tool_use and reasoning dimensions as written.
 
-Success is the task's metric (a port of src/rollouts/success.ts: gsm8k numeric match, hotpotqa
+Success is the task's metric (a port of lib/rollouts/success.ts: gsm8k numeric match, hotpotqa
 exact match after the official normalisation with token F1 as partial credit, strategyqa yes/no).
-The seven rubric scores are the dev judge's rules (a port of src/scoring/heuristic-provider.ts
-heuristicBase, without jitter), and the reward is RC1's (src/evaluation/reward.ts):
+The seven rubric scores are the dev judge's rules (a port of lib/scoring/heuristic-provider.ts
+heuristicBase, without jitter), and the reward is RC1's (lib/evaluation/reward.ts):
   r = (sum_d w_d * score_d - alpha * min(c, cap) * [no clarification needed]) * (1 + beta * (I[hard] - I[easy]))
 with w the calibrated weights (configs/weights.json), c the questions asked.
 """
@@ -24,7 +24,7 @@ ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 PUNCT = set(string.punctuation)
 
 
-# ---- success (src/rollouts/success.ts) ----
+# ---- success (lib/rollouts/success.ts) ----
 def normalize_answer(s):
     s = "".join(ch for ch in s.lower() if ch not in PUNCT)
     return " ".join(ARTICLES.sub(" ", s).split())
@@ -117,7 +117,7 @@ def parse_turn(text):
     return steps, answer
 
 
-# ---- the dev judge's rules (src/scoring/heuristic-provider.ts heuristicBase) and RC1's reward ----
+# ---- the dev judge's rules (lib/scoring/heuristic-provider.ts heuristicBase) and RC1's reward ----
 def words(text):
     return len(text.split())
 

@@ -5,7 +5,7 @@ check and exits 1 on the first failure:
              (left-padded prompts of different lengths, grouped-query attention), float32
   graphs     (CUDA) the CUDA-graph decode gives the same greedy tokens as the eager decode
   safetensors  the writer/reader round-trips float32 and bfloat16 tensors bit for bit
-  success    the port of src/rollouts/success.ts on cases whose answers that file defines
+  success    the port of lib/rollouts/success.ts on cases whose answers that file defines
   vocab      every pool-vocabulary encoding decodes back to its text (byte fallback included)
 """
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs train.py standalone under the `command` contract, the way rc1-build's engine would: writes
-the effective config JSON (the dev profile's train section, resolved as src/train/config.ts does)
+the effective config JSON (the dev profile's train section, resolved as lib/train/config.ts does)
 and the inputs JSON, sets RC1_* and appends --config/--checkpoint-dir/--metrics[/--resume-from].
 For machines without Node (the GPU machine). Modes:
   run     one run of `--steps` steps into <out>/run/

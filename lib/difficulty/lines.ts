@@ -1,0 +1,114 @@
+// Streaming JSONL for pools of tens of thousands of scenarios: lines are read a chunk at a time
+// (so memory holds one chunk, not the file) and written through a buffered file handle. A line
+// that is not a JSON object, or a scenario that lacks a field the difficulty metrics read, is a
+// DataError naming the file, the line and the field.
+import { createReadStream, closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Scenario } from '../data/scenario.ts';
+import { RuleError } from 'rc1-build';
+import { DataError, describeValue, type Location } from '../data/data-error.ts';
+
+/** Non-blank lines of a text file with their 1-based line numbers and the byte offset after each ('\r\n' accepted). */
+export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number; offset: number }> {
+  let rest: Buffer = Buffer.alloc(0);
+  let line = 0;
+  let base = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 })) {
+    const buf: Buffer = rest.length === 0 ? (chunk as Buffer) : Buffer.concat([rest, chunk as Buffer]);
+    let start = 0;
+    for (let end = buf.indexOf(10, start); end !== -1; end = buf.indexOf(10, start)) {
+      line += 1;
+      const text = buf.toString('utf8', start, end > start && buf[end - 1] === 13 ? end - 1 : end);
+      if (text.trim() !== '') yield { text, line, offset: base + end + 1 };
+      start = end + 1;
+    }
+    base += start;
+    rest = buf.subarray(start);
+  }
+  if (rest.length > 0) {
+    line += 1;
+    const text = rest.toString('utf8');
+    if (text.trim() !== '') yield { text, line, offset: base + rest.length };
+  }
+}
+
+/** Parses a JSONL line as a JSON object. */
+export function parseObject(text: string, at: Location): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new DataError(at, '(json)', 'a JSON object', `${describeValue(text)} (not valid JSON: ${(e as Error).message})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DataError(at, '(json)', 'a JSON object', describeValue(value));
+  return value as Record<string, unknown>;
+}
+
+function need(ok: boolean, at: Location, field: string, expected: string, got: unknown): void {
+  if (!ok) throw new DataError(at, field, expected, describeValue(got));
+}
+
+/** Checks the fields of a scenario that the difficulty metrics read (lib/data/scenario.ts). */
+export function asScenario(v: Record<string, unknown>, at: Location): Scenario {
+  need(typeof v.id === 'string' && v.id !== '', at, 'id', 'a non-empty string', v.id);
+  need(typeof v.task === 'string' && v.task !== '', at, 'task', 'a non-empty string', v.task);
+  need(Array.isArray(v.messages), at, 'messages', 'a list', v.messages);
+  (v.messages as unknown[]).forEach((m, i) => need(typeof (m as { content?: unknown })?.content === 'string', at, `messages[${i}].content`, 'a string', (m as { content?: unknown })?.content));
+  need(Array.isArray(v.context), at, 'context', 'a list', v.context);
+  (v.context as unknown[]).forEach((d, i) => {
+    const doc = d as { title?: unknown; text?: unknown; supporting?: unknown } | null;
+    need(typeof doc?.title === 'string' && typeof doc.text === 'string' && typeof doc.supporting === 'boolean', at, `context[${i}]`, 'a document {title, text, supporting}', d);
+  });
+  need(typeof v.needs_clarification === 'boolean', at, 'needs_clarification', 'true or false', v.needs_clarification);
+  need(v.clarification === null || typeof v.clarification === 'string', at, 'clarification', 'a string or null', v.clarification);
+  const ref = v.reference as { steps?: unknown } | undefined;
+  need(Array.isArray(ref?.steps), at, 'reference.steps', 'a list', ref?.steps);
+  (ref!.steps as unknown[]).forEach((s, i) => {
+    const step = s as { type?: unknown; input?: unknown; text?: unknown } | null;
+    const ok = step?.type === 'clarify' || (step?.type === 'tool_call' && typeof step.input === 'string') || (step?.type === 'thought' && typeof step.text === 'string');
+    need(ok, at, `reference.steps[${i}]`, 'a clarify, tool_call or thought step', s);
+  });
+  return v as unknown as Scenario;
+}
+
+/**
+ * The one JSONL file of an input group. Other files are passed over, so a group may name a whole
+ * target (balanced_pool's outputs are its JSONL and its JSON report).
+ */
+export function singleJsonl(rule: string, group: string, files: readonly string[]): string {
+  const jsonl = files.filter((f) => f.endsWith('.jsonl'));
+  if (jsonl.length !== 1) {
+    throw new RuleError(`${rule}: the \`${group}\` input group must hold one .jsonl file, got ${jsonl.length}${files.length ? ` (${files.join(', ')})` : ''}`);
+  }
+  return jsonl[0]!;
+}
+
+/** Buffered writes to a new file (1 MiB batches). */
+export class LineWriter {
+  private readonly fd: number;
+  private parts: string[] = [];
+  private size = 0;
+
+  constructor(path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, 'w');
+  }
+
+  write(text: string): void {
+    this.parts.push(text);
+    this.size += text.length;
+    if (this.size >= 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    const bytes = Buffer.from(this.parts.join(''), 'utf8');
+    for (let off = 0; off < bytes.length;) off += writeSync(this.fd, bytes, off, bytes.length - off);
+    this.parts = [];
+    this.size = 0;
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}

@@ -1,0 +1,208 @@
+// simulated-dialogue-v2: the environment the built-in policy is trained and evaluated in. It is a
+// simulation built from the data — every episode plays one scenario of the balanced pool (or the
+// shadow set) from the scenario's own fields, with no language model anywhere — and it is
+// stochastic the way an agent's world is: tools fail, search returns the wrong page, users answer
+// vaguely. Every random draw comes from the episode's seeded TrainRng (train.env.noise rates):
+//   ask     a scenario that needs a detail: the user gives it (scenario.clarification) with
+//           probability 1 − vague_reply, else a vague reply that adds nothing; once given, a
+//           repeat. A scenario that needs none: "nothing to add". Asking there costs the
+//           over-clarification penalty α·min(c, cap) in the reward (reward.ts).
+//   wiki    with probability tool_failure a time-out error. Otherwise, while the request still
+//           misses its detail, only a distractor page (the name it needs is missing); once it is
+//           complete, the next supporting page — except that with probability search_miss the
+//           search returns a distractor instead. No page left: "No further article found."
+//   calc    with probability tool_failure a time-out error. Otherwise the next arithmetic step of
+//           a gsm8k reference (expression = result) once the request is complete; before that, or
+//           with no step left, "error: could not evaluate the expression" (the same words for both).
+//   answer  ends the episode. With everything needed gathered (the detail if needed, every
+//           supporting page, every calc step) the answer is the reference's final answer;
+//           otherwise a premature one (strategyqa a seeded coin flip, gsm8k the last number
+//           computed or written, hotpotqa the last page's title) — judged by the task's metric.
+// The agent sees only the transcript's text (`view`, features.ts); the counters below it
+// (clarified, wikiFound, calcFound) are the simulator's, never observed. max_turns actions
+// without an answer end the episode unanswered. The trajectory becomes a rollout (lib/rollouts
+// buildRollout), scored by the heuristic rubric and turned into RC1's reward (reward.ts).
+import { buildRollout, type Step } from '../../rollouts/index.ts';
+import { heuristicBase } from '../../scoring/heuristic-provider.ts';
+import type { DimScores } from '../../scoring/types.ts';
+import type { TrainRng } from '../rng.ts';
+import { rc1Reward, type RewardOptions, type Weights } from './reward.ts';
+import type { EnvScenario } from './scenario-spec.ts';
+
+export const ENV_VERSION = 'simulated-dialogue-v2';
+export const ACTIONS = ['ask', 'wiki', 'calc', 'answer'] as const;
+export type ActionName = (typeof ACTIONS)[number];
+export const N_ACTIONS = ACTIONS.length;
+export const ASK = 0;
+export const WIKI = 1;
+export const CALC = 2;
+export const ANSWER = 3;
+
+export const GENERIC_ASK = 'Could you tell me a bit more about what you need?';
+export const NOTHING_TO_ADD = 'There is nothing to add: everything is in my question.';
+export const VAGUE_REPLY = 'Hmm, I am not sure how to put it. The usual one, I guess?';
+export const TIMEOUT = 'error: the service timed out; try again';
+export const CALC_ERROR = 'error: could not evaluate the expression';
+export const NO_ARTICLE = 'No further article found.';
+
+/** Rates of the environment's stochastic events (train.env.noise). */
+export interface EnvNoise {
+  /** A wiki or calc call times out. */
+  tool_failure: number;
+  /** A search, once the request is complete, returns a distractor page instead of the next supporting one. */
+  search_miss: number;
+  /** The user, asked for a needed detail, replies vaguely. */
+  vague_reply: number;
+}
+
+/** One thing the agent saw after an action: the user's reply or the tool's output, as text. */
+export interface VisibleEvent { action: 'ask' | 'wiki' | 'calc'; text: string; title?: string }
+
+export interface DialogueState {
+  turn: number;
+  clarifications: number;
+  /** What the agent has seen, in order (the only thing observe() reads besides the request). */
+  events: VisibleEvent[];
+  // The simulator's hidden counters:
+  clarified: boolean;
+  wikiCalls: number;
+  wikiFound: number;
+  calcCalls: number;
+  calcFound: number;
+  done: boolean;
+  steps: Step[];
+}
+
+export interface EpisodeOutcome {
+  success: boolean;
+  reward: number;
+  scores: DimScores;
+  answered: boolean;
+  /** Assistant actions taken (the episode length). */
+  actions: number;
+  clarifications: number;
+  /** Rollout turns: clarifying questions + the answer turn (lib/rollouts). */
+  turns: number;
+  toolCalls: number;
+  finalAnswer: string;
+}
+
+export interface EnvOptions {
+  maxTurns: number;
+  weights: Weights;
+  reward: RewardOptions;
+  noise: EnvNoise;
+}
+
+export function newState(): DialogueState {
+  return { turn: 0, clarifications: 0, events: [], clarified: false, wikiCalls: 0, wikiFound: 0, calcCalls: 0, calcFound: 0, done: false, steps: [] };
+}
+
+function ready(spec: EnvScenario, st: DialogueState): boolean {
+  return !spec.needsClarification || st.clarified;
+}
+
+function ask(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNoise): void {
+  st.clarifications += 1;
+  let reply: string;
+  if (!spec.needsClarification) reply = NOTHING_TO_ADD;
+  else if (st.clarified) reply = `As I said: ${spec.scenario.clarification ?? ''}`;
+  else if (rng.next() < noise.vague_reply) reply = VAGUE_REPLY;
+  else {
+    reply = spec.scenario.clarification ?? '';
+    st.clarified = true;
+  }
+  st.steps.push({ type: 'clarify', ask: !st.clarified || reply.startsWith('As I said') ? GENERIC_ASK : (spec.clarifyAsk ?? GENERIC_ASK), reply });
+  st.events.push({ action: 'ask', text: reply });
+}
+
+function wiki(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNoise): void {
+  st.wikiCalls += 1;
+  const see = (title: string, text: string, input = title): void => {
+    st.steps.push({ type: 'tool_call', tool: 'wiki', input, output: text });
+    st.events.push({ action: 'wiki', text, title });
+  };
+  if (rng.next() < noise.tool_failure) { see('', TIMEOUT, spec.task); return; }
+  const doc = spec.wiki[st.wikiFound];
+  const distractor = spec.distractors.length > 0 ? spec.distractors[rng.int(spec.distractors.length)]! : null;
+  if (doc && ready(spec, st) && !(distractor && rng.next() < noise.search_miss)) {
+    see(doc.title, doc.text);
+    st.wikiFound += 1;
+  } else if (doc && distractor) {
+    see(distractor.title, distractor.text);
+  } else {
+    see('', NO_ARTICLE, spec.task);
+  }
+}
+
+function calc(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNoise): void {
+  st.calcCalls += 1;
+  const c = spec.calc[st.calcFound];
+  let out: string;
+  if (rng.next() < noise.tool_failure) out = TIMEOUT;
+  else if (c && ready(spec, st)) {
+    out = c.result;
+    st.steps.push({ type: 'tool_call', tool: 'calc', input: c.expr, output: c.result });
+    for (const t of c.thoughts) st.steps.push({ type: 'thought', text: t });
+    st.calcFound += 1;
+    st.events.push({ action: 'calc', text: `${c.expr} = ${c.result}` });
+    return;
+  } else out = CALC_ERROR;
+  st.steps.push({ type: 'tool_call', tool: 'calc', input: '?', output: out });
+  st.events.push({ action: 'calc', text: out });
+}
+
+/** Whether everything the answer needs has been gathered (the simulator's view; never observed). */
+export function gathered(spec: EnvScenario, st: DialogueState): boolean {
+  return ready(spec, st) && st.wikiFound >= spec.wiki.length && st.calcFound >= spec.calc.length;
+}
+
+/** The answer the episode ends with (see the head of this file). */
+function answerOf(spec: EnvScenario, st: DialogueState, rng: TrainRng): string {
+  if (gathered(spec, st)) {
+    for (const t of spec.answerThoughts) st.steps.push({ type: 'thought', text: t });
+    return spec.finalAnswer;
+  }
+  switch (spec.task) {
+    case 'strategyqa':
+      return rng.next() < 0.5 ? 'yes' : 'no';
+    case 'gsm8k': {
+      const found = st.calcFound > 0 && ready(spec, st) ? spec.calc[st.calcFound - 1]!.result : null;
+      return found ?? spec.lastNumber ?? '0';
+    }
+    case 'hotpotqa':
+      return st.wikiFound > 0 && ready(spec, st) ? spec.wiki[st.wikiFound - 1]!.title : 'I could not find it.';
+  }
+}
+
+/** Scores the finished trajectory and computes its reward. */
+function outcome(spec: EnvScenario, st: DialogueState, finalAnswer: string, answered: boolean, o: EnvOptions): EpisodeOutcome {
+  const r = buildRollout(spec.scenario, { steps: st.steps, final_answer: finalAnswer }, { source: 'synthetic', policy: 'rc1-train-policy', candidate_index: 0, error_modes: [] });
+  const { scores } = heuristicBase(r);
+  const reward = rc1Reward(scores, o.weights, { needsClarification: spec.needsClarification, clarifications: st.clarifications, difficulty: spec.difficulty }, o.reward);
+  return {
+    success: r.success, reward, scores, answered, actions: st.turn, clarifications: st.clarifications,
+    turns: r.turns, toolCalls: r.tool_calls, finalAnswer,
+  };
+}
+
+/**
+ * Applies one action. Returns the outcome when the episode ends (an answer, or max_turns reached),
+ * else null. `rng` draws the environment's stochastic events and a premature answer's guesses.
+ */
+export function stepEnv(spec: EnvScenario, st: DialogueState, a: number, rng: TrainRng, o: EnvOptions): EpisodeOutcome | null {
+  if (st.done) throw new Error('internal error: stepEnv on a finished episode; please report this');
+  st.turn += 1;
+  if (a === ANSWER) {
+    st.done = true;
+    return outcome(spec, st, answerOf(spec, st, rng), true, o);
+  }
+  if (a === ASK) ask(spec, st, rng, o.noise);
+  else if (a === WIKI) wiki(spec, st, rng, o.noise);
+  else calc(spec, st, rng, o.noise);
+  if (st.turn >= o.maxTurns) {
+    st.done = true;
+    return outcome(spec, st, '', false, o);
+  }
+  return null;
+}

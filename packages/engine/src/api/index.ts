@@ -1,0 +1,382 @@
+// The public API of rc1-build: the only module that rc1.build.ts and rules/ import.
+// define* helpers add types, capture their call site and return plain data (STYLE 9);
+// the engine validates and resolves that data in packages/engine/src/config/.
+// Rules import zod themselves (`import { z } from 'zod'`): keeping it out of this module keeps
+// rc1.build.ts, which the no-op path loads, free of zod's load time.
+import type { z } from 'zod';
+
+/** Where a declaration was written: file:line:col, used by every diagnostic about it. */
+export interface CallSite { file: string; line: number; col: number }
+
+/** A reference to another target: its outputs become this target's inputs. */
+export interface TargetRef { readonly kind: 'target'; readonly name: string }
+
+/** One declared input: a workspace-relative file path, a glob, or another target. */
+export type UserInput = string | TargetRef;
+
+export interface UserTarget {
+  /** Unique name, used on the command line. */
+  name: string;
+  /** Workspace-relative path of the rule module (loaded lazily, only when the target runs). */
+  rule: string;
+  /** Named input groups; ctx.inputs(name) returns their absolute paths. */
+  inputs?: Record<string, UserInput | UserInput[]>;
+  /** Workspace-relative output paths; a path ending in '/' is a directory output. */
+  outputs: string[];
+  /** Dotted keys of the resolved configs/*.yaml that the rule reads (and only those enter the key). */
+  params?: string[];
+  /**
+   * Literal values for the rule (ctx.args), e.g. the size of one scale stage when one
+   * declaration yields a target per stage. They enter the key like params.
+   */
+  args?: Record<string, JsonValue>;
+  /** Environment variables the rule reads; their values enter the key as hashes, never in clear. */
+  env?: string[];
+  /**
+   * Secret environment variables (API keys): passed to the rule in ctx.env but never part of the
+   * key (rotating a key rebuilds nothing), and their values are redacted from logs and errors.
+   */
+  secrets?: string[];
+  /**
+   * What the target needs from the machine before a build may start (API keys, endpoints, a
+   * trainer command). Checked for every target that is going to run, before anything runs; all
+   * that are missing are listed in one usage error (exit 64). Not part of the key.
+   */
+  requires?: UserRequirement[];
+  /**
+   * State the rule keeps between builds under .rc1/ (e.g. a training run's work dir): not an
+   * output, but `clean` of the target removes it. `cache: true` marks a cache worth keeping (a
+   * cache of paid API calls): removed only by `clean --cache`.
+   */
+  state?: (string | { path: string; cache?: boolean })[];
+  /** For gates: the report file (one of outputs) that is always written. */
+  report?: string;
+  /** Free-form description shown by `graph` and `status`. */
+  description?: string;
+  /** Set by defineGate. */
+  gate?: boolean;
+  /** Call site, filled in by define*. */
+  site?: CallSite;
+}
+
+/** One requirement of a target; `why` says what it is for (shown when it is not met). */
+export type UserRequirement =
+  /** An environment variable that must be set and non-empty (one of `values`, case-insensitive, if given; `optional`: unset is fine). */
+  | { env: string; values?: string[]; optional?: boolean; why: string }
+  /** An endpoint (http/https URL) whose host must accept a TCP connection. */
+  | { url: string; why: string }
+  /** A command: a name found on PATH, or a path (workspace-relative or absolute) that is executable. */
+  | { executable: string; why: string }
+  /** A config value the declaration already knows cannot work here (e.g. a simulated source in a profile that forbids it). */
+  | { config: string; problem: string; why: string };
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+
+export interface UserPipeline {
+  /** Where the manifest and sha256 sidecars go. Default: reports/rc1. */
+  manifestDir?: string;
+  /** Default targets when none is named on the command line. */
+  defaultTargets?: string[];
+  /**
+   * Directories outside the workspace (absolute, or relative to it) that inputs may name and that
+   * outputs may reach through a symlink (e.g. checkpoints/ linked to a bigger disk). Anything else
+   * outside the workspace, after following symlinks, is a usage error.
+   */
+  externalRoots?: string[];
+  /**
+   * Size cap of the local output cache (.rc1/cache), e.g. '20G' or a number of bytes; least
+   * recently used entries are evicted after builds. Default 10G; RC1_CACHE_MAX_SIZE overrides it.
+   */
+  cacheMaxSize?: string | number;
+  /**
+   * Dotted config keys that may exist without any target or rc1.build.ts reading them (notes for
+   * people, settings of other tools). Any other key that nothing reads is a usage error.
+   */
+  freeFormConfig?: string[];
+  /**
+   * Commands the pipeline adds to the CLI: `rc1-build NAME ARGS…` compiles `module` (a workspace
+   * file, like a rule) and calls its default export, a defineCommand(…). Names may not shadow the
+   * engine's commands or a target.
+   */
+  commands?: Record<string, PipelineCommandDecl>;
+  targets: UserTarget[];
+  site?: CallSite;
+}
+
+/**
+ * Attach a lazily computed `site` (non-enumerable): `new Error()` captures raw frames cheaply
+ * (~2 µs); the stack is only formatted if a diagnostic asks where the declaration was written.
+ */
+function withSite<T extends object>(obj: T): T {
+  if ('site' in obj && (obj as { site?: unknown }).site) return obj;
+  const err = new Error();
+  let cached: CallSite | undefined | null = null;
+  Object.defineProperty(obj, 'site', {
+    enumerable: false,
+    configurable: true,
+    get(): CallSite | undefined {
+      if (cached === null) {
+        // frames: [0] "Error", [1] withSite, [2] define*, [3] the caller in rc1.build.ts
+        const line = err.stack?.split('\n')[3];
+        const m = line && /\(?((?:file:\/\/)?[^()\s]+):(\d+):(\d+)\)?\s*$/.exec(line);
+        cached = m ? { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]), col: Number(m[3]) } : undefined;
+      }
+      return cached;
+    },
+  });
+  return obj;
+}
+
+/** A CLI command the pipeline contributes (see UserPipeline.commands). */
+export interface PipelineCommandDecl {
+  /** Workspace-relative path of the module whose default export is a defineCommand(…). */
+  module: string;
+  /** One line for `rc1-build --help`. */
+  summary: string;
+  /** Its arguments, e.g. 'stat | invalidate --spec SPEC', shown in `rc1-build --help`. */
+  usage?: string;
+}
+
+/** What a pipeline command gets besides its arguments. */
+export interface CommandContext {
+  /** The workspace root (absolute). */
+  root: string;
+  /** The profile in force (RUN_MODE). */
+  profile: string;
+  out(s: string): void;
+  err(s: string): void;
+}
+
+export interface PipelineCommand {
+  readonly kind: 'command';
+  /** Returns the exit code (0 ok, 64 usage error, …). */
+  run(args: string[], ctx: CommandContext): Promise<number> | number;
+}
+
+export function defineCommand(run: PipelineCommand['run']): PipelineCommand {
+  return { kind: 'command', run };
+}
+
+/** A reference to another target's outputs, for use in `inputs`. */
+export function target(name: string): TargetRef {
+  return { kind: 'target', name };
+}
+
+export function defineTarget(t: UserTarget): UserTarget {
+  return withSite({ ...t });
+}
+
+/** A gate: its rule returns checks; a failed check fails the build (exit 2), the report is always written. */
+export function defineGate(t: UserTarget & { report: string }): UserTarget {
+  return withSite({ ...t, gate: true });
+}
+
+/** What a pipeline function receives: the profile and the resolved configs/*.yaml (frozen). */
+export interface PipelineContext {
+  profile: string;
+  config: Readonly<Record<string, JsonValue>>;
+}
+
+export type PipelineFn = ((ctx: PipelineContext) => UserPipeline) & { site?: CallSite };
+
+/**
+ * Declare the pipeline: an object, or a function of the profile and the resolved config (to
+ * declare, say, one target per scale stage listed in configs/default.yaml).
+ */
+export function definePipeline(p: UserPipeline): UserPipeline;
+export function definePipeline(p: (ctx: PipelineContext) => UserPipeline): PipelineFn;
+export function definePipeline(p: UserPipeline | ((ctx: PipelineContext) => UserPipeline)): UserPipeline | PipelineFn {
+  if (typeof p === 'function') {
+    const fn: PipelineFn = (ctx) => withSite({ ...p(ctx) });
+    return withSite(fn);
+  }
+  return withSite({ ...p });
+}
+
+// ---------------------------------------------------------------- rules
+
+export type CheckOp = '>=' | '<=' | '>' | '<' | '==' | '!=' | 'in';
+/**
+ * pass / fail: computed from value op threshold. waived: not applied in this profile (dev), shown
+ * as WAIVED. n/a: the check cannot apply to this data (its reason says why). Only 'pass' records
+ * pass: true; waived and n/a are counted apart and never make a gate pass on their own
+ * (gatePasses).
+ */
+export type CheckStatus = 'pass' | 'fail' | 'waived' | 'n/a';
+
+/** One gate check, as written to the report and the `gate` event. */
+export interface Check {
+  name: string;
+  value: unknown;
+  op: CheckOp;
+  threshold: unknown;
+  pass: boolean;
+  status: CheckStatus;
+  /** One line: what to do when the check fails. */
+  hint?: string;
+  /** Why a check is waived, e.g. "profile dev". */
+  waived?: string;
+  /** Why a check cannot apply (status n/a), e.g. "no item needs clarification". */
+  not_applicable?: string;
+  /** In words: what the value is and how the decision was made (point estimate, interval bound, null quantile). */
+  basis?: string;
+}
+
+function compare(value: unknown, op: CheckOp, threshold: unknown): boolean {
+  switch (op) {
+    case '>=': return typeof value === 'number' && value >= (threshold as number);
+    case '<=': return typeof value === 'number' && value <= (threshold as number);
+    case '>': return typeof value === 'number' && value > (threshold as number);
+    case '<': return typeof value === 'number' && value < (threshold as number);
+    case '==': return JSON.stringify(value) === JSON.stringify(threshold);
+    case '!=': return JSON.stringify(value) !== JSON.stringify(threshold);
+    case 'in': {
+      const [lo, hi] = threshold as [number, number];
+      return typeof value === 'number' && value >= lo && value <= hi;
+    }
+  }
+}
+
+/** A check whose pass is computed from value op threshold (NaN never passes). */
+export function check(name: string, value: unknown, op: CheckOp, threshold: unknown, hint?: string): Check {
+  const pass = compare(value, op, threshold);
+  return { name, value, op, threshold, pass, status: pass ? 'pass' : 'fail', ...(hint ? { hint } : {}) };
+}
+
+/** A check that is not applied in this profile: shown as WAIVED, never recorded as a pass. */
+export function waive(c: Check, why: string): Check {
+  return { ...c, pass: false, status: 'waived', waived: why };
+}
+
+/** A check that cannot apply to this data: shown as n/a with the reason, never recorded as a pass. */
+export function notApplicable(c: Check, why: string): Check {
+  const { hint: _hint, ...rest } = c;
+  return { ...rest, pass: false, status: 'n/a', not_applicable: why };
+}
+
+/**
+ * Whether a gate's checks let it pass: no check failed, and at least one check passed or was
+ * waived by the profile. Checks that are n/a count for nothing: a gate whose every check is n/a
+ * (or that has none) does not pass.
+ */
+export function gatePasses(checks: readonly Pick<Check, 'status'>[]): boolean {
+  let decided = false;
+  for (const c of checks) {
+    if (c.status === 'fail') return false;
+    if (c.status === 'pass' || c.status === 'waived') decided = true;
+  }
+  return decided;
+}
+
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** Uniform integer in [0, n). */
+  int(n: number): number;
+  /** Fisher-Yates shuffle of a copy. */
+  shuffle<T>(xs: readonly T[]): T[];
+}
+
+export interface Progress { done: number; total: number; unit?: string }
+
+export interface RuleContext<P> {
+  /** Target name. */
+  readonly target: string;
+  /** Workspace root (absolute). */
+  readonly root: string;
+  /**
+   * The target's own state dir, `<root>/.rc1/state/<target>/` (absolute; created on first use):
+   * for state that must outlive a build but is no output, e.g. a resumable training run. Never
+   * hashed, cached or restored by the engine (packages/engine/src/state/target-state-dir.ts).
+   */
+  readonly stateDir: string;
+  /** 'dev' or 'prod' (RUN_MODE). */
+  readonly profile: string;
+  /** Validated params: the declared keys of the resolved config, nested as in the YAML. */
+  readonly params: P;
+  /** Declared env vars only. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** True when the user asked to rebuild this target (`--force`): a resumable rule starts over. */
+  readonly forced: boolean;
+  /**
+   * sha256 of the rule module and its code closure (every local source file it imports, the
+   * package.json of every npm package it uses): the fingerprint's `rule` and `code` fields. It
+   * changes exactly when the rule's code does; a rule that keeps state across builds (a resumable
+   * training run) records it so that state made by other code is not taken for its own.
+   */
+  readonly codeHash: string;
+  /** The target's declared args (literal values from rc1.build.ts). */
+  readonly args: Readonly<Record<string, JsonValue>>;
+  /** Absolute paths of a named input group (globs expanded, sorted). */
+  inputs(name: string): string[];
+  /** The declared outputs, workspace-relative, in declaration order (directory outputs without the '/'). */
+  readonly outputs: readonly string[];
+  /** Absolute path to write a declared output to (a temporary path, moved into place on success). */
+  output(path: string): string;
+  /** A deterministic PRNG for a seed. */
+  rng(seed: number): Rng;
+  log(message: string): void;
+  progress(done: number, total: number, unit?: string): void;
+  /** Aborted when the build is interrupted. */
+  readonly signal: AbortSignal;
+}
+
+export interface RuleResult {
+  /** Gate checks. */
+  checks?: Check[];
+  /** For gates: extra fields written into the report beside the checks. */
+  report?: Record<string, unknown>;
+  /** One line shown after the target is done. */
+  summary?: string;
+}
+
+export interface Rule<S extends z.ZodType = z.ZodType> {
+  name: string;
+  /** Bump to force a rebuild when behaviour changes without a source change (e.g. data format). */
+  version: number;
+  params?: S;
+  run(ctx: RuleContext<z.infer<S>>): Promise<RuleResult | void> | RuleResult | void;
+}
+
+/**
+ * An expected failure of a rule (bad user data or config, a refused mode): the engine prints its
+ * message alone, without a stack trace. Say file, line and field where there are some.
+ */
+export class RuleError extends Error {
+  override name = 'RuleError';
+}
+
+export function defineRule<S extends z.ZodType>(rule: Rule<S>): Rule<S> {
+  return rule;
+}
+
+/** mulberry32: small, fast, well-distributed 32-bit PRNG; same seed, same sequence everywhere. */
+export function createRng(seed: number): Rng {
+  let a = seed >>> 0;
+  const next = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    shuffle<T>(xs: readonly T[]): T[] {
+      const out = xs.slice();
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = Math.floor(next() * (i + 1));
+        [out[i], out[j]] = [out[j]!, out[i]!];
+      }
+      return out;
+    },
+  };
+}
+
+// Helpers the engine itself relies on and pipelines share: auth failures the engine reports as
+// such (exit 77), secret redaction, canonical JSON for hashed records, atomic file writes.
+export { AuthError, AUTH_FAILURES_TO_STOP, isAuthStatus } from '../util/auth-error.ts';
+export { REDACTED, redactor } from '../util/redact-secrets.ts';
+export { canonicalJson } from '../util/canonical-json.ts';
+export { writeFileAtomic } from '../util/fs.ts';

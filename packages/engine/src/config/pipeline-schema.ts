@@ -1,0 +1,51 @@
+// The zod schema of a pipeline declaration (what rc1.build.ts exports). Loaded only when the
+// declaration changed since it was last validated: importing zod costs ~60 ms.
+import { z } from 'zod';
+
+const site = z.object({ file: z.string(), line: z.number(), col: z.number() }).strict();
+const targetRef = z.object({ kind: z.literal('target'), name: z.string().min(1) }).strict();
+const input = z.union([z.string().min(1), targetRef]);
+
+export const targetSchema = z.object({
+  name: z.string().regex(/^[A-Za-z_][\w.@-]*$/, 'a name of letters, digits, _ . @ - (not starting with a digit)'),
+  rule: z.string().min(1),
+  inputs: z.record(z.string().regex(/^\w+$/, 'an input group name of letters, digits and _'), z.union([input, z.array(input)])).optional(),
+  outputs: z.array(z.string().min(1)).min(1, 'a target declares at least one output'),
+  params: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like shadow.n')).optional(),
+  args: z.record(z.string(), z.json()).optional(),
+  secrets: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
+  env: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),
+  requires: z.array(z.union([
+    z.object({ env: z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name'), values: z.array(z.string()).optional(), optional: z.boolean().optional(), why: z.string().min(1) }).strict(),
+    z.object({ url: z.string().url(), why: z.string().min(1) }).strict(),
+    z.object({ executable: z.string().min(1), why: z.string().min(1) }).strict(),
+    z.object({ config: z.string().min(1), problem: z.string().min(1), why: z.string().min(1) }).strict(),
+  ])).optional(),
+  state: z.array(z.union([
+    z.string().regex(/^\.rc1\/[^]+$/, 'a path under .rc1/'),
+    z.object({ path: z.string().regex(/^\.rc1\/[^]+$/, 'a path under .rc1/'), cache: z.boolean().optional() }).strict(),
+  ])).optional(),
+  report: z.string().optional(),
+  description: z.string().optional(),
+  gate: z.boolean().optional(),
+  site: site.optional(),
+}).strict();
+
+export const pipelineSchema = z.object({
+  manifestDir: z.string().optional(),
+  defaultTargets: z.array(z.string()).optional(),
+  externalRoots: z.array(z.string().min(1)).optional(),
+  cacheMaxSize: z.union([z.string(), z.number()]).optional(),
+  freeFormConfig: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like notes or team.contacts')).optional(),
+  commands: z.record(
+    z.string().regex(/^[a-z][a-z0-9-]*$/, 'a command name like scorecache (lower case, digits, -)'),
+    z.object({ module: z.string().min(1), summary: z.string().min(1), usage: z.string().optional() }).strict(),
+  ).optional(),
+  targets: z.array(z.unknown()),
+  site: site.optional(),
+}).strict();
+
+export function formatZodIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
+  const field = issue.path.map(String).join('.') || '(root)';
+  return { field, message: issue.message };
+}

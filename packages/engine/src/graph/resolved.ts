@@ -1,0 +1,75 @@
+// The resolved pipeline: frozen, validated data the engine works on (STYLE 4: Resolved*).
+import type { CallSite, UserRequirement } from '../api/index.ts';
+
+export type InputItem =
+  | { kind: 'file'; path: string; producer?: string }
+  | { kind: 'glob'; pattern: string }
+  | { kind: 'target'; name: string };
+
+export interface ResolvedOutput { path: string; dir: boolean }
+
+export interface ResolvedTarget {
+  name: string;
+  rule: string;
+  gate: boolean;
+  report?: string;
+  inputs: { group: string; items: InputItem[] }[];
+  outputs: ResolvedOutput[];
+  params: string[];
+  /** Literal args, keys sorted. */
+  args: Record<string, unknown>;
+  env: string[];
+  /** Secret env vars: given to the rule, redacted from its logs, never in the key. */
+  secrets: string[];
+  /** Targets this one depends on (target refs and producers of its file inputs), sorted. */
+  deps: string[];
+  description?: string;
+  /** Rule state under .rc1/ that `clean` of this target removes (`cache`: only with --cache). */
+  state?: { path: string; cache: boolean }[];
+  /** What must be present before the target may run (checked before a build starts). */
+  requires?: UserRequirement[];
+  site?: CallSite;
+}
+
+export interface ResolvedPipeline {
+  root: string;
+  targets: ReadonlyMap<string, ResolvedTarget>;
+  /** Declaration order. */
+  order: string[];
+  /** Output path → producing target. */
+  producers: ReadonlyMap<string, string>;
+  defaultTargets: string[];
+  manifestDir: string;
+  /** Directories outside the workspace that inputs (and outputs, through a symlink) may reach; as declared. */
+  externalRoots: string[];
+  /** Size cap of the output cache in bytes, when the pipeline declares one. */
+  cacheMaxBytes?: number;
+  configFiles: string[];
+  profile: string;
+  /** CLI commands the pipeline adds: name → module (workspace-relative), summary, usage. */
+  commands: Readonly<Record<string, { module: string; summary: string; usage?: string }>>;
+}
+
+/** Every target needed to build `wanted` (dependencies first, declaration order among peers). */
+export function closureOf(p: ResolvedPipeline, wanted: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  const visit = (n: string): void => {
+    if (seen.has(n)) return;
+    seen.add(n);
+    for (const d of p.targets.get(n)!.deps) visit(d);
+    out.push(n);
+  };
+  for (const w of wanted) visit(w);
+  return out;
+}
+
+/** Targets that depend on `name`, directly or not. */
+export function dependentsOf(p: ResolvedPipeline, name: string): Set<string> {
+  const rdeps = new Map<string, string[]>();
+  for (const t of p.targets.values()) for (const d of t.deps) (rdeps.get(d) ?? rdeps.set(d, []).get(d)!).push(t.name);
+  const out = new Set<string>();
+  const stack = [name];
+  while (stack.length) for (const r of rdeps.get(stack.pop()!) ?? []) if (!out.has(r)) { out.add(r); stack.push(r); }
+  return out;
+}
