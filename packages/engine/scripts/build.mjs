@@ -3,10 +3,13 @@
 // packages stay external and are loaded lazily, only when needed. The zod schema of declarations
 // and the YAML parser are their own files, imported only when a declaration or a config file changed.
 import * as esbuild from 'esbuild';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 // Paths below are relative to the package (packages/engine), wherever the build is started from.
-process.chdir(fileURLToPath(new URL('..', import.meta.url)));
+// The real path: npm runs `prepare` through node_modules/rc1-build, and esbuild's
+// packages: 'external' would take every file under a node_modules path for an npm package.
+process.chdir(realpathSync(fileURLToPath(new URL('..', import.meta.url))));
 
 /**
  * Modules the CLI imports lazily stay separate files: `import('./pipeline-schema.ts')` becomes a
