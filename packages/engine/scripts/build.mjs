@@ -15,7 +15,7 @@ process.chdir(realpathSync(fileURLToPath(new URL('..', import.meta.url))));
  * Modules the CLI imports lazily stay separate files: `import('./pipeline-schema.ts')` becomes a
  * runtime import of dist/pipeline-schema.js, so zod loads only when needed.
  */
-const LAZY = { 'pipeline-schema': 'packages/engine/src/config/pipeline-schema.ts', 'parse-yaml': 'packages/engine/src/config/parse-yaml.ts' };
+const LAZY = { 'pipeline-schema': './src/config/pipeline-schema.ts', 'parse-yaml': './src/config/parse-yaml.ts' };
 const lazyModules = {
   name: 'lazy-modules',
   setup(b) {
@@ -28,10 +28,10 @@ const lazyModules = {
 
 await esbuild.build({
   entryPoints: {
-    cli: 'packages/engine/src/cli/main.ts',
-    worker: 'packages/engine/src/runner/worker.ts',
+    cli: './src/cli/main.ts',
+    worker: './src/runner/worker.ts',
     ...LAZY,
-    api: 'packages/engine/src/api/index.ts',
+    api: './src/api/index.ts',
   },
   outdir: 'dist',
   bundle: true,
