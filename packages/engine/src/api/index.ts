@@ -49,6 +49,11 @@ export interface UserTarget {
    * cache of paid API calls): removed only by `clean --cache`.
    */
   state?: (string | { path: string; cache?: boolean })[];
+  /**
+   * Where the rule runs: 'local' (default: the build's worker pool) or a Slurm batch job (see
+   * SlurmExecutor). Not part of the key: the same rule gives the same outputs wherever it runs.
+   */
+  executor?: Executor;
   /** For gates: the report file (one of outputs) that is always written. */
   report?: string;
   /** Free-form description shown by `graph` and `status`. */
@@ -58,6 +63,40 @@ export interface UserTarget {
   /** Call site, filled in by define*. */
   site?: CallSite;
 }
+
+/**
+ * Run the target's rule as a Slurm batch job (sbatch): the job runs `rc1-build __run-target` on its
+ * node, through the same worker harness as a local run; the build follows it (squeue), streams its
+ * log into logs/<target>.log, cancels it on Ctrl-C (scancel) and commits and caches its outputs
+ * like a local run's. A requeued job (preemption, `scontrol requeue`) runs the rule again, which
+ * resumes from its state dir. Resources map to sbatch options; unset ones are the cluster's defaults.
+ */
+export interface SlurmExecutor {
+  kind: 'slurm';
+  /** --partition */
+  partition?: string;
+  /** --gpus: a count, or type:count such as 'a100:2' */
+  gpus?: number | string;
+  /** --cpus-per-task */
+  cpus?: number;
+  /** --mem, e.g. '16G' */
+  mem?: string;
+  /** --time, e.g. '4:00:00' */
+  time?: string;
+  /** More sbatch options, as given (e.g. ['--account=ml', '--qos=long']). */
+  sbatchArgs?: string[];
+  /**
+   * How inputs and outputs move: 'shared-fs' (default and, for now, the only mode): the job's node
+   * sees this workspace at the same path (NFS, Lustre, a one-node cluster).
+   */
+  staging?: 'shared-fs';
+  /** Seconds between polls of the job's state and log (default 2). */
+  pollS?: number;
+  /** Seconds the rule gets to save its state after SIGTERM (scancel, preemption) (default 20). */
+  graceS?: number;
+}
+
+export type Executor = 'local' | SlurmExecutor;
 
 /** One requirement of a target; `why` says what it is for (shown when it is not met). */
 export type UserRequirement =
@@ -99,6 +138,11 @@ export interface UserPipeline {
    * engine's commands or a target.
    */
   commands?: Record<string, PipelineCommandDecl>;
+  /**
+   * Executors by target name, over each target's own `executor` (so a profile can send `train` to
+   * the cluster: `executors: profile === 'prod' ? { train: { kind: 'slurm', gpus: 1 } } : {}`).
+   */
+  executors?: Record<string, Executor>;
   targets: UserTarget[];
   site?: CallSite;
 }

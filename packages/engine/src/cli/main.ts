@@ -19,6 +19,7 @@ import { runClean } from './clean.ts';
 import { runGc } from './gc.ts';
 import { runFailpack } from './failpack.ts';
 import { processIo } from './stdio.ts';
+import { runTargetOnNode } from './run-target.ts';
 import { availableParallelism } from 'node:os';
 
 /**
@@ -126,6 +127,8 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       ws = await openWorkspace(path.resolve(directoryBefore(argv, w) ?? process.cwd()));
       if (Object.hasOwn(ws.pipeline.commands, argv[w]!)) return await runPipelineCommand(ws, argv[w]!, argv.slice(w + 1), io);
     }
+    // Internal: what a Slurm batch job runs on its node (src/runner/slurm/slurm-runner.ts).
+    if (argv[0] === '__run-target') return await runTargetOnNode(argv[1], io, new URL('./worker.js', import.meta.url));
     const { argv: rest0, waitS } = extractWait(argv);
     const { values, positionals } = parseArgs({
       args: rest0,

@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { PipelineContext, PipelineFn, UserPipeline, UserTarget } from '../api/index.ts';
+import type { PipelineContext, PipelineFn, SlurmExecutor, UserPipeline, UserTarget } from '../api/index.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { sortedCopy } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
@@ -113,6 +113,18 @@ export async function loadPipeline(opts: {
   const externalRoots = (decl.externalRoots ?? []).map((r) => path.resolve(root, r));
   const ruleFiles = new Set(decl.targets.map((t) => normalizeRel(t.rule)));
   const OUTSIDE_HINT = 'paths are workspace-relative (reports/x.json); a directory outside it must be declared in definePipeline({ externalRoots: [...] })';
+  const executors = decl.executors ?? {};
+  for (const name of Object.keys(executors)) {
+    if (!decl.targets.some((t) => t.name === name)) {
+      const guess = didYouMean(name, decl.targets.map((t) => t.name));
+      diags.push({ headline: `definePipeline: executors names unknown target ${name}`, location: siteString(decl.site, root) ?? PIPELINE_FILE, ...(guess ? { hint: `did you mean ${guess}?` } : {}) });
+    }
+  }
+  /** The target's Slurm executor (the pipeline's executors map first, then its own), or null when it runs locally. */
+  const slurmOf = (t: UserTarget): SlurmExecutor | null => {
+    const e = Object.hasOwn(executors, t.name) ? executors[t.name] : t.executor;
+    return e && e !== 'local' ? e : null;
+  };
   for (const t of decl.targets) {
     if (targets.has(t.name)) {
       diags.push({ headline: `two targets are named ${t.name}`, location: where(t), context: { first: siteString(targets.get(t.name)!.site, root) ?? '?' } });
@@ -158,7 +170,9 @@ export async function loadPipeline(opts: {
     targets.set(t.name, {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
       inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(), secrets: [...new Set(t.secrets ?? [])].sort(),
-      deps: [], ...(t.description ? { description: t.description } : {}), ...(t.requires?.length ? { requires: t.requires } : {}),
+      deps: [], ...(t.description ? { description: t.description } : {}),
+      ...(t.requires?.length || slurmOf(t) ? { requires: [...(t.requires ?? []), ...(slurmOf(t) ? [{ executable: 'sbatch', why: `target ${t.name} runs as a Slurm batch job (executor: slurm); sbatch, squeue and scancel come with slurm-client` }] : [])] } : {}),
+      ...(slurmOf(t) ? { executor: { ...slurmOf(t)!, staging: slurmOf(t)!.staging ?? 'shared-fs' } } : {}),
       ...(t.state?.length ? { state: t.state.map((x) => typeof x === 'string' ? { path: normalizeRel(x).replace(/\/$/, ''), cache: false } : { path: normalizeRel(x.path).replace(/\/$/, ''), cache: x.cache === true }) } : {}),
     });
     // The call site stays lazy: formatting 1 000 stack traces would dominate a no-op.

@@ -6,6 +6,23 @@ const site = z.object({ file: z.string(), line: z.number(), col: z.number() }).s
 const targetRef = z.object({ kind: z.literal('target'), name: z.string().min(1) }).strict();
 const input = z.union([z.string().min(1), targetRef]);
 
+const slurmTime = /^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$/;
+export const executorSchema = z.union([
+  z.literal('local'),
+  z.object({
+    kind: z.literal('slurm'),
+    partition: z.string().regex(/^[\w.-]+(,[\w.-]+)*$/, 'a partition name (or a comma-separated list)').optional(),
+    gpus: z.union([z.number().int().positive(), z.string().regex(/^([\w.-]+:)?\d+$/, 'a count or type:count, like 2 or a100:2')]).optional(),
+    cpus: z.number().int().positive().optional(),
+    mem: z.string().regex(/^\d+[KMGT]?$/, "a size with an optional unit, like '16G' or '4000M'").optional(),
+    time: z.string().regex(slurmTime, "a Slurm time limit: minutes, 'H:MM:SS' or 'D-HH:MM:SS'").optional(),
+    sbatchArgs: z.array(z.string().regex(/^--?[A-Za-z]/, 'an sbatch option such as --account=ml')).optional(),
+    staging: z.literal('shared-fs').optional(),
+    pollS: z.number().positive().max(3600).optional(),
+    graceS: z.number().nonnegative().max(3600).optional(),
+  }).strict(),
+]);
+
 export const targetSchema = z.object({
   name: z.string().regex(/^[A-Za-z_][\w.@-]*$/, 'a name of letters, digits, _ . @ - (not starting with a digit)'),
   rule: z.string().min(1),
@@ -25,6 +42,7 @@ export const targetSchema = z.object({
     z.string().regex(/^\.rc1\/[^]+$/, 'a path under .rc1/'),
     z.object({ path: z.string().regex(/^\.rc1\/[^]+$/, 'a path under .rc1/'), cache: z.boolean().optional() }).strict(),
   ])).optional(),
+  executor: executorSchema.optional(),
   report: z.string().optional(),
   description: z.string().optional(),
   gate: z.boolean().optional(),
@@ -41,6 +59,7 @@ export const pipelineSchema = z.object({
     z.string().regex(/^[a-z][a-z0-9-]*$/, 'a command name like scorecache (lower case, digits, -)'),
     z.object({ module: z.string().min(1), summary: z.string().min(1), usage: z.string().optional() }).strict(),
   ).optional(),
+  executors: z.record(z.string(), executorSchema).optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),
 }).strict();

@@ -1,5 +1,5 @@
 // The resolved pipeline: frozen, validated data the engine works on (STYLE 4: Resolved*).
-import type { CallSite, UserRequirement } from '../api/index.ts';
+import type { CallSite, SlurmExecutor, UserRequirement } from '../api/index.ts';
 
 export type InputItem =
   | { kind: 'file'; path: string; producer?: string }
@@ -28,6 +28,8 @@ export interface ResolvedTarget {
   state?: { path: string; cache: boolean }[];
   /** What must be present before the target may run (checked before a build starts). */
   requires?: UserRequirement[];
+  /** Where the rule runs when not in the build's worker pool (absent: locally). */
+  executor?: SlurmExecutor & { staging: 'shared-fs' };
   site?: CallSite;
 }
 

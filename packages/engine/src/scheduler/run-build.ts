@@ -18,6 +18,7 @@ import type { TargetRecord } from '../state/trace-log.ts';
 import { hashOutput } from '../runner/hash-output.ts';
 import type { JobFailure } from '../runner/protocol.ts';
 import { WorkerPool } from '../runner/worker-pool.ts';
+import { SlurmRunner } from '../runner/slurm/slurm-runner.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { writeManifest } from '../report/manifest.ts';
 import { writeErrorReport } from '../report/error-report.ts';
@@ -70,6 +71,8 @@ class Semaphore {
 export class Build {
   private readonly counts: Counts = { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 };
   private pool: WorkerPool | null = null;
+  /** Runs the rules of targets whose executor is Slurm (created on the first one). */
+  private slurm: SlurmRunner | null = null;
   private interrupted = false;
   private committedAny = false;
   private git: { commit: string | null; dirty: boolean | null } | null = null;
@@ -191,6 +194,7 @@ export class Build {
     if (this.halted) return;
     this.halted = { error: asEngineWriteError(e, this.ws.root) ?? e };
     void this.pool?.abortAll(2000);
+    void this.slurm?.abortAll(2000);
   }
 
   /**
@@ -351,8 +355,11 @@ export class Build {
       if (e instanceof EngineWriteError) throw e;
       return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : cannotRead(e, this.ws.root) ?? String(e));
     }
-    await sem.acquire();
-    if (this.interrupted || this.halted) { sem.release(); return 'failed'; }
+    // A Slurm job takes no local slot: the cluster schedules it, the build only follows it.
+    const remote = t.executor?.kind === 'slurm' ? t.executor : null;
+    if (!remote) await sem.acquire();
+    const release = (): void => { if (!remote) sem.release(); };
+    if (this.interrupted || this.halted) { release(); return 'failed'; }
     this.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
     const t0 = performance.now();
     const tmp = this.tmpPaths(t);
@@ -363,26 +370,29 @@ export class Build {
     const redact = redactor(t.secrets.map((n) => process.env[n]));
     const logLines: string[] = [];
     let lastProgress = 0;
-    this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl);
-    const res = await this.pool.run({
+    const job = {
       target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: targetStateDir(ws.stateDir, t.name), profile: ws.profile,
       params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix, cacheDir: ws.cache.dir,
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
-    }, {
-      log: (raw) => {
+    };
+    const hooks = {
+      log: (raw: string) => {
         const line = redact(raw);
         logLines.push(line);
         if (logLines.length > LOG_TAIL * 5) logLines.splice(0, logLines.length - LOG_TAIL);
         this.emit({ event: 'log', target: t.name, line });
       },
-      progress: (done, total, unit) => {
+      progress: (done: number, total: number, unit?: string) => {
         const now = performance.now();
         if (now - lastProgress < 100 && done < total) return;
         lastProgress = now;
         this.emit({ event: 'progress', target: t.name, done, total, ...(unit ? { unit } : {}) });
       },
-    });
-    sem.release();
+    };
+    const res = remote
+      ? await (this.slurm ??= new SlurmRunner(ws.root, path.join(ws.stateDir, 'slurm'))).run(job, hooks, { executor: remote, secrets: t.secrets })
+      : await (this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl)).run(job, hooks);
+    release();
     const ms = performance.now() - t0;
     if (this.halted) { this.dropTmp(tmp.prefix); return 'failed'; }
     writeRuleLog(ws.root, t.name, logLines.slice(-LOG_TAIL));
@@ -425,7 +435,7 @@ export class Build {
   async interrupt(t0: number): Promise<void> {
     if (this.interrupted) return;
     this.interrupted = true;
-    await this.pool?.abortAll(2000);
+    await Promise.all([this.pool?.abortAll(2000), this.slurm?.abortAll(2000)]);
     rmrf(this.tmpDir()); // we hold the lock: every temp output in it is ours
     try {
       await this.finish();
@@ -439,6 +449,7 @@ export class Build {
 
   async close(): Promise<void> {
     await this.pool?.close();
+    await this.slurm?.close();
   }
 }
 

@@ -19,6 +19,9 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   journal: { what: 'commit journal', clean: 'keep' },
   lock: { what: 'workspace lock', clean: 'keep' },
   salt: { what: 'salt of hashed env values', clean: 'keep' },
+  slurm: { what: 'job files and logs of targets run as Slurm jobs', clean: 'keep' },
+  'determinism.json': { what: 'check-determinism verdicts (read before uploading to a remote cache)', clean: 'keep' },
+  determinism: { what: 'scratch runs of check-determinism', clean: 'keep' },
 };
 
 /** Whether a workspace-relative path is .rc1/ itself or lies in (or is) one of the engine's own names. */

@@ -1,0 +1,70 @@
+// What passes between the build (on the submitting machine) and `rc1-build __run-target` (on the
+// job's node) through the target's staging dir, .rc1/slurm/<target>/:
+//   job.json       the rule's job, exactly what the local worker pool would get (paths absolute),
+//                  minus the values of secret env vars: only their names; the node takes their
+//                  values from its environment (sbatch --export=ALL carries the build's)
+//   job.sh         the batch script: `exec node <rc1-build> __run-target job.json`
+//   slurm-<id>.out the job's stdout and stderr: the rule's log lines, appended to across requeues
+//   result.json    written last, atomically, by __run-target: success (the outputs' digests) or the
+//                  rule's failure, tagged with the job id and restart count it belongs to
+//   progress.json  the rule's last ctx.progress (replaced atomically)
+// In this "shared filesystem" mode the node and the build see the same workspace: inputs are read
+// in place, outputs are written to the build's temporary paths under .rc1/tmp/ and committed by
+// the build after it has hashed them again. A remote-cache mode would put input and output
+// digests in job.json/result.json instead and move the bytes through the cache (see `staging`).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Check } from '../../api/index.ts';
+import type { Job, JobFailure } from '../protocol.ts';
+import { writeFileAtomic } from '../../util/fs.ts';
+
+export const JOB_FILE_FORMAT = 1;
+
+/** How inputs reach the job's node and outputs come back. Only 'shared-fs' is implemented. */
+export type StagingMode = 'shared-fs' | 'remote-cache';
+
+export interface JobFile {
+  format: typeof JOB_FILE_FORMAT;
+  staging: StagingMode;
+  /** The job for the worker harness; env holds no secret's value (see `secrets`). */
+  job: Omit<Job, 'id'>;
+  /** Names of secret env vars: their values come from the node's environment. */
+  secrets: string[];
+  /** Seconds a rule gets to stop after SIGTERM (scancel, preemption, requeue) before the harness exits. */
+  graceS: number;
+}
+
+export interface ResultOutput { path: string; dir: boolean; sha256: string; size: number }
+
+export type NodeResult = {
+  format: typeof JOB_FILE_FORMAT;
+  /** SLURM_JOB_ID and SLURM_RESTART_COUNT of the run that wrote it (null outside Slurm). */
+  jobId: string | null;
+  restart: number;
+  host: string;
+  ms: number;
+} & (
+  | { ok: true; value: { checks?: Check[]; summary?: string; rule: { name: string; version: number }; outputs: ResultOutput[] } }
+  | { ok: false; error: JobFailure }
+);
+
+export function stagingFiles(dir: string): { job: string; script: string; result: string; progress: string; submitted: string; log: (jobId: string) => string; logPattern: string } {
+  return {
+    job: path.join(dir, 'job.json'),
+    script: path.join(dir, 'job.sh'),
+    result: path.join(dir, 'result.json'),
+    progress: path.join(dir, 'progress.json'),
+    submitted: path.join(dir, 'submitted.json'),
+    log: (id) => path.join(dir, `slurm-${id}.out`),
+    logPattern: path.join(dir, 'slurm-%j.out'),
+  };
+}
+
+export function readJson<T>(file: string): T | null {
+  try { return JSON.parse(fs.readFileSync(file, 'utf8')) as T; } catch { return null; }
+}
+
+export function writeJson(file: string, value: unknown, mode?: number): void {
+  writeFileAtomic(file, `${JSON.stringify(value, null, 1)}\n`);
+  if (mode !== undefined) fs.chmodSync(file, mode);
+}

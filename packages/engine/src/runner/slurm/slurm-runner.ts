@@ -1,0 +1,216 @@
+// Runs a rule as a Slurm batch job: the remote counterpart of the worker pool, with the same
+// run(job, hooks) → { ok, value | error } contract, so the build commits, caches, reports and
+// maps exit codes exactly as for a local run.
+//
+//   build                                    job's node (same workspace: shared filesystem)
+//   job.json, job.sh → sbatch --parsable ──► rc1-build __run-target job.json
+//   squeue --json (every pollS)               worker harness runs the rule; outputs → .rc1/tmp/
+//   slurm-<id>.out ─── streamed ───────────── stdout (log lines)
+//   result.json ◄───────────────────────────── written last (digests of the outputs)
+//   hash the staged outputs again, compare with the node's digests → commit (the build)
+//
+// Ctrl-C: scancel, then wait until Slurm reports the job ended. Requeue (preemption, `scontrol
+// requeue`): the same job runs the rule again, which resumes from its state dir (.rc1/state/<target>/,
+// on the shared filesystem); the build logs it and keeps following. A job that ended without a
+// result maps to a rule failure naming its Slurm state (FAILED, TIMEOUT, OUT_OF_MEMORY, …).
+// A job left behind by a build that was killed (SIGKILL) is cancelled before the target is
+// submitted again: under the workspace lock, every job recorded in .rc1/slurm/ is an orphan.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { SlurmExecutor } from '../../api/index.ts';
+import { hashOutput } from '../hash-output.ts';
+import type { HashedOutput, Job, JobFailure, JobSuccess } from '../protocol.ts';
+import type { JobHooks } from '../worker-pool.ts';
+import { writeRuleLog } from '../../report/rule-log.ts';
+import { followJob } from './follow-job.ts';
+import { JOB_FILE_FORMAT, type JobFile, type NodeResult, readJson, stagingFiles, writeJson } from './job-file.ts';
+import { type JobInfo, SlurmCommandError, TERMINAL_STATES, cancel, describeEnd, queryJob, submit } from './slurm-cli.ts';
+
+export type RunOutcome = { ok: true; value: JobSuccess } | { ok: false; error: JobFailure };
+
+export interface SlurmTarget {
+  executor: SlurmExecutor;
+  /** Secret env var names: their values reach the node through sbatch's environment, never job.json. */
+  secrets: readonly string[];
+}
+
+/** The command that runs rc1-build on the job's node: this node binary and this CLI (a shared install). */
+function defaultCommand(): string[] {
+  const script = process.argv[1] && fs.existsSync(process.argv[1]) ? fs.realpathSync(process.argv[1]) : null;
+  if (!script) throw new Error('internal error: cannot tell which rc1-build to run on the Slurm node (process.argv[1] is not a file); please report');
+  return [process.execPath, script];
+}
+
+function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Lines of the job's log kept in logs/<target>.log while it runs (the build keeps as many at the end). */
+const LIVE_LOG_LINES = 200;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Active { id: string; target: string }
+
+export class SlurmRunner {
+  private readonly active = new Map<string, Active>();
+  private readonly stop = new AbortController();
+
+  /** `stagingRoot`: .rc1/slurm of the workspace; `root`: the workspace (the job's working dir). */
+  constructor(private readonly root: string, private readonly stagingRoot: string, private readonly command: string[] = defaultCommand()) {}
+
+  private relLog(file: string): string {
+    return path.relative(this.root, file);
+  }
+
+  async run(job: Omit<Job, 'id'>, hooks: JobHooks, t: SlurmTarget): Promise<RunOutcome> {
+    const ex = t.executor;
+    const dir = path.join(this.stagingRoot, job.target);
+    const files = stagingFiles(dir);
+    fs.mkdirSync(dir, { recursive: true });
+    await this.cancelOrphan(files.submitted, hooks);
+    for (const f of fs.readdirSync(dir)) if (/^slurm-\d+\.out$/.test(f) || f === 'result.json' || f === 'progress.json') fs.rmSync(path.join(dir, f), { force: true });
+
+    const secrets = new Set(t.secrets);
+    const env = Object.fromEntries(Object.entries(job.env).filter(([k]) => !secrets.has(k)));
+    const { cacheDir: _cacheDir, ...rest } = job; // the build stores its cache copies itself, after the commit
+    const spec: JobFile = { format: JOB_FILE_FORMAT, staging: 'shared-fs', job: { ...rest, env }, secrets: [...secrets], graceS: ex.graceS ?? 20 };
+    writeJson(files.job, spec, 0o600);
+    fs.writeFileSync(files.script, `#!/bin/sh\n# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; see job.json)\nexec ${[...this.command, '__run-target', files.job].map(shQuote).join(' ')}\n`, { mode: 0o755 });
+
+    if (this.stop.signal.aborted) return { ok: false, error: { kind: 'aborted', message: 'interrupted' } };
+    let id: string;
+    try {
+      id = await submit({ name: `rc1:${job.target}`, script: files.script, cwd: this.root, output: files.logPattern, resources: ex });
+    } catch (e) {
+      const msg = e instanceof SlurmCommandError ? e.stderr.trim() || e.message : (e as Error).message;
+      return { ok: false, error: { kind: 'contract-error', message: `${job.target}: Slurm refused the job (sbatch): ${msg}` } };
+    }
+    this.active.set(id, { id, target: job.target });
+    if (this.stop.signal.aborted) { // interrupted while sbatch ran: abortAll did not see this job
+      await cancel(id).catch(() => undefined);
+      await this.waitEnded([id], 60_000);
+      this.active.delete(id);
+      return { ok: false, error: { kind: 'aborted', message: 'interrupted' } };
+    }
+    writeJson(files.submitted, { jobId: id, pid: process.pid, host: os.hostname(), at: new Date().toISOString() });
+    const res = [ex.partition && `partition ${ex.partition}`, ex.gpus !== undefined && `gpus ${ex.gpus}`, ex.cpus && `cpus ${ex.cpus}`, ex.mem && `mem ${ex.mem}`, ex.time && `time ${ex.time}`].filter(Boolean).join(', ');
+    // The job's lines also go to logs/<target>.log while it runs (replaced whole, at most once a
+    // second), so `tail -F logs/<target>.log` follows a job on the cluster like a local rule.
+    const lines: string[] = [];
+    let written = 0;
+    let dirty = false;
+    const flush = (force = false): void => {
+      if (!dirty || (!force && Date.now() - written < 1000)) return;
+      try { writeRuleLog(this.root, job.target, lines.slice(-LIVE_LOG_LINES)); } catch { /* the build writes the log again at the end */ }
+      written = Date.now();
+      dirty = false;
+    };
+    const log = (line: string): void => {
+      hooks.log(line);
+      lines.push(line);
+      if (lines.length > LIVE_LOG_LINES * 2) lines.splice(0, lines.length - LIVE_LOG_LINES);
+      dirty = true;
+    };
+    log(`slurm: submitted job ${id} (${res || 'cluster defaults'}); its log: ${this.relLog(files.log(id))}`);
+    let end: JobInfo;
+    try {
+      end = await followJob(id, files.log(id), {
+        log,
+        polled: () => flush(),
+        state: (now, before) => {
+          if (now.state === 'RUNNING' && before?.state !== 'RUNNING') log(`slurm: job ${id} running on ${now.node || 'its node'}${now.restarts ? ` (run ${now.restarts + 1})` : ''}`);
+          else if (now.state === 'PENDING' && !before) log(`slurm: job ${id} pending${now.reason !== 'None' ? ` (${now.reason})` : ''}`);
+        },
+        requeued: (now) => log(`slurm: job ${id} was requeued (restart ${now.restarts}, ${now.reason}); the rule runs again and resumes from its state`),
+        unreachable: (e, since) => { if (since === 0) log(`slurm: cannot ask Slurm about job ${id} (${e.message.split('\n')[0]}); retrying`); },
+      }, { pollMs: (ex.pollS ?? 2) * 1000, signal: this.stop.signal });
+    } catch (e) {
+      this.active.delete(id);
+      return { ok: false, error: { kind: 'rule-error', message: `${job.target}: lost track of slurm job ${id}: ${(e as Error).message} (it may still run: scancel ${id})` } };
+    }
+    flush(true);
+    if (this.stop.signal.aborted) return { ok: false, error: { kind: 'aborted', message: 'interrupted' } }; // abortAll cancels and waits
+    this.active.delete(id);
+    fs.rmSync(files.submitted, { force: true });
+    return this.collect(job, id, end, files.result, files.log(id), hooks);
+  }
+
+  /** The job ended: its result.json (written by the run Slurm ran last) or, without one, what Slurm says. */
+  private collect(job: Omit<Job, 'id'>, id: string, end: JobInfo, resultFile: string, logFile: string, hooks: JobHooks): RunOutcome {
+    const r = readJson<NodeResult>(resultFile);
+    const mine = r && r.format === JOB_FILE_FORMAT && r.jobId === id && (!TERMINAL_STATES.has(end.state) || end.source === 'sacct' || r.restart === end.restarts);
+    const log = this.relLog(logFile);
+    if (!mine) {
+      hooks.log(`slurm: ${describeEnd(end)}`);
+      return { ok: false, error: { kind: 'rule-error', message: `${job.target}: ${describeEnd(end)}; the job's log: ${log}` } };
+    }
+    if (!r.ok) {
+      if (r.error.kind === 'aborted') return { ok: false, error: { kind: 'rule-error', message: `${job.target}: ${describeEnd(end)}: the rule was stopped on the node; the job's log: ${log}` } };
+      return { ok: false, error: r.error };
+    }
+    // Shared filesystem: the outputs are at the build's temporary paths. Hash them here again (the
+    // commit needs this machine's stat data) and check they are the bytes the node hashed.
+    const outputs: HashedOutput[] = [];
+    for (const o of job.outputs) {
+      const sent = r.value.outputs.find((x) => x.path === o.path);
+      if (!sent) return { ok: false, error: { kind: 'contract-error', message: `${job.target}: slurm job ${id} reported no digest for output ${o.path}` } };
+      let h: HashedOutput;
+      try {
+        h = hashOutput(o, { fsync: true });
+      } catch (e) {
+        return { ok: false, error: { kind: 'contract-error', message: `${job.target}: output ${o.path} of slurm job ${id} is not at ${o.tmp} on this machine (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the job's node and this build must share the workspace (staging: shared-fs)` } };
+      }
+      if (h.sha256 !== sent.sha256) {
+        return { ok: false, error: { kind: 'contract-error', message: `${job.target}: output ${o.path} of slurm job ${id} has sha256 ${h.sha256.slice(0, 12)}… here but ${sent.sha256.slice(0, 12)}… on node ${r.host}: the staged bytes changed on the way (is the shared filesystem consistent?)` } };
+      }
+      outputs.push(h);
+    }
+    return { ok: true, value: { ...(r.value.checks ? { checks: r.value.checks } : {}), ...(r.value.summary ? { summary: r.value.summary } : {}), rule: r.value.rule, outputs } };
+  }
+
+  /** A job that an earlier build (killed before it could cancel) left running for this target: cancel it. */
+  private async cancelOrphan(submittedFile: string, hooks: JobHooks): Promise<void> {
+    const prev = readJson<{ jobId: string; pid: number; host: string }>(submittedFile);
+    if (!prev) return;
+    const j = await queryJob(prev.jobId).catch(() => null);
+    if (j && !TERMINAL_STATES.has(j.state)) {
+      hooks.log(`slurm: cancelling job ${prev.jobId} (${j.state}), left by an earlier build (pid ${prev.pid} on ${prev.host}) that did not finish`);
+      await cancel(prev.jobId);
+      await this.waitEnded([prev.jobId], 60_000);
+    }
+    fs.rmSync(submittedFile, { force: true });
+  }
+
+  private async waitEnded(ids: string[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let left = ids;
+    while (left.length && Date.now() < deadline) {
+      const states = await Promise.all(left.map((id) => queryJob(id).catch(() => null)));
+      left = left.filter((_, i) => { const s = states[i]; return s != null && !TERMINAL_STATES.has(s.state); });
+      if (left.length) await sleep(250);
+    }
+  }
+
+  /**
+   * Ctrl-C / a halted build: scancel every job in flight and wait (up to `graceMs`, at least the
+   * time Slurm takes to signal and kill the job) until Slurm reports each one ended.
+   */
+  async abortAll(graceMs: number): Promise<void> {
+    this.stop.abort();
+    const ids = [...this.active.keys()];
+    if (!ids.length) return;
+    await Promise.all(ids.map((id) => cancel(id).catch(() => undefined)));
+    await this.waitEnded(ids, Math.max(graceMs, 60_000));
+    for (const id of ids) {
+      const a = this.active.get(id)!;
+      fs.rmSync(path.join(stagingFiles(path.join(this.stagingRoot, a.target)).submitted), { force: true });
+      this.active.delete(id);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.active.size) await this.abortAll(0);
+  }
+}

@@ -1,0 +1,203 @@
+// Targets with `executor: { kind: 'slurm' }`, through the real CLI, on a real one-node Slurm
+// cluster (test/helpers/slurm.ts starts one with test/servers/slurm-up.sh unless SLURM_CONF names
+// a running one). The cluster shares the workspace with the build (staging: shared-fs).
+//   data/in.txt --> upper (slurm) --> out/upper.txt
+// A job's outputs are committed, in the manifest and cached like a local run's; a failing rule and
+// a job that dies without a result fail the build (exit 1) with an ERROR report holding the job's
+// log; Ctrl-C cancels the job (scancel: gone from squeue); a requeued job runs the train rule again,
+// which resumes from its checkpoint to the weights of a straight run.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { parse, stringify } from 'yaml';
+import { trainPipeline } from '../helpers/command-fixtures.ts';
+import { REPO, TestRig } from '../helpers/rig.ts';
+import { type Cluster, inQueue, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
+
+let cluster: Cluster | null = null;
+before(() => { if (!slurmSkip) cluster = startCluster(); });
+after(() => cluster?.stop());
+
+const SLURM = "executor: { kind: 'slurm', partition: 'main', mem: '300M', time: '10', pollS: 0.2, graceS: 5 },";
+
+const UPPER_RULE = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({
+  name: 'upper', version: 1,
+  async run(ctx) {
+    const text = fs.readFileSync(ctx.inputs('src')[0], 'utf8');
+    ctx.log('upper: on node ' + (process.env.SLURMD_NODENAME ?? '(not in a slurm job)') + ', job ' + (process.env.SLURM_JOB_ID ?? '-'));
+    if (text.startsWith('fail')) throw new Error('upper: the input asks this rule to fail');
+    if (text.startsWith('die')) process.kill(process.pid, 'SIGKILL');
+    if (text.startsWith('slow')) {
+      for (let i = 1; i <= 600 && !ctx.signal.aborted; i++) { ctx.log('tick ' + i); await new Promise((r) => setTimeout(r, 100)); }
+    }
+    fs.writeFileSync(ctx.output('out/upper.txt'), text.toUpperCase());
+    return { summary: text.length + ' chars' };
+  },
+});
+`;
+
+function upperRig(input: string): TestRig {
+  return new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  defaultTargets: ['upper'],
+  targets: [
+    defineTarget({ name: 'upper', rule: 'rules/upper.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/upper.txt'],
+      ${SLURM} }),
+  ],
+});
+`,
+    'rules/upper.ts': UPPER_RULE,
+    'data/in.txt': input,
+  });
+}
+
+function jobIdOf(text: string): string {
+  const m = /slurm: submitted job (\d+)/.exec(text);
+  assert.ok(m, `a job was submitted:\n${text}`);
+  return m[1]!;
+}
+
+test('a target with executor slurm runs as a batch job on the node; its output is committed, in the manifest and cached like a local run', { skip: slurmSkip }, () => {
+  const rig = upperRig('hello slurm\n');
+  try {
+    const r = rig.run(['-v']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const id = jobIdOf(r.stdout);
+    assert.equal(jobFields(id).JobState, 'COMPLETED');
+    assert.equal(rig.read('out/upper.txt'), 'HELLO SLURM\n');
+    const log = rig.read('logs/upper.log');
+    assert.match(log, new RegExp(`upper: on node \\S+, job ${id}\\n`), 'the rule ran inside the Slurm job');
+    assert.match(log, /rc1-build: upper: running its rule on/);
+    const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
+    const a = manifest.artifacts.find((x) => x.path === 'out/upper.txt');
+    assert.equal(a?.target, 'upper');
+    assert.equal(a?.sha256, execFileSync('sha256sum', [path.join(rig.dir, 'out/upper.txt')], { encoding: 'utf8' }).split(' ')[0]);
+
+    const again = rig.run(['--json']);
+    assert.equal(again.code, 0);
+    assert.ok(again.events.some((e) => e.event === 'skip' && e.target === 'upper'), 'up to date: no second job');
+    assert.equal(rig.run(['clean', 'upper']).code, 0);
+    const restored = rig.run(['--json']);
+    assert.equal(restored.code, 0, restored.stdout + restored.stderr);
+    assert.ok(restored.events.some((e) => e.event === 'restore' && e.target === 'upper'), 'restored from the local cache');
+    assert.doesNotMatch(restored.stdout, /submitted job/, 'no job for a restore');
+    assert.equal(rig.read('out/upper.txt'), 'HELLO SLURM\n');
+  } finally { rig.cleanup(); }
+});
+
+test('a rule that fails in its job fails the build with exit 1 and an ERROR report holding the job\'s log', { skip: slurmSkip }, () => {
+  const rig = upperRig('fail please\n');
+  try {
+    const r = rig.run([]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const id = jobIdOf(rig.read('logs/upper.log'));
+    assert.equal(jobFields(id).JobState, 'FAILED');
+    assert.equal(jobFields(id).ExitCode, '1:0');
+    assert.match(r.stdout, /FAILED\s+upper: Error: upper: the input asks this rule to fail/);
+    const m = /error report (reports\/ERROR_\S+\.json)/.exec(r.stdout);
+    assert.ok(m, r.stdout);
+    const report = JSON.parse(rig.read(m[1]!)) as { target: string; kind: string; error: string; log_tail: string[] };
+    assert.equal(report.target, 'upper');
+    assert.equal(report.kind, 'rule-error');
+    assert.ok(report.log_tail.some((l) => l.startsWith(`slurm: submitted job ${id}`)), report.log_tail.join('\n'));
+    assert.ok(report.log_tail.some((l) => /upper: on node \S+, job \d+/.test(l)), 'the node\'s lines are in the report');
+    assert.equal(rig.exists('out/upper.txt'), false);
+  } finally { rig.cleanup(); }
+});
+
+test('a job that dies without a result (SIGKILL on the node) fails the target with its Slurm state', { skip: slurmSkip }, () => {
+  const rig = upperRig('die now\n');
+  try {
+    const r = rig.run([]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const id = jobIdOf(rig.read('logs/upper.log'));
+    assert.match(r.stdout, new RegExp(`upper: slurm job ${id} failed \\(killed by signal 9, reason \\w+\\); the job's log: \\.rc1/slurm/upper/slurm-${id}\\.out`));
+    assert.match(rig.read(/error report (reports\/ERROR_\S+\.json)/.exec(r.stdout)![1]!), /slurm job \d+ failed/);
+  } finally { rig.cleanup(); }
+});
+
+test('Ctrl-C of the build cancels the job: scancel, the job leaves squeue, exit 130, no output', { skip: slurmSkip }, async () => {
+  const rig = upperRig('slow\n');
+  try {
+    const child = rig.spawn(['-v']);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    await waitFor('the rule to tick inside its job', () => /tick 3\b/.test(out));
+    const id = jobIdOf(out);
+    assert.equal(jobFields(id).JobState, 'RUNNING');
+    child.kill('SIGINT');
+    const code = await new Promise((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 130, out);
+    assert.equal(inQueue(id), false, 'the job is gone from squeue when the build exits');
+    assert.equal(jobFields(id).JobState, 'CANCELLED');
+    assert.equal(rig.exists('out/upper.txt'), false);
+    assert.equal(fs.existsSync(path.join(rig.dir, '.rc1/slurm/upper/submitted.json')), false, 'no job left on record as running');
+  } finally { rig.cleanup(); }
+});
+
+// ---------------------------------------------------------------- requeue: train resumes
+
+/** RC1's train rule with the command engine's toy trainer (python3), `steps` steps, as a Slurm job. */
+function trainRig(steps: number, env: Record<string, string>): TestRig {
+  const rig = new TestRig({ 'rc1.build.ts': trainPipeline(SLURM), 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
+  const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
+  rig.write('configs/train.yaml', stringify({ train: { ...read('train.yaml').train!, engine: 'command', checkpoint: { every: 1, keep_last: 20 }, command: { argv: ['python3', 'examples/trainers/toy_trainer.py'], cwd: '.', env, grace_s: 3, poll_ms: 25 } } }));
+  rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }));
+  rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
+  rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`);
+  rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
+  rig.write('data/scenarios.jsonl', `${Array.from({ length: 40 }, (_, i) => JSON.stringify({
+    id: `s${i}`, needs_clarification: i % 3 === 0,
+    messages: [{ role: 'user', content: i % 3 === 0 ? `How much did a certain friend of mine pay for item ${i}?` : `Alice paid ${i} dollars for ${i} apples: what is one apple?` }],
+  })).join('\n')}\n`);
+  rig.write('examples/trainers/toy_trainer.py', fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'));
+  return rig;
+}
+
+test('a requeued job (scontrol requeue) runs train again, which resumes from its checkpoint to the weights of a straight run', { skip: slurmSkip }, async () => {
+  const straight = trainRig(8, {});
+  const requeued = trainRig(8, { TOY_STEP_DELAY: '0.4' });
+  try {
+    const s = straight.run(['train']);
+    assert.equal(s.code, 0, s.stdout + s.stderr);
+    const want = straight.read('checkpoints/rc1/seed_7/step_00008/weights.json');
+
+    const child = requeued.spawn(['-v', 'train']);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    const latest = path.join(requeued.dir, '.rc1/state/train/seed_7/checkpoints/rc1/latest');
+    await waitFor('a checkpoint of the first run', () => fs.existsSync(latest) && Number(/step_(\d+)/.exec(fs.readlinkSync(latest))?.[1]) >= 2);
+    const id = jobIdOf(out);
+    execFileSync('scontrol', ['requeue', id]);
+    // Slurm holds a requeued job back for a while (BeginTime); release it now, as an admin would.
+    await waitFor('the job to be pending again', () => jobFields(id).JobState === 'PENDING');
+    execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
+    const code = await new Promise((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 0, out);
+    assert.equal(jobFields(id).Restarts, '1');
+    assert.match(out, new RegExp(`slurm: job ${id} was requeued \\(restart 1`));
+    const log = requeued.read('logs/train.log');
+    assert.match(log, /resuming the interrupted run from .*step_0000\d \(step \d/);
+    assert.match(log, /toy_trainer: resumed from .*step_0000\d at step \d/);
+    const steps = requeued.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => (JSON.parse(l) as { step: number }).step);
+    assert.deepEqual(steps, [1, 2, 3, 4, 5, 6, 7, 8], 'steps keep increasing across the requeue, none twice');
+    assert.equal(requeued.read('checkpoints/rc1/seed_7/step_00008/weights.json'), want);
+  } finally { straight.cleanup(); requeued.cleanup(); }
+});
+
+test('sbatch refusing the job (an unknown partition) fails the target with Slurm\'s message', { skip: slurmSkip }, () => {
+  const rig = upperRig('hello\n');
+  try {
+    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace("partition: 'main'", "partition: 'no_such_partition'"));
+    const r = rig.run([]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /upper: Slurm refused the job \(sbatch\): sbatch: error: .*[Pp]artition/);
+  } finally { rig.cleanup(); }
+});
