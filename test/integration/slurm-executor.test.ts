@@ -157,6 +157,7 @@ function trainRig(steps: number, env: Record<string, string>): TestRig {
     messages: [{ role: 'user', content: i % 3 === 0 ? `How much did a certain friend of mine pay for item ${i}?` : `Alice paid ${i} dollars for ${i} apples: what is one apple?` }],
   })).join('\n')}\n`);
   rig.write('examples/trainers/toy_trainer.py', fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'));
+  fs.cpSync(path.join(REPO, 'lib'), path.join(rig.dir, 'lib'), { recursive: true }); // the rule imports RC1's libraries by relative path
   return rig;
 }
 
