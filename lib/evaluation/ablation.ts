@@ -24,7 +24,7 @@
 // data are taken as the truth by the statistic and its null alike.
 // When no selected rollout over-clarifies even without the penalty, the relative drop and its
 // null are n/a (nothing to reduce) and the absolute floor fails: the ablation has shown nothing.
-import { check, notApplicable, type Check } from 'rc1-build';
+import { notApplicable, type Check } from 'rc1-build';
 import { clusterBootstrap, clusterRowMap, clustersOf, estimateCheck, intervalCheck, nullCheck, nullSummary, permutationNull } from '../stats/index.ts';
 import { relativeChange } from './calibration.ts';
 import type { OverclarConfig, StatisticsConfig } from './config.ts';

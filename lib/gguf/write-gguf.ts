@@ -111,12 +111,12 @@ function validate(c: GgufContent): void {
     keys.add(kv.key);
   }
   const alignment = c.metadata.find((kv) => kv.key === 'general.alignment');
-  if (!alignment || alignment.value.type !== 'uint32' || alignment.value.value !== GGUF_ALIGNMENT) {
+  if (alignment?.value.type !== 'uint32' || alignment.value.value !== GGUF_ALIGNMENT) {
     throw new Error(`GGUF metadata must hold general.alignment = ${GGUF_ALIGNMENT} (uint32)`);
   }
   for (const k of ['general.architecture', 'general.name']) {
     const kv = c.metadata.find((x) => x.key === k);
-    if (!kv || kv.value.type !== 'string') throw new Error(`GGUF metadata must hold ${k} (string)`);
+    if (kv?.value.type !== 'string') throw new Error(`GGUF metadata must hold ${k} (string)`);
   }
   const names = new Set<string>();
   for (const t of c.tensors) {

@@ -21,7 +21,7 @@ export interface GapCandidate {
   detail: string;
 }
 
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ARTICLE_BEFORE = /\b(?:a|an)\s+$/i;
 const THE_BEFORE = /\bthe\s+$/i;
 
@@ -41,7 +41,7 @@ function numberCandidates(q: string): GapCandidate[] {
     if (/[\w.,/:-]$/.test(before) && text.startsWith('$')) continue;
     if (ARTICLE_BEFORE.test(before)) continue;
     const digits = text.replace(/^\$\s?/, '').replace(/\s?%$/, '');
-    if (occurrences(q, new RegExp(`(?<![\\d.,])${escape(digits)}(?![\\d]|[.,]\\d)`, 'g')) !== 1) continue;
+    if (occurrences(q, new RegExp(`(?<![\\d.,])${escapeRegex(digits)}(?![\\d]|[.,]\\d)`, 'g')) !== 1) continue;
     if (text.startsWith('$')) {
       if (/^[\w%]/.test(after)) continue;
       out.push({ kind: 'amount', start, end, detail: text });

@@ -10,7 +10,7 @@ import { drawText, GLYPH_H, textWidth } from './bitmap-font.ts';
 export interface CurvePoint { step: number; reward: number | null; kl: number | null; kl_rollout: number | null; success: number | null }
 
 type Rgb = readonly [number, number, number];
-const WHITE: Rgb = [255, 255, 255];
+const _WHITE: Rgb = [255, 255, 255];
 const BLACK: Rgb = [20, 20, 20];
 const GRID: Rgb = [225, 225, 225];
 const SERIES: Record<'reward' | 'kl' | 'success', { dark: Rgb; light: Rgb; title: string }> = {

@@ -93,7 +93,7 @@ async function copyCompleted(
 ): Promise<{ result: TrainResult; summary: string; movedAside: string | null; resumedFrom: string | null }> {
   const latest = await latestTarget(w.checkpointDir);
   const v = latest ? await verifyCheckpoint(join(w.checkpointDir, latest)) : null;
-  if (!v || !v.ok) throw new RuleError(`train: ${w.show(w.workDir)}/run.json says the run completed, but its latest checkpoint is missing or incomplete: run \`npx rc1-build --force train\` to start over`);
+  if (!v?.ok) throw new RuleError(`train: ${w.show(w.workDir)}/run.json says the run completed, but its latest checkpoint is missing or incomplete: run \`npx rc1-build --force train\` to start over`);
   let codeChanges = prev.code_changes ?? [];
   const lines: string[] = [];
   if (across) {

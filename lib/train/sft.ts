@@ -11,7 +11,7 @@
 // held-out source questions (data.ts splitHoldout) measure held-out accuracy. Adam over shuffled
 // minibatches for `sft.epochs` epochs; one TrainRng(seed) draws everything, so on a deterministic
 // backend the same inputs give byte-identical weights.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deriveSeed } from '../data/index.ts';
 import { sealCheckpoint } from './checkpoints.ts';

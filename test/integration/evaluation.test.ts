@@ -11,7 +11,6 @@
 // shipped dev pipeline (some 1 900 pool scenarios) passes every gate (README: the dev profile).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO, TestRig } from '../helpers/rig.ts';

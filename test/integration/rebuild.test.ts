@@ -4,7 +4,7 @@
 //   src/w.txt --> sq --> after_sq
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { standardRig, TestRig } from '../helpers/rig.ts';
+import { standardRig, type TestRig } from '../helpers/rig.ts';
 
 const ALL = ['a', 'after_gate', 'after_sq', 'b', 'c', 'g', 'sq'];
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { createRng } from '../../packages/engine/src/api/index.ts';
-import { loadSources, stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type Scenario, type SourceItem, type StrategyqaItem } from '../../lib/data/index.ts';
+import { loadSources, stratifiedQuotas, type Gsm8kItem, type HotpotqaItem, type SourceItem, type StrategyqaItem } from '../../lib/data/index.ts';
 import { association, bucketOf, loadQwen3, MetricsComputer, planBalance, type Qwen3Counter } from '../../lib/difficulty/index.ts';
 import { applyGap, findGaps, findHints, kindAt, kindKey, kindPlan, sentences, splitQuestion, taskSequence, type PoolScenario } from '../../lib/pool/index.ts';
 import { tokenize } from '../../lib/text/index.ts';

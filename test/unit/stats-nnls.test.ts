@@ -76,7 +76,7 @@ test('NNLS reproduces the scipy.optimize.nnls documentation example', () => {
 
 test('NNLS reproduces the MATLAB lsqnonneg documentation example, where plain least squares goes negative', () => {
   // Unconstrained least squares gives [−2.5627, 3.1108]; lsqnonneg gives [0, 0.6929].
-  const C = matrixFromRows([[0.0372, 0.2869], [0.6861, 0.7071], [0.6233, 0.6245], [0.6344, 0.617]]);
+  const C = matrixFromRows([[0.0372, 0.2869], [0.6861, Math.SQRT1_2], [0.6233, 0.6245], [0.6344, 0.617]]);
   const d = [0.8587, 0.1781, 0.0747, 0.8405];
   const r = nnls(C, d);
   assert.equal(r.x[0], 0);

@@ -106,7 +106,7 @@ test('asking where nothing is missing gets "nothing to add" and costs the over-c
 
 test('the reward is (Σ w·score − α·min(c, cap)) × (1 + β(I[hard] − I[easy]))', () => {
   const scores = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i / 10])) as Record<(typeof DIMENSIONS)[number], number>;
-  const base = DIMENSIONS.reduce((a, d, i) => a + (1 / 7) * (i / 10), 0);
+  const base = DIMENSIONS.reduce((a, _d, i) => a + (1 / 7) * (i / 10), 0);
   assert.equal(overclarPenalty({ needsClarification: false, clarifications: 5 }, reward), 0.07 * 3);
   assert.equal(overclarPenalty({ needsClarification: true, clarifications: 5 }, reward), 0);
   assert.equal(difficultyFactor('hard', 0.05), 1.05);

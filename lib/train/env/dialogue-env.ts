@@ -28,6 +28,7 @@ import type { DimScores } from '../../scoring/types.ts';
 import type { TrainRng } from '../rng.ts';
 import { rc1Reward, type RewardOptions, type Weights } from './reward.ts';
 import type { EnvScenario } from './scenario-spec.ts';
+import { CALC_ERROR, GENERIC_ASK, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, type VisibleEvent } from './visible-text.ts';
 
 export const ENV_VERSION = 'simulated-dialogue-v2';
 export const ACTIONS = ['ask', 'wiki', 'calc', 'answer'] as const;
@@ -38,12 +39,7 @@ export const WIKI = 1;
 export const CALC = 2;
 export const ANSWER = 3;
 
-export const GENERIC_ASK = 'Could you tell me a bit more about what you need?';
-export const NOTHING_TO_ADD = 'There is nothing to add: everything is in my question.';
-export const VAGUE_REPLY = 'Hmm, I am not sure how to put it. The usual one, I guess?';
-export const TIMEOUT = 'error: the service timed out; try again';
-export const CALC_ERROR = 'error: could not evaluate the expression';
-export const NO_ARTICLE = 'No further article found.';
+export { CALC_ERROR, GENERIC_ASK, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, type VisibleEvent } from './visible-text.ts';
 
 /** Rates of the environment's stochastic events (train.env.noise). */
 export interface EnvNoise {
@@ -55,8 +51,6 @@ export interface EnvNoise {
   vague_reply: number;
 }
 
-/** One thing the agent saw after an action: the user's reply or the tool's output, as text. */
-export interface VisibleEvent { action: 'ask' | 'wiki' | 'calc'; text: string; title?: string }
 
 export interface DialogueState {
   turn: number;

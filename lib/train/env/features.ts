@@ -17,7 +17,7 @@
 import { phraseIndex, countPhrases, entitySpans, distinctEntities, pronounBeforeName } from '../../difficulty/text-cues.ts';
 import type { Scenario } from '../../data/index.ts';
 import { tokenize } from '../../text/tokenize.ts';
-import { TIMEOUT, NO_ARTICLE, type VisibleEvent } from './dialogue-env.ts';
+import { TIMEOUT, NO_ARTICLE, type VisibleEvent } from './visible-text.ts';
 
 /** Placeholder phrases that stand where a name, a term or a number should be. */
 export const PLACEHOLDER_CUES = [

@@ -96,7 +96,7 @@ async function runPipelineCommand(ws: Workspace, name: string, args: string[], i
   const decl = ws.pipeline.commands[name]!;
   const mod = (await import(pathToFileURL(await ws.compiler.compiled(decl.module)).href)) as { default?: PipelineCommand };
   const cmd = mod.default;
-  if (!cmd || cmd.kind !== 'command' || typeof cmd.run !== 'function') {
+  if (cmd?.kind !== 'command' || typeof cmd.run !== 'function') {
     throw new UsageError({ headline: `command ${name}: ${decl.module} has no default export made by defineCommand(…)`, hint: "export default defineCommand(async (args, ctx) => { …; return 0; })" });
   }
   ws.saveCaches();

@@ -22,7 +22,7 @@ export function recordingConfig(values: ConfigObject): { config: ConfigObject; r
   const wrap = (obj: ConfigObject, prefix: string): ConfigObject => new Proxy(obj, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver) as ConfigValue | undefined;
-      if (typeof prop !== 'string' || !Object.prototype.hasOwnProperty.call(target, prop)) return v;
+      if (typeof prop !== 'string' || !Object.hasOwn(target, prop)) return v;
       const key = prefix ? `${prefix}.${prop}` : prop;
       if (isObj(v)) return wrap(v, key);
       reads.add(key);

@@ -126,7 +126,7 @@ export async function locateKey(root: string, files: string[], key: string, at: 
       const pair = YAML.isMap(parent) ? parent.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === parts[parts.length - 1]) : undefined;
       if (pair && YAML.isScalar(pair.key)) node = pair.key as { range?: [number, number, number] };
     }
-    if (node && node.range) {
+    if (node?.range) {
       const pos = lc.linePos(node.range[0]);
       return `${f}:${pos.line}:${pos.col}`;
     }

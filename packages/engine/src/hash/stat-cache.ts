@@ -45,7 +45,7 @@ export class StatCache {
   hash(rel: string): FileHash | null {
     const abs = path.resolve(this.root, rel);
     const st = fs.statSync(abs, { bigint: true, throwIfNoEntry: false });
-    if (!st || !st.isFile()) {
+    if (!st?.isFile()) {
       if (this.entries.delete(rel)) this.dirty = true;
       return null;
     }

@@ -74,7 +74,7 @@ export async function targetsToRun(pipeline: ResolvedPipeline, plan: readonly st
     for (const dep of t.deps) if (inPlan.has(dep)) await visit(dep);
     if (t.deps.some((dep) => run.has(dep))) { run.add(n); return; }
     const decision = await decide(d, t).catch(() => null);
-    if (!decision || decision.kind !== 'fresh') run.add(n);
+    if (decision?.kind !== 'fresh') run.add(n);
   };
   for (const n of plan) await visit(n);
   return run;

@@ -169,7 +169,7 @@ export class OutputCommitter {
       for (const [rel, [sha, size]] of Object.entries(h.files)) {
         const p = rel === '' ? h.path : `${h.path}/${rel}`;
         const st = fs.lstatSync(path.join(this.root, p), { bigint: true, throwIfNoEntry: false });
-        if (st && st.isFile() && Number(st.size) === size) this.stat.store(p, sha, st, h.statTimeNs);
+        if (st?.isFile() && Number(st.size) === size) this.stat.store(p, sha, st, h.statTimeNs);
         else this.stat.forget(p);
         if (!h.synced && FSYNC) this.unsynced.add(path.join(this.root, p));
         if (h.dir) this.touched.add(path.dirname(path.join(this.root, p)));
@@ -240,7 +240,7 @@ export class OutputCommitter {
     for (const n of names) {
       const file = path.join(this.journalDir, n);
       const j = readJsonOrNull<Journal>(file);
-      if (j && j.record && Array.isArray(j.moves)) {
+      if (j?.record && Array.isArray(j.moves)) {
         try {
           for (const m of j.moves) dropLeftover(`${m.to}.rc1-new`);
           for (const m of j.moves) {
