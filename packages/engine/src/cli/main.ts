@@ -20,6 +20,7 @@ import { runGc } from './gc.ts';
 import { runFailpack } from './failpack.ts';
 import { processIo } from './stdio.ts';
 import { runTargetOnNode } from './run-target.ts';
+import { runCheckDeterminism } from './check-determinism.ts';
 import { availableParallelism } from 'node:os';
 
 /**
@@ -60,6 +61,8 @@ usage:
   rc1-build clean [TARGET…] [--cache]   remove outputs and the engine's per-target state (--cache: and the output cache)
   rc1-build gc [--max-size SIZE] evict least recently used output-cache entries down to the cap (default 10G)
   rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
+  rc1-build check-determinism TARGET…   build each target twice in scratch dirs and compare the outputs (a target
+                                 that differs is reported and not uploaded to a remote cache)
   rc1-build failpack             pack logs, preflight and failed gates' reports into reports/rc1/FAIL_<ts>.tgz
   rc1-build COMMAND …           a command the pipeline declares (definePipeline({ commands })), listed below
   common: -C DIR (run in DIR), -h/--help, --version
@@ -119,6 +122,8 @@ interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   let json = false;
   try {
+    // Internal: what a Slurm batch job runs on its node (runner/slurm/slurm-runner.ts).
+    if (argv[0] === '__run-target') return await runTargetOnNode(argv[1], io, new URL('./worker.js', import.meta.url));
     // A word that is neither an engine command nor an option may be a command of the pipeline,
     // which has its own options: hand it everything after its name.
     let ws: Workspace | undefined;
@@ -127,8 +132,6 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       ws = await openWorkspace(path.resolve(directoryBefore(argv, w) ?? process.cwd()));
       if (Object.hasOwn(ws.pipeline.commands, argv[w]!)) return await runPipelineCommand(ws, argv[w]!, argv.slice(w + 1), io);
     }
-    // Internal: what a Slurm batch job runs on its node (src/runner/slurm/slurm-runner.ts).
-    if (argv[0] === '__run-target') return await runTargetOnNode(argv[1], io, new URL('./worker.js', import.meta.url));
     const { argv: rest0, waitS } = extractWait(argv);
     const { values, positionals } = parseArgs({
       args: rest0,
@@ -186,6 +189,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       command: ['rc1-build', ...argv].join(' '), waitS,
     };
     if (command === 'watch') return await runWatch(root, ws, args, options, io);
+    if (command === 'check-determinism') return await runCheckDeterminism(root, ws, args, options, io);
     return await runBuildOnce(ws, options, io, { installSignals: true });
   } catch (e) {
     if (e instanceof UsageError) {
