@@ -28,6 +28,12 @@ export class TestRig {
     fs.writeFileSync(abs, content);
   }
 
+  /** Copies RC1's libraries (lib/) in: the repository's rules import them by relative path. */
+  withRc1Lib(): this {
+    fs.cpSync(path.join(REPO, 'lib'), path.join(this.dir, 'lib'), { recursive: true });
+    return this;
+  }
+
   read(p: string): string {
     return fs.readFileSync(path.join(this.dir, p), 'utf8');
   }

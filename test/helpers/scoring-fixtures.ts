@@ -93,6 +93,7 @@ export async function scoringRig(pipeline = SCORING_PIPELINE): Promise<TestRig> 
   // sample_manifest.json stands for the report a scenario-producing target brings along: not a scenario file.
   const rig = new TestRig({ 'rc1.build.ts': pipeline, 'fixtures/scenarios.jsonl': toJsonlText(await fixtureScenarios(8)), 'fixtures/sample_manifest.json': '{"n": 24}\n' });
   for (const r of ['rollouts.ts', 'scores.ts', 'probe_scorer.ts', 'not_simulated.ts']) rig.write(`rules/${r}`, fs.readFileSync(path.join(REPO, 'rules', r), 'utf8'));
+  rig.withRc1Lib();
   rig.write('configs/scoring.yaml', fs.readFileSync(path.join(REPO, 'configs/scoring.yaml'), 'utf8'));
   rig.write('configs/scoring_live.yaml', LIVE_YAML('http://127.0.0.1:9/v1'));
   return rig;

@@ -17,7 +17,7 @@ const PIPELINE = trainPipeline("secrets: ['TRAINER_TOKEN'],");
 
 /** A workspace whose train target runs `argv` (relative to the workspace) for `steps` steps, with train.command.env `env`. */
 function commandRig(argv: string[], steps = 6, env: Record<string, string> = {}, seeds: number[] = [7]): TestRig {
-  const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
+  const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') }).withRc1Lib();
   const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
   const train = read('train.yaml').train!;
   rig.write('configs/train.yaml', stringify({ train: { ...train, engine: 'command', checkpoint: { every: 2, keep_last: 5 }, command: { argv, cwd: '.', env, grace_s: 5, poll_ms: 25 } } }));

@@ -70,6 +70,7 @@ async function evaluationRig(): Promise<TestRig> {
   for (const r of ['rollouts', 'scores', 'difficulty_metrics', 'weights', 'shadow_run', 'overclar_ablation', 'preflight_checks', 'round_gate']) {
     rig.write(`rules/${r}.ts`, fs.readFileSync(path.join(REPO, 'rules', `${r}.ts`), 'utf8'));
   }
+  rig.withRc1Lib();
   for (const c of ['scoring.yaml', 'difficulty.yaml', 'pool.yaml', 'ppo_scale.yaml']) rig.write(`configs/${c}`, fs.readFileSync(path.join(REPO, 'configs', c), 'utf8'));
   rig.write('configs/scoring_live.yaml', LIVE_YAML('http://127.0.0.1:9/v1'));
   const evaluation = fs.readFileSync(path.join(REPO, 'configs/evaluation.yaml'), 'utf8');

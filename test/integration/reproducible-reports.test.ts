@@ -28,6 +28,7 @@ function preflightRig(): TestRig {
     'configs/ppo_scale.yaml': fs.readFileSync(path.join(REPO, 'configs/ppo_scale.yaml'), 'utf8'),
     'configs/default.yaml': stringify({ preflight: { weights: cfg.preflight.weights, ppo: cfg.preflight.ppo, min_free_disk_gb: 0.001 }, reward: { beta: cfg.reward.beta }, pool: { mix: cfg.pool.mix } }),
   });
+  rig.withRc1Lib();
   writeWeights(path.join(rig.dir, 'data/weights.json'), WEIGHTS);
   return rig;
 }

@@ -53,7 +53,7 @@ function scenarios(): string {
 }
 
 function torchRig(steps: number): TestRig {
-  const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
+  const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') }).withRc1Lib();
   const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
   const train = read('train.yaml').train!;
   const argv = [PY!, path.join(TRAINER, 'train.py'), '--size', 'tiny', '--vocab-size', '300', '--sft-steps', '4', '--sft-rows', '4', '--seq', '64',
