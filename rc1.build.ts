@@ -1,7 +1,7 @@
 // The RC1 pipeline: declarations only (rules live in rules/ and load lazily, when their target
 // runs). A function of the profile and the resolved configs/*.yaml, because the scale stages come
 // from the config: scale.stages are the earlier pool sizes (each fully gated before the next),
-// scale.n the final one, whose outputs carry the canonical names of RC1.md.
+// scale.n the final one, whose outputs carry the canonical names of docs/rc1.md.
 //
 //   data/raw/** ──► shadow_set ──────────────┐
 //   templates/pack_v1,v2 ──► diversity_report ┤

@@ -1,4 +1,4 @@
-// Calibration benchmark: the `weights` protocol of RC1.md (calibrateWeights in lib/stats: 5-fold
+// Calibration benchmark: the `weights` protocol of docs/rc1.md (calibrateWeights in lib/stats: 5-fold
 // CV stratified by success × 200 bootstrap resamples of each fold's training rows, each fit the
 // constrained prior NNLS from the resample's XᵀX / Xᵀy, each scored on the held-out fold by
 // Spearman, Kendall τ-b and MAE) on SYNTHETIC data: 30 000 items × 7 score dimensions, a noisy

@@ -1,4 +1,4 @@
-// difficulty_metrics (RC1.md; seeds/002 §一): one line of difficulty metrics per scenario of the
+// difficulty_metrics (docs/rc1.md): one line of difficulty metrics per scenario of the
 // seed pool, in pool order — id, task, len_tokens (Qwen3 BPE), turns, tool_hops, entities,
 // ops_numeric, connector_density, coref_pronouns, clue_overlap, ambiguity_flags,
 // needs_clarification; the definitions are METRIC_DEFINITIONS in lib/difficulty/metrics.ts and are

@@ -1,4 +1,4 @@
-// diversity_report (RC1.md gate): templates/pack_v2 against the baseline templates/pack_v1 over a
+// diversity_report (docs/rc1.md gate): templates/pack_v2 against the baseline templates/pack_v1 over a
 // fixed-seed rendering of each pack (renderPackSample: templates, roles and styles dealt evenly;
 // the question slot left empty so only the pack's own prose is measured). Reports distinct-1/2
 // (per batch of a fixed size), TTR, Zipf slope, 3-gram KL(v2‖v1), role and style coverage and

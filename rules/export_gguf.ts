@@ -1,4 +1,4 @@
-// export_gguf (RC1 inference hand-off; seeds/000 Phase 3: inference and offline eval on
+// export_gguf (RC1 inference hand-off; docs/rc1.md: inference and offline eval on
 // llama.cpp + GGUF): writes the built-in policy of the train target's `latest` checkpoint as a
 // GGUF v3 file (policy net, F32, metadata that says how to run it: lib/gguf/policy-gguf.ts), then
 // reads the file back with @huggingface/gguf and requires that every metadata key, value and type,

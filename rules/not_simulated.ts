@@ -1,4 +1,4 @@
-// not_simulated (RC1.md): a gate against scores that only look real (seeds "已知坑位": 2 ms per
+// not_simulated (docs/rc1.md): a gate against scores that only look real (a known pitfall of such runs: 2 ms per
 // conversation and 100 % cache hits are the marks of a stub). Over the scores target's records
 // (the `scores` input group: the file ending in scores.jsonl is read):
 //   cache_hit_rate_last_<window>   cached samples / samples of the last scoring.not_simulated.window

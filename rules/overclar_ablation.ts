@@ -1,4 +1,4 @@
-// overclar_ablation (RC1.md; seeds/000 Phase 2 C): best-of-N selection over each pool scenario's
+// overclar_ablation (docs/rc1.md): best-of-N selection over each pool scenario's
 // candidate rollouts by the new reward with and without the over-clarification penalty
 // α·min(c, cap) (lib/evaluation/ablation.ts: definitions and gates). On the POOL's scored
 // rollouts (their scenarios have difficulty buckets from the balanced pool); the weights are the

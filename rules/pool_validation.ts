@@ -1,4 +1,4 @@
-// pool_validation (RC1.md gate): the seed pool's diversity, duplicates, source reuse, lengths,
+// pool_validation (docs/rc1.md gate): the seed pool's diversity, duplicates, source reuse, lengths,
 // leaks of held-out questions and task mix. One output, the report (the engine writes it from the
 // returned checks and report). Inputs: `pool` (the seed_pool output), `metrics` (its difficulty
 // metrics: the length gate reads their Qwen3 len_tokens), `shadow` (shadow_set outputs: the

@@ -1,4 +1,4 @@
-// ppo_eval (RC1.md row ppo_eval), a gate: every seed's trained built-in policy (`latest` of
+// ppo_eval (docs/rc1.md, target ppo_eval), a gate: every seed's trained built-in policy (`latest` of
 // checkpoints/rc1/seed_<seed>/), their mean, and the four scripted baselines against the SFT
 // policy (the sft target: PPO's starting point and KL reference), all played the same way
 // (ppo_eval.actions: sampled, ppo_eval.samples episodes per scenario, the same per-scenario seeds

@@ -1,4 +1,4 @@
-// preflight_checks (RC1.md; seeds/002 steps 2, 4, 5): the weights file valid (all 7 dimensions,
+// preflight_checks (docs/rc1.md): the weights file valid (all 7 dimensions,
 // each ≥ 0, sum 1 ± preflight.weights.sum_tolerance, each ≤ preflight.weights.max_weight) with a
 // `WEIGHTS_OK sha256=<sha256 of configs/weights.json>` line; the PPO run config (param ppo, from
 // configs/ppo_scale.yaml and the profile) against preflight.ppo; free disk against

@@ -1,4 +1,4 @@
-// probe_scorer (RC1.md): a gate that proves the scorer is a live judge. It makes
+// probe_scorer (docs/rc1.md): a gate that proves the scorer is a live judge. It makes
 // scoring.probe.calls (8) calls straight to the provider createProvider picks (REWARD_LIVE_MODE,
 // profile, scoring_live) — never through the score cache: a cached answer proves nothing — on the
 // first rollouts of the `rollouts` input group (cycled if there are fewer), sample index i for

@@ -1,10 +1,10 @@
-// rollouts (RC1.md "rollout"): N candidate trajectories per scenario, each with its task success,
+// rollouts (docs/rc1.md "rollout"): N candidate trajectories per scenario, each with its task success,
 // for the scenarios of the `scenarios` input group (the shadow set and/or the balanced pool).
 // Params: `rollouts` (configs/scoring.yaml). Output [0]: the rollouts JSONL, in scenario order
 // then candidate index. Sources (rollouts.source):
 //   synthetic  perturbed references at the configured error-mode rates; `source: "synthetic"` on
 //              every record; byte-identical for the same inputs and params. Refused in prod
-//              (RC1.md: prod has no simulated anything).
+//              (docs/rc1.md: prod has no simulated anything).
 //   file       the `runs` input group: JSONL from a real model run (schema-checked; a bad line
 //              fails with file:line: field: expected …)
 //   openai     an OpenAI-compatible endpoint serving the policy (rollouts.openai); the key is read
@@ -38,7 +38,7 @@ export default defineRule({
     switch (cfg.source) {
       case 'synthetic': {
         if (ctx.profile === 'prod') {
-          throw new RuleError(`${ctx.target}: rollouts.source synthetic is refused in the prod profile (RC1.md: no simulated anything); set rollouts.source to file or openai in configs/profiles/prod.yaml`);
+          throw new RuleError(`${ctx.target}: rollouts.source synthetic is refused in the prod profile (docs/rc1.md: no simulated anything); set rollouts.source to file or openai in configs/profiles/prod.yaml`);
         }
         rollouts = syntheticRollouts(scenarios, { seed: cfg.seed, candidates: cfg.candidates, policy: cfg.synthetic.policy, rates: cfg.synthetic.error_rates });
         const rates = ERROR_MODES.map((m) => {

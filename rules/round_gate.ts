@@ -1,4 +1,4 @@
-// round1 / round2_pass (RC1.md; seeds/002 steps 6–7): one rule, args.round 1 or 2
+// round1 / round2_pass (docs/rc1.md): one rule, args.round 1 or 2
 // (lib/evaluation/rounds.ts: what each round re-states and checks).
 // Input groups:
 //   reports    the gate targets of the round (preflight.rounds.round<N> lists them); each JSON file

@@ -1,4 +1,4 @@
-// scores (RC1.md): the seven-dimension judge over the rollouts of the `rollouts` input group (one
+// scores (docs/rc1.md): the seven-dimension judge over the rollouts of the `rollouts` input group (one
 // or more rollout JSONL files; rollout ids must be unique across them): K samples per rollout
 // (scoring.judge.k, distinct sample index, scoring.judge.temperature), median per dimension,
 // population variance recorded, item variance = the max over dimensions; above

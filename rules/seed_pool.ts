@@ -1,4 +1,4 @@
-// seed_pool (RC1.md): n scenarios rendered from templates/pack_v2 over the raw datasets, never
+// seed_pool (docs/rc1.md): n scenarios rendered from templates/pack_v2 over the raw datasets, never
 // from a source item the shadow set holds aside, written as JSONL to the target's one output.
 // n is the stage size (ctx.args.n); scenario k is a pure function of (pool params, k, sources),
 // so a smaller stage is a prefix of a larger one. See lib/pool/build-pool.ts for how each

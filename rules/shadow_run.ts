@@ -1,4 +1,4 @@
-// shadow_run (RC1.md; seeds/000 Phase 2 A, seeds/002 step 7): the old score vs the new reward on
+// shadow_run (docs/rc1.md): the old score vs the new reward on
 // the shadow set's scored rollouts, per scenario (lib/evaluation/shadow-run.ts: unit, figures,
 // gates; reward.ts: the definitions). Split by task and by difficulty; the shadow scenarios'
 // buckets come from the band rules over their difficulty metrics (shadow-buckets.ts). The

@@ -1,4 +1,4 @@
-// stability (RC1.md `scores`; seeds/000 Phase 3 item 2): the share of unstable or failed scored
+// stability (docs/rc1.md `scores`): the share of unstable or failed scored
 // items (K = 3 judge samples whose variance exceeds scoring.aggregate.unstable_variance) must
 // stay within scoring.stability.max_unstable_share. One gate per scale stage, so a stage's pool
 // is not grown further while its scores are unstable. Input group `scores`: the stage's

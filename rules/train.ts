@@ -1,4 +1,4 @@
-// train (RC1.md row train): trains the RC1 policy through the trainer API (rc1-build/train):
+// train (docs/rc1.md, target train): trains the RC1 policy through the trainer API (rc1-build/train):
 // the built-in tfjs engine (PPO or DPO on the simulated dialogue environment, starting from the
 // `sft` input's policy) or the `command` engine (the team's own trainer). Either engine makes one
 // run per seed of ppo.seeds (a command trainer is invoked once per seed, with train.seed = that
@@ -31,7 +31,7 @@ import { z } from 'zod';
 
 const OUTPUTS = ['checkpoints/rc1', 'reports/metrics.jsonl', 'reports/config_effective.yaml'] as const;
 
-/** The round-2 ticket must exist and say pass: true (RC1.md: written with pass true only when every check passed). */
+/** The round-2 ticket must exist and say pass: true (docs/rc1.md: written with pass true only when every check passed). */
 export function checkRound2(files: readonly string[], root: string): void {
   const file = files.find((f) => f.endsWith('round2_pass.json'));
   const hint = 'build the preflight first: `npx rc1-build round2_pass` (every round-1 and round-2 check must pass)';

@@ -1,4 +1,4 @@
-// weights (RC1.md; seeds/000 Phase 2 B): calibrates the reward weights on the pool's scored
+// weights (docs/rc1.md): calibrates the reward weights on the pool's scored
 // rollouts (lib/evaluation/calibration.ts states the objective, the loss scale and the gates) and
 // writes them. Input groups: `rollouts` (the pool's rollouts JSONL: which scored items are the
 // pool's), `scores` (the scores target: its scores.jsonl is read). Never the shadow set.

@@ -1,4 +1,4 @@
-// Scenarios (RC1.md "Data model"): a source item rendered as a conversation opening, with the
+// Scenarios (docs/rc1.md "Data model"): a source item rendered as a conversation opening, with the
 // documents the wiki tool can return, the tools offered, the gold answer, what the user reveals
 // if asked, and the expert reference trajectory. The shadow set renders the plain question
 // (plainRender); the seed pool passes its template renderings to buildScenario. Objects are

@@ -1,5 +1,5 @@
-// Difficulty metrics, bands, buckets, balancing and the difficulty gate (RC1.md rows
-// difficulty_metrics, balanced_pool, difficulty_report; seeds/002 "数据难度核查与难度采样").
+// Difficulty metrics, bands, buckets, balancing and the difficulty gate (docs/rc1.md rows
+// difficulty_metrics, balanced_pool, difficulty_report; docs/rc1.md, "Where the planning notes set numbers").
 // Rules import this as 'rc1-build/difficulty'. See each module for its contract.
 export { QWEN3_COUNTING, QWEN3_PROBES, QWEN3_TOKENIZER_SHA256, loadQwen3, qwen3Counter, type Qwen3Counter } from './qwen3-tokens.ts';
 export {

@@ -1,4 +1,4 @@
-// Per-scenario difficulty metrics (RC1.md difficulty_metrics; seeds/002 §一), and the definitions
+// Per-scenario difficulty metrics (docs/rc1.md difficulty_metrics), and the definitions
 // written into the difficulty report. One MetricsComputer serves a whole pool: it remembers the
 // sentence 3-gram sets of every supporting document and the Qwen3 count of every long text, because
 // a seed pool renders each source item many times with the same documents.

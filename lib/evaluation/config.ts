@@ -81,7 +81,7 @@ export const preflightSchema = z.object({
 
 const schedulePoint = z.object({ step: z.number().int().min(0), ratio: share }).strict();
 
-/** ppo: the PPO run (RC1.md rows preflight_checks and train; seeds/002 §4). */
+/** ppo: the PPO run (docs/rc1.md, target preflight_checks and train). */
 export const ppoSchema = z.object({
   simulate: z.boolean(),
   live_mode: z.boolean(),

@@ -1,4 +1,4 @@
-// The preflight checks (RC1.md row preflight_checks; seeds/002 steps 2, 4, 5) beside the weights
+// The preflight checks (docs/rc1.md, target preflight_checks) beside the weights
 // file's (weights-file.ts): the PPO run config (configs/ppo_scale.yaml, key ppo) and free disk.
 //   ppo.simulate == false, ppo.live_mode == true (waived outside prod: the dev profile has no live
 //   judge), ppo.datasets == pool.mix (the seed pool's task mix), ppo.steps ≥ min_steps,

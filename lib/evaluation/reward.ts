@@ -1,5 +1,5 @@
-// The two scorings RC1 compares (RC1.md rows shadow_run, overclar_ablation; seeds/000 Phase 2,
-// seeds/002 §4.2), for one scored rollout with judge medians m_d over the seven dimensions:
+// The two scorings RC1 compares (docs/rc1.md, targets shadow_run, overclar_ablation,
+// train), for one scored rollout with judge medians m_d over the seven dimensions:
 //   old score   s_old = Σ_d w_old[d]·m_d, w_old = reward.old_weights normalised by their sum
 //   penalty     p = α·min(c, cap) when needs_clarification = false, else 0 (c = clarifying
 //               questions asked; α, cap = overclar.alpha, overclar.cap)
@@ -31,7 +31,7 @@ export const REWARD_DEFINITIONS = {
   penalty: 'p = α·min(c, cap) on items with needs_clarification = false (c = clarifying questions asked), 0 otherwise',
   new_reward: 'r_new = (Σ_d w_cal[d]·median_d − p)·(1 + β·(I[hard] − I[easy])), w_cal = configs/weights.json',
   difficulty_factor: '1 + β when the scenario is hard, 1 − β when easy, 1 when medium',
-  shadow_run_reward: 'the shadow run gates r_new before the difficulty factor (RC1.md: calibrated weights and penalty); the factor re-ranks across buckets on purpose and is reported beside',
+  shadow_run_reward: 'the shadow run gates r_new before the difficulty factor (docs/rc1.md: calibrated weights and penalty); the factor re-ranks across buckets on purpose and is reported beside',
   item_weight: 'the scores target\'s item weight (1 stable, scoring.aggregate.unstable_weight unstable) is a sample weight, not a reward factor: '
     + 'it weighs the row in the calibration fit and the rollout in its scenario\'s mean',
 } as const;

@@ -1,4 +1,4 @@
-// The two preflight rounds (RC1.md rows round1, round2_pass; seeds/002 steps 6–7). Both read
+// The two preflight rounds (docs/rc1.md, target round1, round2_pass). Both read
 // gate reports (the JSON the engine writes for a gate: target, profile, pass, checks) and the
 // artifacts they vouch for, and re-state every gate check under `<gate>.<check>`: its pass is
 // recomputed from the recorded value, op and threshold (a report that disagrees with its own

@@ -1,7 +1,7 @@
-// The shadow run's computation (RC1.md row shadow_run; seeds/000 Phase 2 A): the old score vs
+// The shadow run's computation (docs/rc1.md, target shadow_run): the old score vs
 // the new reward (reward.ts) on the shadow set's scored rollouts. The gated new reward is the
-// one RC1.md names for this row — calibrated weights and the over-clarification penalty — BEFORE
-// the difficulty factor: the factor (RC1.md row train, seeds/002 §4.2) moves every easy scenario
+// one docs/rc1.md names for this row — calibrated weights and the over-clarification penalty — BEFORE
+// the difficulty factor: the factor (docs/rc1.md, target train) moves every easy scenario
 // down and every hard one up by β on purpose, so with it the top 10 % would measure the shadow
 // set's bucket mix, not the reward's judgement (on fixture data it took the top-10 % overlap from
 // .83 to .28). Within one bucket the factor is a constant, so the split by difficulty is the same
@@ -97,7 +97,7 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
   const tk = topKey(p);
   const fractions = [p, ...cfg.top_overlap_reported.filter((q) => q !== p)];
   const oldOf = (it: EvalItem, m: DimScores = it.scores): number => oldScore(it, old, m);
-  // Gated: the new reward before the difficulty factor (β = 0), as RC1.md defines the shadow run's.
+  // Gated: the new reward before the difficulty factor (β = 0), as docs/rc1.md defines the shadow run's.
   const newOf = (it: EvalItem, m: DimScores = it.scores): number => newReward(it, { ...reward, beta: 0 }, m);
   const hasRetest = items.every((it) => it.samples.length >= 2);
   const rows: ScenarioRow[] = byScenario(items).filter((g) => g.some((it) => it.weight > 0)).map((g) => ({
@@ -161,7 +161,7 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
   return {
     checks,
     report: {
-      new_reward: 'r_new before the difficulty factor: Σ w_cal·median − penalty (RC1.md: calibrated weights and the over-clarification penalty)',
+      new_reward: 'r_new before the difficulty factor: Σ w_cal·median − penalty (docs/rc1.md: calibrated weights and the over-clarification penalty)',
       unit: 'scenario: the item-weighted mean of its candidates\' old scores and new rewards; success = the share of its candidates that succeeded',
       judge_test_retest_definition: `${tk} overlap of each scoring computed from judge sample 0 vs from sample 1 (same unit): the agreement the judge's own sampling noise allows`,
       splits_gated: cfg.gate_splits,

@@ -3,7 +3,7 @@
 //   { "version": 1, "dimensions": [7 names], "weights": { dim: w }, "old_weights": { dim: w },
 //     "method": { …the calibration settings… }, "n_items": n, "sha256_of_inputs": { path: sha } }
 // Only version, weights and (for validation) their 7 keys are required of a file written by
-// hand. weightsChecks is the preflight's validation (seeds/002 step 2.1): every one of the 7
+// hand. weightsChecks is the preflight's validation (docs/rc1.md, target preflight_checks): every one of the 7
 // dimensions present and no other, each ≥ 0, the sum 1 ± tolerance, each ≤ the cap; the
 // WEIGHTS_OK line carries the file's sha256.
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The rollout (RC1.md "Data model"): a scenario plus one candidate trajectory from some policy,
+// The rollout (docs/rc1.md "Data model"): a scenario plus one candidate trajectory from some policy,
 // with the task's success computed by success.ts. A rollout carries what judging it needs and
 // nothing more: the user turns, the tools offered, the gold answer, whether the scenario needs a
 // clarification (and what the user reveals), counts taken from the scenario's reference, and the

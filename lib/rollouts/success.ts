@@ -1,4 +1,4 @@
-// Task success metrics (RC1.md "rollout"): whether a candidate's final answer is right.
+// Task success metrics (docs/rc1.md "rollout"): whether a candidate's final answer is right.
 //   gsm8k      the number after the last `####`, else the last number in the answer; commas
 //              removed; equal as numbers ("46.0" = "46", "1,200" = "1200").
 //   hotpotqa   exact match and token F1 after the normalisation of the official HotpotQA

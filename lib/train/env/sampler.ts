@@ -1,4 +1,4 @@
-// Difficulty-aware scenario sampling for training (seeds/002 §4.1, RC1.md row train):
+// Difficulty-aware scenario sampling for training (docs/rc1.md, target train):
 //   seed draws      with probability seed_ratio(step) (seed_ratio_schedule: the ratio of the last
 //                   entry whose step <= the current step), a scenario of the balanced seed pool:
 //                   a difficulty bucket by sampling.by_difficulty (easy .2 / medium .4 / hard .4,

@@ -1,4 +1,4 @@
-// The rc1-build command line (DESIGN.md §4): argument parsing and dispatch to commands.
+// The rc1-build command line (docs/design.md, "Command line"): argument parsing and dispatch to commands.
 // Exit codes: 0 ok, 1 a rule failed (or audit found a problem), 2 a gate failed, 64 usage or
 // configuration error, 130/143 interrupted.
 import * as path from 'node:path';
