@@ -143,8 +143,33 @@ export interface UserPipeline {
    * the cluster: `executors: profile === 'prod' ? { train: { kind: 'slurm', gpus: 1 } } : {}`).
    */
   executors?: Record<string, Executor>;
+  /**
+   * A cache shared with teammates and CI: looked up after the local cache, filled after a target
+   * succeeds. `--remote-cache=off|read|readwrite` on the command line overrides `mode`.
+   */
+  remoteCache?: UserRemoteCache;
   targets: UserTarget[];
   site?: CallSite;
+}
+
+/** A remote cache: a Bazel HTTP cache (http:// or https://) or an S3 bucket (s3://bucket/prefix). */
+export interface UserRemoteCache {
+  /** http(s)://host:port/prefix (GET/PUT/HEAD prefix/cas/<sha256>, prefix/ac/<key>) or s3://bucket/prefix. */
+  url: string;
+  /** 'read' (default): fetch only; 'readwrite': also upload what this machine builds (needs signingKeyEnv). */
+  mode?: 'read' | 'readwrite';
+  /** A header sent with every request, its value read from an environment variable (never logged). Default name: Authorization. */
+  authHeader?: { name?: string; env: string };
+  /** A request that sends or receives nothing for this long fails, and the build goes on local-only. Default 10000. */
+  timeoutMs?: number;
+  /** Requests in flight at once (and keep-alive connections). Default 16. */
+  maxInFlight?: number;
+  /** Environment variable holding this writer's Ed25519 private key (base64 PKCS#8, or PEM): action entries it uploads are signed with it. */
+  signingKeyEnv?: string;
+  /** Writers whose action entries are accepted: a name → their Ed25519 public key (base64 of the 32 raw bytes, or PEM). */
+  trustedKeys?: Record<string, string>;
+  /** S3 only: region (default us-east-1), endpoint for S3-compatible servers, path-style addressing, and the SDK's checksum setting. */
+  s3?: { region?: string; endpoint?: string; forcePathStyle?: boolean; requestChecksumCalculation?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED' };
 }
 
 /**

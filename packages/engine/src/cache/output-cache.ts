@@ -38,6 +38,12 @@ export interface CacheEntry {
 export type SourceOf = (output: OutputRecord) => string;
 
 export class OutputCache {
+  /**
+   * Told of every entry put() stored (after its objects and the entry are written): the remote
+   * tier (remote/remote-cache.ts) uploads it from here.
+   */
+  onPut: ((entry: CacheEntry) => void) | undefined = undefined;
+
   constructor(readonly dir: string) {}
 
   objectPath(sha: string): string {
@@ -90,7 +96,9 @@ export class OutputCache {
       else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
     }
     const file = this.entryPath(entry.key);
-    engineWrite('the output cache', file, () => writeFileAtomic(file, JSON.stringify({ format: CACHE_FORMAT, ...entry })));
+    const stored: CacheEntry = { format: CACHE_FORMAT, ...entry };
+    engineWrite('the output cache', file, () => writeFileAtomic(file, JSON.stringify(stored)));
+    this.onPut?.(stored);
   }
 
   /**

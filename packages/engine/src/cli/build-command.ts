@@ -11,6 +11,7 @@ import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from './workspace.ts';
 import { phase } from '../util/timing.ts';
 import { validateParams } from '../config/validate-params.ts';
+import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -22,6 +23,8 @@ export interface BuildCommandOptions {
   verbose: boolean;
   json: boolean;
   command: string;
+  /** --remote-cache: overrides definePipeline({ remoteCache: { mode } }); off disables it. */
+  remoteCache?: RemoteFlag;
   /** Seconds to queue behind a running build (0: refuse at once; Infinity: no limit). */
   waitS?: number;
 }
@@ -82,6 +85,10 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
       if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
       ws.trace.repair();
     }
+    if (!o.dryRun) {
+      ws.remote = await openRemoteCache({ decl: ws.pipeline.remoteCache, flag: o.remoteCache, env: process.env, local: ws.cache, stateDir: ws.stateDir });
+      ws.remote?.attach((e) => rep.emit(e));
+    }
     const keysBefore = currentKeys(ws);
     const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
     build = b;
@@ -114,6 +121,8 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     return code;
   } finally {
     await (build as Build | null)?.close();
+    await ws.remote?.close();
+    ws.remote = null;
     ws.lock.release();
     rep.close();
     if (onSignal) {

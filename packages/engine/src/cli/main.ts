@@ -22,6 +22,7 @@ import { processIo } from './stdio.ts';
 import { runTargetOnNode } from './run-target.ts';
 import { runCheckDeterminism } from './check-determinism.ts';
 import { availableParallelism } from 'node:os';
+import { parseRemoteFlag } from '../cache/remote/open-remote.ts';
 
 /**
  * `--wait` and `--wait=SECONDS` (parseArgs cannot take an optional value: `--wait train` must
@@ -55,6 +56,7 @@ usage:
     --force                      rebuild the named targets even if up to date
     --json                       JSON Lines events on stdout (one object per line)
     -v, --verbose                show rule log lines and up-to-date targets
+    --remote-cache=MODE          off | read | readwrite: the remote cache declared in rc1.build.ts (default: its mode)
   rc1-build status [--json]      every target: up-to-date | stale (reason) | missing | failed
   rc1-build graph [--format dot|mermaid|json]
   rc1-build audit [--json]       verify every artifact on disk against the manifest
@@ -65,6 +67,7 @@ usage:
                                  that differs is reported and not uploaded to a remote cache)
   rc1-build failpack             pack logs, preflight and failed gates' reports into reports/rc1/FAIL_<ts>.tgz
   rc1-build COMMAND …           a command the pipeline declares (definePipeline({ commands })), listed below
+  rc1-build cache-keygen         print a new Ed25519 key pair for signing remote cache entries
   common: -C DIR (run in DIR), -h/--help, --version
 
 exit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error
@@ -142,6 +145,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
         explain: { type: 'boolean' },
         jobs: { type: 'string', short: 'j' },
         'keep-going': { type: 'boolean', short: 'k' },
+        'remote-cache': { type: 'string' },
         force: { type: 'boolean' },
         json: { type: 'boolean' },
         verbose: { type: 'boolean', short: 'v' },
@@ -161,6 +165,12 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     const command = first && COMMANDS.has(first) ? first : 'build';
     const args = command === 'build' && first !== 'build' ? positionals : rest;
 
+    if (command === 'cache-keygen') {
+      const { generateSigningKey } = await import('../cache/remote/signing.ts');
+      const k = generateSigningKey();
+      io.out(`key id:      ${k.keyId}\npublic key:  ${k.publicKey}\nprivate key: ${k.privateKey}\n\nrc1.build.ts:  remoteCache: { …, trustedKeys: { <name>: '${k.publicKey}' }, signingKeyEnv: 'RC1_CACHE_SIGNING_KEY' }\nenvironment:   RC1_CACHE_SIGNING_KEY=<private key> (keep it secret: CI secrets, not the repository)\n`);
+      return 0;
+    }
     if (command === 'graph') return await runGraph(root, values.format ?? 'dot', io);
     if (command === 'audit') return await runAudit(root, json, io);
 
@@ -186,7 +196,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     const options: BuildCommandOptions = {
       targets, jobs, keepGoing: values['keep-going'] === true, dryRun: values['dry-run'] === true,
       forced: new Set(values.force ? targets : []), explain: values.explain === true, verbose: values.verbose === true, json,
-      command: ['rc1-build', ...argv].join(' '), waitS,
+      command: ['rc1-build', ...argv].join(' '), waitS, remoteCache: parseRemoteFlag(values['remote-cache']),
     };
     if (command === 'watch') return await runWatch(root, ws, args, options, io);
     if (command === 'check-determinism') return await runCheckDeterminism(root, ws, args, options, io);

@@ -4,6 +4,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { OutputCache } from '../cache/output-cache.ts';
+import type { RemoteCache } from '../cache/remote/remote-cache.ts';
 import { ModuleCompiler } from '../config/compile-module.ts';
 import { unreadKeyDiagnostics, recordingConfig } from '../config/config-reads.ts';
 import { type LoadedConfig, loadConfigs, locateKey } from '../config/load-configs.ts';
@@ -32,6 +33,8 @@ export interface Workspace {
   compiler: ModuleCompiler;
   trace: TraceLog;
   cache: OutputCache;
+  /** The remote tier of the cache for the build under way, if one is configured and on (build-command.ts sets it). */
+  remote: RemoteCache | null;
   committer: OutputCommitter;
   lock: WorkspaceLock;
   config: LoadedConfig;
@@ -120,7 +123,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
   const salt = loadSalt(stateDir);
   const ws: Workspace = {
-    root, stateDir, profile, stat, glob, compiler, trace, cache, committer, lock, config, pipeline, salt,
+    root, stateDir, profile, stat, glob, compiler, trace, cache, remote: null, committer, lock, config, pipeline, salt,
     decideEnv: (forced) => ({ root, pipeline, config, stat, glob, compiler, trace, cache, salt, env, forced }),
     saveCaches() {
       stat.save();

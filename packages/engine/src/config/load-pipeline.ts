@@ -256,6 +256,7 @@ export async function loadPipeline(opts: {
     root, targets, order, producers, defaultTargets: defaults, externalRoots: decl.externalRoots ?? [],
     manifestDir,
     configFiles: opts.config.files, profile: opts.profile, commands, ...(typeof cacheMaxBytes === 'number' ? { cacheMaxBytes } : {}),
+    ...(decl.remoteCache ? { remoteCache: decl.remoteCache } : {}),
   });
 }
 

@@ -60,6 +60,19 @@ export const pipelineSchema = z.object({
     z.object({ module: z.string().min(1), summary: z.string().min(1), usage: z.string().optional() }).strict(),
   ).optional(),
   executors: z.record(z.string(), executorSchema).optional(),
+  remoteCache: z.object({
+    url: z.string().regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL'),
+    mode: z.enum(['read', 'readwrite']).optional(),
+    authHeader: z.object({ name: z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name').optional(), env: z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name') }).strict().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    maxInFlight: z.number().int().min(1).max(256).optional(),
+    signingKeyEnv: z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name').optional(),
+    trustedKeys: z.record(z.string().regex(/^[\w.@-]+$/, 'a name of letters, digits, _ . @ -'), z.string().min(1)).optional(),
+    s3: z.object({
+      region: z.string().optional(), endpoint: z.string().url().optional(), forcePathStyle: z.boolean().optional(),
+      requestChecksumCalculation: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
+    }).strict().optional(),
+  }).strict().optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),
 }).strict();

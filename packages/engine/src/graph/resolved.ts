@@ -1,5 +1,5 @@
 // The resolved pipeline: frozen, validated data the engine works on (STYLE 4: Resolved*).
-import type { CallSite, SlurmExecutor, UserRequirement } from '../api/index.ts';
+import type { CallSite, SlurmExecutor, UserRemoteCache, UserRequirement } from '../api/index.ts';
 
 export type InputItem =
   | { kind: 'file'; path: string; producer?: string }
@@ -46,6 +46,8 @@ export interface ResolvedPipeline {
   externalRoots: string[];
   /** Size cap of the output cache in bytes, when the pipeline declares one. */
   cacheMaxBytes?: number;
+  /** The remote cache, as declared (validated). */
+  remoteCache?: UserRemoteCache;
   configFiles: string[];
   profile: string;
   /** CLI commands the pipeline adds: name → module (workspace-relative), summary, usage. */

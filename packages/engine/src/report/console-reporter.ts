@@ -31,6 +31,10 @@ export function checksTable(checks: readonly Check[]): string[] {
   return out;
 }
 
+export function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3 ? `${(n / 1024 ** 2).toFixed(1)} MiB` : `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+
 export class ConsoleReporter implements Reporter {
   private bars = new Map<string, { done: number; total: number; unit?: string; lastPct: number }>();
   private barShown = false;
@@ -130,6 +134,15 @@ export class ConsoleReporter implements Reporter {
       case 'recovered':
         this.print(`recovered ${e.targets.join(', ')} (outputs of an interrupted build moved into place)`);
         return;
+      case 'remote': {
+        this.bars.delete('remote cache upload');
+        const r = e.stats;
+        const parts = [`${r.hits} restored (${r.downloaded.objects} object${r.downloaded.objects === 1 ? '' : 's'}, ${formatBytes(r.downloaded.bytes)})`, `${r.misses} missed`];
+        if (r.mode === 'readwrite') parts.push(`${r.uploaded.entries} uploaded (${r.uploaded.objects} object${r.uploaded.objects === 1 ? '' : 's'}, ${formatBytes(r.uploaded.bytes)})`);
+        parts.push(`${r.refused} refused`);
+        this.print(`remote   ${r.url} (${r.mode}): ${parts.join(', ')}${r.unavailable !== undefined ? ` · unavailable (${r.unavailable}): the rest of the build was local-only` : ''}`);
+        return;
+      }
       case 'end': {
         this.bars.clear();
         const c = e.counts;

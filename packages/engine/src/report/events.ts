@@ -1,6 +1,7 @@
 // The events the engine emits (STYLE 6: everything but report/ emits events; report/ prints).
 // `--json` writes each as one JSON line; the console reporter renders them for people.
 import type { Check } from '../api/index.ts';
+import type { RemoteStats } from '../cache/remote/remote-cache.ts';
 
 export interface OutputRef { path: string; sha256: string }
 
@@ -18,6 +19,8 @@ export type BuildEvent =
   | { event: 'blocked'; target: string; by: string }
   | { event: 'warning'; message: string }
   | { event: 'recovered'; targets: string[] }
+  /** The remote cache's summary, once per build that used one, before 'end'. */
+  | { event: 'remote'; stats: RemoteStats }
   | { event: 'end'; ok: boolean; ms: number; exitCode: number; counts: Counts; interrupted?: boolean; stats?: EngineStats };
 
 export interface Counts { ran: number; restored: number; upToDate: number; failed: number; gateFailed: number; blocked: number }

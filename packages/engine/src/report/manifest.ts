@@ -12,6 +12,7 @@ import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
 import { manifestUnchanged, recordManifestState } from './manifest-state.ts';
+import { type BuiltBy, readProvenance } from '../cache/remote/provenance.ts';
 
 export const MANIFEST_FORMAT = 1;
 
@@ -29,7 +30,7 @@ export interface Manifest {
   profile: string;
   git: { commit: string | null; dirty: boolean | null };
   artifacts: Artifact[];
-  targets: Record<string, { key: string; result: string; how: string; at: string; rule?: { name: string; version: number }; inputs: Record<string, Record<string, string>>; outputs: string[]; links?: Record<string, string> }>;
+  targets: Record<string, { key: string; result: string; how: string; at: string; rule?: { name: string; version: number }; builtBy?: BuiltBy; inputs: Record<string, Record<string, string>>; outputs: string[]; links?: Record<string, string> }>;
 }
 
 export function manifestPath(manifestDir: string): string {
@@ -60,12 +61,14 @@ interface ManifestWorkspace {
 export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Manifest {
   const artifacts: Artifact[] = [];
   const targets: Manifest['targets'] = {};
+  const builtBy = readProvenance(ws.stateDir); // who built each fingerprint (cache/remote/provenance.ts)
   for (const [name, rec] of [...ws.trace.records].sort(([a], [b]) => a.localeCompare(b))) {
     if (!ws.pipeline.targets.has(name) || rec.result === 'failed') continue;
     const links: Record<string, string> = {};
     for (const o of rec.outputs) for (const [rel, to] of Object.entries(o.links ?? {})) links[`${o.path}/${rel}`] = to;
     targets[name] = {
-      key: rec.key, result: rec.result, how: rec.how, at: rec.at, ...(rec.rule ? { rule: rec.rule } : {}), inputs: rec.fingerprint.inputs,
+      key: rec.key, result: rec.result, how: rec.how, at: rec.at, ...(rec.rule ? { rule: rec.rule } : {}),
+      ...(builtBy[rec.key] ? { builtBy: builtBy[rec.key] } : {}), inputs: rec.fingerprint.inputs,
       outputs: rec.outputs.map((o) => o.path), ...(Object.keys(links).length ? { links } : {}),
     };
     for (const a of artifactsOf(rec)) {

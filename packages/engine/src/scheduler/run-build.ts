@@ -177,6 +177,7 @@ export class Build {
       this.counts.blocked++;
       this.emit({ event: 'blocked', target: n, by: by ?? 'nothing: the build stopped after a failure (-k keeps going)' });
     }
+    await this.ws.remote?.drain(); // uploads still in flight, then the remote cache's summary
     await this.finish();
     phase('save state');
     const exitCode = this.counts.failed > 0 ? 1 : this.counts.gateFailed > 0 ? 2 : 0;
@@ -268,8 +269,11 @@ export class Build {
         if (o) return o;
         return this.execute(t, { ...d, kind: 'run' }, sem);
       }
-      case 'run':
-        return this.execute(t, d, sem);
+      case 'run': {
+        // A local miss: the remote cache, if any, may hold it (cache/remote/remote-cache.ts).
+        const entry = this.ws.remote && !this.opts.forced.has(t.name) ? await this.ws.remote.lookup(t.name, d.key, t.outputs) : null;
+        return (entry && this.restore(t, { ...d, kind: 'restore', entry })) || this.execute(t, d, sem);
+      }
       default: {
         const never: never = d;
         throw new Error(`internal error: unknown decision ${JSON.stringify(never)}; please report`);
