@@ -249,3 +249,30 @@ test('--remote-cache=off never contacts the server; readwrite without a signing 
     srv.stop();
   }
 });
+
+test('a target check-determinism found non-deterministic is built but not uploaded, with its reason', (t) => {
+  if (!needServer(t, 'nginx', 'nginx')) return;
+  const srv = startNginx({ authHeader: TOKEN });
+  const stampRule = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+export default defineRule({ name: 'stamp', version: 1, run(ctx) { fs.writeFileSync(ctx.output('out/stamp.txt'), randomBytes(8).toString('hex') + '\\n'); } });
+`;
+  const rig = remoteRig({ url: srv.url, mode: 'readwrite', extraTargets: "    defineTarget({ name: 'stamp', rule: 'rules/stamp.ts', outputs: ['out/stamp.txt'] }),\n" }, { 'rules/stamp.ts': stampRule });
+  try {
+    const check = rig.run(['check-determinism', 'stamp', 'c'], WRITER_ENV);
+    assert.equal(check.code, 1, check.stdout + check.stderr);
+    const r = rig.run(['--json', 'stamp', 'c'], WRITER_ENV);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const ws = warnings(r.events);
+    assert.equal(ws.length, 1, ws.join('\n'));
+    assert.match(ws[0]!, /^stamp: not uploaded: check-determinism found two builds differ in out\/stamp\.txt at byte \d+ /);
+    const stats = remoteStats(r.events) as { notUploaded: string[]; uploaded: { entries: number } };
+    assert.deepEqual(stats.notUploaded, ['stamp']);
+    assert.equal(stats.uploaded.entries, 1);
+    assert.deepEqual(fs.readdirSync(path.join(srv.store, 'ac')), [keysOf(rig).c]);
+  } finally {
+    rig.cleanup();
+    srv.stop();
+  }
+});

@@ -168,6 +168,8 @@ export interface UserRemoteCache {
   signingKeyEnv?: string;
   /** Writers whose action entries are accepted: a name → their Ed25519 public key (base64 of the 32 raw bytes, or PEM). */
   trustedKeys?: Record<string, string>;
+  /** Upload targets that `rc1-build check-determinism` found non-deterministic (default: they are built here but not uploaded). */
+  allowNonDeterministic?: boolean;
   /** S3 only: region (default us-east-1), endpoint for S3-compatible servers, path-style addressing, and the SDK's checksum setting. */
   s3?: { region?: string; endpoint?: string; forcePathStyle?: boolean; requestChecksumCalculation?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED' };
 }

@@ -68,6 +68,7 @@ export const pipelineSchema = z.object({
     maxInFlight: z.number().int().min(1).max(256).optional(),
     signingKeyEnv: z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name').optional(),
     trustedKeys: z.record(z.string().regex(/^[\w.@-]+$/, 'a name of letters, digits, _ . @ -'), z.string().min(1)).optional(),
+    allowNonDeterministic: z.boolean().optional(),
     s3: z.object({
       region: z.string().optional(), endpoint: z.string().url().optional(), forcePathStyle: z.boolean().optional(),
       requestChecksumCalculation: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),

@@ -139,6 +139,7 @@ export class ConsoleReporter implements Reporter {
         const r = e.stats;
         const parts = [`${r.hits} restored (${r.downloaded.objects} object${r.downloaded.objects === 1 ? '' : 's'}, ${formatBytes(r.downloaded.bytes)})`, `${r.misses} missed`];
         if (r.mode === 'readwrite') parts.push(`${r.uploaded.entries} uploaded (${r.uploaded.objects} object${r.uploaded.objects === 1 ? '' : 's'}, ${formatBytes(r.uploaded.bytes)})`);
+        if (r.notUploaded.length) parts.push(`${r.notUploaded.length} not uploaded (non-deterministic)`);
         parts.push(`${r.refused} refused`);
         this.print(`remote   ${r.url} (${r.mode}): ${parts.join(', ')}${r.unavailable !== undefined ? ` · unavailable (${r.unavailable}): the rest of the build was local-only` : ''}`);
         return;

@@ -1,7 +1,7 @@
 // The events the engine emits (STYLE 6: everything but report/ emits events; report/ prints).
 // `--json` writes each as one JSON line; the console reporter renders them for people.
 import type { Check } from '../api/index.ts';
-import type { RemoteStats } from '../cache/remote/remote-cache.ts';
+import type { RemoteStats } from '../cache/remote/stats.ts';
 
 export interface OutputRef { path: string; sha256: string }
 

@@ -8,6 +8,7 @@ import { PIPELINE_FILE } from '../../config/load-pipeline.ts';
 import type { OutputCache } from '../output-cache.ts';
 import { HttpStore } from './http-store.ts';
 import { RemoteCache, type RemoteMode } from './remote-cache.ts';
+import type { KeyObject } from 'node:crypto';
 import { Signer, type TrustedKey, keyIdOf, parsePrivateKey, parsePublicKey } from './signing.ts';
 import type { BlobStore } from './store.ts';
 
@@ -24,7 +25,7 @@ export function parseRemoteFlag(v: string | undefined): RemoteFlag | undefined {
 export function trustList(decl: UserRemoteCache): Map<string, TrustedKey> {
   const out = new Map<string, TrustedKey>();
   for (const [name, text] of Object.entries(decl.trustedKeys ?? {})) {
-    let key;
+    let key: KeyObject;
     try {
       key = parsePublicKey(text);
     } catch (e) {
@@ -81,5 +82,5 @@ export async function openRemoteCache(o: { decl: UserRemoteCache | undefined; fl
     store = new HttpStore({ url: d.url, headers: {}, timeoutMs: 1, maxSockets: 1 });
     return new RemoteCache(store, o.local, mode, trusted, signer, o.stateDir, maxInFlight, { unavailable: e.message });
   }
-  return new RemoteCache(store, o.local, mode, trusted, signer, o.stateDir, maxInFlight, readOnlyBecause ? { readOnlyBecause } : {});
+  return new RemoteCache(store, o.local, mode, trusted, signer, o.stateDir, maxInFlight, readOnlyBecause ? { readOnlyBecause } : {}, d.allowNonDeterministic === true);
 }

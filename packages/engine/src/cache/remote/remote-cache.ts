@@ -16,26 +16,11 @@ import { CACHE_FORMAT, type CacheEntry, type OutputCache } from '../output-cache
 import type { BlobStore } from './store.ts';
 import { type Signer, type TrustedKey, verifyEnvelope } from './signing.ts';
 import { type BuiltBy, Provenance } from './provenance.ts';
+import { mayUpload } from '../determinism.ts';
+import type { RemoteMode, RemoteStats } from './stats.ts';
 
-export type RemoteMode = 'read' | 'readwrite';
+export type { RemoteMode, RemoteStats };
 
-export interface RemoteStats {
-  url: string;
-  mode: RemoteMode;
-  /** Targets restored from the remote cache, objects and bytes downloaded. */
-  hits: number;
-  misses: number;
-  downloaded: { objects: number; bytes: number };
-  /** Action entries and objects uploaded (objects the server already had are not counted). */
-  uploaded: { entries: number; objects: number; bytes: number };
-  /** Entries refused (poisoned, unsigned, unknown signer, corrupt object), with the reason of each. */
-  refused: number;
-  refusals: string[];
-  /** Why the server was dropped for the rest of the build, if it was. */
-  unavailable?: string;
-  /** Why nothing is uploaded though the mode is readwrite, if so. */
-  readOnlyBecause?: string;
-}
 
 /** At most n promises of fn at once. */
 class Limiter {
@@ -102,13 +87,14 @@ export class RemoteCache {
     readonly mode: RemoteMode,
     private readonly trusted: ReadonlyMap<string, TrustedKey>,
     private readonly signer: Signer | null,
-    stateDir: string,
+    private readonly stateDir: string,
     maxInFlight: number,
     problems: { readOnlyBecause?: string; unavailable?: string } = {},
+    private readonly allowNonDeterministic = false,
   ) {
     this.limit = new Limiter(maxInFlight);
     this.stats = {
-      url: store.describe, mode, hits: 0, misses: 0, downloaded: { objects: 0, bytes: 0 }, uploaded: { entries: 0, objects: 0, bytes: 0 },
+      url: store.describe, mode, hits: 0, misses: 0, downloaded: { objects: 0, bytes: 0 }, uploaded: { entries: 0, objects: 0, bytes: 0 }, notUploaded: [],
       refused: 0, refusals: [], ...(problems.readOnlyBecause ? { readOnlyBecause: problems.readOnlyBecause } : {}),
     };
     this.startProblem = problems.unavailable;
@@ -207,6 +193,12 @@ export class RemoteCache {
   /** Upload a local cache entry (objects, then the signed action entry), in the background. */
   private upload(entry: CacheEntry): void {
     if (!this.available || !this.signer) return;
+    const may = mayUpload(this.stateDir, entry.target, { allowNonDeterministic: this.allowNonDeterministic });
+    if (!may.upload) {
+      this.stats.notUploaded.push(entry.target);
+      this.emit({ event: 'warning', message: `${entry.target}: ${may.reason}` });
+      return;
+    }
     const signer = this.signer;
     this.uploadTotal++;
     const p = (async () => {
