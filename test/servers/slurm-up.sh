@@ -32,6 +32,7 @@ fi
 munge -n | unmunge >/dev/null && echo "munged ok ($(ms) ms)"
 
 # 2. controller + compute daemon, foreground (-D) so $! is the daemon's PID
+cd "$DIR"   # the daemons (and every job step) inherit this working directory: one that outlives the caller
 setsid slurmctld -D -c </dev/null >"$DIR/slurmctld.out" 2>&1 & echo $! > "$DIR/pids/slurmctld"
 setsid slurmd -D </dev/null >"$DIR/slurmd.out" 2>&1 & echo $! > "$DIR/pids/slurmd"
 for i in $(seq 1 300); do sinfo -h -o '%T' 2>/dev/null | grep -q '^idle' && break; sleep 0.1; done
