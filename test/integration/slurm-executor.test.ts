@@ -134,6 +134,8 @@ test('Ctrl-C of the build cancels the job: scancel, the job leaves squeue, exit 
     child.kill('SIGINT');
     const code = await new Promise((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 130, out);
+    assert.match(out, new RegExp(`slurm: interrupted: cancelling job ${id} \\(scancel\\)`));
+    assert.match(out, /INTERRUPTED/);
     assert.equal(inQueue(id), false, 'the job is gone from squeue when the build exits');
     assert.equal(jobFields(id).JobState, 'CANCELLED');
     assert.equal(rig.exists('out/upper.txt'), false);

@@ -51,7 +51,7 @@ const LIVE_LOG_LINES = 200;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface Active { id: string; target: string }
+interface Active { id: string; target: string; log(line: string): void }
 
 export class SlurmRunner {
   private readonly active = new Map<string, Active>();
@@ -87,7 +87,7 @@ export class SlurmRunner {
       const msg = e instanceof SlurmCommandError ? e.stderr.trim() || e.message : (e as Error).message;
       return { ok: false, error: { kind: 'contract-error', message: `${job.target}: Slurm refused the job (sbatch): ${msg}` } };
     }
-    this.active.set(id, { id, target: job.target });
+    this.active.set(id, { id, target: job.target, log: (l) => hooks.log(l) });
     if (this.stop.signal.aborted) { // interrupted while sbatch ran: abortAll did not see this job
       await cancel(id).catch(() => undefined);
       await this.waitEnded([id], 60_000);
@@ -123,7 +123,7 @@ export class SlurmRunner {
           if (now.state === 'RUNNING' && before?.state !== 'RUNNING') log(`slurm: job ${id} running on ${now.node || 'its node'}${now.restarts ? ` (run ${now.restarts + 1})` : ''}`);
           else if (now.state === 'PENDING' && !before) log(`slurm: job ${id} pending${now.reason !== 'None' ? ` (${now.reason})` : ''}`);
         },
-        requeued: (now) => log(`slurm: job ${id} was requeued (restart ${now.restarts}, ${now.reason}); the rule runs again and resumes from its state`),
+        requeued: (now) => log(`slurm: job ${id} was requeued (restart ${now.restarts}${now.reason !== 'None' ? `, ${now.reason}` : ''}); the rule runs again and resumes from its state`),
         unreachable: (e, since) => { if (since === 0) log(`slurm: cannot ask Slurm about job ${id} (${e.message.split('\n')[0]}); retrying`); },
       }, { pollMs: (ex.pollS ?? 2) * 1000, signal: this.stop.signal });
     } catch (e) {
@@ -197,9 +197,17 @@ export class SlurmRunner {
    * Ctrl-C / a halted build: scancel every job in flight and wait (up to `graceMs`, at least the
    * time Slurm takes to signal and kill the job) until Slurm reports each one ended.
    */
-  async abortAll(graceMs: number): Promise<void> {
-    this.stop.abort();
+  abortAll(graceMs: number): Promise<void> {
+    this.aborting ??= this.cancelAll(graceMs);
+    return this.aborting;
+  }
+
+  private aborting: Promise<void> | null = null;
+
+  private async cancelAll(graceMs: number): Promise<void> {
     const ids = [...this.active.keys()];
+    for (const id of ids) this.active.get(id)!.log(`slurm: interrupted: cancelling job ${id} (scancel)`);
+    this.stop.abort();
     if (!ids.length) return;
     await Promise.all(ids.map((id) => cancel(id).catch(() => undefined)));
     await this.waitEnded(ids, Math.max(graceMs, 60_000));
@@ -211,6 +219,6 @@ export class SlurmRunner {
   }
 
   async close(): Promise<void> {
-    if (this.active.size) await this.abortAll(0);
+    if (this.aborting || this.active.size) await this.abortAll(0);
   }
 }
