@@ -5,6 +5,7 @@
 //   data/raw/gsm8k/x.jsonl:17: answer: expected a final line "#### <number>", got "..."
 // JSONL records are located by 1-based line, Parquet records by 1-based row, and the records of a
 // JSON array file by 1-based position in the array. Line 0 means the whole file.
+import { ExpectedError } from 'rc1-build';
 import { relative, sep } from 'node:path';
 
 export type OnError = 'fail' | 'skip';
@@ -60,7 +61,8 @@ export function formatLocation(at: Location): string {
   return at.unit === 'line' ? `${at.file}:${at.line}` : `${at.file}:${at.unit} ${at.line}`;
 }
 
-export class DataError extends Error {
+/** An expected error (rc1-build's marker): the build prints its message alone, no stack. */
+export class DataError extends ExpectedError {
   override readonly name = 'DataError';
   readonly file: string;
   readonly line: number;

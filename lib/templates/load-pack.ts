@@ -3,6 +3,7 @@
 // template ids; declared slots = used slots; every category the pack names has templates; gap
 // replies reveal {detail}). Any problem is a PackError naming the file and the field. The result
 // does not depend on the order the files are given in.
+import { ExpectedError } from 'rc1-build';
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import { displayPath, issueField, type Task, type ToolName } from '../data/index.ts';
@@ -12,7 +13,8 @@ import {
 } from './pack-schema.ts';
 import { checkTemplateSlots, fillSlots, TemplateError, usedSlots } from './render-template.ts';
 
-export class PackError extends Error {
+/** An expected error (rc1-build's marker): the build prints its message alone, no stack. */
+export class PackError extends ExpectedError {
   override name = 'PackError';
 }
 

@@ -3,9 +3,11 @@
 // is no slot at all is a TemplateError naming the template and the slot. Gap lines (asks,
 // replies) are filled the same way with their own slot names. After filling, runs of spaces are
 // collapsed and every line trimmed, so an empty optional value leaves no double space.
+import { ExpectedError } from 'rc1-build';
 import { TEMPLATE_SLOTS, type TemplateDef, type TemplateSlot } from './pack-schema.ts';
 
-export class TemplateError extends Error {
+/** An expected error (rc1-build's marker): the build prints its message alone, no stack. */
+export class TemplateError extends ExpectedError {
   override name = 'TemplateError';
 }
 

@@ -49,3 +49,34 @@ test('failpack packs logs, failed gate reports, ERROR reports and a status snaps
     fs.rmSync(x, { recursive: true, force: true });
   } finally { rig.cleanup(); }
 });
+
+test("an error carrying the expected-error marker (expectedError(e), a rule's own ExpectedError subclass) prints its message alone; any other error keeps its stack", () => {
+  const rig = standardRig();
+  try {
+    const squeeze = rig.read('rules/squeeze.ts');
+    const marked = (body: string): string => squeeze
+      .replace("from 'rc1-build';", "from 'rc1-build';\nimport { ExpectedError, expectedError } from 'rc1-build';\nclass RowError extends ExpectedError { override name = 'RowError'; }")
+      .replace('run(ctx) {', `run(ctx) { ${body}`);
+    const failure = (body: string): { stdout: string; kind: string; error: string } => {
+      rig.write('rules/squeeze.ts', marked(body));
+      const r = rig.run(['sq']);
+      assert.equal(r.code, 1);
+      const m = /error report (reports\/ERROR_\d{8}T\d{9}Z\.json)/.exec(r.stdout);
+      assert.ok(m, r.stdout);
+      const rep = JSON.parse(rig.read(m[1]!)) as { kind: string; error: string };
+      fs.rmSync(path.join(rig.dir, m[1]!));
+      return { stdout: r.stdout, ...rep };
+    };
+    let f = failure("throw expectedError(new Error('src/w.txt:3: field x: expected a number, got \"a\"'));");
+    assert.match(f.stdout, /FAILED +sq: src\/w\.txt:3: field x: expected a number/);
+    assert.equal(f.kind, 'contract-error');
+    assert.doesNotMatch(f.error, /\n\s+at /, 'an expected error has no stack');
+    f = failure("throw new RowError('src/w.txt:4: field y: expected a string');");
+    assert.match(f.stdout, /FAILED +sq: src\/w\.txt:4: field y: expected a string/);
+    assert.equal(f.kind, 'contract-error');
+    assert.doesNotMatch(f.error, /\n\s+at /);
+    f = failure("class Plain extends Error { override name = 'DataError'; } throw new Plain('no marker');");
+    assert.equal(f.kind, 'rule-error', 'an error without the marker is a crash, whatever its class name');
+    assert.match(f.error, /no marker\n\s+at .*rules\/squeeze\.ts/);
+  } finally { rig.cleanup(); }
+});

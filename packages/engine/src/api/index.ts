@@ -4,6 +4,7 @@
 // Rules import zod themselves (`import { z } from 'zod'`): keeping it out of this module keeps
 // rc1.build.ts, which the no-op path loads, free of zod's load time.
 import type { z } from 'zod';
+import { ExpectedError } from '../util/expected-error.ts';
 
 /** Where a declaration was written: file:line:col, used by every diagnostic about it. */
 export interface CallSite { file: string; line: number; col: number }
@@ -411,9 +412,11 @@ export interface Rule<S extends z.ZodType = z.ZodType> {
 
 /**
  * An expected failure of a rule (bad user data or config, a refused mode): the engine prints its
- * message alone, without a stack trace. Say file, line and field where there are some.
+ * message alone, without a stack trace. Say file, line and field where there are some. A
+ * library's own error classes get the same treatment by extending ExpectedError or by
+ * `throw expectedError(e)` (packages/engine/src/util/expected-error.ts).
  */
-export class RuleError extends Error {
+export class RuleError extends ExpectedError {
   override name = 'RuleError';
 }
 
@@ -444,6 +447,8 @@ export function createRng(seed: number): Rng {
     },
   };
 }
+
+export { EXPECTED_ERROR, ExpectedError, expectedError, isExpectedError } from '../util/expected-error.ts';
 
 // Helpers the engine itself relies on and pipelines share: auth failures the engine reports as
 // such (exit 77), secret redaction, canonical JSON for hashed records, atomic file writes.

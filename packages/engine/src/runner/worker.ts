@@ -8,6 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { type Check, type Rule, type RuleContext, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
+import { isExpectedError } from '../util/expected-error.ts';
 import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
 import { OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
@@ -17,9 +18,6 @@ const port = parentPort!;
 const aborts = new Map<number, AbortController>();
 
 class ContractError extends Error {}
-
-/** Errors the library throws for bad user data (they name file, line and field): message only, no stack. */
-const EXPECTED_ERRORS = new Set(['RuleError', 'DataError', 'PackError', 'TemplateError', 'AuthError']);
 
 function post(m: FromWorker): void {
   port.postMessage(m);
@@ -113,8 +111,9 @@ async function run(job: Job): Promise<void> {
     post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: { name: rule.name, version: rule.version }, outputs: hashed } });
   } catch (e) {
     const err = e as Error;
-    // Expected failures (ContractError, the data layer's DataError) print their message alone.
-    const expected = e instanceof ContractError || EXPECTED_ERRORS.has(err?.name);
+    // Expected failures (a broken contract, an error carrying the expected-error marker: RuleError,
+    // a pipeline library's bad-data errors) print their message alone.
+    const expected = e instanceof ContractError || isExpectedError(e);
     const kind = ac.signal.aborted ? 'aborted' : expected ? 'contract-error' : 'rule-error';
     post({ type: 'error', id: job.id, error: { kind, message: err?.message ?? String(e), ...(err?.stack && kind === 'rule-error' ? { stack: err.stack } : {}) } });
   } finally {

@@ -1,10 +1,12 @@
 // An API key refused by a service (HTTP 401 or 403). The scoring and policy clients stop calling
 // a service after AUTH_FAILURES_TO_STOP refusals in a row and throw this: the rule fails at once
 // with one message naming the environment variable that holds the key — never its value — instead
-// of asking for every remaining item. The rule worker prints its message alone (no stack).
+// of asking for every remaining item. An expected error: the rule worker prints its message alone (no stack).
+import { ExpectedError } from './expected-error.ts';
+
 export const AUTH_FAILURES_TO_STOP = 3;
 
-export class AuthError extends Error {
+export class AuthError extends ExpectedError {
   override name = 'AuthError';
   constructor(readonly service: string, readonly keyEnv: string, keySent: boolean, readonly status: number, readonly refusals: number, detail: string) {
     const where = keySent ? `the API key in $${keyEnv}` : `the request: no API key was sent ($${keyEnv} is empty or not set)`;
