@@ -318,6 +318,7 @@ export default definePipeline(({ config, profile }) => {
   );
   return {
     defaultTargets: ['train'],
+    manifestDir: 'reports/rc1',
     commands: {
       scorecache: { module: 'lib/scoring/cache-cli.ts', summary: 'look into and maintain the persistent judge score cache', usage: 'stat | invalidate --spec SPEC | replay-bad' },
     },

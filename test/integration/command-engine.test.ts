@@ -54,7 +54,7 @@ test('train with the command engine runs the toy trainer; the final checkpoint\'
     assert.match(rig.read('logs/train.log'), /trainer: toy_trainer: done at step 6/);
     const meta = JSON.parse(rig.read('checkpoints/rc1/seed_7/step_00006/checkpoint.json')) as { format: string; files: Record<string, string> };
     assert.equal(meta.format, 'external');
-    const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
+    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
     for (const [f, sha] of Object.entries(meta.files)) {
       const a = manifest.artifacts.find((x) => x.path === `checkpoints/rc1/seed_7/step_00006/${f}`);
       assert.ok(a, `manifest lists ${f}`);

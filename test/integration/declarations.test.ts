@@ -215,3 +215,18 @@ test('a key set in two configs/*.yaml files is a usage error naming both; a prof
     assert.equal(rig.run([], { RUN_MODE: 'staging' }).code, 64);
   } finally { rig.cleanup(); }
 });
+
+test('a pipeline that declares no defaultTargets builds its leaves (a target named train is no default) and writes the manifest under reports/build', () => {
+  const rig = rigWith([
+    T('train', ", inputs: { src: 'src/a.txt' }"),
+    T('leaf', ", inputs: { src: target('train') }"),
+    T('solo', ", inputs: { src: 'src/a.txt' }"),
+  ].join('\n'));
+  try {
+    const r = rig.run([]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(rig.runs(), ['leaf', 'solo', 'train']);
+    assert.ok(rig.exists('reports/build/manifest.json'));
+    assert.ok(!rig.exists('reports/rc1'), 'no pipeline-specific folder from the engine');
+  } finally { rig.cleanup(); }
+});

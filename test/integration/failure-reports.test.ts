@@ -34,7 +34,7 @@ test('failpack packs logs, failed gate reports, ERROR reports and a status snaps
     assert.equal(rig.run(['-k']).code, 1);
     const r = rig.run(['failpack']);
     assert.equal(r.code, 0, r.stderr);
-    const m = /failpack: (reports\/rc1\/FAIL_\d{8}T\d{9}Z\.tgz) \(\d+ files; failed gates: g\)/.exec(r.stdout);
+    const m = /failpack: (reports\/build\/FAIL_\d{8}T\d{9}Z\.tgz) \(\d+ files; failed gates: g\)/.exec(r.stdout);
     assert.ok(m, r.stdout);
     const list = spawnSync('tar', ['tzf', path.join(rig.dir, m[1]!)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
     assert.ok(list.includes('status.json'));

@@ -106,7 +106,7 @@ test('outputs on a mounted tmpfs: builds, restores and recovers across filesyste
 test('a full filesystem under the outputs or the manifest: one message naming path and mount point, exit 1, lock released, nothing taken as done', { skip }, () => {
   const r = rig();
   const out = path.join(r.dir, 'out');
-  const rc1 = path.join(r.dir, 'reports/rc1');
+  const rc1 = path.join(r.dir, 'reports/build');
   mountTmpfs(out, '256k');
   try {
     const filler = fillUp(out, 64 * 1024);
@@ -128,7 +128,7 @@ test('a full filesystem under the outputs or the manifest: one message naming pa
     r.write('src/v.txt', 'two\n');
     b = r.run(['--json']);
     assert.equal(b.code, 1, b.stdout + b.stderr);
-    assertWriteError(b.stderr, /cannot write the (manifest|sidecar) reports\/rc1\/\S+: no space left on device/, rc1, 'ENOSPC');
+    assertWriteError(b.stderr, /cannot write the (manifest|sidecar) reports\/build\/\S+: no space left on device/, rc1, 'ENOSPC');
     assert.equal(b.events.at(-1)!.event, 'error');
     assert.equal(b.events.at(-1)!.exitCode, 1);
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');

@@ -94,7 +94,7 @@ test('the manifest lists every artifact with hash, size, producer and input hash
   try {
     spawnSync('git', ['init', '-q'], { cwd: rig.dir });
     rig.run([]);
-    const m = JSON.parse(rig.read('reports/rc1/manifest.json'));
+    const m = JSON.parse(rig.read('reports/build/manifest.json'));
     const paths = m.artifacts.map((a: { path: string }) => a.path);
     assert.deepEqual(paths, ['out/a.txt', 'out/after_gate.txt', 'out/after_sq.txt', 'out/b.txt', 'out/c.txt', 'out/sq.txt', 'reports/g.json']);
     const a = m.artifacts[0];
@@ -110,7 +110,7 @@ test('sha256sum -c accepts every sidecar', { skip: !hasSha256sum() && 'sha256sum
   const rig = standardRig();
   try {
     rig.run([]);
-    const dir = path.join(rig.dir, 'reports/rc1/sha256');
+    const dir = path.join(rig.dir, 'reports/build/sha256');
     const sidecars = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(rig.dir, path.join(e.parentPath, e.name)));
     assert.equal(sidecars.length, 7);
     const r = spawnSync('sha256sum', ['-c', ...sidecars], { cwd: rig.dir, encoding: 'utf8' });
@@ -137,10 +137,10 @@ test('audit passes on a clean build and exits non-zero on a modified, missing or
     assert.equal(r.code, 1);
     assert.match(r.stdout, /missing\s+out\/sq\.txt \(from sq\)/);
     rig.run([]);
-    rig.write('reports/rc1/sha256/out/ghost.txt.sha256', `${'0'.repeat(64)}  out/ghost.txt\n`);
+    rig.write('reports/build/sha256/out/ghost.txt.sha256', `${'0'.repeat(64)}  out/ghost.txt\n`);
     r = rig.run(['audit']);
     assert.equal(r.code, 1);
-    assert.match(r.stdout, /extra\s+reports\/rc1\/sha256\/out\/ghost\.txt\.sha256/);
+    assert.match(r.stdout, /extra\s+reports\/build\/sha256\/out\/ghost\.txt\.sha256/);
   } finally { rig.cleanup(); }
 });
 

@@ -113,9 +113,9 @@ export type UserRequirement =
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
 export interface UserPipeline {
-  /** Where the manifest and sha256 sidecars go. Default: reports/rc1. */
+  /** Where the manifest and sha256 sidecars go (and `failpack`'s archives). Default: reports/build. */
   manifestDir?: string;
-  /** Default targets when none is named on the command line. */
+  /** Default targets when none is named on the command line. Default: the leaves (every target nothing depends on). */
   defaultTargets?: string[];
   /**
    * Directories outside the workspace (absolute, or relative to it) that inputs may name and that

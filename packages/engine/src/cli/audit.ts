@@ -1,5 +1,5 @@
 // `rc1-build audit`: cross-checks four records of every artifact — the file on disk (full
-// re-hash, no stat cache: an audit trusts nothing), reports/rc1/manifest.json, its sha256
+// re-hash, no stat cache: an audit trusts nothing), <manifestDir>/manifest.json, its sha256
 // sidecar, and the engine's own trace (.rc1/trace.log) — and says which one disagrees with the
 // others (the majority; on a tie, the trace is believed). So a consistent edit of an output, its
 // manifest entry and its sidecar is still caught by the trace. Also reports files inside a

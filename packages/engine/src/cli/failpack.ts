@@ -1,5 +1,5 @@
 // `rc1-build failpack`: packs what a person needs to diagnose a failed build into
-// reports/rc1/FAIL_<ts>.tgz — the rule logs (logs/), the preflight reports, the reports of every
+// <manifestDir>/FAIL_<ts>.tgz — the rule logs (logs/), the preflight reports, the reports of every
 // gate whose recorded result is a failure, the ERROR_*.json reports, the manifest and the
 // status of every target — so it can be attached to an issue or sent to a colleague. Every file
 // is packed with the values of the pipeline's declared secrets redacted, in all their encodings

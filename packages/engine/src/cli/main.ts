@@ -65,7 +65,7 @@ usage:
   rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
   rc1-build check-determinism TARGET…   build each target twice in scratch dirs and compare the outputs (a target
                                  that differs is reported and not uploaded to a remote cache)
-  rc1-build failpack             pack logs, preflight and failed gates' reports into reports/rc1/FAIL_<ts>.tgz
+  rc1-build failpack             pack logs, preflight and failed gates' reports into <manifestDir>/FAIL_<ts>.tgz
   rc1-build COMMAND …           a command the pipeline declares (definePipeline({ commands })), listed below
   rc1-build cache-keygen         print a new Ed25519 key pair for signing remote cache entries
   common: -C DIR (run in DIR), -h/--help, --version

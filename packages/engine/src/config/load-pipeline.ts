@@ -22,6 +22,13 @@ import { type Diagnostic, UsageError, didYouMean, siteString } from './usage-err
 
 export const PIPELINE_FILE = 'rc1.build.ts';
 
+/** What a pipeline gets for what it does not declare (STYLE 11): generic, nothing of any one pipeline. */
+export const PIPELINE_DEFAULTS = Object.freeze({
+  /** Where the manifest and its sha256 sidecars go. */
+  manifestDir: 'reports/build',
+  // defaultTargets: the leaves (every target nothing else depends on), computed in loadPipeline.
+});
+
 export async function importPipeline(root: string, compiler: ModuleCompiler): Promise<UserPipeline | PipelineFn> {
   if (!fs.existsSync(path.join(root, PIPELINE_FILE))) {
     throw new UsageError({ headline: `no ${PIPELINE_FILE} in ${root}`, hint: `run rc1-build in the directory that holds ${PIPELINE_FILE}` });
@@ -232,13 +239,14 @@ export async function loadPipeline(opts: {
       diags.push({ headline: `dependency cycle: ${cycle.join(' -> ')}`, location: where(t), hint: 'a target cannot depend on its own outputs' });
     }
   }
-  const defaults = decl.defaultTargets ?? (targets.has('train') ? ['train'] : order.filter((n) => ![...targets.values()].some((x) => x.deps.includes(n))));
+  // Undeclared, the default targets are the leaves: every target nothing else depends on.
+  const defaults = decl.defaultTargets ?? order.filter((n) => ![...targets.values()].some((x) => x.deps.includes(n)));
   for (const d of decl.defaultTargets ?? []) {
     if (!targets.has(d)) diags.push({ headline: `defaultTargets names unknown target ${d}`, location: siteString(decl.site, root) ?? PIPELINE_FILE });
   }
-  const manifestDir = normalizeRel(decl.manifestDir ?? 'reports/rc1');
+  const manifestDir = normalizeRel(decl.manifestDir ?? PIPELINE_DEFAULTS.manifestDir);
   const badManifest = !insideWorkspace(manifestDir) ? 'is outside the workspace' : forbiddenOutput(manifestDir, ruleFiles);
-  if (badManifest) diags.push(pathDiag(`definePipeline: manifestDir ${manifestDir} ${badManifest}`, siteString(decl.site, root) ?? PIPELINE_FILE, 'the manifest is written inside the workspace, e.g. reports/rc1'));
+  if (badManifest) diags.push(pathDiag(`definePipeline: manifestDir ${manifestDir} ${badManifest}`, siteString(decl.site, root) ?? PIPELINE_FILE, `the manifest is written inside the workspace, e.g. ${PIPELINE_DEFAULTS.manifestDir}`));
   const cacheMaxBytes = decl.cacheMaxSize === undefined ? undefined : parseSize(decl.cacheMaxSize);
   if (cacheMaxBytes === null) {
     diags.push({ headline: `cacheMaxSize: expected a size such as '20G', '500M' or a number of bytes, got ${JSON.stringify(decl.cacheMaxSize)}`, location: siteString(decl.site, root) ?? PIPELINE_FILE });

@@ -156,7 +156,7 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
       }
     }
   }
-  // The manifest dir itself is followed too: reports/rc1 being a symlink out is refused.
+  // The manifest dir itself is followed too: the manifest dir being a symlink out is refused.
   const manifestReal = realish(path.resolve(p.root, p.manifestDir));
   if (!within(manifestReal, realRoot)) {
     diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${manifestReal}`, hint: 'the manifest lives inside the workspace' });

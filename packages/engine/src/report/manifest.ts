@@ -1,7 +1,8 @@
-// The audit trail: reports/rc1/manifest.json lists every artifact the pipeline produced (sha256,
-// size, producing target, the hashes of the inputs it came from, when and at which git commit it
-// was built), and a `sha256sum -c` sidecar per artifact under reports/rc1/sha256/<path>.sha256,
-// so the hashes can be verified without the tool. Checked after every build, a no-op included,
+// The audit trail: <manifestDir>/manifest.json (the pipeline's manifestDir, default reports/build)
+// lists every artifact the pipeline produced (sha256, size, producing target, the hashes of the
+// inputs it came from, when and at which git commit it was built), and a `sha256sum -c` sidecar
+// per artifact under <manifestDir>/sha256/<path>.sha256, so the hashes can be verified without
+// the tool. Checked after every build, a no-op included,
 // and rewritten where it disagrees with the trace (a deleted, edited or outdated manifest or
 // sidecar heals on the next build); stale sidecars are removed. The manifest itself is written
 // durably (fsync); sidecars are derived and recreated whenever they are wrong.
