@@ -324,4 +324,4 @@ export default definePipeline(({ config, profile }) => {
     },
     targets,
   };
-});
+}, { profiles: ['dev', 'prod'], defaultProfile: 'dev' });

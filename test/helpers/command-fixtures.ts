@@ -15,6 +15,7 @@ import { REPO } from './rig.ts';
 export function trainPipeline(extra = ''): string {
   return `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({
+  profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['train'],
   targets: [
     defineTarget({

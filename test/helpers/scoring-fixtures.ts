@@ -58,6 +58,7 @@ const SCORING_PARAMS = "['scoring.judge', 'scoring.aggregate', 'scoring.heuristi
  */
 export const SCORING_PIPELINE = `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
 export default definePipeline({
+  profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['not_simulated_round1', 'not_simulated_round2', 'probe_scorer'], freeFormConfig: ['scoring.stability'], // no stability gate here
   targets: [
     defineTarget({ name: 'rollouts_shadow', rule: 'rules/rollouts.ts', inputs: { scenarios: ['fixtures/scenarios.jsonl', 'fixtures/sample_manifest.json'] },

@@ -96,6 +96,7 @@ export function trainWorkspace(round2: string | null = ROUND2_PASS): TestRig {
   if (round2 !== null) rig.write('reports/preflight/round2_pass.json', round2);
   rig.write('rc1.build.ts', `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({
+  profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['train'],
   // The workspace holds every shipped config; keys of the RC1 targets left out here are free-form.
   freeFormConfig: ['data', 'shadow', 'scale', 'difficulty', 'reward', 'overclar.ablation', 'shadow_run', 'calibration', 'preflight', 'templates', 'diversity', 'pool', 'validation', 'ppo_eval', 'rollouts', 'scoring', 'scoring_live', 'statistics'],

@@ -174,7 +174,7 @@ export default definePipeline(({ config, profile }) => {
       outputs: ['out/pool_' + n + '.txt'],
     })),
   };
-});
+}, { profiles: ['dev', 'prod'], defaultProfile: 'dev' });
 `,
     'rules/stage.ts': `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
@@ -212,7 +212,32 @@ test('a key set in two configs/*.yaml files is a usage error naming both; a prof
     r = rig.run([], { RUN_MODE: 'prod' });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(rig.read('out/alpha.txt'), 'a\n?');
-    assert.equal(rig.run([], { RUN_MODE: 'staging' }).code, 64);
+    r = rig.run([], { RUN_MODE: 'staging' });
+    assert.equal(r.code, 64);
+    assert.match(r.stderr, /RUN_MODE must be one of default, prod \(the default and those with a configs\/profiles\/<name>\.yaml\), got "staging"/);
+  } finally { rig.cleanup(); }
+});
+
+test('the profiles are the pipeline\'s: RUN_MODE names a declared one (else a usage error listing them), unset means defaultProfile', () => {
+  const rig = rigWith(T('alpha', ", inputs: { src: 'src/a.txt' }"));
+  try {
+    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ profiles: ['lab', 'fleet'], defaultProfile: 'lab',"));
+    rig.write('configs/profiles/fleet.yaml', 'copy:\n  suffix: "?"\n');
+    let r = rig.run([]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(rig.read('out/alpha.txt'), 'a\n!', 'lab has no overlay: the base config');
+    r = rig.run(['--explain'], { RUN_MODE: 'fleet' });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /profile lab → fleet/);
+    assert.equal(rig.read('out/alpha.txt'), 'a\n?');
+    r = rig.run([], { RUN_MODE: 'prod' });
+    assert.equal(r.code, 64);
+    assert.match(r.stderr, /RUN_MODE must be one of lab, fleet \(the profiles rc1\.build\.ts declares\), got "prod"/);
+    assert.match(r.stderr, /unset RUN_MODE for the lab profile/);
+    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace("defaultProfile: 'lab'", "defaultProfile: 'dev'"));
+    r = rig.run([]);
+    assert.equal(r.code, 64);
+    assert.match(r.stderr, /defaultProfile: dev is not one of profiles \(lab, fleet\)/);
   } finally { rig.cleanup(); }
 });
 

@@ -21,6 +21,7 @@ const PIPELINE = `import { definePipeline, defineTarget, defineGate, target } fr
 const SCORES = ['data/scores/scores.jsonl', 'reports/unstable_samples.jsonl', 'reports/scorer_metrics.json'];
 const gate = (name, rule, inputs, report, params, args) => defineGate({ name, rule, inputs, outputs: [report], report, params, ...(args ? { args } : {}) });
 export default definePipeline({
+  profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['round2_pass'],
   // The workspace holds the shipped configs; keys of the RC1 targets left out here are free-form.
   freeFormConfig: ['difficulty.balance', 'difficulty.gate', 'templates', 'diversity', 'pool', 'validation', 'scoring.stability', 'scoring.probe', 'scoring.not_simulated'],

@@ -19,7 +19,7 @@ export default definePipeline(({ profile }) => ({
     defineTarget({ name: 'big', rule: 'rules/big.ts', inputs: {}, outputs: ['out/big.bin'], params: ['big.fill'],
       state: ['.rc1/big-work/', { path: '.rc1/big-paid.db', cache: true }] }),
   ],
-}));
+}), { profiles: ['dev', 'prod'], defaultProfile: 'dev' });
 `;
 
 const A_RULE = `import { defineRule } from 'rc1-build';

@@ -20,6 +20,7 @@ import { shadowSetJsonl } from '../helpers/shadow-fixture.ts';
 const PIPELINE = `import { definePipeline, defineGate, defineTarget, target } from 'rc1-build';
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
 export default definePipeline({
+  profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['ppo_eval', 'export_gguf'],
   // The workspace holds every shipped config; keys of the RC1 targets left out here are free-form.
   freeFormConfig: ['scale', 'difficulty.balance', 'difficulty.gate', 'reward', 'overclar.ablation', 'shadow_run', 'calibration', 'preflight', 'diversity', 'validation', 'rollouts', 'scoring', 'scoring_live', 'statistics'],

@@ -14,7 +14,7 @@ import { shippedConfig, writeWeights } from '../helpers/evaluation-fixtures.ts';
 import { shadowEvalCallback } from '../../lib/train/callbacks.ts';
 
 const PIPELINE = `import { definePipeline, defineGate } from 'rc1-build';
-export default definePipeline({ targets: [defineGate({ name: 'preflight_checks', rule: 'rules/preflight_checks.ts',
+export default definePipeline({ profiles: ['dev', 'prod'], defaultProfile: 'dev', targets: [defineGate({ name: 'preflight_checks', rule: 'rules/preflight_checks.ts',
   inputs: { weights: 'data/weights.json', ppo_config: 'configs/ppo_scale.yaml' },
   outputs: ['reports/preflight/checks.json'], report: 'reports/preflight/checks.json', params: ['ppo', 'preflight', 'reward', 'pool'] })] });
 `;

@@ -212,7 +212,7 @@ test('through the CLI: seed_pool then pool_validation pass, and a pool with a pl
 const gate = (name: string, pool: any) => defineGate({ name, rule: 'rules/pool_validation.ts',
   inputs: { pool, metrics: target('difficulty_metrics'), shadow: target('shadow_set'), v1: 'templates/pack_v1/*.json', raw: ${raw} },
   outputs: ['reports/' + name + '.json'], report: 'reports/' + name + '.json', params: ['validation', 'pool'] });
-export default definePipeline({ defaultTargets: ['pool_validation'], freeFormConfig: ['scale', 'diversity', 'difficulty.gate'], targets: [
+export default definePipeline({ profiles: ['dev', 'prod'], defaultProfile: 'dev', defaultTargets: ['pool_validation'], freeFormConfig: ['scale', 'diversity', 'difficulty.gate'], targets: [
   defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json' },
     outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
     params: ['shadow', 'data', 'pool', 'templates', 'difficulty.bands', 'difficulty.dimensions', 'difficulty.balance', 'difficulty.metrics'] }),

@@ -112,7 +112,19 @@ export type UserRequirement =
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
-export interface UserPipeline {
+/**
+ * The profiles a pipeline knows: RUN_MODE names one (it picks the config overlay
+ * configs/profiles/<profile>.yaml and is ctx.profile). Undeclared: the profile `default` when
+ * RUN_MODE is unset, and any profile that has an overlay file (packages/engine/src/config/profiles.ts).
+ */
+export interface PipelineProfiles {
+  /** Every profile RUN_MODE may name; any other value is a usage error. */
+  profiles?: string[];
+  /** The profile when RUN_MODE is unset. Default: the first of profiles, else `default`. */
+  defaultProfile?: string;
+}
+
+export interface UserPipeline extends PipelineProfiles {
   /** Where the manifest and sha256 sidecars go (and `failpack`'s archives). Default: reports/build. */
   manifestDir?: string;
   /** Default targets when none is named on the command line. Default: the leaves (every target nothing depends on). */
@@ -213,7 +225,7 @@ export interface PipelineCommandDecl {
 export interface CommandContext {
   /** The workspace root (absolute). */
   root: string;
-  /** The profile in force (RUN_MODE). */
+  /** The profile in force (RUN_MODE; one of the pipeline's profiles). */
   profile: string;
   out(s: string): void;
   err(s: string): void;
@@ -249,17 +261,21 @@ export interface PipelineContext {
   config: Readonly<Record<string, JsonValue>>;
 }
 
-export type PipelineFn = ((ctx: PipelineContext) => UserPipeline) & { site?: CallSite };
+/** What a pipeline function returns: everything but the profiles (known before it runs). */
+export type UserPipelineBody = Omit<UserPipeline, keyof PipelineProfiles>;
+
+export type PipelineFn = ((ctx: PipelineContext) => UserPipelineBody) & PipelineProfiles & { site?: CallSite };
 
 /**
  * Declare the pipeline: an object, or a function of the profile and the resolved config (to
- * declare, say, one target per scale stage listed in configs/default.yaml).
+ * declare, say, one target per scale stage listed in configs/default.yaml). A function's profiles
+ * go in the second argument: the profile is chosen before the function runs.
  */
 export function definePipeline(p: UserPipeline): UserPipeline;
-export function definePipeline(p: (ctx: PipelineContext) => UserPipeline): PipelineFn;
-export function definePipeline(p: UserPipeline | ((ctx: PipelineContext) => UserPipeline)): UserPipeline | PipelineFn {
+export function definePipeline(p: (ctx: PipelineContext) => UserPipelineBody, profiles?: PipelineProfiles): PipelineFn;
+export function definePipeline(p: UserPipeline | ((ctx: PipelineContext) => UserPipelineBody), profiles?: PipelineProfiles): UserPipeline | PipelineFn {
   if (typeof p === 'function') {
-    const fn: PipelineFn = (ctx) => withSite({ ...p(ctx) });
+    const fn: PipelineFn = Object.assign((ctx: PipelineContext) => withSite({ ...p(ctx) }), { ...profiles });
     return withSite(fn);
   }
   return withSite({ ...p });
@@ -362,7 +378,7 @@ export interface RuleContext<P> {
    * hashed, cached or restored by the engine (packages/engine/src/state/target-state-dir.ts).
    */
   readonly stateDir: string;
-  /** 'dev' or 'prod' (RUN_MODE). */
+  /** The profile in force: RUN_MODE, one of the pipeline's profiles (definePipeline({ profiles })). */
   readonly profile: string;
   /** Validated params: the declared keys of the resolved config, nested as in the YAML. */
   readonly params: P;

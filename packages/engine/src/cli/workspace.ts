@@ -10,6 +10,7 @@ import { unreadKeyDiagnostics, recordingConfig } from '../config/config-reads.ts
 import { type LoadedConfig, loadConfigs, locateKey } from '../config/load-configs.ts';
 import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
+import { cachedProfiles, chooseProfile } from '../config/profiles.ts';
 import { type Diagnostic, UsageError, didYouMean, siteString } from '../config/usage-error.ts';
 import { pathsOnDiskProblems } from '../graph/workspace-paths.ts';
 import { expandChecked } from '../rebuild/decide.ts';
@@ -43,14 +44,6 @@ export interface Workspace {
   decideEnv(forced: ReadonlySet<string>): DecideEnv;
   /** Persist the stat, glob and compile caches. */
   saveCaches(): void;
-}
-
-function profileFromEnv(env: NodeJS.ProcessEnv): string {
-  const p = env.RUN_MODE ?? 'dev';
-  if (p !== 'dev' && p !== 'prod') {
-    throw new UsageError({ headline: `RUN_MODE must be dev or prod, got ${JSON.stringify(p)}`, hint: 'unset RUN_MODE for the dev profile' });
-  }
-  return p;
 }
 
 function loadSalt(stateDir: string): string {
@@ -88,19 +81,21 @@ function checkRuleFiles(root: string, pipeline: ResolvedPipeline): void {
 export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Workspace> {
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
-  const profile = profileFromEnv(env);
   phase('start');
   const stat = new StatCache(root, path.join(stateDir, 'statcache.json'));
   phase('load stat cache');
   const glob = new GlobCache(root, path.join(stateDir, 'globcache.json'));
   const compiler = new ModuleCompiler(root, stateDir, stat);
+  const hasPipeline = fs.existsSync(path.join(root, PIPELINE_FILE));
+  const closure = hasPipeline ? await compiler.closure(PIPELINE_FILE).catch(() => ({})) : {};
+  const profile = chooseProfile(env, hasPipeline ? await cachedProfiles(stateDir, closure, () => importPipeline(root, compiler)) : {}, root);
   const config = await loadConfigs(root, configFiles(root, profile), stat, path.join(stateDir, 'compiled', 'config.json'));
   phase('load configs');
   const cacheFile = path.join(stateDir, 'compiled', 'pipeline-resolved.json');
   let pipeline: ResolvedPipeline | null = null;
   let key: string | null = null;
-  if (fs.existsSync(path.join(root, PIPELINE_FILE))) {
-    key = pipelineCacheKey(stat, await compiler.closure(PIPELINE_FILE).catch(() => ({})), config.key, profile);
+  if (hasPipeline) {
+    key = pipelineCacheKey(stat, closure, config.key, profile);
     pipeline = readCachedPipeline(cacheFile, key, root);
   }
   if (!pipeline) {

@@ -55,11 +55,18 @@ export async function importPipeline(root: string, compiler: ModuleCompiler): Pr
 /** Evaluate a function-form pipeline with the profile and the resolved config. */
 export function evaluatePipeline(decl: UserPipeline | PipelineFn, profile: string, config: LoadedConfig): UserPipeline {
   if (typeof decl !== 'function') return decl;
+  let body: UserPipeline;
   try {
-    return decl({ profile, config: config.values as PipelineContext['config'] });
+    body = decl({ profile, config: config.values as PipelineContext['config'] });
   } catch (e) {
     throw new UsageError({ headline: `${PIPELINE_FILE}: the pipeline function threw: ${(e as Error).message}`, location: siteString(decl.site, '') ?? PIPELINE_FILE });
   }
+  for (const k of ['profiles', 'defaultProfile'] as const) {
+    if (body && typeof body === 'object' && k in body) {
+      throw new UsageError({ headline: `${PIPELINE_FILE}: the pipeline function returns ${k}`, location: siteString(decl.site, '') ?? PIPELINE_FILE, hint: `the profile is chosen before the function runs: declare it as definePipeline(fn, { ${k}: … })` });
+    }
+  }
+  return body;
 }
 
 /** zod validation, skipped when this exact declaration was validated before. */

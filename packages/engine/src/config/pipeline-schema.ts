@@ -49,7 +49,11 @@ export const targetSchema = z.object({
   site: site.optional(),
 }).strict();
 
+const profileName = z.string().regex(/^[A-Za-z0-9][\w-]*$/, 'a profile name of letters, digits, _ and -');
+
 export const pipelineSchema = z.object({
+  profiles: z.array(profileName).min(1).optional(),
+  defaultProfile: profileName.optional(),
   manifestDir: z.string().optional(),
   defaultTargets: z.array(z.string()).optional(),
   externalRoots: z.array(z.string().min(1)).optional(),
