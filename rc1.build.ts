@@ -15,6 +15,8 @@
 //   weights, shadow_run(_pre_run_check), overclar_ablation, preflight_checks ──► round1 ──► round2_pass
 //   round2_pass ──► sft ──► train (one run per ppo.seeds) ──► ppo_eval (gate), export_gguf
 import { definePipeline, defineGate, defineTarget, target, type UserRequirement, type UserTarget } from 'rc1-build';
+// RC1's own table of judge presets (endpoint, key variable), the one the scoring library uses.
+import { PRESETS, SCORE_CACHE_PATH } from './lib/scoring/preset-table.ts';
 
 const RAW = ['data/raw/gsm8k/*.jsonl', 'data/raw/hotpotqa/*.jsonl', 'data/raw/strategyqa/*.jsonl'];
 const V1 = 'templates/pack_v1/*.json';
@@ -30,28 +32,24 @@ const VOUCHED = [
   'configs/ppo_scale.yaml',
 ];
 
-/** The judge presets' endpoints and key variables (as in lib/scoring/presets.ts). */
-const JUDGE_PRESETS: Record<string, { url: string; key: string; requiresKey: boolean }> = {
-  openai: { url: 'https://api.openai.com/v1', key: 'OPENAI_API_KEY', requiresKey: true },
-  deepseek: { url: 'https://api.deepseek.com/v1', key: 'DEEPSEEK_API_KEY', requiresKey: true },
-  deepseek_r1: { url: 'https://api.deepseek.com/v1', key: 'DEEPSEEK_API_KEY', requiresKey: true },
-  gemini: { url: 'https://generativelanguage.googleapis.com/v1beta/openai', key: 'GEMINI_API_KEY', requiresKey: true },
-  vllm: { url: 'http://127.0.0.1:8000/v1', key: 'VLLM_API_KEY', requiresKey: false },
-  llamacpp: { url: 'http://127.0.0.1:8080/v1', key: 'LLAMACPP_API_KEY', requiresKey: false },
-};
-
 interface JudgeLive { api_key_env?: string | null; preset?: string; base_url?: string | null }
+
+/** The judge's preset (scoring_live.preset, default openai); undefined for an unknown name (the scoring rule reports it). */
+function preset(live: JudgeLive | undefined): (typeof PRESETS)[keyof typeof PRESETS] | undefined {
+  const name = live?.preset ?? 'openai';
+  return Object.hasOwn(PRESETS, name) ? PRESETS[name as keyof typeof PRESETS] : undefined;
+}
 
 /** The judge's API-key variable: a secret (given to the rule, never in a key or a log). */
 function judgeKeyEnv(config: Record<string, unknown>): string[] {
   const live = config.scoring_live as JudgeLive | undefined;
-  const name = live?.api_key_env ?? JUDGE_PRESETS[live?.preset ?? 'openai']?.key;
+  const name = live?.api_key_env ?? preset(live)?.keyEnv;
   return name ? [name] : [];
 }
 
 /** The judge's score cache (paid calls: kept by `clean`, removed by `clean --cache`). */
 function scoreCacheState(config: Record<string, unknown>): { path: string; cache: true }[] {
-  const p = ((config.scoring_live as { cache?: { path?: string } } | undefined)?.cache?.path ?? '.rc1/scorecache.sqlite').replace(/^\.\//, '');
+  const p = ((config.scoring_live as { cache?: { path?: string } } | undefined)?.cache?.path ?? SCORE_CACHE_PATH).replace(/^\.\//, '');
   if (!p.startsWith('.rc1/')) return [];
   return ['', '-wal', '-shm'].map((x) => ({ path: p + x, cache: true as const }));
 }
@@ -64,13 +62,13 @@ function scoreCacheState(config: Record<string, unknown>): { path: string; cache
 function prodRequirements(profile: string, config: Record<string, unknown>): Record<'judge' | 'rollouts' | 'train', UserRequirement[]> {
   if (profile !== 'prod') return { judge: [], rollouts: [], train: [] };
   const live = (config.scoring_live ?? {}) as JudgeLive;
-  const preset = JUDGE_PRESETS[live.preset ?? 'openai'];
+  const judgePreset = preset(live);
   const judge: UserRequirement[] = [
     { env: 'REWARD_LIVE_MODE', values: ['1', 'true', 'live', 'on', 'yes'], optional: true, why: 'prod scores with the live judge only: unset REWARD_LIVE_MODE or set it to 1' },
-    { url: live.base_url ?? preset?.url ?? 'https://api.openai.com/v1', why: `the live judge's endpoint (scoring_live.base_url, else preset ${live.preset ?? 'openai'})` },
+    { url: live.base_url ?? judgePreset?.baseUrl ?? PRESETS.openai.baseUrl, why: `the live judge's endpoint (scoring_live.base_url, else preset ${live.preset ?? 'openai'})` },
   ];
   const key = judgeKeyEnv(config)[0];
-  if (key && (preset?.requiresKey ?? true)) judge.push({ env: key, why: `the live judge's API key (scoring_live.api_key_env, else preset ${live.preset ?? 'openai'})` });
+  if (key && (judgePreset?.requiresKey ?? true)) judge.push({ env: key, why: `the live judge's API key (scoring_live.api_key_env, else preset ${live.preset ?? 'openai'})` });
   const ro = (config.rollouts ?? {}) as { source?: string; openai?: { base_url?: string } };
   const rollouts: UserRequirement[] = ro.source === 'synthetic'
     ? [{ config: 'rollouts.source', problem: 'synthetic rollouts are refused in prod', why: 'set rollouts.source: openai (a served policy) or file in configs/profiles/prod.yaml' }]
