@@ -73,7 +73,7 @@ test('a target with executor slurm runs as a batch job on the node; its output i
     const log = rig.read('logs/upper.log');
     assert.match(log, new RegExp(`upper: on node \\S+, job ${id}\\n`), 'the rule ran inside the Slurm job');
     assert.match(log, /rc1-build: upper: running its rule on/);
-    const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
+    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
     const a = manifest.artifacts.find((x) => x.path === 'out/upper.txt');
     assert.equal(a?.target, 'upper');
     assert.equal(a?.sha256, execFileSync('sha256sum', [path.join(rig.dir, 'out/upper.txt')], { encoding: 'utf8' }).split(' ')[0]);
