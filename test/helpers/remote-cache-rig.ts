@@ -78,6 +78,6 @@ export function filesContaining(dir: string, needle: string): string[] {
 
 /** Every fingerprint key, by target, as the manifest records it. */
 export function keysOf(rig: TestRig): Record<string, string> {
-  const m = JSON.parse(rig.read('reports/rc1/manifest.json')) as { targets: Record<string, { key: string }> };
+  const m = JSON.parse(rig.read('reports/build/manifest.json')) as { targets: Record<string, { key: string }> };
   return Object.fromEntries(Object.entries(m.targets).map(([n, t]) => [n, t.key]));
 }

@@ -39,7 +39,7 @@ test('a second workspace restores every target from the remote cache, verified, 
       assert.ok(second.read(f) === first.read(f), `${f} restored with the same bytes`);
     }
     assert.equal(fs.readlinkSync(path.join(second.dir, 'out/tree/latest')), 'sub/one.txt');
-    const m = JSON.parse(second.read('reports/rc1/manifest.json')) as { targets: Record<string, { how: string; builtBy?: { key: string; name: string } }> };
+    const m = JSON.parse(second.read('reports/build/manifest.json')) as { targets: Record<string, { how: string; builtBy?: { key: string; name: string } }> };
     for (const n of TARGETS) assert.deepEqual(m.targets[n]!.builtBy, { key: CI_KEY.keyId, name: 'ci' }, `${n}: the manifest names the signer`);
     assert.equal(m.targets.a!.how, 'restored');
     // The restored workspace is consistent: a rebuild is a no-op, audit finds nothing wrong.
