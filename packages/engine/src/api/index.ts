@@ -59,6 +59,12 @@ export interface UserTarget {
   report?: string;
   /** Free-form description shown by `graph` and `status`. */
   description?: string;
+  /**
+   * Outputs that hold metrics (DVC's `metrics:`): a JSON object (its numeric leaves, dotted keys)
+   * or a JSON Lines file (the numeric fields of its last line). Recorded in every run and compared
+   * by `rc1-build diff`.
+   */
+  metrics?: string[];
   /** Set by defineGate. */
   gate?: boolean;
   /** Call site, filled in by define*. */
@@ -161,6 +167,12 @@ export interface UserPipeline extends PipelineProfiles {
    * succeeds. `--remote-cache=off|read|readwrite` on the command line overrides `mode`.
    */
   remoteCache?: UserRemoteCache;
+  /** The pipeline's name (shown by `log`, `diff` and the SYNC package's notes). */
+  name?: string;
+  /** How many runs `.rc1/runs.jsonl` keeps (oldest dropped first). Default 200; RC1_HISTORY_KEEP overrides it. */
+  historyKeep?: number;
+  /** The hand-off package `rc1-build sync` writes for the teams this pipeline exchanges artifacts with. */
+  sync?: UserSync;
   targets: UserTarget[];
   site?: CallSite;
 }
@@ -185,6 +197,22 @@ export interface UserRemoteCache {
   allowNonDeterministic?: boolean;
   /** S3 only: region (default us-east-1), endpoint for S3-compatible servers, path-style addressing, and the SDK's checksum setting. */
   s3?: { region?: string; endpoint?: string; forcePathStyle?: boolean; requestChecksumCalculation?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED' };
+}
+
+/** One artifact another team provides to this pipeline (listed under need_from_<peer> when needed). */
+export interface UserSyncNeed { name: string; path: string; desc: string }
+
+export interface UserSync {
+  /** This side's name in the package (`from`). */
+  from: string;
+  /** Where the packages go: <dir>/SYNC_round<N>.json. Default reports/sync. */
+  dir?: string;
+  /**
+   * The other teams and what each provides: a declared input whose path is (or lies under) a
+   * provided path is needed from that peer. A missing source input no peer provides is needed
+   * from the first peer.
+   */
+  peers: { name: string; provides: UserSyncNeed[] }[];
 }
 
 /**

@@ -12,6 +12,8 @@ import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from './
 import { phase } from '../util/timing.ts';
 import { validateParams } from '../config/validate-params.ts';
 import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts';
+import { RunRecorder, recordRun } from '../report/run-recorder.ts';
+import { gitState } from '../util/git-state.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -68,7 +70,11 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   phase('requirements');
   await validateParams(ws, plan.map((n) => ws.pipeline.targets.get(n)!));
   phase('validate params');
-  const rep = makeReporter(o, io);
+  // A real build is recorded in the run history: the recorder watches the events on their way to
+  // the reporter, and git is asked now, in parallel with the build, not after it.
+  const recorder = o.dryRun ? null : new RunRecorder(makeReporter(o, io));
+  const git = o.dryRun ? null : gitState(ws.root);
+  const rep = recorder ?? makeReporter(o, io);
   if (!o.dryRun) {
     if (o.waitS) {
       await ws.lock.acquireWaiting(o.command, o.waitS, (h) => io.err(`rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`));
@@ -111,6 +117,13 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
       stopLauncherWatch = watchLauncher(() => handler('SIGTERM'));
     }
     const code = await b.run();
+    if (recorder && git) {
+      try {
+        recordRun(ws, recorder, { command: o.command, asked: o.targets, exitCode: code, git: await git });
+      } catch (e) {
+        io.err(`rc1-build: warning: could not record the run in ${ws.stateDir}/runs.jsonl: ${(e as Error).message}; the build itself is complete\n`);
+      }
+    }
     if (!o.dryRun) {
       try {
         afterBuildGc(ws, keysBefore, io);

@@ -65,6 +65,11 @@ usage:
   rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
   rc1-build check-determinism TARGET…   build each target twice in scratch dirs and compare the outputs (a target
                                  that differs is reported and not uploaded to a remote cache)
+  rc1-build why ARTIFACT|TARGET [--depth N|all] [--json]   lineage: producer, rule, params, inputs and
+                                 their producers, the run that built it, up to date or the root cause
+  rc1-build log [--limit N] [--json]   the recorded runs, newest first
+  rc1-build diff [RUN_A] [RUN_B] [--all] [--json]   params, outputs, gate checks and metrics of two runs
+                                 (default: the last two; a run id, last~N or a git revision)
   rc1-build failpack             pack logs, preflight and failed gates' reports into <manifestDir>/FAIL_<ts>.tgz
   rc1-build COMMAND …           a command the pipeline declares (definePipeline({ commands })), listed below
   rc1-build cache-keygen         print a new Ed25519 key pair for signing remote cache entries
@@ -120,6 +125,13 @@ async function pipelineCommandsHelp(root: string): Promise<string> {
   }
 }
 
+/** Engine commands that parse their own arguments: each file exports run(root, args, io). */
+const OWN_PARSER: Record<string, () => Promise<{ run: (root: string, args: string[], io: Io) => Promise<number> }>> = {
+  log: () => import('./log.ts'),
+  diff: () => import('./diff.ts'),
+  why: () => import('./why.ts'),
+};
+
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
@@ -134,6 +146,11 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     if (w >= 0 && !COMMANDS.has(argv[w]!)) {
       ws = await openWorkspace(path.resolve(directoryBefore(argv, w) ?? process.cwd()));
       if (Object.hasOwn(ws.pipeline.commands, argv[w]!)) return await runPipelineCommand(ws, argv[w]!, argv.slice(w + 1), io);
+    }
+    const own = w >= 0 ? OWN_PARSER[argv[w]!] : undefined;
+    if (own) {
+      json = argv.includes('--json');
+      return await (await own()).run(path.resolve(directoryBefore(argv, w) ?? process.cwd()), argv.slice(w + 1), io);
     }
     const { argv: rest0, waitS } = extractWait(argv);
     const { values, positionals } = parseArgs({

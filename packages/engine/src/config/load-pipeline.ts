@@ -170,6 +170,10 @@ export async function loadPipeline(opts: {
     if (report && !outputs.some((o) => o.path === report)) {
       diags.push({ headline: `gate ${t.name}: report ${report} is not one of its outputs`, location: where(t) });
     }
+    const metrics = (t.metrics ?? []).map(normalizeRel);
+    for (const m of metrics) {
+      if (!outputs.some((o) => o.path === m && !o.dir)) diags.push({ headline: `target ${t.name}: metrics ${m} is not one of its file outputs`, location: where(t), hint: 'metrics name output files (JSON or JSON Lines) of the same target' });
+    }
     for (const key of t.params ?? []) {
       if (!hasKey(opts.config.values, key)) {
         const top = key.split('.')[0]!;
@@ -184,7 +188,7 @@ export async function loadPipeline(opts: {
     targets.set(t.name, {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
       inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(), secrets: [...new Set(t.secrets ?? [])].sort(),
-      deps: [], ...(t.description ? { description: t.description } : {}),
+      deps: [], ...(t.description ? { description: t.description } : {}), ...(metrics.length ? { metrics } : {}),
       ...(t.requires?.length || slurmOf(t) ? { requires: [...(t.requires ?? []), ...(slurmOf(t) ? [{ executable: 'sbatch', why: `target ${t.name} runs as a Slurm batch job (executor: slurm); sbatch, squeue and scancel come with slurm-client` }] : [])] } : {}),
       ...(slurmOf(t) ? { executor: { ...slurmOf(t)!, staging: slurmOf(t)!.staging ?? 'shared-fs' } } : {}),
       ...(t.state?.length ? { state: t.state.map((x) => typeof x === 'string' ? { path: normalizeRel(x).replace(/\/$/, ''), cache: false } : { path: normalizeRel(x.path).replace(/\/$/, ''), cache: x.cache === true }) } : {}),
@@ -269,7 +273,8 @@ export async function loadPipeline(opts: {
   for (const t of targets.values()) Object.freeze(t);
   return Object.freeze({
     root, targets, order, producers, defaultTargets: defaults, externalRoots: decl.externalRoots ?? [],
-    manifestDir,
+    manifestDir, ...(decl.name ? { name: decl.name } : {}), ...(decl.historyKeep ? { historyKeep: decl.historyKeep } : {}),
+    ...(decl.sync ? { sync: { from: decl.sync.from, dir: normalizeRel(decl.sync.dir ?? 'reports/sync'), peers: decl.sync.peers.map((p) => ({ name: p.name, provides: p.provides.map((x) => ({ ...x, path: normalizeRel(x.path) })) })) } } : {}),
     configFiles: opts.config.files, profile: opts.profile, commands, ...(typeof cacheMaxBytes === 'number' ? { cacheMaxBytes } : {}),
     ...(decl.remoteCache ? { remoteCache: decl.remoteCache } : {}),
   });

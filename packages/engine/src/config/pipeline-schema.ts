@@ -45,6 +45,7 @@ export const targetSchema = z.object({
   executor: executorSchema.optional(),
   report: z.string().optional(),
   description: z.string().optional(),
+  metrics: z.array(z.string().min(1)).optional(),
   gate: z.boolean().optional(),
   site: site.optional(),
 }).strict();
@@ -77,6 +78,16 @@ export const pipelineSchema = z.object({
       region: z.string().optional(), endpoint: z.string().url().optional(), forcePathStyle: z.boolean().optional(),
       requestChecksumCalculation: z.enum(['WHEN_SUPPORTED', 'WHEN_REQUIRED']).optional(),
     }).strict().optional(),
+  }).strict().optional(),
+  name: z.string().min(1).optional(),
+  historyKeep: z.number().int().min(2).optional(),
+  sync: z.object({
+    from: z.string().regex(/^[\w.-]+$/, 'a name of letters, digits, _ . -'),
+    dir: z.string().min(1).optional(),
+    peers: z.array(z.object({
+      name: z.string().regex(/^\w+$/, 'a peer name of letters, digits and _ (it becomes need_from_<name>)'),
+      provides: z.array(z.object({ name: z.string().min(1), path: z.string().min(1), desc: z.string().min(1) }).strict()),
+    }).strict()).min(1, 'at least one peer'),
   }).strict().optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),

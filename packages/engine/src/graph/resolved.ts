@@ -24,6 +24,8 @@ export interface ResolvedTarget {
   /** Targets this one depends on (target refs and producers of its file inputs), sorted. */
   deps: string[];
   description?: string;
+  /** Outputs holding metrics (JSON, or JSON Lines: the last line), recorded per run. */
+  metrics?: string[];
   /** Rule state under .rc1/ that `clean` of this target removes (`cache`: only with --cache). */
   state?: { path: string; cache: boolean }[];
   /** What must be present before the target may run (checked before a build starts). */
@@ -52,6 +54,12 @@ export interface ResolvedPipeline {
   profile: string;
   /** CLI commands the pipeline adds: name → module (workspace-relative), summary, usage. */
   commands: Readonly<Record<string, { module: string; summary: string; usage?: string }>>;
+  /** The pipeline's declared name. */
+  name?: string;
+  /** Runs kept in the run history (default 200). */
+  historyKeep?: number;
+  /** The SYNC hand-off package's declaration (paths normalised; dir defaults to reports/sync). */
+  sync?: { from: string; dir: string; peers: { name: string; provides: { name: string; path: string; desc: string }[] }[] };
 }
 
 /** Every target needed to build `wanted` (dependencies first, declaration order among peers). */

@@ -22,6 +22,7 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   slurm: { what: 'job files and logs of targets run as Slurm jobs', clean: 'keep' },
   'determinism.json': { what: 'check-determinism verdicts (read before uploading to a remote cache)', clean: 'keep' },
   determinism: { what: 'scratch runs of check-determinism', clean: 'keep' },
+  'runs.jsonl': { what: 'run history (rc1-build log / diff)', clean: 'keep' },
 };
 
 /** Whether a workspace-relative path is .rc1/ itself or lies in (or is) one of the engine's own names. */

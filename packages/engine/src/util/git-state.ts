@@ -1,0 +1,31 @@
+// The git state of a workspace (HEAD commit and whether tracked files differ from it), asked of
+// git asynchronously so a caller can start it early and await it later: the run history records
+// it for every build, and a no-op build must not wait for git.
+import { execFile } from 'node:child_process';
+
+export interface GitState { commit: string | null; dirty: boolean | null }
+
+/** `git status --porcelain=v2 --branch`: one process gives both the commit and the dirty state. */
+export function gitState(root: string): Promise<GitState> {
+  return new Promise((resolve) => {
+    execFile('git', ['status', '--porcelain=v2', '--branch', '--untracked-files=no'], { cwd: root, maxBuffer: 64 << 20 }, (err, stdout) => {
+      if (err) { resolve({ commit: null, dirty: null }); return; }
+      let commit: string | null = null;
+      let dirty = false;
+      for (const line of stdout.split('\n')) {
+        if (line.startsWith('# branch.oid ')) {
+          const oid = line.slice('# branch.oid '.length).trim();
+          commit = /^[0-9a-f]{40,64}$/.test(oid) ? oid : null; // "(initial)": no commit yet
+        } else if (line && !line.startsWith('#')) dirty = true;
+      }
+      resolve({ commit, dirty });
+    });
+  });
+}
+
+/** The commit a revision names (`HEAD~1`, a tag, a short hash), or null. */
+export function revParse(root: string, rev: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: root }, (err, stdout) => resolve(err ? null : stdout.trim() || null));
+  });
+}
