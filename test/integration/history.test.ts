@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PIPELINE, type TestRig, standardRig } from '../helpers/rig.ts';
+import { RunHistory, type RunLine, type RunRecord } from '../../packages/engine/src/state/run-history.ts';
 
 /** The standard rig with the gate's report declared as a metrics file. */
 function metricsRig(): TestRig {
@@ -16,10 +17,8 @@ function metricsRig(): TestRig {
   return rig;
 }
 
-interface Run { id: number; git: { commit: string | null; dirty: boolean | null }; targets: Record<string, { outcome: string; ms?: number; outputs?: Record<string, string> }>; params: Record<string, unknown>; checks: Record<string, { name: string; value: unknown }[]>; metrics: Record<string, Record<string, number>>; command: string; exitCode: number }
-
-function runs(rig: TestRig): Run[] {
-  return rig.read('.rc1/runs.jsonl').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Run);
+function runs(rig: TestRig): RunRecord[] {
+  return new RunHistory(path.join(rig.dir, '.rc1', 'runs.jsonl')).all();
 }
 
 function git(rig: TestRig, ...args: string[]): string {
@@ -43,11 +42,27 @@ test('every build records a run: outcomes with durations, params, gate checks, d
     assert.deepEqual([r1!.id, r2!.id, r3!.id], [1, 2, 3]);
     assert.deepEqual(r1!.git, { commit: head, dirty: false });
     assert.deepEqual(r2!.git, { commit: head, dirty: true });
-    assert.equal(r1!.targets.a!.outcome, 'ran');
-    assert.equal(typeof r1!.targets.a!.ms, 'number');
-    assert.equal(r2!.targets.c!.outcome, 'up-to-date');
-    assert.equal(r2!.targets.a!.outcome, 'ran');
-    assert.ok(Object.values(r3!.targets).every((t) => t.outcome === 'up-to-date'));
+    assert.equal(r1!.outcomes.a!.outcome, 'ran');
+    assert.equal(typeof r1!.outcomes.a!.ms, 'number');
+    assert.equal(r2!.outcomes.c, undefined); // up to date
+    assert.equal(r2!.outcomes.a!.outcome, 'ran');
+    assert.deepEqual(r2!.counts, { ran: 4, restored: 0, upToDate: 3, failed: 0, gateFailed: 0, blocked: 0 });
+    assert.deepEqual(r3!.outcomes, {});
+    assert.deepEqual(r3!.state, r2!.state);
+    assert.notDeepEqual(r2!.state.a, r1!.state.a);
+    assert.deepEqual(r2!.state.c, r1!.state.c);
+    // the no-op line stores no state: it is the line before it replayed
+    const lines = rig.read('.rc1/runs.jsonl').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunLine);
+    assert.deepEqual([lines[0]!.full, lines[1]!.full, lines[2]!.full], [true, false, false]);
+    assert.deepEqual(Object.keys(lines[1]!.state).sort(), ['a', 'after_gate', 'b', 'g']);
+    assert.deepEqual([lines[2]!.state, lines[2]!.checks, lines[2]!.metrics, lines[2]!.params], [{}, {}, {}, undefined]);
+    assert.ok(Buffer.byteLength(rig.read('.rc1/runs.jsonl').split('\n')[2]!) < 600);
+    // a clean between builds changes the trace: the next run records the whole state
+    assert.equal(rig.run(['clean', 'c']).code, 0);
+    assert.equal(rig.run(['-j', '1']).code, 0);
+    const fourth = JSON.parse(rig.read('.rc1/runs.jsonl').split('\n')[3]!) as RunLine;
+    assert.equal(fourth.full, true);
+    assert.equal(runs(rig)[3]!.outcomes.c!.outcome, 'restored');
     assert.deepEqual(r1!.params, { 'copy.suffix': '!', 'gate.min': 3 });
     assert.equal(r1!.checks.g![0]!.name, 'length');
     assert.equal(r1!.checks.g![0]!.value, 8);
@@ -57,18 +72,24 @@ test('every build records a run: outcomes with durations, params, gate checks, d
     assert.equal(r1!.command, 'rc1-build -j 1');
 
     const log = JSON.parse(rig.run(['log', '--json']).stdout) as { runs: { id: number; ran: number; upToDate: number }[] };
-    assert.deepEqual(log.runs.map((r) => [r.id, r.ran, r.upToDate]), [[3, 0, 7], [2, 4, 3], [1, 7, 0]]);
+    assert.deepEqual(log.runs.map((r) => [r.id, r.ran, r.upToDate]), [[4, 0, 6], [3, 0, 7], [2, 4, 3], [1, 7, 0]]);
     const text = rig.run(['log']).stdout.split('\n');
     assert.match(text[0]!, /^run\s+started \(UTC\)\s+commit\s+profile\s+exit\s+ran/);
-    assert.match(text[2]!, new RegExp(`^2\\s+\\S+ \\S+\\s+${head.slice(0, 9)}\\+dirty\\s+dev\\s+0\\s+4\\s+0\\s+3`));
+    assert.match(text[3]!, new RegExp(`^2\\s+\\S+ \\S+\\s+${head.slice(0, 9)}\\+dirty\\s+dev\\s+0\\s+4\\s+0\\s+3`));
   } finally { rig.cleanup(); }
 });
 
 test('the run history keeps the newest runs within its retention', () => {
   const rig = standardRig();
   try {
-    for (let i = 0; i < 6; i++) assert.equal(rig.run([], { RC1_HISTORY_KEEP: '2' }).code, 0);
-    const ids = runs(rig).map((r) => r.id);
+    for (let i = 0; i < 6; i++) {
+      if (i === 3) rig.write('src/c.txt', 'changed\n');
+      assert.equal(rig.run([], { RC1_HISTORY_KEEP: '2' }).code, 0);
+    }
+    const all = runs(rig);
+    const ids = all.map((r) => r.id);
+    // the first run kept was made whole: every target's state is there
+    assert.deepEqual(Object.keys(all[0]!.state).sort(), ['a', 'after_gate', 'after_sq', 'b', 'c', 'g', 'sq']);
     assert.ok(ids.length <= 4, `kept ${ids.length} runs`);
     assert.equal(ids[ids.length - 1], 6);
     assert.deepEqual(ids, [...ids].sort((a, b) => a - b));

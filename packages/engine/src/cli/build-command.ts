@@ -72,7 +72,7 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   phase('validate params');
   // A real build is recorded in the run history: the recorder watches the events on their way to
   // the reporter, and git is asked now, in parallel with the build, not after it.
-  const recorder = o.dryRun ? null : new RunRecorder(makeReporter(o, io));
+  const recorder = o.dryRun ? null : new RunRecorder(makeReporter(o, io), ws.trace.file);
   const git = o.dryRun ? null : gitState(ws.root);
   const rep = recorder ?? makeReporter(o, io);
   if (!o.dryRun) {
@@ -119,7 +119,10 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
     const code = await b.run();
     if (recorder && git) {
       try {
-        recordRun(ws, recorder, { command: o.command, asked: o.targets, exitCode: code, git: await git });
+        const g = await git;
+        phase('wait for git');
+        recordRun(ws, recorder, { command: o.command, asked: o.targets, exitCode: code, git: g });
+        phase('record run');
       } catch (e) {
         io.err(`rc1-build: warning: could not record the run in ${ws.stateDir}/runs.jsonl: ${(e as Error).message}; the build itself is complete\n`);
       }

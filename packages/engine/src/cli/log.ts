@@ -16,11 +16,7 @@ export interface RunSummary {
 }
 
 export function summarizeRun(r: RunRecord): RunSummary {
-  const n = (o: string): number => Object.values(r.targets).filter((t) => t.outcome === o).length;
-  return {
-    id: r.id, at: r.at, commit: r.git.commit, dirty: r.git.dirty, profile: r.profile, exitCode: r.exitCode, ms: r.ms, command: r.command,
-    ran: n('ran'), restored: n('restored'), upToDate: n('up-to-date'), failed: n('failed'), gateFailed: n('gate-failed'), blocked: n('blocked'),
-  };
+  return { id: r.id, at: r.at, commit: r.git.commit, dirty: r.git.dirty, profile: r.profile, exitCode: r.exitCode, ms: r.ms, command: r.command, ...r.counts };
 }
 
 export function commitLabel(git: RunRecord['git']): string {

@@ -78,10 +78,10 @@ async function statuses(ctx: Ctx, names: string[]): Promise<void> {
 
 function builtBy(runs: readonly RunRecord[], rec: TargetRecord): Lineage['built'] {
   let run: { id: number; at: string; command: string } | null = null;
-  for (let i = runs.length - 1; i >= 0; i--) {
-    const t = runs[i]!.targets[rec.name];
-    if (t && t.key === rec.key && (t.outcome === 'ran' || t.outcome === 'restored' || t.outcome === 'gate-failed')) run = { id: runs[i]!.id, at: runs[i]!.at, command: runs[i]!.command };
-    else if (run) break; // the oldest run of the newest stretch with this key built it
+  for (let i = runs.length - 1; i >= 0 && !run; i--) {
+    const r = runs[i]!;
+    const o = r.outcomes[rec.name]?.outcome;
+    if ((o === 'ran' || o === 'restored' || o === 'gate-failed') && r.state[rec.name]?.key === rec.key) run = { id: r.id, at: r.at, command: r.command };
   }
   return { at: rec.at, how: rec.how, ms: rec.ms, result: rec.result, run };
 }

@@ -36,9 +36,9 @@ export function diffRuns(a: RunRecord, b: RunRecord): RunDiff {
     if (canonicalJson(x ?? null) !== canonicalJson(y ?? null) || (k in a.params) !== (k in b.params)) params.push({ key: k, a: x, b: y });
   }
   const outputs: OutputChange[] = [];
-  for (const t of union(Object.keys(a.targets), Object.keys(b.targets))) {
-    const oa = a.targets[t]?.outputs ?? {};
-    const ob = b.targets[t]?.outputs ?? {};
+  for (const t of union(Object.keys(a.state), Object.keys(b.state))) {
+    const oa = a.state[t]?.outputs ?? {};
+    const ob = b.state[t]?.outputs ?? {};
     for (const p of union(Object.keys(oa), Object.keys(ob))) {
       if (oa[p] !== ob[p]) outputs.push({ target: t, path: p, a: oa[p] ?? null, b: ob[p] ?? null });
     }

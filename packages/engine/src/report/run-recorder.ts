@@ -2,15 +2,16 @@
 // build as they pass to the real reporter (what ran, was restored, failed, with durations), and
 // recordRun(), called once after the build, which adds the state the build left: every target's
 // key and output hashes, every gate's checks (from the trace, already in memory), every declared
-// param's value and every declared metric. Metrics files are read only for targets whose outputs
-// changed since the last run; the others are carried over from it, so a no-op reads no file.
+// param's value and every declared metric (state/run-history.ts stores only what changed). Metrics
+// files are read only for targets this build changed, so a no-op reads no file.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Check } from '../api/index.ts';
 import { getKey, type ConfigObject } from '../config/load-configs.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
-import { DEFAULT_HISTORY_KEEP, type RunOutcome, type RunRecord, type RunTarget, RunHistory } from '../state/run-history.ts';
+import { DEFAULT_HISTORY_KEEP, type RunCounts, type RunLine, type RunOutcome, RunHistory } from '../state/run-history.ts';
+import { sha256Hex } from '../hash/hash-file.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
-import { sortedCopy } from '../util/canonical-json.ts';
+import { canonicalJson, sortedCopy } from '../util/canonical-json.ts';
 import type { GitState } from '../util/git-state.ts';
 import type { BuildEvent, Reporter } from './events.ts';
 import { readMetrics } from './read-metrics.ts';
@@ -18,19 +19,22 @@ import { readMetrics } from './read-metrics.ts';
 export const RUNS_FILE = 'runs.jsonl';
 
 export class RunRecorder implements Reporter {
-  readonly seen = new Map<string, { outcome: RunOutcome; ms?: number }>();
+  readonly outcomes: Record<string, { outcome: RunOutcome; ms?: number }> = {};
+  readonly counts: RunCounts = { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 };
   readonly startedAt = new Date();
   ms = 0;
-  constructor(private readonly inner: Reporter) {}
+  /** The trace's size:mtime when the build began (after the lock was taken). */
+  startTrace = '';
+  constructor(private readonly inner: Reporter, private readonly traceFile: string) {}
 
   emit(e: BuildEvent): void {
     switch (e.event) {
-      case 'skip': this.seen.set(e.target, { outcome: 'up-to-date' }); break;
-      case 'done': this.seen.set(e.target, { outcome: e.restored ? 'restored' : 'ran', ms: Math.round(e.ms) }); break;
-      case 'gate': if (!e.pass) this.seen.set(e.target, { ...this.seen.get(e.target), outcome: 'gate-failed' }); break;
-      case 'fail': this.seen.set(e.target, { outcome: 'failed' }); break;
-      case 'blocked': this.seen.set(e.target, { outcome: 'blocked' }); break;
-      case 'end': this.ms = Math.round(e.ms); break;
+      case 'plan': this.startTrace = traceStamp(this.traceFile); break;
+      case 'done': this.outcomes[e.target] = { outcome: e.restored ? 'restored' : 'ran', ms: Math.round(e.ms) }; break;
+      case 'gate': if (!e.pass) this.outcomes[e.target] = { ...this.outcomes[e.target], outcome: 'gate-failed' }; break;
+      case 'fail': this.outcomes[e.target] = { outcome: 'failed' }; break;
+      case 'blocked': this.outcomes[e.target] = { outcome: 'blocked' }; break;
+      case 'end': this.ms = Math.round(e.ms); Object.assign(this.counts, e.counts); break;
       default: break;
     }
     this.inner.emit(e);
@@ -41,13 +45,18 @@ export class RunRecorder implements Reporter {
   }
 }
 
+function traceStamp(file: string): string {
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  return st ? `${st.size}:${st.mtimeMs}` : 'none';
+}
+
 export interface RecordWorkspace {
   root: string;
   stateDir: string;
   profile: string;
   pipeline: ResolvedPipeline;
   config: { values: ConfigObject };
-  trace: { records: ReadonlyMap<string, TargetRecord> };
+  trace: { records: ReadonlyMap<string, TargetRecord>; file: string };
 }
 
 export function historyOf(ws: Pick<RecordWorkspace, 'stateDir' | 'pipeline'>, env: NodeJS.ProcessEnv = process.env): RunHistory {
@@ -68,34 +77,39 @@ export function declaredParams(pipeline: ResolvedPipeline, values: ConfigObject)
   return out;
 }
 
-/** Appends this build's run; returns its id. */
+/**
+ * Appends this build's run; returns its id. Only the targets this build changed are written,
+ * unless the trace changed since the last run was recorded: then the whole state is.
+ */
 export function recordRun(ws: RecordWorkspace, rec: RunRecorder, o: { command: string; asked: string[]; exitCode: number; git: GitState }): number {
   const history = historyOf(ws);
-  const prev = history.last();
-  const targets: Record<string, RunTarget> = {};
-  const checks: Record<string, Check[]> = {};
-  const metrics: RunRecord['metrics'] = {};
-  for (const name of ws.pipeline.order) {
+  const prev = history.lastLine();
+  const full = !prev || prev.trace !== rec.startTrace;
+  const state: RunLine['state'] = {};
+  const checks: RunLine['checks'] = {};
+  const metrics: RunLine['metrics'] = {};
+  const names = full ? ws.pipeline.order : Object.keys(rec.outcomes).filter((n) => ws.pipeline.targets.has(n) && rec.outcomes[n]!.outcome !== 'blocked');
+  for (const name of names) {
     const t = ws.pipeline.targets.get(name)!;
     const r = ws.trace.records.get(name);
-    const seen = rec.seen.get(name);
-    const outputs = r && r.result !== 'failed' ? Object.fromEntries(r.outputs.map((x) => [x.path, x.sha256])) : undefined;
-    targets[name] = { outcome: seen?.outcome ?? 'not-planned', ...(seen?.ms !== undefined ? { ms: seen.ms } : {}), ...(r ? { key: r.key } : {}), ...(outputs ? { outputs } : {}) };
-    if (t.gate && r?.checks && r.result !== 'failed') checks[name] = r.checks;
+    const usable = r && r.result !== 'failed' ? r : null;
+    if (usable) state[name] = { key: usable.key, outputs: Object.fromEntries(usable.outputs.map((x) => [x.path, x.sha256])) };
+    else if (!full) state[name] = null;
+    if (t.gate) {
+      if (usable?.checks) checks[name] = usable.checks;
+      else if (!full) checks[name] = null;
+    }
     for (const m of t.metrics ?? []) {
-      const sha = outputs?.[m];
-      if (!sha) continue;
-      const before = prev?.targets[name]?.outputs?.[m];
-      if (before === sha && prev?.metrics[m]) metrics[m] = prev.metrics[m];
-      else {
-        const got = readMetrics(path.join(ws.root, m));
-        if (typeof got.error !== 'string') metrics[m] = got as Record<string, number>;
-      }
+      const got = usable ? readMetrics(path.join(ws.root, m)) : null;
+      if (got && typeof got.error !== 'string') metrics[m] = got as Record<string, number>;
+      else if (!full) metrics[m] = null;
     }
   }
+  const params = declaredParams(ws.pipeline, ws.config.values);
+  const paramsHash = sha256Hex(canonicalJson(params));
   return history.append({
     at: rec.startedAt.toISOString(), ms: rec.ms, exitCode: o.exitCode, command: o.command, profile: ws.profile,
-    ...(ws.pipeline.name ? { pipeline: ws.pipeline.name } : {}), git: o.git, asked: o.asked, targets,
-    params: declaredParams(ws.pipeline, ws.config.values), checks, metrics,
+    ...(ws.pipeline.name ? { pipeline: ws.pipeline.name } : {}), git: o.git, ...(o.asked.join('\0') === ws.pipeline.defaultTargets.join('\0') ? {} : { asked: o.asked }), counts: rec.counts, outcomes: rec.outcomes,
+    trace: traceStamp(ws.trace.file), paramsHash, full, state, ...(full || prev?.paramsHash !== paramsHash ? { params } : {}), checks, metrics,
   }, prev);
 }

@@ -1,10 +1,15 @@
 // The run history: one JSON line per build in .rc1/runs.jsonl (append-only, format-versioned),
 // read by `rc1-build log`, `diff` and `why`. JSON Lines rather than SQLite: a build appends one
 // line (an open and a write, no native module to load on the no-op path), a killed build loses at
-// most its own torn line, and the queries are scans of at most `keep` runs. Size is bounded: once
-// the file holds more than keep + keep/10 runs it is rewritten (atomically) with the newest `keep`.
-// Ids are consecutive integers; the first and last are read from the file's head and tail only,
-// so appending never reads the whole history.
+// most its own torn line, and the queries are scans of at most `keep` runs.
+//
+// A line stores what changed since the line before it: the targets this build ran, restored or
+// failed (with their new key and output hashes), their gates' checks and declared metrics, and
+// the params when they changed. A line with `full: true` holds the whole state instead: the first
+// line, and any build that finds the trace (.rc1/trace.log) changed since the last run was
+// recorded (a `clean`, a killed build). So a no-op appends ~300 bytes and reads only the last
+// line. all() replays the lines into whole RunRecords. Size is bounded: beyond keep + keep/10
+// runs, the file is rewritten (atomically) with the newest `keep`, the first of them made full.
 import * as fs from 'node:fs';
 import type { Check } from '../api/index.ts';
 import { writeFileAtomic } from '../util/fs.ts';
@@ -13,22 +18,14 @@ import { engineWrite } from '../util/write-error.ts';
 export const RUNS_FORMAT = 1;
 export const DEFAULT_HISTORY_KEEP = 200;
 
-export type RunOutcome = 'ran' | 'restored' | 'up-to-date' | 'failed' | 'gate-failed' | 'blocked' | 'not-planned';
+export type RunOutcome = 'ran' | 'restored' | 'up-to-date' | 'failed' | 'gate-failed' | 'blocked';
 
-export interface RunTarget {
-  outcome: RunOutcome;
-  /** Wall time of the rule (ran) or of the restore, in ms. */
-  ms?: number;
-  /** The target's key (fingerprint digest) after this build, when it has a record. */
-  key?: string;
-  /** Output path → sha256 after this build. */
-  outputs?: Record<string, string>;
-}
+/** A target's state after a run: its key and output hashes. */
+export interface TargetState { key: string; outputs: Record<string, string> }
 
-export interface RunRecord {
-  /** First key of every line: the head and tail of the file are enough to know the ids. */
-  id: number;
-  format: number;
+export interface RunCounts { ran: number; restored: number; upToDate: number; failed: number; gateFailed: number; blocked: number }
+
+interface RunHead {
   /** When the build started (ISO 8601, UTC). */
   at: string;
   ms: number;
@@ -37,22 +34,68 @@ export interface RunRecord {
   profile: string;
   pipeline?: string;
   git: { commit: string | null; dirty: boolean | null };
-  /** Targets asked for on the command line (or the defaults). */
-  asked: string[];
-  /** Every target of the pipeline: what this build did with it and its state after it. */
-  targets: Record<string, RunTarget>;
-  /** Every declared param key (dotted) → its value in this build's config. */
+  /** Targets asked for on the command line (absent: the pipeline's default targets). */
+  asked?: string[];
+  counts: RunCounts;
+  /** What this build did to each target it did not find up to date (ms: rule or restore time). */
+  outcomes: Record<string, { outcome: RunOutcome; ms?: number }>;
+  /** size:mtime of the trace after this build: a later build that finds it otherwise records a full state. */
+  trace: string;
+  /** sha256 of the params' canonical JSON. */
+  paramsHash: string;
+}
+
+/** One line of the file. */
+export interface RunLine extends RunHead {
+  id: number;
+  format: number;
+  full: boolean;
+  /** Target → state (null: no longer recorded). Full lines list every target. */
+  state: Record<string, TargetState | null>;
+  /** Every declared param → value: present when full or when the params changed. */
+  params?: Record<string, unknown>;
+  /** Gate → checks (null: none recorded any more). */
+  checks: Record<string, Check[] | null>;
+  /** Metrics file → dotted key → number (null: no longer produced). */
+  metrics: Record<string, Record<string, number> | null>;
+}
+
+/** A run as replayed: the whole state after it. */
+export interface RunRecord extends RunHead {
+  id: number;
+  state: Record<string, TargetState>;
   params: Record<string, unknown>;
-  /** Gate → its checks as recorded after this build. */
   checks: Record<string, Check[]>;
-  /** Metrics file → dotted key → number. */
   metrics: Record<string, Record<string, number>>;
 }
 
-function readAt(fd: number, pos: number, len: number): string {
-  const buf = Buffer.alloc(len);
-  const n = fs.readSync(fd, buf, 0, len, pos);
-  return buf.subarray(0, n).toString('utf8');
+const merge = <T>(base: Record<string, T>, delta: Record<string, T | null>, full: boolean): Record<string, T> => {
+  const out: Record<string, T> = full ? {} : { ...base };
+  for (const [k, v] of Object.entries(delta)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+};
+
+/** Replays lines (oldest first) into whole runs; lines before the first full one are dropped. */
+export function replay(lines: readonly RunLine[]): RunRecord[] {
+  const out: RunRecord[] = [];
+  let prev: RunRecord | null = null;
+  for (const l of lines) {
+    if (!l.full && !prev) continue;
+    const { full, format: _f, ...head } = l;
+    const r: RunRecord = {
+      ...head,
+      state: merge(prev?.state ?? {}, l.state, full),
+      params: l.params ?? prev?.params ?? {},
+      checks: merge(prev?.checks ?? {}, l.checks, full),
+      metrics: merge(prev?.metrics ?? {}, l.metrics, full),
+    };
+    out.push(r);
+    prev = r;
+  }
+  return out;
 }
 
 const ID_RE = /^\{"id":(\d+),/;
@@ -60,8 +103,8 @@ const ID_RE = /^\{"id":(\d+),/;
 export class RunHistory {
   constructor(readonly file: string, readonly keep: number = DEFAULT_HISTORY_KEEP) {}
 
-  /** The newest complete run, reading only the file's tail; null when there is none. */
-  last(): RunRecord | null {
+  /** The newest complete line, reading only the file's tail; null when there is none. */
+  lastLine(): RunLine | null {
     let fd: number;
     try { fd = fs.openSync(this.file, 'r'); } catch { return null; }
     try {
@@ -79,7 +122,7 @@ export class RunHistory {
         const start = end > 0 ? buf.lastIndexOf(0x0a, end - 1) : -1;
         if (start < 0 && pos > 0) continue;
         try {
-          const r = JSON.parse(buf.subarray(start + 1, end).toString('utf8')) as RunRecord;
+          const r = JSON.parse(buf.subarray(start + 1, end).toString('utf8')) as RunLine;
           return r.format === RUNS_FORMAT ? r : null;
         } catch {
           return null;
@@ -96,36 +139,38 @@ export class RunHistory {
     let fd: number;
     try { fd = fs.openSync(this.file, 'r'); } catch { return null; }
     try {
-      const m = ID_RE.exec(readAt(fd, 0, 32));
+      const buf = Buffer.alloc(32);
+      const n = fs.readSync(fd, buf, 0, 32, 0);
+      const m = ID_RE.exec(buf.subarray(0, n).toString('utf8'));
       return m ? Number(m[1]) : null;
     } finally {
       fs.closeSync(fd);
     }
   }
 
-  /** Every complete run, oldest first (lines of another format or torn lines are skipped). */
-  all(): RunRecord[] {
+  private lines(): RunLine[] {
     let text: string;
     try { text = fs.readFileSync(this.file, 'utf8'); } catch { return []; }
-    const out: RunRecord[] = [];
+    const out: RunLine[] = [];
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
-        const r = JSON.parse(line) as RunRecord;
+        const r = JSON.parse(line) as RunLine;
         if (r.format === RUNS_FORMAT && typeof r.id === 'number') out.push(r);
       } catch { /* a torn line */ }
     }
     return out;
   }
 
-  /**
-   * Appends a run (its id is the last one's + 1; `prev` is the last run if the caller already read
-   * it) and drops the oldest runs beyond the retention. Returns the id.
-   */
-  append(run: Omit<RunRecord, 'id' | 'format'>, prev: RunRecord | null | undefined = undefined): number {
-    const last = prev === undefined ? this.last() : prev;
-    const id = (last?.id ?? 0) + 1;
-    const line = JSON.stringify({ id, format: RUNS_FORMAT, ...run }) + '\n';
+  /** Every run, oldest first, each with the whole state after it. */
+  all(): RunRecord[] {
+    return replay(this.lines());
+  }
+
+  /** Appends a line (its id: the last line's + 1) and drops the oldest runs beyond the retention. Returns the id. */
+  append(line: Omit<RunLine, 'id' | 'format'>, prev: RunLine | null): number {
+    const id = (prev?.id ?? 0) + 1;
+    const text = JSON.stringify({ id, format: RUNS_FORMAT, ...line }) + '\n';
     engineWrite('the run history', this.file, () => {
       // A torn tail (killed mid-append) would glue onto this line: start it on a fresh line.
       let sep = '';
@@ -133,20 +178,28 @@ export class RunHistory {
         const fd = fs.openSync(this.file, 'r');
         try {
           const size = fs.fstatSync(fd).size;
-          if (size > 0 && readAt(fd, size - 1, 1) !== '\n') sep = '\n';
+          const b = Buffer.alloc(1);
+          if (size > 0 && fs.readSync(fd, b, 0, 1, size - 1) === 1 && b[0] !== 0x0a) sep = '\n';
         } finally { fs.closeSync(fd); }
       } catch { /* no history yet */ }
-      fs.appendFileSync(this.file, sep + line);
+      fs.appendFileSync(this.file, sep + text);
     });
     const first = this.firstId();
     if (first !== null && id - first + 1 > this.keep + Math.max(2, Math.floor(this.keep / 10))) this.compact();
     return id;
   }
 
-  /** Keep the newest `keep` runs. */
+  /** Keep the newest `keep` runs; the first kept becomes a full line. */
   compact(): void {
-    const runs = this.all().slice(-this.keep);
-    const body = runs.map((r) => JSON.stringify(r) + '\n').join('');
+    const lines = this.lines();
+    const runs = replay(lines);
+    const from = Math.max(0, runs.length - this.keep);
+    const kept = lines.slice(lines.length - (runs.length - from));
+    if (!kept.length) return;
+    const first = runs[from]!;
+    const { id, ...head } = first;
+    const fullFirst: RunLine = { id, format: RUNS_FORMAT, ...head, full: true };
+    const body = [fullFirst, ...kept.slice(1)].map((r) => JSON.stringify(r) + '\n').join('');
     engineWrite('the run history', this.file, () => writeFileAtomic(this.file, body));
   }
 }

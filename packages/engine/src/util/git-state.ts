@@ -2,11 +2,22 @@
 // git asynchronously so a caller can start it early and await it later: the run history records
 // it for every build, and a no-op build must not wait for git.
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Whether root or a directory above it holds .git (no git process for a workspace outside git). */
+function insideGit(root: string): boolean {
+  for (let d = path.resolve(root); ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, '.git'))) return true;
+    if (path.dirname(d) === d) return false;
+  }
+}
 
 export interface GitState { commit: string | null; dirty: boolean | null }
 
 /** `git status --porcelain=v2 --branch`: one process gives both the commit and the dirty state. */
 export function gitState(root: string): Promise<GitState> {
+  if (!insideGit(root)) return Promise.resolve({ commit: null, dirty: null });
   return new Promise((resolve) => {
     execFile('git', ['status', '--porcelain=v2', '--branch', '--untracked-files=no'], { cwd: root, maxBuffer: 64 << 20 }, (err, stdout) => {
       if (err) { resolve({ commit: null, dirty: null }); return; }
