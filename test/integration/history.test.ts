@@ -75,7 +75,7 @@ test('every build records a run: outcomes with durations, params, gate checks, d
     assert.deepEqual(log.runs.map((r) => [r.id, r.ran, r.upToDate]), [[4, 0, 6], [3, 0, 7], [2, 4, 3], [1, 7, 0]]);
     const text = rig.run(['log']).stdout.split('\n');
     assert.match(text[0]!, /^run\s+started \(UTC\)\s+commit\s+profile\s+exit\s+ran/);
-    assert.match(text[3]!, new RegExp(`^2\\s+\\S+ \\S+\\s+${head.slice(0, 9)}\\+dirty\\s+dev\\s+0\\s+4\\s+0\\s+3`));
+    assert.match(text[3]!, new RegExp(`^2\\s+\\S+ \\S+\\s+${head.slice(0, 9)}\\+dirty\\s+default\\s+0\\s+4\\s+0\\s+3`));
   } finally { rig.cleanup(); }
 });
 
@@ -153,7 +153,7 @@ test('why on a three-level artifact shows each producer, its rule, params and in
       lineage: { target: string; rule: { path: string; name: string; version: number }; codeHash: string; params: Record<string, unknown>; built: { run: { id: number } }; status: { upToDate: boolean };
         inputs: { path: string; sha256: string; producer: string | null; lineage?: { target: string; inputs: { path: string; producer: string | null; lineage?: { target: string; inputs: { path: string; producer: string | null; sha256: string }[] } }[] } | 'above' }[] };
     };
-    const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string }[] };
+    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string }[] };
     const sha = (p: string): string => manifest.artifacts.find((a) => a.path === p)!.sha256;
     assert.deepEqual(j.artifact, { path: 'out/after_gate.txt', sha256: sha('out/after_gate.txt'), source: false, readBy: [] });
     const l1 = j.lineage;
