@@ -17,8 +17,7 @@ import { targetStateDir } from '../state/target-state-dir.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
 import { hashOutput } from '../runner/hash-output.ts';
 import type { JobFailure } from '../runner/protocol.ts';
-import { WorkerPool } from '../runner/worker-pool.ts';
-import { SlurmRunner } from '../runner/slurm/slurm-runner.ts';
+import { RuleRunners } from '../runner/rule-runner.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { writeManifest } from '../report/manifest.ts';
 import { writeErrorReport } from '../report/error-report.ts';
@@ -70,9 +69,8 @@ class Semaphore {
 
 export class Build {
   private readonly counts: Counts = { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 };
-  private pool: WorkerPool | null = null;
-  /** Runs the rules of targets whose executor is Slurm (created on the first one). */
-  private slurm: SlurmRunner | null = null;
+  /** Where rules run: the worker pool, or a Slurm job for a target whose executor is Slurm (runner/rule-runner.ts). */
+  private runners: RuleRunners | null = null;
   private interrupted = false;
   private committedAny = false;
   private git: { commit: string | null; dirty: boolean | null } | null = null;
@@ -194,8 +192,7 @@ export class Build {
   private halt(e: unknown): void {
     if (this.halted) return;
     this.halted = { error: asEngineWriteError(e, this.ws.root) ?? e };
-    void this.pool?.abortAll(2000);
-    void this.slurm?.abortAll(2000);
+    void this.runners?.abortAll(2000);
   }
 
   /**
@@ -360,9 +357,11 @@ export class Build {
       return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : cannotRead(e, this.ws.root) ?? String(e));
     }
     // A Slurm job takes no local slot: the cluster schedules it, the build only follows it.
-    const remote = t.executor?.kind === 'slurm' ? t.executor : null;
-    if (!remote) await sem.acquire();
-    const release = (): void => { if (!remote) sem.release(); };
+    const target = { name: t.name, ...(t.executor ? { executor: t.executor } : {}), secrets: t.secrets };
+    this.runners ??= new RuleRunners({ jobs: this.opts.jobs, workerUrl: this.opts.workerUrl, root: ws.root, stagingRoot: path.join(ws.stateDir, 'slurm') });
+    const runner = this.runners.for(target);
+    if (runner.usesLocalSlot) await sem.acquire();
+    const release = (): void => { if (runner.usesLocalSlot) sem.release(); };
     if (this.interrupted || this.halted) { release(); return 'failed'; }
     this.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
     const t0 = performance.now();
@@ -393,9 +392,7 @@ export class Build {
         this.emit({ event: 'progress', target: t.name, done, total, ...(unit ? { unit } : {}) });
       },
     };
-    const res = remote
-      ? await (this.slurm ??= new SlurmRunner(ws.root, path.join(ws.stateDir, 'slurm'))).run(job, hooks, { executor: remote, secrets: t.secrets })
-      : await (this.pool ??= new WorkerPool(this.opts.jobs, this.opts.workerUrl)).run(job, hooks);
+    const res = await runner.run(job, hooks, target);
     release();
     const ms = performance.now() - t0;
     if (this.halted) { this.dropTmp(tmp.prefix); return 'failed'; }
@@ -439,7 +436,7 @@ export class Build {
   async interrupt(t0: number): Promise<void> {
     if (this.interrupted) return;
     this.interrupted = true;
-    await Promise.all([this.pool?.abortAll(2000), this.slurm?.abortAll(2000)]);
+    await this.runners?.abortAll(2000);
     rmrf(this.tmpDir()); // we hold the lock: every temp output in it is ours
     try {
       await this.finish();
@@ -452,8 +449,7 @@ export class Build {
   }
 
   async close(): Promise<void> {
-    await this.pool?.close();
-    await this.slurm?.close();
+    await this.runners?.close();
   }
 }
 
