@@ -5,12 +5,15 @@
 // A job's outputs are committed, in the manifest and cached like a local run's; a failing rule and
 // a job that dies without a result fail the build (exit 1) with an ERROR report holding the job's
 // log; Ctrl-C cancels the job (scancel: gone from squeue); a requeued job runs the train rule again,
-// which resumes from its checkpoint to the weights of a straight run.
+// which resumes from its checkpoint to the weights of a straight run; a job scancelled from outside
+// fails the target and the next build resumes; slurmd SIGKILLed mid-job does not stop the job; a
+// job orphaned by a SIGKILLed build is cancelled by the next build, which resumes the rule; a
+// secret reaches the rule on the node but never job.json or the job's log.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { parse, stringify } from 'yaml';
 import { trainPipeline } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
@@ -29,6 +32,7 @@ export default defineRule({
   async run(ctx) {
     const text = fs.readFileSync(ctx.inputs('src')[0], 'utf8');
     ctx.log('upper: on node ' + (process.env.SLURMD_NODENAME ?? '(not in a slurm job)') + ', job ' + (process.env.SLURM_JOB_ID ?? '-'));
+    if (ctx.env.UPPER_TOKEN) ctx.log('upper: token ' + ctx.env.UPPER_TOKEN + ' has ' + ctx.env.UPPER_TOKEN.length + ' chars');
     if (text.startsWith('fail')) throw new Error('upper: the input asks this rule to fail');
     if (text.startsWith('die')) process.kill(process.pid, 'SIGKILL');
     if (text.startsWith('slow')) {
@@ -46,7 +50,7 @@ function upperRig(input: string): TestRig {
 export default definePipeline({
   defaultTargets: ['upper'],
   targets: [
-    defineTarget({ name: 'upper', rule: 'rules/upper.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/upper.txt'],
+    defineTarget({ name: 'upper', rule: 'rules/upper.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/upper.txt'], secrets: ['UPPER_TOKEN'],
       ${SLURM} }),
   ],
 });
@@ -65,9 +69,12 @@ function jobIdOf(text: string): string {
 test('a target with executor slurm runs as a batch job on the node; its output is committed, in the manifest and cached like a local run', { skip: slurmSkip }, () => {
   const rig = upperRig('hello slurm\n');
   try {
-    const r = rig.run(['-v']);
+    const token = 'tok-slurm-secret-98765';
+    const r = rig.run(['-v'], { UPPER_TOKEN: token });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const id = jobIdOf(r.stdout);
+    assert.match(r.stdout, /upper: token \*\*\* has 22 chars/, 'the secret reached the rule on the node, redacted in its log');
+    for (const f of ['.rc1/slurm/upper/job.json', `.rc1/slurm/upper/slurm-${id}.out`, 'logs/upper.log']) assert.doesNotMatch(rig.read(f), /tok-slurm-secret/, f);
     assert.equal(jobFields(id).JobState, 'COMPLETED');
     assert.equal(rig.read('out/upper.txt'), 'HELLO SLURM\n');
     const log = rig.read('logs/upper.log');
@@ -78,11 +85,11 @@ test('a target with executor slurm runs as a batch job on the node; its output i
     assert.equal(a?.target, 'upper');
     assert.equal(a?.sha256, execFileSync('sha256sum', [path.join(rig.dir, 'out/upper.txt')], { encoding: 'utf8' }).split(' ')[0]);
 
-    const again = rig.run(['--json']);
+    const again = rig.run(['--json'], { UPPER_TOKEN: token });
     assert.equal(again.code, 0);
     assert.ok(again.events.some((e) => e.event === 'skip' && e.target === 'upper'), 'up to date: no second job');
     assert.equal(rig.run(['clean', 'upper']).code, 0);
-    const restored = rig.run(['--json']);
+    const restored = rig.run(['--json'], { UPPER_TOKEN: token });
     assert.equal(restored.code, 0, restored.stdout + restored.stderr);
     assert.ok(restored.events.some((e) => e.event === 'restore' && e.target === 'upper'), 'restored from the local cache');
     assert.doesNotMatch(restored.stdout, /submitted job/, 'no job for a restore');
@@ -202,5 +209,100 @@ test('sbatch refusing the job (an unknown partition) fails the target with Slurm
     const r = rig.run([]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /upper: Slurm refused the job \(sbatch\): sbatch: error: .*[Pp]artition/);
+  } finally { rig.cleanup(); }
+});
+
+// ---------------------------------------------------------------- jobs killed mid-run
+
+/** Counts to 8 in its state dir (0.3 s a step), resuming after the last step it saved. */
+const COUNT_RULE = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+export default defineRule({
+  name: 'count', version: 1,
+  async run(ctx) {
+    const saved = path.join(ctx.stateDir, 'step');
+    let step = fs.existsSync(saved) ? Number(fs.readFileSync(saved, 'utf8')) : 0;
+    fs.appendFileSync(path.join(ctx.stateDir, 'starts'), step + '\\n');
+    if (step) ctx.log('count: resuming after step ' + step);
+    while (step < 8 && !ctx.signal.aborted) {
+      await new Promise((r) => setTimeout(r, 300));
+      fs.writeFileSync(saved, String(++step));
+      ctx.log('count: step ' + step);
+    }
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    fs.writeFileSync(ctx.output('out/count.txt'), 'counted to ' + step + ', started at ' + fs.readFileSync(path.join(ctx.stateDir, 'starts'), 'utf8').trim().split('\\n').join(', ') + '\\n');
+  },
+});
+`;
+
+function countRig(): TestRig {
+  return new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({ targets: [
+  defineTarget({ name: 'count', rule: 'rules/count.ts', outputs: ['out/count.txt'], ${SLURM} }),
+] });
+`,
+    'rules/count.ts': COUNT_RULE,
+  });
+}
+
+/** Spawns `rc1-build -v count` and collects its output. */
+function spawnCount(rig: TestRig): { child: import('node:child_process').ChildProcess; out: () => string; exit: Promise<number | null> } {
+  const child = rig.spawn(['-v', 'count']);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  return { child, out: () => out, exit: new Promise((r) => child.once('exit', (c) => r(c))) };
+}
+
+test('a job cancelled outside the build (scancel) fails the target, saying so; the next build resumes the rule from its state', { skip: slurmSkip }, async () => {
+  const rig = countRig();
+  try {
+    const b = spawnCount(rig);
+    await waitFor('step 2 in the job', () => /count: step 2\b/.test(b.out()));
+    const id = jobIdOf(b.out());
+    execFileSync('scancel', [id]);
+    assert.equal(await b.exit, 1, b.out());
+    assert.match(b.out(), new RegExp(`FAILED\\s+count: count: slurm job ${id} was cancelled outside this build \\(\\w+\\): the rule was stopped on the node; the job's log: \\.rc1/slurm/count/slurm-${id}\\.out`));
+    const r = rig.run(['-v', 'count']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /count: resuming after step [2-7]\b/);
+    assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0, [2-7]\n$/);
+  } finally { rig.cleanup(); }
+});
+
+test('slurmd killed with SIGKILL mid-job: the job goes on (slurmstepd is its own process) and the build completes once slurmd is back', { skip: slurmSkip }, async () => {
+  const pids = path.join(path.dirname(process.env.SLURM_CONF!), 'pids', 'slurmd');
+  assert.ok(fs.existsSync(pids), `the cluster was started by test/servers/slurm-up.sh (${pids} names its slurmd)`);
+  const rig = countRig();
+  try {
+    const b = spawnCount(rig);
+    await waitFor('step 2 in the job', () => /count: step 2\b/.test(b.out()));
+    process.kill(Number(fs.readFileSync(pids, 'utf8')), 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 1000));
+    const d = spawn('slurmd', ['-D'], { cwd: path.dirname(process.env.SLURM_CONF!), detached: true, stdio: 'ignore' });
+    d.unref();
+    fs.writeFileSync(pids, `${d.pid}\n`);
+    assert.equal(await b.exit, 0, b.out());
+    assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0\n$/, 'one run, never restarted');
+  } finally { rig.cleanup(); }
+});
+
+test('a build killed with SIGKILL leaves its job running; the next build cancels it and runs the rule again, resuming from its state', { skip: slurmSkip }, async () => {
+  const rig = countRig();
+  try {
+    const b = spawnCount(rig);
+    await waitFor('step 2 in the job', () => /count: step 2\b/.test(b.out()));
+    const id = jobIdOf(b.out());
+    b.child.kill('SIGKILL');
+    await b.exit;
+    assert.equal(jobFields(id).JobState, 'RUNNING', 'the orphan job runs on');
+    const r = rig.run(['-v', 'count']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, new RegExp(`slurm: cancelling job ${id} \\(RUNNING\\), left by an earlier build \\(pid ${b.child.pid} on \\S+\\) that did not finish`));
+    assert.equal(jobFields(id).JobState, 'CANCELLED');
+    assert.notEqual(jobIdOf(r.stdout), id);
+    assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0, [2-8]\n$/);
   } finally { rig.cleanup(); }
 });
