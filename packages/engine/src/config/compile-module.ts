@@ -67,9 +67,16 @@ export class ModuleCompiler {
 
   /** The code closure of a module: path → sha256 of every local file it imports (itself included). */
   async closure(entry: string): Promise<Record<string, string>> {
+    return this.knownClosure(entry) ?? (await this.compile(entry)).files;
+  }
+
+  /**
+   * The closure when it is known and still valid (no compile needed), else null: the synchronous
+   * path for callers that ask once per target (1 000 awaits on a no-op otherwise).
+   */
+  knownClosure(entry: string): Record<string, string> | null {
     const rec = this.records[entry];
-    if (this.stillValid(rec, entry)) return rec.files;
-    return (await this.compile(entry)).files;
+    return this.stillValid(rec, entry) ? rec.files : null;
   }
 
   /** Absolute path of the compiled ESM file for a module. */

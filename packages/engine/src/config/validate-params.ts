@@ -38,15 +38,19 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
   const file = path.join(env.stateDir, 'compiled', 'params-validated.json');
   const stamps = readStamps(file);
   const unstamped: { t: ResolvedTarget; stamp: string; params: ConfigObject }[] = [];
+  const memo = new Map<string, string>();
   for (const t of targets) {
     let closure: Record<string, string>;
     try {
-      closure = await env.compiler.closure(t.rule);
+      closure = env.compiler.knownClosure(t.rule) ?? await env.compiler.closure(t.rule);
     } catch {
       continue; // a rule that does not compile fails its target with the compiler's message
     }
     const params = pickParams(env.config.values, t.params);
-    const stamp = sha256Hex(JSON.stringify({ rule: t.rule, closure, params }));
+    // Targets of one rule with the same params (most of a large pipeline) share one stamp: hash it once.
+    const text = JSON.stringify({ rule: t.rule, closure, params });
+    let stamp = memo.get(text);
+    if (stamp === undefined) { stamp = sha256Hex(text); memo.set(text, stamp); }
     if (stamps[t.name] !== stamp) unstamped.push({ t, stamp, params });
   }
   if (unstamped.length === 0) return;

@@ -124,10 +124,18 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
     }
     return d;
   };
+  // Declared paths are normalised (load-pipeline): a relative one without '..' joins the root by
+  // string, without path.resolve's re-normalisation (2 000 paths on a 1 000-target no-op).
+  const base = p.root.endsWith(path.sep) ? p.root : p.root + path.sep;
+  const absOf = (rel: string): string => (path.sep === '/' && !rel.startsWith('/') && !rel.includes('..') && rel !== '.' ? base + rel : path.resolve(p.root, rel));
+  const dirOf = (abs: string): string => {
+    const i = abs.lastIndexOf(path.sep);
+    return i > 0 && path.sep === '/' ? abs.slice(0, i) : path.dirname(abs);
+  };
   /** The real path of rel when it lies outside every root, else null. */
   const outside = (rel: string, entry: boolean): string | null => {
-    const abs = path.resolve(p.root, rel);
-    const d = realDirOf(path.dirname(abs));
+    const abs = absOf(rel);
+    const d = realDirOf(dirOf(abs));
     // An input file may itself be a symlink that leads out. (An output that is a symlink is not
     // followed: a commit renames over the link and clean removes the link, never what it names.)
     const link = entry && fs.lstatSync(abs, { throwIfNoEntry: false })?.isSymbolicLink() === true;

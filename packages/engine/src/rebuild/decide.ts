@@ -127,7 +127,7 @@ export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promi
   const fp: Fingerprint = {
     format: FINGERPRINT_FORMAT,
     rule: t.rule,
-    code: await d.compiler.closure(t.rule), // sorted by the compiler
+    code: d.compiler.knownClosure(t.rule) ?? await d.compiler.closure(t.rule), // sorted by the compiler
     args: t.args,
     params: Object.fromEntries(t.params.map((k) => [k, sortedCopy(getKey(d.config.values, k))])), // t.params is sorted
     env,

@@ -4,7 +4,6 @@
 // targets that are going to run are checked: one that is up to date, with nothing upstream of it
 // going to run, needs no key.
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import type { UserRequirement } from '../api/index.ts';
 import { type Diagnostic, UsageError } from '../config/usage-error.ts';
@@ -21,7 +20,8 @@ export interface RequirementEnv {
   connect?: (host: string, port: number) => Promise<string | null>;
 }
 
-function tcpConnect(host: string, port: number): Promise<string | null> {
+async function tcpConnect(host: string, port: number): Promise<string | null> {
+  const net = await import('node:net'); // loaded only when a target requires a URL
   return new Promise((resolve) => {
     const sock = net.connect({ host, port });
     const done = (msg: string | null): void => { sock.destroy(); resolve(msg); };

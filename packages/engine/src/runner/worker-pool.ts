@@ -1,7 +1,8 @@
 // A pool of rule workers. Jobs go to an idle worker (created lazily, at most `size`); a worker's
 // stdout/stderr are captured and forwarded as log lines, so rules cannot corrupt --json output.
 // abortAll() asks rules to stop (ctx.signal) and terminates their workers after a grace period.
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type { Worker } from 'node:worker_threads';
 import type { FromWorker, Job, JobFailure, JobSuccess } from './protocol.ts';
 
 export interface JobHooks {
@@ -21,6 +22,8 @@ export class WorkerPool {
   constructor(private readonly size: number, private readonly workerUrl: URL) {}
 
   private spawn(): Slot {
+    // node:worker_threads is loaded on the first rule run, not on every command (a no-op runs none).
+    const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
     const worker = new Worker(this.workerUrl, { stdout: true, stderr: true });
     const slot: Slot = { worker, busy: null };
     const forward = (stream: NodeJS.ReadableStream): void => {

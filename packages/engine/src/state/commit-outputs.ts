@@ -19,9 +19,8 @@
 // it rebuilds. It also removes the `<path>.rc1-old` a directory replacement left aside.
 // Fault injection for tests: RC1_FAULT_COMMIT_PAUSE_MS=N sleeps N ms after the journal (also one
 // written just before a cross-filesystem copy) and after each move, so a test can SIGKILL a build inside the commit window (test/integration/kill-loop).
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as fsp from 'node:fs/promises';
+import type * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { HashedOutput } from '../runner/protocol.ts';
@@ -185,6 +184,7 @@ export class OutputCommitter {
    */
   async syncTouched(): Promise<void> {
     if (FSYNC && this.unsynced.size + this.touched.size > 8) {
+      const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
       const byDev = new Map<bigint, string>();
       for (const d of this.touched) {
         const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
@@ -200,11 +200,13 @@ export class OutputCommitter {
     }
     const syncAll = async (paths: Iterable<string>, what: string): Promise<void> => {
       const list = [...paths];
+      if (list.length === 0) return;
+      const { open } = await import('node:fs/promises');
       for (let i = 0; i < list.length; i += 64) {
         await Promise.all(list.slice(i, i + 64).map(async (p) => {
           let fh: fsp.FileHandle | null = null;
           try {
-            fh = await fsp.open(p, 'r');
+            fh = await open(p, 'r');
             await fh.sync();
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // replaced since
