@@ -66,17 +66,30 @@ export class OutputCache {
   /**
    * Store one object: a private read-only copy, unless an unshared one is already there. Rule
    * workers call it for their outputs before the commit (in parallel, off the main thread), so
-   * put() usually finds every object present.
+   * put() usually finds every object present. `bytes`: the object's content, when the caller holds
+   * it (the worker keeps small outputs' bytes from hashing them); else it is copied from `from`.
    */
-  storeObject(from: string, sha: string): void {
+  storeObject(from: string, sha: string, bytes?: Uint8Array): void {
     const obj = this.objectPath(sha);
     const st = fs.statSync(obj, { throwIfNoEntry: false });
     if (st && st.nlink === 1) return;
     ensureDir(path.dirname(obj));
     const tmp = tempName(obj);
     try {
-      fs.copyFileSync(from, tmp, fs.constants.COPYFILE_FICLONE);
-      fs.chmodSync(tmp, 0o444);
+      if (bytes) {
+        // The bytes the worker just hashed: a new read-only file, no second read of the output and
+        // no chmod (a copy of a file costs ~10 system calls, this 3).
+        const fd = fs.openSync(tmp, 'wx', 0o444);
+        try {
+          let off = 0;
+          while (off < bytes.length) off += fs.writeSync(fd, bytes, off);
+        } finally {
+          fs.closeSync(fd);
+        }
+      } else {
+        fs.copyFileSync(from, tmp, fs.constants.COPYFILE_FICLONE);
+        fs.chmodSync(tmp, 0o444);
+      }
       fs.renameSync(tmp, obj); // replaces an old hard-linked object atomically
     } catch (e) {
       fs.rmSync(tmp, { force: true });
@@ -95,10 +108,31 @@ export class OutputCache {
       if (o.dir) for (const [rel, sha] of Object.entries(o.files ?? {})) engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
       else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
     }
+    this.onPut?.(this.putEntry(entry));
+  }
+
+  /**
+   * Write an entry whose objects are all stored (atomically: a kill leaves the old state or the
+   * new). A rule worker writes its target's entry with it; the engine then calls stored().
+   */
+  putEntry(entry: Omit<CacheEntry, 'format'>): CacheEntry {
     const file = this.entryPath(entry.key);
     const stored: CacheEntry = { format: CACHE_FORMAT, ...entry };
-    engineWrite('the output cache', file, () => writeFileAtomic(file, JSON.stringify(stored)));
-    this.onPut?.(stored);
+    const body = JSON.stringify(stored);
+    engineWrite('the output cache', file, () => {
+      try {
+        writeFileAtomic(file, body, { dirExists: true }); // its folder usually exists: no mkdir
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        writeFileAtomic(file, body);
+      }
+    });
+    return stored;
+  }
+
+  /** An entry a rule worker stored (objects and entry): told to the remote tier as put() would. */
+  stored(entry: Omit<CacheEntry, 'format'>): void {
+    this.onPut?.({ format: CACHE_FORMAT, ...entry });
   }
 
   /**

@@ -43,7 +43,7 @@ interface Digest {
  * Hashes an open file from its current position to EOF. Only bytes that were read are ever
  * hashed, so the uninitialised tail of the buffer never reaches the digest.
  */
-function hashOpenFile(fd: number): Digest {
+function hashOpenFile(fd: number, keep = false): Digest & { bytes?: Buffer } {
   const buf = readBuffer();
   // Fill the buffer (a read may return less than asked, so loop) until it is full or EOF.
   let filled = 0;
@@ -55,7 +55,8 @@ function hashOpenFile(fd: number): Digest {
   }
   if (filled < BUFFER_SIZE) {
     // EOF seen: the whole file is in the buffer; one-shot hash, no Hash object.
-    return { sha256: hash('sha256', buf.subarray(0, filled), 'hex'), size: filled };
+    const sha256 = hash('sha256', buf.subarray(0, filled), 'hex');
+    return keep ? { sha256, size: filled, bytes: Buffer.from(buf.subarray(0, filled)) } : { sha256, size: filled };
   }
   const h = createHash('sha256');
   h.update(buf);
@@ -84,16 +85,18 @@ export function hashFileSync(path: string): string {
  * before reading, so callers can store (size, mtimeNs, ino, ctimeNs) for the same bytes they
  * hashed. `fsync`: also flush the file's data to disk (outputs before their commit).
  * `size` is the number of bytes hashed; if it differs from `stat.size` the file changed while
- * it was read, and the caller should not cache the result.
+ * it was read, and the caller should not cache the result. `keepSmall`: a file that fit in the
+ * read buffer (≤ 256 KiB) also comes back as `bytes`, the very bytes hashed (a copy), so the
+ * output cache can store it without reading the file again.
  */
-export function hashFileWithStatSync(path: string, opts: { fsync?: boolean } = {}): { sha256: string; size: number; stat: BigIntStats } {
+export function hashFileWithStatSync(path: string, opts: { fsync?: boolean; keepSmall?: boolean } = {}): { sha256: string; size: number; stat: BigIntStats; bytes?: Buffer } {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd, { bigint: true });
-    const { sha256, size } = hashOpenFile(fd);
+    const { sha256, size, bytes } = hashOpenFile(fd, opts.keepSmall === true);
     // An output about to be committed: its bytes reach the disk before any name points at them.
     if (opts.fsync) fsyncSync(fd);
-    return { sha256, size, stat };
+    return bytes ? { sha256, size, stat, bytes } : { sha256, size, stat };
   } finally {
     closeSync(fd);
   }

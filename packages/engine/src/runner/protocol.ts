@@ -28,6 +28,12 @@ export interface Job {
   tmpPrefix: string;
   /** The output cache's directory: the worker stores its outputs' objects there before the commit. */
   cacheDir?: string;
+  /**
+   * The fingerprint key, when the worker may also write the cache entry (after the objects): for
+   * a target that declares no secrets, whose summary the engine would not redact. Otherwise the
+   * engine writes the entry after the commit.
+   */
+  cacheKey?: string;
 }
 
 export interface HashedOutput {
@@ -51,6 +57,8 @@ export interface JobSuccess {
   summary?: string;
   rule: { name: string; version: number };
   outputs: HashedOutput[];
+  /** The worker stored the objects and wrote the cache entry (Job.cacheKey). */
+  cached?: boolean;
 }
 
 export interface ParamIssue { key: string; message: string }

@@ -9,7 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { type Check, type Rule, type RuleContext, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
 import { isExpectedError } from '../util/expected-error.ts';
-import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
+import { DURABLE_AFTER_MS, type SmallFiles, hashOutput } from './hash-output.ts';
+import { outputRecords } from '../state/commit-outputs.ts';
 import { OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 
@@ -18,6 +19,9 @@ const port = parentPort!;
 const aborts = new Map<number, AbortController>();
 
 class ContractError extends Error {}
+
+/** Bytes of small outputs a job keeps from hashing to store them in the cache without a second read. */
+const SMALL_BYTES_BUDGET = 16 * 1024 * 1024;
 
 function post(m: FromWorker): void {
   port.postMessage(m);
@@ -99,16 +103,34 @@ async function run(job: Job): Promise<void> {
     }
     const extra = undeclared(job);
     if (extra.length) throw new ContractError(`${job.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
-    const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable }));
+    const small: SmallFiles | undefined = job.cacheDir ? { bytes: new Map(), budget: SMALL_BYTES_BUDGET } : undefined;
+    const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable, ...(small ? { small } : {}) }));
+    const ruleId = { name: rule.name, version: rule.version };
+    let cached = false;
     if (job.cacheDir) {
       // Private copies of the outputs into the cache, here in parallel rather than on the main
-      // thread; the entry is written after the commit. A failure is left to the commit's put().
+      // thread (small files from the bytes just hashed), then the entry when the engine lets the
+      // worker write it; else the entry is written after the commit. A failure is left to the
+      // commit's put(), which retries and reports a write error.
       const cache = new OutputCache(job.cacheDir);
       try {
-        for (const h of hashed) for (const [rel, [sha]] of Object.entries(h.files)) cache.storeObject(rel === '' ? h.tmp : path.join(h.tmp, rel), sha);
+        for (const h of hashed) {
+          for (const [rel, [sha]] of Object.entries(h.files)) {
+            const file = rel === '' ? h.tmp : path.join(h.tmp, rel);
+            cache.storeObject(file, sha, small?.bytes.get(file));
+          }
+        }
+        if (job.cacheKey) {
+          const gateFailed = job.gate && !gatePasses(checks ?? []);
+          cache.putEntry({
+            target: job.target, key: job.cacheKey, outputs: outputRecords(hashed), result: gateFailed ? 'gate-failed' : 'ok',
+            ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: ruleId,
+          });
+          cached = true;
+        }
       } catch { /* put() retries and reports a write error */ }
     }
-    post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: { name: rule.name, version: rule.version }, outputs: hashed } });
+    post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: ruleId, outputs: hashed, ...(cached ? { cached } : {}) } });
   } catch (e) {
     const err = e as Error;
     // Expected failures (a broken contract, an error carrying the expected-error marker: RuleError,

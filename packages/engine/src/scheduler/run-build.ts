@@ -5,7 +5,6 @@
 // A write the filesystem refuses (a full disk, EIO, a read-only mount) anywhere in the engine's
 // own writes halts the build: running rules are stopped, what was committed stays recorded, the
 // manifest is made to match, and run() throws one EngineWriteError (exit 1, lock released).
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gatePasses, type Check } from '../api/index.ts';
@@ -28,6 +27,7 @@ import { rmrf } from '../util/fs.ts';
 import { redactor } from '../util/redact-secrets.ts';
 import { EngineWriteError, asEngineWriteError, cannotRead } from '../util/write-error.ts';
 import { phase } from '../util/timing.ts';
+import { GitLookup, gitInfoSync } from '../util/git-info.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
 export interface BuildOptions {
@@ -42,16 +42,6 @@ export interface BuildOptions {
 type Outcome = 'up-to-date' | 'ran' | 'restored' | 'failed' | 'gate-failed' | 'blocked';
 
 const LOG_TAIL = 200;
-
-function gitInfo(root: string): { commit: string | null; dirty: boolean | null } {
-  try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-    return { commit, dirty: status.trim().length > 0 };
-  } catch {
-    return { commit: null, dirty: null };
-  }
-}
 
 class Semaphore {
   private waiters: (() => void)[] = [];
@@ -73,13 +63,16 @@ export class Build {
   private runners: RuleRunners | null = null;
   private interrupted = false;
   private committedAny = false;
-  private git: { commit: string | null; dirty: boolean | null } | null = null;
+  /** The git state for the manifest and error reports: looked up once, while the first rules run. */
+  private readonly git: GitLookup;
   private readonly deciding = new Semaphore(1);
   /** What halted the build: an EngineWriteError (or an internal error), thrown by run(). */
   private halted: { error: unknown } | null = null;
   private traceWritesAtStart = 0;
 
-  constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {}
+  constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {
+    this.git = new GitLookup(ws.root);
+  }
 
   private emit(e: BuildEvent): void {
     this.rep.emit(e);
@@ -206,7 +199,7 @@ export class Build {
     ws.trace.compactIfNeeded();
     ws.trace.close();
     const changed = this.committedAny || ws.trace.writes !== this.traceWritesAtStart;
-    writeManifest(ws, changed ? (this.git ??= gitInfo(ws.root)) : null, () => (this.git ??= gitInfo(ws.root)));
+    writeManifest(ws, changed ? await this.git.get() : null, () => gitInfoSync(ws.root));
     ws.saveCaches();
   }
 
@@ -364,6 +357,7 @@ export class Build {
     const release = (): void => { if (runner.usesLocalSlot) sem.release(); };
     if (this.interrupted || this.halted) { release(); return 'failed'; }
     this.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
+    this.git.start();
     const t0 = performance.now();
     const tmp = this.tmpPaths(t);
     const inputs = await resolveInputs(ws.decideEnv(this.opts.forced), t);
@@ -376,6 +370,8 @@ export class Build {
     const job = {
       target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: targetStateDir(ws.stateDir, t.name), profile: ws.profile,
       params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix, cacheDir: ws.cache.dir,
+      // Without secrets there is nothing to redact in the entry: the worker writes it, off this thread.
+      ...(t.secrets.length === 0 ? { cacheKey: d.key } : {}),
       outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
     };
     const hooks = {
@@ -402,12 +398,12 @@ export class Build {
       this.dropTmp(tmp.prefix);
       const error = redact(await this.formatFailure(t, res.error));
       ws.trace.put({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms, at: new Date().toISOString() });
-      this.git ??= gitInfo(ws.root);
+      const git = await this.git.get();
       const where = logLines.length ? `${ruleLogPath(t.name)}; ` : '';
       let report: string;
       try {
         report = writeErrorReport(ws.root, {
-          target: t.name, rule: t.rule, kind: res.error.kind, error, reasons, profile: ws.profile, git: this.git, log_tail: logLines.slice(-LOG_TAIL),
+          target: t.name, rule: t.rule, kind: res.error.kind, error, reasons, profile: ws.profile, git, log_tail: logLines.slice(-LOG_TAIL),
         });
       } catch (e) {
         this.fail(t, error, logLines.slice(-LOG_TAIL), `${where}no error report (it could not be written)`);
@@ -418,7 +414,6 @@ export class Build {
     const r = res.value;
     if (r.summary) r.summary = redact(r.summary);
     const gateFailed = t.gate && !gatePasses(r.checks ?? []);
-    this.git ??= gitInfo(ws.root);
     const record: TargetRecord = {
       name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(r.outputs), result: gateFailed ? 'gate-failed' : 'ok', how: 'ran',
       ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule, ms: Math.round(ms), at: new Date().toISOString(),
@@ -426,7 +421,10 @@ export class Build {
     ws.committer.commit(record, r.outputs);
     this.committedAny = true;
     // Copies (never links) of the outputs just committed: nothing written to the workspace later can reach them.
-    ws.cache.put({ target: t.name, key: d.key, outputs: record.outputs, result: gateFailed ? 'gate-failed' : 'ok', ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule }, (o) => path.join(ws.root, o.path));
+    // A worker that stored them (and the entry) already did; the remote tier still hears of it.
+    const entry = { target: t.name, key: d.key, outputs: record.outputs, result: gateFailed ? 'gate-failed' as const : 'ok' as const, ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule };
+    if (r.cached) ws.cache.stored(entry);
+    else ws.cache.put(entry, (o) => path.join(ws.root, o.path));
     this.counts.ran++;
     this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: false, ...(r.summary ? { summary: r.summary } : {}) });
     return t.gate ? this.gateOutcome(t, r.checks ?? [], 'ran') : 'ran';

@@ -40,10 +40,10 @@ export function fsyncTree(dir: string): void {
 /**
  * Write a whole file so readers see either the old or the new content, never a mix. `durable`:
  * fsync the data before the rename and the directory after it. A failed write (a full disk)
- * removes its temp file and rethrows.
+ * removes its temp file and rethrows. `dirExists`: the caller made the directory (skips a mkdir).
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { durable?: boolean } = {}): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { durable?: boolean; dirExists?: boolean } = {}): void {
+  if (!opts.dirExists) fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = tempName(file);
   try {
     const fd = fs.openSync(tmp, 'w');
