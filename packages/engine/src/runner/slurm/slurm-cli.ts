@@ -7,7 +7,6 @@
 // squeue --json differs between releases: 22.05 gives `job_state: "RUNNING"` and `exit_code` as
 // a raw wait status (exit 3 → 768); 23.02 and later give `job_state: ["RUNNING"]` and
 // `exit_code: {status, return_code, signal: {id}}`. parseSqueueJson reads both.
-import { execFile } from 'node:child_process';
 
 /** Resources of one batch job; each maps to one sbatch option (none given: the cluster's default). */
 export interface SlurmResources {
@@ -47,7 +46,8 @@ export class SlurmCommandError extends Error {
 
 const COMMAND_TIMEOUT_MS = 60_000;
 
-function run(cmd: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
+async function run(cmd: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
+  const { execFile } = await import('node:child_process'); // loaded by Slurm builds only, not by every command
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
