@@ -4,8 +4,9 @@
 // and are hashed on the way. The auth header's value is sent, never put in a message.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as http from 'node:http';
+import type * as https from 'node:https';
+import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
 import { type BlobStore, type Body, type Namespace, StoreError } from './store.ts';
 
@@ -38,7 +39,9 @@ export class HttpStore implements BlobStore {
   constructor(private readonly o: HttpStoreOptions) {
     this.base = new URL(o.url.endsWith('/') ? o.url : `${o.url}/`);
     this.describe = describeUrl(o.url);
-    this.mod = this.base.protocol === 'https:' ? https : http;
+    // node:http and node:https (~5–10 ms to load) only for a build that has a remote cache.
+    const load = createRequire(import.meta.url);
+    this.mod = this.base.protocol === 'https:' ? load('node:https') as typeof https : load('node:http') as typeof http;
     this.agent = new this.mod.Agent({ keepAlive: true, maxSockets: o.maxSockets, maxFreeSockets: o.maxSockets });
     this.headers = { ...o.headers };
     if (this.base.username || this.base.password) {
