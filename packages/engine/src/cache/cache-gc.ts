@@ -35,11 +35,17 @@ export interface CacheLayout {
   readonly dir: string;
   objectPath(sha: string): string;
   entryPath(key: string): string;
+  /** Keys whose entries this process wrote: their mtime is already this build's. */
+  readonly written?: ReadonlySet<string>;
 }
 
-/** Mark entries as used now (their mtime is their last use). Missing entries are skipped. */
+/**
+ * Mark entries as used now (their mtime is their last use). Missing entries are skipped, and so
+ * are entries written by this build (a full build of 1 000 targets would touch each once more).
+ */
 export function markUsed(cache: CacheLayout, keys: Iterable<string>, now = new Date()): void {
   for (const k of keys) {
+    if (cache.written?.has(k)) continue;
     try { fs.utimesSync(cache.entryPath(k), now, now); } catch { /* not cached */ }
   }
 }

@@ -44,6 +44,9 @@ export class OutputCache {
    */
   onPut: ((entry: CacheEntry) => void) | undefined = undefined;
 
+  /** Keys of the entries this process wrote (put(), or a rule worker: stored()). */
+  readonly written = new Set<string>();
+
   constructor(readonly dir: string) {}
 
   objectPath(sha: string): string {
@@ -127,11 +130,13 @@ export class OutputCache {
         writeFileAtomic(file, body);
       }
     });
+    this.written.add(entry.key);
     return stored;
   }
 
   /** An entry a rule worker stored (objects and entry): told to the remote tier as put() would. */
   stored(entry: Omit<CacheEntry, 'format'>): void {
+    this.written.add(entry.key);
     this.onPut?.({ format: CACHE_FORMAT, ...entry });
   }
 

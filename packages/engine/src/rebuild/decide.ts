@@ -138,10 +138,40 @@ export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promi
   return { fp, missing };
 }
 
+/**
+ * Whether two JSON values would stringify alike (same keys in the same order, same scalars). A
+ * false "no" (NaN, undefined, a Date) only costs the full key computation; a "yes" is exact.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i] || !sameJson((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
+  }
+  return true;
+}
+
 export async function decide(d: DecideEnv, t: ResolvedTarget): Promise<Decision> {
   const { fp, missing } = await computeFingerprint(d, t);
-  const key = fingerprintKey(fp);
   const rec = d.trace.records.get(t.name);
+  // The common no-op case: the fresh fingerprint is the recorded one, field for field, so its key
+  // is the recorded key (which the engine computed from that very fingerprint): up to date when
+  // the outputs are as recorded — decided without serialising and hashing the fingerprint again.
+  let checked: RebuildReason[] | null = null;
+  if (rec && rec.result !== 'failed' && !d.forced.has(t.name) && missing.length === 0 && sameJson(fp, rec.fingerprint)) {
+    checked = outputReasons(d, rec.outputs);
+    if (checked.length === 0) return { kind: 'fresh', key: rec.key, fp, record: rec };
+  }
+  const key = fingerprintKey(fp);
   let reasons: RebuildReason[];
   if (d.forced.has(t.name)) reasons = [{ kind: 'forced' }];
   else if (!rec) reasons = d.trace.formatChange ? [{ kind: 'state-format-changed', detail: d.trace.formatChange }] : [{ kind: 'never-built' }];
@@ -150,7 +180,7 @@ export async function decide(d: DecideEnv, t: ResolvedTarget): Promise<Decision>
     if (reasons.length === 0) reasons = [{ kind: 'fingerprint-format-changed', old: rec.fingerprint.format, new: fp.format }];
   } else if (rec.result === 'failed') reasons = [{ kind: 'previous-failure', error: rec.error ?? 'unknown error' }];
   else {
-    reasons = outputReasons(d, rec.outputs);
+    reasons = checked ?? outputReasons(d, rec.outputs);
     if (reasons.length === 0) return { kind: 'fresh', key, fp, record: rec };
   }
   if (missing.length) {
