@@ -78,7 +78,11 @@ export default defineRule({
     let cache: ScoreCache | undefined;
     let limiter: RateLimiter | undefined;
     if (mode === 'live' && live) {
-      const path = isAbsolute(live.cache.path) ? live.cache.path : join(ctx.root, live.cache.path);
+      // The cache under .rc1/ is state rc1.build.ts declares for every scoring target (kept by
+      // `clean`, removed by `clean --cache`): opened through ctx.state. A path elsewhere is the
+      // user's own file, outside what the engine manages.
+      const p = live.cache.path.replace(/^\.\//, '');
+      const path = isAbsolute(p) ? p : p.startsWith('.rc1/') ? ctx.state(p) : join(ctx.root, p);
       const opened = openScoreCache({ path, ttlDays: live.cache.ttl_days, synchronous: live.cache.synchronous });
       if (!opened.ok) throw new RuleError(`scoring: ${opened.error}`);
       cache = opened.cache;

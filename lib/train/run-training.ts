@@ -1,5 +1,5 @@
 // The one entry the `train` rule calls. It owns the persistent work dir (the train target's state
-// dir, `.rc1/state/train/`: checkpoints/rc1/, metrics.jsonl, train.log, run.json, previous-*/) and
+// dir given as workDir, .rc1/state/train/: checkpoints/rc1/, metrics.jsonl, train.log, run.json, previous-*/) and
 // decides how a run starts from the run it finds there (run-identity.ts: a run is its config, its
 // data and its code):
 //   copy       a completed run with the same identity and not `forced`: nothing is retrained, its
@@ -53,8 +53,8 @@ export interface RunTrainingOptions {
   /** Absolute (temporary) paths of the declared outputs. */
   /** Where to copy the final state; `log` (optional) receives a copy of the run's full log. */
   outputs: { checkpoints: string; log?: string; metrics: string; effectiveConfig: string };
-  /** The persistent work dir (the rule passes its ctx.stateDir). Default `<root>/.rc1/state/train`. */
-  workDir?: string;
+  /** The persistent work dir: the rule passes a folder of its ctx.stateDir (the engine's, known to `clean` and `status`). */
+  workDir: string;
 }
 
 
@@ -117,7 +117,7 @@ async function copyCompleted(
 }
 
 export async function runTraining(o: RunTrainingOptions): Promise<{ result: TrainResult; summary: string; movedAside: string | null; resumedFrom: string | null }> {
-  const workDir = o.workDir ?? join(o.root, '.rc1', 'state', 'train');
+  const workDir = o.workDir;
   const checkpointDir = join(workDir, 'checkpoints', 'rc1');
   const runPath = join(workDir, 'run.json');
   const logFile = join(workDir, 'train.log');

@@ -25,7 +25,7 @@ export async function runEvalRule(rule: Rule, o: {
   params: unknown; inputs: Record<string, string[]>; outputs: string[]; root: string; profile?: string; args?: Record<string, unknown>;
 }): Promise<EvalRun> {
   const logs: string[] = [];
-  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state',
+  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state', state: (p: string) => { throw new Error(`ctx.state('${p}'): these rules declare no state`); },
     target: rule.name, root: o.root, profile: o.profile ?? 'dev', params: rule.params!.parse(o.params), env: {},
     args: (o.args ?? {}) as RuleContext<unknown>['args'], outputs: o.outputs,
     inputs: (group) => {

@@ -33,16 +33,18 @@ export default defineRule({ name: 'a', version: 1, async run(ctx) {
 }});
 `;
 
-// 100 KiB of one byte (big.fill), and rule state under .rc1/.
+// 100 KiB of one byte (big.fill), and rule state: declared (ctx.state) and its own (ctx.stateDir).
 const BIG_RULE = `import { defineRule } from 'rc1-build';
 import { z } from 'zod';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 export default defineRule({ name: 'big', version: 1, params: z.object({ big: z.object({ fill: z.number() }).strict() }), run(ctx) {
   if (process.env.RC1_TEST_COUNTER) fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
-  fs.mkdirSync(path.join(ctx.root, '.rc1/big-work'), { recursive: true });
-  fs.writeFileSync(path.join(ctx.root, '.rc1/big-work/run.txt'), String(ctx.params.big.fill));
-  fs.writeFileSync(path.join(ctx.root, '.rc1/big-paid.db'), 'paid answers');
+  fs.mkdirSync(ctx.state('.rc1/big-work/'), { recursive: true });
+  fs.writeFileSync(path.join(ctx.state('.rc1/big-work'), 'run.txt'), String(ctx.params.big.fill));
+  fs.writeFileSync(ctx.state('.rc1/big-paid.db'), 'paid answers');
+  fs.writeFileSync(path.join(ctx.stateDir, 'own.txt'), 'mine');
+  if (process.env.BIG_UNDECLARED) ctx.state('.rc1/elsewhere.db');
   fs.writeFileSync(ctx.output('out/big.bin'), Buffer.alloc(100 * 1024, ctx.params.big.fill));
 }});
 `;
@@ -168,12 +170,22 @@ test('clean removes declared rule state and names every path it removes or keeps
   const r = rig();
   try {
     assert.equal(r.run(['big']).code, 0);
+    const st = r.run(['status']);
+    assert.match(st.stdout, /\n {5}state: \.rc1\/state\/big \(4 B\), \.rc1\/big-work \(1 B\), \.rc1\/big-paid\.db \(12 B, cache\)\n/, st.stdout);
+    const js = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; ruleState?: unknown }[] };
+    assert.deepEqual(js.targets.find((t) => t.name === 'big')!.ruleState, [
+      { path: '.rc1/state/big', bytes: 4, cache: false }, { path: '.rc1/big-work', bytes: 1, cache: false }, { path: '.rc1/big-paid.db', bytes: 12, cache: true },
+    ]);
+    const undeclared = r.run(['big', '--force'], { BIG_UNDECLARED: '1' });
+    assert.equal(undeclared.code, 1);
+    assert.match(undeclared.stdout, /ctx\.state\('\.rc1\/elsewhere\.db'\): not a declared state path of big \(declared: \.rc1\/big-work, \.rc1\/big-paid\.db\)/);
     fs.mkdirSync(path.join(r.dir, '.rc1/stray'));
     // (Written by builds once the manifest's files are old enough to trust their stats; stood in for here.)
     if (!r.exists('.rc1/manifest-state.json')) r.write('.rc1/manifest-state.json', '{}');
     const c = r.run(['clean']);
     assert.equal(c.code, 0, c.stderr);
     assert.match(c.stdout, /removed \.rc1\/big-work \(state of big, /);
+    assert.match(c.stdout, /removed \.rc1\/state\/big \(state of big, /);
     assert.match(c.stdout, /kept {4}\.rc1\/big-paid\.db \(cache of big; --cache removes it\)/);
     assert.match(c.stdout, /kept {4}\.rc1\/cache \(the output cache; /);
     assert.match(c.stdout, /left {4}\.rc1\/stray \(declared by no target/);

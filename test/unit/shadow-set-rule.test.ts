@@ -33,7 +33,7 @@ async function runRule(name: string, params: unknown, inputs = raw, root = ROOT)
   const out = join(dir, name);
   const logs: string[] = [];
   const parsed = rule.params!.parse(params);
-  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state',
+  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state', state: (p: string) => { throw new Error(`ctx.state('${p}'): these rules declare no state`); },
     target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {}, outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
     inputs: (group) => (group === 'v2' ? PACK_V2 : (assert.equal(group, 'raw'), inputs)),
     output: (p) => join(out, p),

@@ -33,7 +33,7 @@ async function train(root: string, onLine: (line: string, abort: () => void) => 
   const ac = new AbortController();
   const lines: string[] = [];
   const res = await runTraining({
-    root, profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
+    root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
     inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
     log: (l) => { lines.push(l); onLine(l, () => ac.abort()); }, progress: () => {},
     outputs: { checkpoints: path.join(out, 'ck'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },

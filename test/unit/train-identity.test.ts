@@ -26,7 +26,7 @@ async function train(root: string, config: TrainConfig, codeHash: string, o: { a
   const ac = new AbortController();
   const lines: string[] = [];
   const res = await runTraining({
-    root, profile: 'dev', config, env: {}, forced: false, codeHash, resumeAcrossCodeChange: o.across ?? false, signal: ac.signal,
+    root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: false, codeHash, resumeAcrossCodeChange: o.across ?? false, signal: ac.signal,
     inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
     log: (l) => { lines.push(l); if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort(); },
     progress: () => {},

@@ -26,7 +26,7 @@ async function train(root: string, config: TrainConfig, o: { abortAfterStep?: nu
   const ac = new AbortController();
   const lines: string[] = [];
   const res = await runTraining({
-    root, profile: 'dev', config, env: {}, forced: o.forced ?? false, codeHash: 'c0de', signal: ac.signal,
+    root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: o.forced ?? false, codeHash: 'c0de', signal: ac.signal,
     inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
     log: (l) => { lines.push(l); if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort(); },
     progress: () => {},
@@ -127,7 +127,7 @@ test('dpo: pairs of best- and worst-reward scored candidates move the policy, an
     const ac = new AbortController();
     const lines: string[] = [];
     const res = await runTraining({
-      root, profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
+      root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
       inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')], rollouts: [path.join(root, 'data/pool_rollouts.jsonl')], scores: [path.join(root, 'data/scores.jsonl')] },
       log: (l) => { lines.push(l); if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort(); }, progress: () => {},
       outputs: { checkpoints: path.join(out, 'ck'), log: path.join(out, 'train.log'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },

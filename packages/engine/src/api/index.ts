@@ -45,9 +45,10 @@ export interface UserTarget {
    */
   requires?: UserRequirement[];
   /**
-   * State the rule keeps between builds under .rc1/ (e.g. a training run's work dir): not an
-   * output, but `clean` of the target removes it. `cache: true` marks a cache worth keeping (a
-   * cache of paid API calls): removed only by `clean --cache`.
+   * State the rule keeps between builds under .rc1/ beyond its own ctx.stateDir — state several
+   * targets share, such as a cache of paid API calls; the rule opens it with ctx.state(path). Not an
+   * output, but `clean` of the target removes it and `status` shows it. `cache: true` marks a cache
+   * worth keeping: removed only by `clean --cache`.
    */
   state?: (string | { path: string; cache?: boolean })[];
   /**
@@ -429,6 +430,13 @@ export interface RuleContext<P> {
   readonly outputs: readonly string[];
   /** Absolute path to write a declared output to (a temporary path, moved into place on success). */
   output(path: string): string;
+  /**
+   * Absolute path of one of the target's declared `state` paths (state shared by several targets,
+   * e.g. a cache of paid API calls); its parent folder is created. A path the target does not
+   * declare is a contract error: the engine knows every piece of state a rule keeps (`clean`,
+   * `status`). The target's own state needs no declaring: ctx.stateDir.
+   */
+  state(path: string): string;
   /** A deterministic PRNG for a seed. */
   rng(seed: number): Rng;
   log(message: string): void;

@@ -9,22 +9,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeManifest } from '../report/manifest.ts';
-import { formatSize } from '../util/size.ts';
+import { diskUsage, formatSize } from '../util/size.ts';
 import { TARGET_STATE_ROOT, targetStateDir } from '../state/target-state-dir.ts';
 import { rmrf } from '../util/fs.ts';
 import { ENGINE_STATE } from '../state/engine-state.ts';
 import { type Workspace, assertPathsOnDisk } from './workspace.ts';
 
 interface Io { out: (s: string) => void }
-
-function sizeOf(p: string): number {
-  const st = fs.lstatSync(p, { throwIfNoEntry: false });
-  if (!st) return 0;
-  if (!st.isDirectory()) return st.size;
-  let n = 0;
-  for (const e of fs.readdirSync(p)) n += sizeOf(path.join(p, e));
-  return n;
-}
 
 export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io): number {
   // Never delete outside the workspace: an output under a symlink that leads out is refused.
@@ -39,7 +30,7 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io)
     const drop = (rel: string, what: string): void => {
       const abs = path.join(ws.root, rel);
       if (!fs.existsSync(abs)) return;
-      const size = sizeOf(abs);
+      const size = diskUsage(abs) ?? 0;
       rmrf(abs);
       lines.push(`  removed ${rel} (${what}, ${formatSize(size)})`);
     };

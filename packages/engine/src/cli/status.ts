@@ -1,8 +1,12 @@
 // `rc1-build status`: every target is up-to-date | stale (reason) | missing | failed, computed
-// exactly as a build would decide, without running anything or taking the lock.
+// exactly as a build would decide, without running anything or taking the lock — and the state
+// each rule keeps between builds (its ctx.stateDir and declared state), with sizes.
 import { formatReason } from '../hash/fingerprint.ts';
 import { decide } from '../rebuild/decide.ts';
 import { checksTable } from '../report/console-reporter.ts';
+import * as path from 'node:path';
+import { targetStateDir } from '../state/target-state-dir.ts';
+import { diskUsage, formatSize } from '../util/size.ts';
 import type { Workspace } from './workspace.ts';
 
 interface Io { out: (s: string) => void }
@@ -18,6 +22,23 @@ export interface TargetStatus {
   gate: boolean;
   /** The profile the current outputs were built in (absent when never built). */
   profile?: string;
+  /**
+   * State the rule keeps between builds, where it exists: its own state dir (.rc1/state/<target>)
+   * and its declared `state` paths (cache: kept by `clean`, removed by `clean --cache`).
+   */
+  ruleState?: { path: string; bytes: number; cache: boolean }[];
+}
+
+/** A target's rule state on disk: its own state dir, then its declared state paths (those that exist). */
+export function ruleStateOf(ws: Pick<Workspace, 'root' | 'stateDir' | 'pipeline'>, name: string): { path: string; bytes: number; cache: boolean }[] {
+  const t = ws.pipeline.targets.get(name)!;
+  const out: { path: string; bytes: number; cache: boolean }[] = [];
+  const own = path.relative(ws.root, targetStateDir(ws.stateDir, name));
+  for (const st of [{ path: own, cache: false }, ...(t.state ?? [])]) {
+    const bytes = diskUsage(path.join(ws.root, st.path));
+    if (bytes !== null) out.push({ path: st.path, bytes, cache: st.cache });
+  }
+  return out;
 }
 
 export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
@@ -60,6 +81,8 @@ export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
       s = { name: n, state, reasons, restorable: d.kind === 'restore', ...(rec ? { how: rec.how } : {}), gate: t.gate };
     }
     if (rec) s.profile = rec.fingerprint.profile;
+    const kept = ruleStateOf(ws, n);
+    if (kept.length) s.ruleState = kept;
     byName.set(n, s);
   }
   for (const n of order) out.push(byName.get(n)!);
@@ -79,6 +102,7 @@ export async function runStatus(ws: Workspace, json: boolean, io: Io): Promise<n
       ? s.how === 'restored' ? ' (restored from cache)' : ''
       : ` (${s.restorable ? 'restorable from cache: ' : ''}${s.reasons.join('; ')})`;
     io.out(`${s.name.padEnd(w)}  ${s.state}${extra}\n`);
+    if (s.ruleState) io.out(`${' '.repeat(w)}  state: ${s.ruleState.map((k) => `${k.path} (${formatSize(k.bytes)}${k.cache ? ', cache' : ''})`).join(', ')}\n`);
     if (s.state === 'failed' && s.gate) {
       const rec = ws.trace.records.get(s.name);
       if (rec?.checks) for (const l of checksTable(rec.checks)) io.out(l + '\n');

@@ -14,6 +14,8 @@ export interface Job {
   root: string;
   /** The target's state dir (packages/engine/src/state/target-state-dir.ts), absolute; created when the rule asks for it. */
   stateDir: string;
+  /** The target's declared state paths (workspace-relative, under .rc1/): ctx.state() hands out only these. */
+  state?: string[];
   profile: string;
   params: Record<string, unknown>;
   args: Record<string, unknown>;

@@ -79,6 +79,15 @@ async function run(job: Job): Promise<void> {
         if (o.dir) fs.mkdirSync(o.tmp, { recursive: true });
         return o.tmp;
       },
+      state(p: string): string {
+        const rel = p.replace(/^\.\//, '').replace(/\/$/, '');
+        if (!(job.state ?? []).includes(rel)) {
+          throw new ContractError(`${job.ruleFile}: ctx.state('${p}'): not a declared state path of ${job.target} (declared: ${(job.state ?? []).join(', ') || 'none'}); declare it in the target's \`state\`, or keep the target's own state in ctx.stateDir`);
+        }
+        const abs = path.join(job.root, rel);
+        fs.mkdirSync(path.dirname(abs), { recursive: true });
+        return abs;
+      },
       rng: createRng,
       log: (line: string) => post({ type: 'log', id: job.id, line: String(line) }),
       progress: (done: number, total: number, unit?: string) => post({ type: 'progress', id: job.id, done, total, ...(unit ? { unit } : {}) }),

@@ -368,7 +368,7 @@ export class Build {
     const logLines: string[] = [];
     let lastProgress = 0;
     const job = {
-      target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: targetStateDir(ws.stateDir, t.name), profile: ws.profile,
+      target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: targetStateDir(ws.stateDir, t.name), state: (t.state ?? []).map((x) => x.path), profile: ws.profile,
       params: pickParams(ws.config.values, t.params), args: t.args, forced: this.opts.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: this.tmpDir(), tmpPrefix: tmp.prefix, cacheDir: ws.cache.dir,
       // Without secrets there is nothing to redact in the entry: the worker writes it, off this thread.
       ...(t.secrets.length === 0 ? { cacheKey: d.key } : {}),
