@@ -9,17 +9,20 @@
 //                                      file, never served again) and clear every recorded failure,
 //                                      so that the next `rc1-build --force scores` asks the provider
 //                                      again for exactly those samples and for nothing else
-//   common: --db PATH (default: scoring_live.cache.path of configs/*.yaml, profile from RUN_MODE)
+//   common: --db PATH (default: scoring_live.cache.path of the config the engine resolved for the
+//           profile in force: configs/*.yaml and the profile's overlay, read by the engine's one
+//           config loader, so a YAML error is the engine's usage error naming file and line)
 // Exit codes: 0 ok, 1 the cache could not be opened, 64 usage error.
 import * as fs from 'node:fs';
-import { defineCommand } from 'rc1-build';
+import { defineCommand, type JsonValue } from 'rc1-build';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseInvalidateSpec } from './cache-filter.ts';
-import { scoringLiveDefaults } from './presets.ts';
+import { CacheSchema, scoringLiveDefaults } from './presets.ts';
 import { openScoreCache, SCORE_CACHE_FORMAT, type ScoreCache } from './score-cache.ts';
 
-export interface CliIo { out(s: string): void; err(s: string): void }
+/** What the command needs from the engine (a subset of its CommandContext). */
+export interface CliContext { root: string; config: Readonly<Record<string, JsonValue>>; out(s: string): void; err(s: string): void }
 
 const USAGE = `usage: rc1-build scorecache stat [--json]
        rc1-build scorecache invalidate --spec SPEC [--dry-run] [--json]
@@ -32,29 +35,15 @@ SPEC: clauses joined by ",", all must hold: provider=X, model=X, item=HASHPREFIX
 
 interface CacheSettings { path: string; ttlDays: number; synchronous: 'normal' | 'full' }
 
-/** scoring_live.cache from configs/*.yaml and the profile overlay (later files win), over the defaults. */
-async function cacheSettings(root: string): Promise<CacheSettings> {
-  const d = scoringLiveDefaults.cache;
-  const s: CacheSettings = { path: d.path, ttlDays: d.ttl_days, synchronous: d.synchronous };
-  const dir = path.join(root, 'configs');
-  let files: string[] = [];
-  try {
-    files = fs.readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(dir, n));
-  } catch {
-    return s;
+/** scoring_live.cache of the resolved config over the defaults; a bad value names its key. */
+function cacheSettings(config: Readonly<Record<string, JsonValue>>): { ok: true; settings: CacheSettings } | { ok: false; error: string } {
+  const live = config.scoring_live;
+  const given = live && typeof live === 'object' && !Array.isArray(live) ? live.cache : undefined;
+  const r = CacheSchema.safeParse({ ...scoringLiveDefaults.cache, ...(given && typeof given === 'object' && !Array.isArray(given) ? given : {}) });
+  if (!r.success) {
+    return { ok: false, error: r.error.issues.map((i) => `scoring_live.cache.${i.path.map(String).join('.')}: ${i.message}`).join('; ') };
   }
-  files.push(path.join(dir, 'profiles', `${process.env.RUN_MODE === 'prod' ? 'prod' : 'dev'}.yaml`));
-  const YAML = await import('yaml');
-  for (const f of files) {
-    let doc: unknown;
-    try { doc = YAML.parse(fs.readFileSync(f, 'utf8')); } catch { continue; }
-    const c = (doc as { scoring_live?: { cache?: Record<string, unknown> } } | null)?.scoring_live?.cache;
-    if (!c) continue;
-    if (typeof c.path === 'string') s.path = c.path;
-    if (typeof c.ttl_days === 'number') s.ttlDays = c.ttl_days;
-    if (c.synchronous === 'normal' || c.synchronous === 'full') s.synchronous = c.synchronous;
-  }
-  return s;
+  return { ok: true, settings: { path: r.data.path, ttlDays: r.data.ttl_days, synchronous: r.data.synchronous } };
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
@@ -124,7 +113,8 @@ function formatStat(s: CacheStat, shown: string): string {
   return `${out}\n${table(rows)}`;
 }
 
-export async function runScorecache(root: string, argv: string[], io: CliIo): Promise<number> {
+export async function runScorecache(argv: string[], io: CliContext): Promise<number> {
+  const { root } = io;
   let parsed;
   try {
     parsed = parseArgs({
@@ -142,7 +132,9 @@ export async function runScorecache(root: string, argv: string[], io: CliIo): Pr
     io.err(`rc1 scorecache: ${command ? `unknown command "${[command, ...extra].join(' ')}"` : 'missing command'}\n${USAGE}`);
     return 64;
   }
-  const settings = await cacheSettings(root);
+  const loaded = cacheSettings(io.config);
+  if (!loaded.ok) { io.err(`rc1 scorecache: ${loaded.error} (configs/*.yaml)\n`); return 64; }
+  const settings = loaded.settings;
   const dbPath = path.resolve(root, values.db ?? settings.path);
   const shown = path.relative(root, dbPath) || dbPath;
   const json = values.json === true;
@@ -190,4 +182,4 @@ export async function runScorecache(root: string, argv: string[], io: CliIo): Pr
 }
 
 /** `rc1-build scorecache …`, declared in rc1.build.ts's `commands`. */
-export default defineCommand((args, ctx) => runScorecache(ctx.root, args, ctx));
+export default defineCommand((args, ctx) => runScorecache(args, ctx));

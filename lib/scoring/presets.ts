@@ -36,7 +36,7 @@ const RateSchema = z.object({
   max_retry_after_s: z.number().positive(),
 }).strict();
 
-const CacheSchema = z.object({
+export const CacheSchema = z.object({
   /** SQLite file, relative to the workspace root. */
   path: z.string().min(1),
   ttl_days: z.number().positive(),

@@ -1,5 +1,6 @@
-// `rc1-build scorecache stat | invalidate --spec | replay-bad` through runScorecache, on a
-// workspace whose configs/scoring_live.yaml points the cache at a file of its own.
+// `rc1-build scorecache stat | invalidate --spec | replay-bad` through runScorecache, given the
+// resolved config as the engine hands it to a command (scoring_live.cache points the cache at a
+// file of its own). test/integration/scorecache-command.test.ts runs it through the CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -13,8 +14,6 @@ const DAY = 86_400_000;
 
 function workspace(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-cachecli-'));
-  fs.mkdirSync(path.join(root, 'configs'));
-  fs.writeFileSync(path.join(root, 'configs', 'scoring_live.yaml'), 'scoring_live:\n  cache:\n    path: state/judge.sqlite\n    ttl_days: 7\n    synchronous: normal\n');
   return root;
 }
 
@@ -46,7 +45,8 @@ function seed(root: string): void {
 async function cli(root: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await runScorecache(root, argv, { out: (s) => { out += s; }, err: (s) => { err += s; } });
+  const config = { scoring_live: { cache: { path: 'state/judge.sqlite', ttl_days: 7, synchronous: 'normal' } } };
+  const code = await runScorecache(argv, { root, config, out: (s) => { out += s; }, err: (s) => { err += s; } });
   return { code, out, err };
 }
 

@@ -256,6 +256,12 @@ export interface CommandContext {
   root: string;
   /** The profile in force (RUN_MODE; one of the pipeline's profiles). */
   profile: string;
+  /**
+   * The resolved configs/*.yaml with the profile's overlay (frozen), as rules and the pipeline see
+   * it: read by the engine's one config loader (a YAML error stops the command before it runs,
+   * naming file and line). A command reads its settings here, never from the files itself.
+   */
+  config: Readonly<Record<string, JsonValue>>;
   out(s: string): void;
   err(s: string): void;
 }

@@ -10,7 +10,7 @@ import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
 import { runWatch } from './watch.ts';
 import { type Workspace, openWorkspace } from './workspace.ts';
 import { pathToFileURL } from 'node:url';
-import type { PipelineCommand } from '../api/index.ts';
+import type { CommandContext, PipelineCommand } from '../api/index.ts';
 import { ENGINE_COMMANDS, VALUE_OPTIONS } from '../config/engine-commands.ts';
 import { runStatus } from './status.ts';
 import { runGraph } from './graph.ts';
@@ -111,7 +111,7 @@ async function runPipelineCommand(ws: Workspace, name: string, args: string[], i
     throw new UsageError({ headline: `command ${name}: ${decl.module} has no default export made by defineCommand(…)`, hint: "export default defineCommand(async (args, ctx) => { …; return 0; })" });
   }
   ws.saveCaches();
-  return await cmd.run(args, { root: ws.root, profile: ws.profile, out: io.out, err: io.err });
+  return await cmd.run(args, { root: ws.root, profile: ws.profile, config: ws.config.values as CommandContext['config'], out: io.out, err: io.err });
 }
 
 /** The pipeline's commands for --help (none when the workspace cannot be opened). */
