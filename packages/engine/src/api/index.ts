@@ -174,6 +174,12 @@ export interface UserPipeline extends PipelineProfiles {
   historyKeep?: number;
   /** The hand-off package `rc1-build sync` writes for the teams this pipeline exchanges artifacts with. */
   sync?: UserSync;
+  /**
+   * What `rc1-build report` adds to the engine's page (graph, gates, run diff): `sections` is a
+   * workspace-relative module, compiled like a rule, whose default export is an array of
+   * ReportSectionFn (page order).
+   */
+  report?: { sections: string };
   targets: UserTarget[];
   site?: CallSite;
 }
@@ -514,3 +520,48 @@ export { AuthError, AUTH_FAILURES_TO_STOP, isAuthStatus } from '../util/auth-err
 export { REDACTED, redactor } from '../util/redact-secrets.ts';
 export { canonicalJson } from '../util/canonical-json.ts';
 export { writeFileAtomic } from '../util/fs.ts';
+
+// ---------------------------------------------------------------- report sections
+
+/** What a report section function receives: read-only access to the workspace's artifacts. */
+export interface ReportContext {
+  /** Workspace root (absolute). */
+  readonly root: string;
+  /** The profile of this command (RUN_MODE). */
+  readonly profile: string;
+  /** Absolute path of a workspace-relative path. */
+  path(rel: string): string;
+  /** Whether a workspace-relative file exists. */
+  exists(rel: string): boolean;
+  /** Parsed JSON of a workspace-relative file (a parse error names the file). */
+  readJson(rel: string): unknown;
+  /** Parsed JSON Lines of a workspace-relative file (a parse error names the file and line). */
+  readJsonl(rel: string): unknown[];
+  /** The target that declares this output, if any. */
+  producerOf(rel: string): string | undefined;
+}
+
+/** One item of a section: a chart (a Vega-Lite spec, rendered to SVG when the report is written), a table or a paragraph. */
+export type ReportItem =
+  | { title: string; vegaLiteSpec: Record<string, unknown>; note?: string }
+  | { title: string; table: { columns: string[]; rows: (string | number | boolean | null)[][] }; note?: string }
+  | { title: string; text: string };
+
+/**
+ * A section of the report. `unavailable` (instead of items) says why it cannot be drawn, e.g.
+ * "reports/x.json is missing: build target x": shown as such, never as an empty chart.
+ */
+export interface ReportSection {
+  title: string;
+  /** One paragraph under the title: what the section shows and where its figures come from. */
+  note?: string;
+  items?: ReportItem[];
+  unavailable?: string;
+}
+
+export type ReportSectionFn = (ctx: ReportContext) => ReportSection | ReportSection[] | Promise<ReportSection | ReportSection[]>;
+
+/** The default export of a pipeline's report sections module: the section functions in page order. */
+export function defineReportSections(fns: ReportSectionFn[]): ReportSectionFn[] {
+  return fns;
+}

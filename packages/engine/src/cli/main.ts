@@ -70,6 +70,7 @@ usage:
   rc1-build log [--limit N] [--json]   the recorded runs, newest first
   rc1-build diff [RUN_A] [RUN_B] [--all] [--json]   params, outputs, gate checks and metrics of two runs
                                  (default: the last two; a run id, last~N or a git revision)
+  rc1-build report               write <manifest dir>/index.html: graph, gates, run diff and the pipeline's charts
   rc1-build failpack             pack logs, preflight and failed gates' reports into <manifestDir>/FAIL_<ts>.tgz
   rc1-build COMMAND …           a command the pipeline declares (definePipeline({ commands })), listed below
   rc1-build cache-keygen         print a new Ed25519 key pair for signing remote cache entries
@@ -201,6 +202,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     }
     if (command === 'status') return runStatus(ws, json, io);
     if (command === 'failpack') return await runFailpack(ws, io);
+    if (command === 'report') return await (await import('./report.ts')).runReport(ws, io);
     if (command === 'clean') return runClean(ws, args, values.cache === true, io);
     if (command === 'gc') return runGc(ws, values['max-size'], json, io);
 

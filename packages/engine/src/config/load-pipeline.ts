@@ -277,6 +277,7 @@ export async function loadPipeline(opts: {
     ...(decl.sync ? { sync: { from: decl.sync.from, dir: normalizeRel(decl.sync.dir ?? 'reports/sync'), peers: decl.sync.peers.map((p) => ({ name: p.name, provides: p.provides.map((x) => ({ ...x, path: normalizeRel(x.path) })) })) } } : {}),
     configFiles: opts.config.files, profile: opts.profile, commands, ...(typeof cacheMaxBytes === 'number' ? { cacheMaxBytes } : {}),
     ...(decl.remoteCache ? { remoteCache: decl.remoteCache } : {}),
+    ...(decl.report ? { reportSections: normalizeRel(decl.report.sections) } : {}),
   });
 }
 

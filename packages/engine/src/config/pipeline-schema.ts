@@ -89,6 +89,7 @@ export const pipelineSchema = z.object({
       provides: z.array(z.object({ name: z.string().min(1), path: z.string().min(1), desc: z.string().min(1) }).strict()),
     }).strict()).min(1, 'at least one peer'),
   }).strict().optional(),
+  report: z.object({ sections: z.string().min(1) }).strict().optional(),
   targets: z.array(z.unknown()),
   site: site.optional(),
 }).strict();

@@ -60,6 +60,8 @@ export interface ResolvedPipeline {
   historyKeep?: number;
   /** The SYNC hand-off package's declaration (paths normalised; dir defaults to reports/sync). */
   sync?: { from: string; dir: string; peers: { name: string; provides: { name: string; path: string; desc: string }[] }[] };
+  /** The module that adds the pipeline's sections to `rc1-build report` (workspace-relative), if declared. */
+  reportSections?: string;
 }
 
 /** Every target needed to build `wanted` (dependencies first, declaration order among peers). */
