@@ -320,6 +320,7 @@ export default definePipeline(({ config, profile }) => {
     commands: {
       scorecache: { module: 'lib/scoring/cache-cli.ts', summary: 'look into and maintain the persistent judge score cache', usage: 'stat | invalidate --spec SPEC | replay-bad' },
     },
+    report: { sections: 'lib/report/sections.ts' },
     targets,
   };
 }, { profiles: ['dev', 'prod'], defaultProfile: 'dev' });

@@ -130,12 +130,20 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
     } : null,
     note: 'not gated: single rollouts, success 0/1 (Pearson = point-biserial)',
   };
-  const splitBy = (key: (s: ScenarioRow) => string) => {
+  const groupBy = (key: (s: ScenarioRow) => string): [string, ScenarioRow[]][] => {
     const groups = new Map<string, ScenarioRow[]>();
     for (const s of rows) groups.set(key(s), [...(groups.get(key(s)) ?? []), s]);
-    return Object.fromEntries([...groups.keys()].sort().map((k) => [k, cmp(groups.get(k)!)]));
+    return [...groups.keys()].sort().map((k) => [k, groups.get(k)!]);
   };
-  const splits = { task: splitBy((s) => s.first.task), difficulty: splitBy((s) => s.first.difficulty ?? 'none') };
+  const splitGroups = { task: groupBy((s) => s.first.task), difficulty: groupBy((s) => s.first.difficulty ?? 'none') };
+  const splits = {
+    task: Object.fromEntries(splitGroups.task.map(([k, g]) => [k, cmp(g)])),
+    difficulty: Object.fromEntries(splitGroups.difficulty.map(([k, g]) => [k, cmp(g)])),
+  };
+  const splitIntervals = {
+    task: Object.fromEntries(splitGroups.task.map(([k, g]) => [k, splitBootstrap(g, p, stats)])),
+    difficulty: Object.fromEntries(splitGroups.difficulty.map(([k, g]) => [k, splitBootstrap(g, p, stats)])),
+  };
 
   const gated = (prefix: string, c: Comparison): Check[] => [
     check(`${prefix}spearman_old_new`, c.spearman_old_new, '>=', cfg.min_spearman_old_new, HINTS.spearman),
@@ -196,6 +204,14 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
       },
       rollout_level: rolloutLevel,
       splits,
+      split_intervals: {
+        definition: 'per split, the scenario-level bootstrap interval of each statistic (scenarios resampled within task, as for the gated figures; same resamples, level and seed); not gated',
+        ...splitIntervals,
+      },
+      scenario_scores: {
+        definition: 'per scenario: the item-weighted mean old score and new reward (before the difficulty factor) of its candidates, and the share of them that succeeded',
+        rows: rows.map((s) => ({ scenario_id: s.first.scenario_id, task: s.first.task, difficulty: s.first.difficulty, old: s.old, new: s.new, success: s.success })),
+      },
     },
   };
 }
@@ -207,6 +223,21 @@ const HINTS = {
   gain: 'the new reward does not rank by success better than the old score: recalibrate (weights) or review the penalty and β',
   null: 'with the scenarios\' success shuffled within task the reward does as well: it does not track success; check the success labels and the score-to-rollout join',
 };
+
+/** A split's scenario-level bootstrap intervals of the agreement and success figures (reported, not gated). */
+function splitBootstrap(rows: readonly ScenarioRow[], p: number, stats: StatisticsConfig) {
+  const oldA = f64(rows, (s) => s.old);
+  const newA = f64(rows, (s) => s.new);
+  const succ = f64(rows, (s) => s.success);
+  const members = rows.map((_, i) => Int32Array.of(i));
+  const boot = clusterBootstrap({ members }, { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: rows.map((s) => s.first.task) }, (idx) => {
+    const o = Float64Array.from(idx, (i) => oldA[i]!);
+    const nw = Float64Array.from(idx, (i) => newA[i]!);
+    const sc = Float64Array.from(idx, (i) => succ[i]!);
+    return { spearman_old_new: spearman(o, nw), top_overlap: topKOverlap(o, nw, p), rho_new: spearman(nw, sc), rho_old: spearman(o, sc) };
+  });
+  return boot.intervals;
+}
 
 /** Scenario-level bootstrap intervals and permutation nulls of the gated statistics (see the module comment). */
 function significance(rows: readonly ScenarioRow[], p: number, stats: StatisticsConfig) {
