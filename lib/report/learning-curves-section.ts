@@ -18,7 +18,7 @@ const curve = (field: 'reward' | 'success' | 'kl', title: string, values: Record
     transform: [{ window: [{ op: 'mean', field, as: 'smoothed' }], frame: [-(WINDOW - 1), 0], groupby: ['seed'], sort: [{ field: 'step' }] }],
     encoding: {
       x: { field: 'step', type: 'quantitative', title: 'step' },
-      color: { field: 'seed', type: 'nominal', title: 'seed' },
+      color: { field: 'seed', type: 'nominal', title: 'seed', legend: { symbolOpacity: 1, symbolStrokeWidth: 2 } },
     },
     layer: [
       { mark: { type: 'line', strokeWidth: 0.8, opacity: 0.3 }, encoding: { y: { field, type: 'quantitative', title, scale: { zero: false } } } },
