@@ -195,8 +195,12 @@ export default defineRule({ name: 'stage', version: 1, run(ctx) {
     assert.equal(s.code, 0, s.stdout + s.stderr);
     assert.deepEqual(rig.runs(), ['pool@30']);
     const p = rig.run(['pool@30', '--explain'], { RUN_MODE: 'prod' });
-    assert.match(p.stdout, /rc1 explain: pool@10: profile dev → prod/);
-    assert.match(p.stdout, /arg profile changed: "dev" → "prod"/);
+    // the root is the profile switch; the arg it changed is in the detail (-v)
+    assert.match(p.stdout, /rc1 explain: pool@10: profile dev → prod, \+1 more/);
+    assert.match(p.stdout, /rc1 explain: 2 targets ran because profile dev → prod: pool@10, pool@30/);
+    rig.write('configs/default.yaml', 'stages:\n  sizes: [10, 40]\n');
+    const v = rig.run(['pool@40', '--explain', '-v']);
+    assert.match(v.stdout, /rc1 explain: pool@10: arg profile changed: "prod" → "dev"/);
   } finally { rig.cleanup(); }
 });
 

@@ -51,8 +51,12 @@ test('a changed input byte reruns exactly the target and its true dependents, an
     assert.equal(r.code, 0, r.stdout);
     assert.deepEqual(rig.runs(), ['a', 'after_gate', 'b', 'g']);
     assert.match(r.stdout, /rc1 explain: a: input src\/a\.txt changed: [0-9a-f]{12} → [0-9a-f]{12}/);
-    assert.match(r.stdout, /rc1 explain: b: input out\/a\.txt changed/);
+    assert.match(r.stdout, /rc1 explain: b: src\/a\.txt changed \(via a\)/);
     assert.match(r.stdout, /rc1 explain: c: up-to-date/);
+    // -v: the field-by-field detail, every changed input with its hashes
+    rig.write('src/a.txt', 'hello\n');
+    const v = rig.run(['--explain', '-v']);
+    assert.match(v.stdout, /rc1 explain: b: input out\/a\.txt changed: [0-9a-f]{12} → [0-9a-f]{12}/);
   } finally { rig.cleanup(); }
 });
 

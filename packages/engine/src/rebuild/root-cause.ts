@@ -7,6 +7,7 @@
 // carried it, and the console can group the cascade under it.
 import type { ResolvedPipeline } from '../graph/resolved.ts';
 import { type RebuildReason, formatReason } from '../hash/fingerprint.ts';
+import type { TargetRecord } from '../state/trace-log.ts';
 
 export interface RootCause {
   /** What changed, in words; the key the cascade is grouped under ("templates/a.json changed"). */
@@ -43,6 +44,8 @@ export function rootLabel(r: RebuildReason): string {
   }
 }
 
+const FIRST: RebuildReason['kind'][] = ['forced', 'state-format-changed', 'fingerprint-format-changed', 'never-built', 'profile-changed', 'rule-changed'];
+
 /** The target producing a path: an output, or a file inside a directory output. */
 export function producerOf(p: ResolvedPipeline, file: string): string | null {
   const direct = p.producers.get(file);
@@ -73,8 +76,21 @@ export function rootCause(p: ResolvedPipeline, target: string, reasons: readonly
     const up = upstream(d);
     if (up) carried.push({ ...up, via: [...up.via, d], more: 0 });
   }
+  // What a person did first: forcing, a new engine or state format, a switch of profile (which
+  // changes params and args with it), a new rule; then the fields in fingerprint order.
+  const rank = (c: RootCause): number => FIRST.indexOf(c.reason.kind) >>> 0;
+  own.sort((x, y) => rank(x) - rank(y));
   const all = [...own, ...carried];
   if (!all.length) return null;
   const labels = new Set(all.map((c) => c.label));
   return { ...all[0]!, more: labels.size - 1 };
+}
+
+/**
+ * Early cutoff: a target that ran (or was restored) and whose outputs hash exactly as before, so
+ * its dependents stay up to date. False when there was no successful record before.
+ */
+export function sameOutputs(before: TargetRecord | undefined, after: Pick<TargetRecord, 'outputs'>): boolean {
+  if (!before || before.result === 'failed' || before.outputs.length !== after.outputs.length) return false;
+  return before.outputs.every((o, i) => o.path === after.outputs[i]!.path && o.sha256 === after.outputs[i]!.sha256);
 }

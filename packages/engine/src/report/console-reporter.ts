@@ -2,6 +2,8 @@
 // and plain lines at every 10 % otherwise. Output is golden-tested: keep formats stable.
 import type { Check } from '../api/index.ts';
 import type { BuildEvent, Reporter } from './events.ts';
+import type { RootCause } from '../rebuild/root-cause.ts';
+import { formatReason } from '../hash/fingerprint.ts';
 
 export interface ConsoleOptions { explain: boolean; verbose: boolean; tty: boolean; out: (s: string) => void; err: (s: string) => void }
 
@@ -39,6 +41,9 @@ export class ConsoleReporter implements Reporter {
   private bars = new Map<string, { done: number; total: number; unit?: string; lastPct: number }>();
   private barShown = false;
   private dryRun = false;
+  /** Root cause → the targets it rebuilt (in order) and where early cutoff stopped it. */
+  private groups = new Map<string, { targets: string[]; cutoffs: string[] }>();
+  private roots = new Map<string, RootCause>();
 
   constructor(private readonly o: ConsoleOptions) {}
 
@@ -72,16 +77,33 @@ export class ConsoleReporter implements Reporter {
         this.dryRun = e.dryRun;
         if (this.o.verbose || e.dryRun) this.print(`rc1-build: ${e.targets.length} target${e.targets.length === 1 ? '' : 's'} in plan (profile ${e.profile}, -j ${e.jobs})${e.dryRun ? ', dry run' : ''}`);
         return;
-      case 'explain':
-        if (this.o.explain) for (const r of e.reasons.length ? e.reasons : [e.decision]) this.print(`rc1 explain: ${e.target}: ${r}`);
-        else if (this.dryRun && e.decision !== 'up-to-date') this.print(`would ${e.decision === 'may-run' ? 'maybe run' : e.decision} ${e.target}${e.reasons[0] ? ` (${e.reasons[0]}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''})` : ''}`);
+      case 'explain': {
+        if (e.root) {
+          this.roots.set(e.target, e.root);
+          const g = this.groups.get(e.root.label) ?? this.groups.set(e.root.label, { targets: [], cutoffs: [] }).get(e.root.label)!;
+          g.targets.push(e.target);
+        }
+        const why = e.root ? rootText(e.root) : e.reasons[0];
+        if (this.o.explain && this.o.verbose) for (const r of e.reasons.length ? e.reasons : [e.decision]) this.print(`rc1 explain: ${e.target}: ${r}`);
+        else if (this.o.explain) this.print(`rc1 explain: ${e.target}: ${e.decision === 'up-to-date' ? e.decision : why ?? e.decision}`);
+        else if (this.dryRun && e.decision !== 'up-to-date') {
+          // A cascade in a dry run: the dependency that would run first, and the root it carries.
+          const via = e.root?.via ?? [];
+          const text = via.length ? `after ${via[via.length - 1]}: ${e.root!.label}${e.root!.more ? `, +${e.root!.more} more` : ''}` : why;
+          this.print(`would ${e.decision === 'may-run' ? 'maybe run' : e.decision} ${e.target}${text ? ` (${text}${e.decision === 'may-run' ? '; early cutoff may keep it' : ''})` : ''}`);
+        }
         return;
-      case 'start':
-        this.print(`run      ${e.target} (${e.reason}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''})`);
+      }
+      case 'start': {
+        const root = this.roots.get(e.target);
+        this.print(`run      ${e.target} (${root ? rootText(root) : `${e.reason}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''}`})`);
         return;
-      case 'restore':
-        this.print(`restore  ${e.target} from cache (${e.reason})`);
+      }
+      case 'restore': {
+        const root = this.roots.get(e.target);
+        this.print(`restore  ${e.target} from cache (${root ? rootText(root) : e.reason})`);
         return;
+      }
       case 'skip':
         if (this.o.verbose) this.print(`fresh    ${e.target}`);
         return;
@@ -102,10 +124,16 @@ export class ConsoleReporter implements Reporter {
       case 'log':
         if (this.o.verbose) this.print(`  ${e.target} | ${e.line}`);
         return;
-      case 'done':
+      case 'done': {
         this.bars.delete(e.target);
         this.print(`${e.restored ? 'restored' : 'done    '} ${e.target} ${formatMs(e.ms)}${e.summary ? ` · ${e.summary}` : ''}`);
+        const root = this.roots.get(e.target);
+        if (e.unchanged && root) {
+          this.groups.get(root.label)!.cutoffs.push(e.target);
+          if (this.o.explain) this.print(`rc1 explain: early cutoff at ${e.target}: its outputs are unchanged, so what depends on it stays up to date`);
+        }
         return;
+      }
       case 'gate':
         if (e.pass) {
           const passed = e.checks.filter((c) => c.status === 'pass').length;
@@ -151,6 +179,7 @@ export class ConsoleReporter implements Reporter {
         if (c.failed) parts.push(`${c.failed} failed`);
         if (c.gateFailed) parts.push(`${c.gateFailed} gate${c.gateFailed > 1 ? 's' : ''} failed`);
         if (c.blocked) parts.push(`${c.blocked} blocked`);
+        if (this.o.explain || this.dryRun) for (const l of this.rootSummary()) this.print(l);
         const head = e.interrupted ? 'INTERRUPTED' : e.ok ? 'ok' : 'FAILED';
         this.print(`rc1-build: ${head} · ${parts.join(', ')} · ${formatMs(e.ms)}`);
         return;
@@ -162,9 +191,27 @@ export class ConsoleReporter implements Reporter {
     }
   }
 
+  /** One line per root cause: how many targets it rebuilt (or would), which, and where early cutoff stopped it. */
+  private rootSummary(): string[] {
+    const out: string[] = [];
+    const verb = this.dryRun ? 'would run' : 'ran';
+    for (const [label, g] of this.groups) {
+      const n = g.targets.length;
+      const cut = g.cutoffs.length ? `; early cutoff at ${g.cutoffs.join(', ')}` : '';
+      out.push(`rc1 explain: ${n} target${n === 1 ? '' : 's'} ${verb} because ${label}: ${g.targets.length > 12 ? `${g.targets.slice(0, 12).join(', ')}, … (+${n - 12})` : g.targets.join(', ')}${cut}`);
+    }
+    return out;
+  }
+
   close(): void {
     this.clearBar();
   }
+}
+
+/** A root cause in one line: the target's own reason in full, or the upstream root and the targets it came through. */
+export function rootText(r: RootCause): string {
+  const more = r.more ? `, +${r.more} more` : '';
+  return r.via.length ? `${r.label} (via ${r.via.join(' → ')})${more}` : `${formatReason(r.reason)}${more}`;
 }
 
 export class JsonReporter implements Reporter {

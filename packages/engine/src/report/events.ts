@@ -1,19 +1,22 @@
 // The events the engine emits (STYLE 6: everything but report/ emits events; report/ prints).
 // `--json` writes each as one JSON line; the console reporter renders them for people.
 import type { Check } from '../api/index.ts';
+import type { RootCause } from '../rebuild/root-cause.ts';
 import type { RemoteStats } from '../cache/remote/stats.ts';
 
 export interface OutputRef { path: string; sha256: string }
 
 export type BuildEvent =
   | { event: 'plan'; targets: string[]; jobs: number; profile: string; dryRun: boolean }
-  | { event: 'explain'; target: string; decision: 'up-to-date' | 'restore' | 'run' | 'blocked' | 'missing-input' | 'may-run'; reasons: string[] }
+  /** root: the one root cause (an edited file, a param, a rule…) and the targets it came through. */
+  | { event: 'explain'; target: string; decision: 'up-to-date' | 'restore' | 'run' | 'blocked' | 'missing-input' | 'may-run'; reasons: string[]; root?: RootCause }
   | { event: 'start'; target: string; reason: string; reasons: string[] }
   | { event: 'skip'; target: string; reason: 'up-to-date' }
   | { event: 'restore'; target: string; reason: string; reasons: string[] }
   | { event: 'progress'; target: string; done: number; total: number; unit?: string }
   | { event: 'log'; target: string; line: string }
-  | { event: 'done'; target: string; ms: number; outputs: OutputRef[]; restored: boolean; summary?: string }
+  /** unchanged: the outputs hash as before (early cutoff: its dependents stay up to date). */
+  | { event: 'done'; target: string; ms: number; outputs: OutputRef[]; restored: boolean; summary?: string; unchanged?: boolean }
   | { event: 'gate'; target: string; pass: boolean; checks: Check[]; report: string; replayed: boolean }
   | { event: 'fail'; target: string; error: string; log?: string; lastLines?: string[] }
   | { event: 'blocked'; target: string; by: string }

@@ -11,6 +11,7 @@ import { gatePasses, type Check } from '../api/index.ts';
 import { type RebuildReason, codeHash, formatReason } from '../hash/fingerprint.ts';
 import { closureOf, type ResolvedTarget } from '../graph/resolved.ts';
 import { type Decision, decide, resolveInputs } from '../rebuild/decide.ts';
+import { type RootCause, rootCause, sameOutputs } from '../rebuild/root-cause.ts';
 import { outputRecords } from '../state/commit-outputs.ts';
 import { targetStateDir } from '../state/target-state-dir.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
@@ -69,6 +70,15 @@ export class Build {
   /** What halted the build: an EngineWriteError (or an internal error), thrown by run(). */
   private halted: { error: unknown } | null = null;
   private traceWritesAtStart = 0;
+  /** The root cause of each target that runs (or would) in this build, for --explain's grouping. */
+  private readonly roots = new Map<string, RootCause>();
+
+  private rootOf(t: ResolvedTarget, reasons: readonly RebuildReason[], staleDeps: readonly string[] = []): { root?: RootCause } {
+    const r = rootCause(this.ws.pipeline, t.name, reasons, (n) => this.roots.get(n) ?? null, staleDeps);
+    if (!r) return {};
+    this.roots.set(t.name, r);
+    return { root: r };
+  }
 
   constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {
     this.git = new GitLookup(ws.root);
@@ -220,7 +230,7 @@ export class Build {
       if (upstream.length) reasons.push(`after ${upstream.join(', ')} (${upstream.length > 1 ? 'they run' : 'it runs'}; early cutoff may keep this one)`);
       const decision = d.kind === 'restore' ? 'restore' : d.kind === 'missing-input' && upstream.length === 0 ? 'missing-input' : d.kind === 'run' || d.kind === 'missing-input' ? (upstream.length && d.kind !== 'run' ? 'may-run' : 'run') : 'may-run';
       if (d.kind === 'missing-input' && !upstream.length) reasons.push(d.error);
-      this.emit({ event: 'explain', target: n, decision, reasons });
+      this.emit({ event: 'explain', target: n, decision, reasons, ...this.rootOf(t, d.kind === 'fresh' ? [] : d.reasons, upstream) });
     }
   }
 
@@ -240,7 +250,7 @@ export class Build {
       this.deciding.release();
     }
     const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
-    this.emit({ event: 'explain', target: t.name, decision: d.kind === 'fresh' ? 'up-to-date' : d.kind, reasons });
+    this.emit({ event: 'explain', target: t.name, decision: d.kind === 'fresh' ? 'up-to-date' : d.kind, reasons, ...(d.kind === 'fresh' ? {} : this.rootOf(t, d.reasons)) });
     switch (d.kind) {
       case 'fresh': {
         if (d.record.result === 'gate-failed') {
@@ -303,11 +313,12 @@ export class Build {
       ...(d.entry.checks ? { checks: d.entry.checks } : {}), ...(d.entry.summary ? { summary: d.entry.summary } : {}),
       ...(d.entry.rule ? { rule: d.entry.rule } : {}), ms: 0, at: new Date().toISOString(),
     };
+    const unchanged = sameOutputs(this.ws.trace.records.get(t.name), record);
     this.ws.committer.commit(record, hashed);
     this.committedAny = true;
     this.counts.restored++;
     const ms = performance.now() - t0;
-    this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: true, ...(record.summary ? { summary: record.summary } : {}) });
+    this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: true, ...(record.summary ? { summary: record.summary } : {}), ...(unchanged ? { unchanged } : {}) });
     return t.gate ? this.gateOutcome(t, record.checks ?? [], 'restored') : 'restored';
   }
 
@@ -418,6 +429,7 @@ export class Build {
       name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(r.outputs), result: gateFailed ? 'gate-failed' : 'ok', how: 'ran',
       ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule, ms: Math.round(ms), at: new Date().toISOString(),
     };
+    const unchanged = sameOutputs(ws.trace.records.get(t.name), record);
     ws.committer.commit(record, r.outputs);
     this.committedAny = true;
     // Copies (never links) of the outputs just committed: nothing written to the workspace later can reach them.
@@ -426,7 +438,7 @@ export class Build {
     if (r.cached) ws.cache.stored(entry);
     else ws.cache.put(entry, (o) => path.join(ws.root, o.path));
     this.counts.ran++;
-    this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: false, ...(r.summary ? { summary: r.summary } : {}) });
+    this.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: false, ...(r.summary ? { summary: r.summary } : {}), ...(unchanged ? { unchanged } : {}) });
     return t.gate ? this.gateOutcome(t, r.checks ?? [], 'ran') : 'ran';
   }
 
