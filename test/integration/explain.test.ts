@@ -1,6 +1,6 @@
 // --explain and -n name one root cause per rebuilt target and group the cascade under it; early
 // cutoff is marked where it stopped the rebuild; -v and --json keep the field-by-field detail.
-//   templates/pack_v2/*.json --> render --> items --> score --> report
+//   templates/pack_v2/*.json --> render --> items --> score --> summary
 //                            \-> count_tpl (template count: unchanged by an edit) -/
 //                                    \-> count_users
 //   src/other.txt --> other
@@ -30,7 +30,7 @@ export default definePipeline({
     t('items', 'concat', target('render')),
     t('score', 'concat', target('items')),
     t('count_tpl', 'count', 'templates/pack_v2/*.json'),
-    t('report', 'concat', [target('score'), target('count_tpl')]),
+    t('summary', 'concat', [target('score'), target('count_tpl')]),
     t('count_users', 'concat', target('count_tpl')),
     t('other', 'concat', 'src/other.txt'),
   ],
@@ -52,18 +52,18 @@ test('after a template edit, --explain groups the cascade under the edited file 
     r.write('templates/pack_v2/math.json', '{"q": "add two numbers"}\n');
     const b = r.run(['-j', '1', '--explain']);
     assert.equal(b.code, 0, b.stderr);
-    assert.deepEqual(r.runs(), ['count_tpl', 'items', 'render', 'report', 'score']);
+    assert.deepEqual(r.runs(), ['count_tpl', 'items', 'render', 'score', 'summary']);
     const lines = b.stdout.split('\n');
     // one root per target, the edited file, and the chain that carried it
     assert.ok(lines.includes('rc1 explain: render: input templates/pack_v2/math.json changed: ' + /math\.json changed: (\S+ → \S+)/.exec(b.stdout)![1]));
     assert.ok(lines.includes('rc1 explain: items: templates/pack_v2/math.json changed (via render)'));
     assert.ok(lines.includes('rc1 explain: score: templates/pack_v2/math.json changed (via render → items)'));
-    assert.ok(lines.includes('rc1 explain: report: templates/pack_v2/math.json changed (via render → items → score)'));
+    assert.ok(lines.includes('rc1 explain: summary: templates/pack_v2/math.json changed (via render → items → score)'));
     assert.ok(lines.includes('rc1 explain: early cutoff at count_tpl: its outputs are unchanged, so what depends on it stays up to date'));
     assert.ok(lines.includes('rc1 explain: count_users: up-to-date'));
     const group = /^rc1 explain: 5 targets ran because templates\/pack_v2\/math\.json changed: (.*); early cutoff at count_tpl$/m.exec(b.stdout);
     assert.ok(group, b.stdout);
-    assert.deepEqual(group[1]!.split(', ').sort(), ['count_tpl', 'items', 'render', 'report', 'score']);
+    assert.deepEqual(group[1]!.split(', ').sort(), ['count_tpl', 'items', 'render', 'score', 'summary']);
     assert.equal(lines.filter((l) => l.includes('because')).length, 1);
     // no per-input hash lines for the cascade without -v
     assert.doesNotMatch(b.stdout, /input out\/render\.txt changed/);
@@ -77,11 +77,11 @@ test('after a template edit, --explain groups the cascade under the edited file 
     assert.match(n.stdout, /\nwould maybe run score \(after items: templates\/pack_v2\/math\.json changed; early cutoff may keep it\)\n/);
     const planned = /\nrc1 explain: 6 targets would run because templates\/pack_v2\/math\.json changed: (.*)\n/.exec(n.stdout);
     assert.ok(planned, n.stdout);
-    assert.deepEqual(planned[1]!.split(', ').sort(), ['count_tpl', 'count_users', 'items', 'render', 'report', 'score']);
+    assert.deepEqual(planned[1]!.split(', ').sort(), ['count_tpl', 'count_users', 'items', 'render', 'score', 'summary']);
     assert.match(n.stdout, /\nrc1 explain: 1 target would run because src\/other\.txt changed: other\n/);
 
     // -v: every changed field; --json: the root as data next to the reasons
-    const v = r.run(['-j', '1', '--explain', '-v', 'report']);
+    const v = r.run(['-j', '1', '--explain', '-v', 'summary']);
     assert.match(v.stdout, /\nrc1 explain: items: input out\/render\.txt changed: [0-9a-f]{12} → [0-9a-f]{12}\n/);
     r.write('templates/pack_v2/math.json', '{"q": "add again"}\n');
     const j = r.run(['-j', '1', '--json']);
