@@ -25,6 +25,8 @@ export interface FollowOptions {
   unreachableMs?: number;
   /** Stop following (without cancelling: that is the caller's decision). */
   signal?: AbortSignal;
+  /** How to ask Slurm (default queryJob: one squeue per call; a JobQuery shares one among many jobs). */
+  query?: (id: string) => Promise<JobInfo | null>;
 }
 
 /** Streams the lines appended to a file (it may not exist yet; if it shrinks, it is read from the start). */
@@ -76,7 +78,7 @@ export async function followJob(id: string, logFile: string, hooks: FollowHooks,
   for (;;) {
     let now: JobInfo | null;
     try {
-      now = await queryJob(id);
+      now = await (opts.query ?? queryJob)(id);
       failingSince = null;
     } catch (e) {
       failingSince ??= Date.now();

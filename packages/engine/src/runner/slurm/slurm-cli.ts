@@ -132,18 +132,26 @@ function exitOf(v: unknown): { exitCode: number | null; signal: number | null } 
   return { exitCode: null, signal: null };
 }
 
-/** The job `id` in `squeue --json` output (22.05 lists every job it knows and ignores -j, so filter here). */
-export function parseSqueueJson(text: string, id: string): JobInfo | null {
+/** Every job in `squeue --json` output, by id (22.05 lists every job it knows and ignores --jobs). */
+export function parseSqueueJobs(text: string): Map<string, JobInfo> {
   const doc = JSON.parse(text) as { jobs?: Record<string, unknown>[] };
-  const j = (doc.jobs ?? []).find((x) => String(x.job_id) === id);
-  if (!j) return null;
-  const state = firstState(j.job_state);
-  const ended = TERMINAL_STATES.has(state);
-  const ex = ended ? exitOf(j.exit_code) : { exitCode: null, signal: null };
-  return {
-    id, state, reason: String(j.state_reason ?? 'None'), ...ex,
-    restarts: typeof j.restart_cnt === 'number' ? j.restart_cnt : 0, node: String(j.batch_host ?? ''), source: 'squeue',
-  };
+  const out = new Map<string, JobInfo>();
+  for (const j of doc.jobs ?? []) {
+    const id = String(j.job_id);
+    const state = firstState(j.job_state);
+    const ended = TERMINAL_STATES.has(state);
+    const ex = ended ? exitOf(j.exit_code) : { exitCode: null, signal: null };
+    out.set(id, {
+      id, state, reason: String(j.state_reason ?? 'None'), ...ex,
+      restarts: typeof j.restart_cnt === 'number' ? j.restart_cnt : 0, node: String(j.batch_host ?? ''), source: 'squeue',
+    });
+  }
+  return out;
+}
+
+/** The job `id` in `squeue --json` output. */
+export function parseSqueueJson(text: string, id: string): JobInfo | null {
+  return parseSqueueJobs(text).get(id) ?? null;
 }
 
 /** `scontrol show job -o ID`: JobState=… Reason=… Restarts=… ExitCode=3:0 BatchHost=… */
@@ -175,15 +183,55 @@ export function parseSacct(text: string, id: string): JobInfo | null {
  * no tool knows the job (any more).
  */
 export async function queryJob(id: string): Promise<JobInfo | null> {
-  const q = parseSqueueJson(await run('squeue', ['--json', '--jobs', id]).catch((e: unknown) => {
+  return (await squeueJobs([id])).get(id) ?? await finalState(id);
+}
+
+/** One `squeue --json --jobs a,b,…` for many jobs. */
+async function squeueJobs(ids: readonly string[]): Promise<Map<string, JobInfo>> {
+  return parseSqueueJobs(await run('squeue', ['--json', '--jobs', ids.join(',')]).catch((e: unknown) => {
     // squeue exits non-zero for a job id it no longer knows
     if (e instanceof SlurmCommandError && /Invalid job id/i.test(e.stderr)) return '{"jobs":[]}';
     throw e;
-  }), id);
-  if (q) return q;
+  }));
+}
+
+/** A job squeue no longer lists: scontrol, then sacct (with accounting). */
+async function finalState(id: string): Promise<JobInfo | null> {
   const s = await run('scontrol', ['show', 'job', '-o', id]).then((t) => parseScontrol(t, id), () => null);
   if (s) return s;
   return run('sacct', ['-P', '-n', '-X', '-j', id, '-o', 'JobID,State,ExitCode,Restarts,NodeList']).then((t) => parseSacct(t, id), () => null);
+}
+
+/**
+ * queryJob for every job a build follows with one `squeue --json` per interval, however many
+ * jobs there are: slurmctld sees one query per poll, not one per job (22.05's squeue --json
+ * lists every job it knows whatever --jobs says, so one answer serves them all). An answer is
+ * reused for `maxAgeMs`; one call in flight serves every job that asks meanwhile.
+ */
+export class JobQuery {
+  private last: { at: number; ids: ReadonlySet<string>; jobs: Map<string, JobInfo> } | null = null;
+  private inflight: Promise<{ at: number; ids: ReadonlySet<string>; jobs: Map<string, JobInfo> }> | null = null;
+  /** squeue calls made (for tests and measurements). */
+  calls = 0;
+
+  constructor(private readonly maxAgeMs: number, private readonly followed: () => Iterable<string>) {}
+
+  async query(id: string): Promise<JobInfo | null> {
+    let snap = this.last && Date.now() - this.last.at < this.maxAgeMs && this.last.ids.has(id) ? this.last : null;
+    if (!snap && this.inflight) {
+      const s = await this.inflight;
+      if (s.ids.has(id)) snap = s;
+    }
+    if (!snap) {
+      if (!this.inflight) {
+        const ids = new Set([...this.followed(), id]);
+        this.calls++;
+        this.inflight = squeueJobs([...ids]).then((jobs) => (this.last = { at: Date.now(), ids, jobs })).finally(() => { this.inflight = null; });
+      }
+      snap = await this.inflight;
+    }
+    return snap.jobs.get(id) ?? await finalState(id);
+  }
 }
 
 /** scancel the job (all its steps, the batch shell included). A job Slurm no longer knows is no error. */

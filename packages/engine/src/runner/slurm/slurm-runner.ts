@@ -25,7 +25,7 @@ import type { JobHooks } from '../worker-pool.ts';
 import { writeRuleLog } from '../../report/rule-log.ts';
 import { followJob } from './follow-job.ts';
 import { JOB_FILE_FORMAT, type JobFile, type NodeResult, readJson, stagingFiles, writeJson } from './job-file.ts';
-import { type JobInfo, SlurmCommandError, TERMINAL_STATES, cancel, describeEnd, queryJob, submit } from './slurm-cli.ts';
+import { type JobInfo, JobQuery, SlurmCommandError, TERMINAL_STATES, cancel, describeEnd, queryJob, submit } from './slurm-cli.ts';
 
 export type RunOutcome = { ok: true; value: JobSuccess } | { ok: false; error: JobFailure };
 
@@ -56,6 +56,8 @@ interface Active { id: string; target: string; log(line: string): void }
 export class SlurmRunner {
   private readonly active = new Map<string, Active>();
   private readonly stop = new AbortController();
+  /** One squeue per poll for every job this build follows (answers reused for 250 ms). */
+  readonly jobs = new JobQuery(250, () => this.active.keys());
 
   /** `stagingRoot`: .rc1/slurm of the workspace; `root`: the workspace (the job's working dir). */
   constructor(private readonly root: string, private readonly stagingRoot: string, private readonly command: string[] = defaultCommand()) {}
@@ -125,7 +127,7 @@ export class SlurmRunner {
         },
         requeued: (now) => log(`slurm: job ${id} was requeued (restart ${now.restarts}${now.reason !== 'None' ? `, ${now.reason}` : ''}); the rule runs again and resumes from its state`),
         unreachable: (e, since) => { if (since === 0) log(`slurm: cannot ask Slurm about job ${id} (${e.message.split('\n')[0]}); retrying`); },
-      }, { pollMs: (ex.pollS ?? 2) * 1000, signal: this.stop.signal });
+      }, { pollMs: (ex.pollS ?? 2) * 1000, signal: this.stop.signal, query: (q) => this.jobs.query(q) });
     } catch (e) {
       this.active.delete(id);
       return { ok: false, error: { kind: 'rule-error', message: `${job.target}: lost track of slurm job ${id}: ${(e as Error).message} (it may still run: scancel ${id})` } };
