@@ -96,7 +96,7 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
       ws.remote?.attach((e) => rep.emit(e));
     }
     const keysBefore = currentKeys(ws);
-    const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url) }, rep);
+    const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url), ...(git ? { git } : {}) }, rep);
     build = b;
     const t0 = performance.now();
     const running: Running = {

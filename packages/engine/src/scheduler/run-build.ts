@@ -29,6 +29,7 @@ import { redactor } from '../util/redact-secrets.ts';
 import { EngineWriteError, asEngineWriteError, cannotRead } from '../util/write-error.ts';
 import { phase } from '../util/timing.ts';
 import { GitLookup, gitInfoSync } from '../util/git-info.ts';
+import type { GitState } from '../util/git-state.ts';
 import type { Workspace } from '../cli/workspace.ts';
 
 export interface BuildOptions {
@@ -38,6 +39,8 @@ export interface BuildOptions {
   dryRun: boolean;
   forced: ReadonlySet<string>;
   workerUrl: URL;
+  /** The git state, when the caller already asked (the run history does): shared, not asked twice. */
+  git?: Promise<GitState>;
 }
 
 type Outcome = 'up-to-date' | 'ran' | 'restored' | 'failed' | 'gate-failed' | 'blocked';
@@ -81,7 +84,7 @@ export class Build {
   }
 
   constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter) {
-    this.git = new GitLookup(ws.root);
+    this.git = new GitLookup(ws.root, opts.git);
   }
 
   private emit(e: BuildEvent): void {

@@ -1,39 +1,26 @@
 // The git state a manifest and an error report record: HEAD's commit and whether tracked files
-// differ from it. Asked once per build, and asynchronously: the two `git` runs start when the first
-// rule starts and overlap with the rules, instead of blocking the build for ~10–30 ms at the end.
-// node:child_process is loaded only then (a no-op never asks).
-import type { ExecFileException } from 'node:child_process';
+// differ from it (git-state.ts: one `git status`, none outside a git work tree). Asked once per
+// build, asynchronously: it starts when the first rule starts and overlaps with the rules, instead
+// of blocking the build for ~10–30 ms at the end. A no-op never asks.
 import { createRequire } from 'node:module';
+import { type GitState, gitState } from './git-state.ts';
 
-export interface GitInfo { commit: string | null; dirty: boolean | null }
-
-function git(root: string, args: string[]): Promise<string | null> {
-  return import('node:child_process').then(({ execFile }) => new Promise((resolve) => {
-    execFile('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (err: ExecFileException | null, stdout: string) => resolve(err ? null : stdout));
-  }));
-}
-
-/** HEAD's commit and whether tracked files differ from it; nulls outside a git work tree (or without git). */
-export async function gitInfo(root: string): Promise<GitInfo> {
-  const [commit, status] = await Promise.all([git(root, ['rev-parse', 'HEAD']), git(root, ['status', '--porcelain', '--untracked-files=no'])]);
-  if (commit === null || status === null) return { commit: null, dirty: null };
-  return { commit: commit.trim(), dirty: status.trim().length > 0 };
-}
+export type GitInfo = GitState;
 
 /** One git lookup per build, started on first use and shared by every later caller. */
 export class GitLookup {
-  private pending: Promise<GitInfo> | null = null;
-  constructor(private readonly root: string) {}
+  private pending: Promise<GitInfo> | null;
+  /** `asked`: a lookup already under way (the run history's), used instead of asking again. */
+  constructor(private readonly root: string, asked?: Promise<GitInfo>) {
+    this.pending = asked ?? null;
+  }
   /** Start the lookup now (if not yet started), without waiting for it. */
   start(): void {
-    this.pending ??= gitInfo(this.root);
+    this.pending ??= gitState(this.root);
   }
   get(): Promise<GitInfo> {
     this.start();
     return this.pending!;
-  }
-  get started(): boolean {
-    return this.pending !== null;
   }
 }
 

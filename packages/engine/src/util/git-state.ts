@@ -1,7 +1,6 @@
 // The git state of a workspace (HEAD commit and whether tracked files differ from it), asked of
 // git asynchronously so a caller can start it early and await it later: the run history records
 // it for every build, and a no-op build must not wait for git.
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -16,8 +15,9 @@ function insideGit(root: string): boolean {
 export interface GitState { commit: string | null; dirty: boolean | null }
 
 /** `git status --porcelain=v2 --branch`: one process gives both the commit and the dirty state. */
-export function gitState(root: string): Promise<GitState> {
-  if (!insideGit(root)) return Promise.resolve({ commit: null, dirty: null });
+export async function gitState(root: string): Promise<GitState> {
+  if (!insideGit(root)) return { commit: null, dirty: null };
+  const { execFile } = await import('node:child_process'); // not loaded by commands that never ask
   return new Promise((resolve) => {
     execFile('git', ['status', '--porcelain=v2', '--branch', '--untracked-files=no'], { cwd: root, maxBuffer: 64 << 20 }, (err, stdout) => {
       if (err) { resolve({ commit: null, dirty: null }); return; }
@@ -35,7 +35,8 @@ export function gitState(root: string): Promise<GitState> {
 }
 
 /** The commit a revision names (`HEAD~1`, a tag, a short hash), or null. */
-export function revParse(root: string, rev: string): Promise<string | null> {
+export async function revParse(root: string, rev: string): Promise<string | null> {
+  const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
     execFile('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: root }, (err, stdout) => resolve(err ? null : stdout.trim() || null));
   });
