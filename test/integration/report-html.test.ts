@@ -5,6 +5,7 @@
 // with a report sections module (lib/report.ts) that charts the gate's report.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PIPELINE, standardRig } from '../helpers/rig.ts';
 import { chartsOnPage, keepArtefact, visitPage } from '../helpers/chromium-page.ts';
@@ -50,10 +51,12 @@ test('report writes one self-contained page: the graph by state, the failed gate
     const html = rig.read('reports/build/index.html');
     assert.doesNotMatch(html, /<script|<link|<img|<iframe|@import|url\((?!#)/i, 'no script, no external resource');
     assert.doesNotMatch(html.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]+"/g, ''), /https?:\/\//, 'no URL other than the SVG namespaces');
-    // params diff: both changed keys with old and new values, and the gate check's status change
-    assert.match(html, /<td>gate\.min<\/td><td class="num">3<\/td><td class="num">100<\/td><td>g<\/td>/);
-    assert.match(html, /<td>copy\.suffix<\/td><td>!<\/td><td>\?<\/td><td>a, b, c, after_sq<\/td>/);
-    assert.match(html, /<td>length<\/td><td class="num">8<\/td><td class="num">8<\/td><td>0<\/td><td>pass → fail<\/td>/);
+    // the run diff of the last two recorded runs: both changed params, the gate check's status change
+    assert.match(html, /The last two of 2 recorded runs \(\.rc1\/runs\.jsonl\), as <code>rc1-build diff<\/code> compares them: run 1 \(/);
+    assert.match(html, /<td>copy\.suffix<\/td><td>!<\/td><td>\?<\/td><td><\/td>/);
+    assert.match(html, /<td>gate\.min<\/td><td class="num">3<\/td><td class="num">100<\/td><td>\+97<\/td>/);
+    assert.match(html, /<td>g<\/td><td>length<\/td><td>8 &gt;= 3 · pass<\/td><td>8 &gt;= 100 · fail<\/td><td>0<\/td>/);
+    assert.match(html, /<td>a<\/td><td>out\/a\.txt<\/td><td>[0-9a-f]{12}<\/td><td>[0-9a-f]{12}<\/td>/);
     assert.match(html, /hint: make the text longer or lower gate\.min/);
 
     const shot = path.join(rig.dir, 'report.png');
@@ -85,12 +88,22 @@ test('report writes one self-contained page: the graph by state, the failed gate
   } finally { rig.cleanup(); }
 });
 
-test('report without a previous record says so; a section module that does not export section functions is a usage error (64)', () => {
+test('with fewer than two recorded runs the diff compares the trace\'s previous records and says so; a section module that does not export section functions is a usage error (64)', () => {
   const rig = reportRig();
   try {
     assert.equal(rig.run([]).code, 0);
     assert.equal(rig.run(['report']).code, 0);
-    assert.match(rig.read('reports/build/index.html'), /No target has a previous record to compare with \(7 targets recorded\)/);
+    let html = rig.read('reports/build/index.html');
+    assert.match(html, /holds 1 run, fewer than two to compare/);
+    assert.match(html, /No target has a previous record to compare with \(7 targets recorded\)/);
+    rig.write('configs/default.yaml', 'copy:\n  suffix: "?"\ngate:\n  min: 3\nunrelated: 1\n');
+    assert.equal(rig.run([]).code, 0);
+    fs.rmSync(path.join(rig.dir, '.rc1/runs.jsonl'));
+    assert.equal(rig.run(['report']).code, 0);
+    html = rig.read('reports/build/index.html');
+    assert.match(html, /holds 0 runs, fewer than two to compare: this compares each target&#39;s current record in \.rc1\/trace\.log with its previous record there/);
+    assert.match(html, /<td>copy\.suffix<\/td><td>!<\/td><td>\?<\/td><td>a, b, after_gate, c, after_sq<\/td>/);
+    assert.match(html, /<td>g<\/td><td>[^<]+<\/td><td>[^<]+<\/td><td>ok<\/td><td>none \(same bytes: early cutoff\)<\/td>/);
     rig.write('lib/report.ts', 'export default { sections: [] };\n');
     const r = rig.run(['report']);
     assert.equal(r.code, 64, r.stdout + r.stderr);

@@ -1,5 +1,6 @@
 // `rc1-build report`: writes <manifestDir>/index.html, one self-contained page (report/html/):
-// the graph coloured by state, every gate with its checks and hints, the run-to-run diff, then the
+// the graph coloured by state, every gate with its checks and hints, the run-to-run diff (the last
+// two runs of the run history; before there are two, the trace's previous records), then the
 // sections the pipeline contributes through definePipeline({ report: { sections } }) — a module
 // compiled like a rule whose default export is an array of section functions; each reads
 // artifacts and returns a title and charts (Vega-Lite specs, rendered here to SVG) or tables.
@@ -14,8 +15,10 @@ import { PIPELINE_FILE } from '../config/load-pipeline.ts';
 import { UsageError } from '../config/usage-error.ts';
 import { graphSvg, type GraphNode } from '../report/html/graph-svg.ts';
 import { renderChart } from '../report/html/render-chart.ts';
-import { renderPage, type GateView, type RenderedItem, type RenderedSection } from '../report/html/report-page.ts';
+import { renderPage, type GateView, type PageData, type RenderedItem, type RenderedSection } from '../report/html/report-page.ts';
 import { readTraceHistory, traceDiff } from '../report/html/trace-diff.ts';
+import { diffRuns } from '../report/run-diff.ts';
+import { historyOf } from '../report/run-recorder.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { targetStatuses } from './status.ts';
 import type { Workspace } from './workspace.ts';
@@ -99,8 +102,15 @@ export async function runReport(ws: Workspace, io: Io): Promise<number> {
       ...(t.report ? { report: { path: t.report, href: path.posix.relative(ws.pipeline.manifestDir, t.report), exists: fs.existsSync(path.join(ws.root, t.report)) } } : {}),
     };
   });
-  const history = readTraceHistory(ws.trace.file);
-  const diff = traceDiff(history, ws.pipeline.order);
+  // The run diff: the last two runs of the run history (as `rc1-build diff` shows them); with
+  // fewer than two recorded, each target's current trace record against its previous one.
+  const runs = historyOf(ws).all();
+  const diff: PageData['diff'] = runs.length >= 2
+    ? { kind: 'runs', diff: diffRuns(runs[runs.length - 2]!, runs[runs.length - 1]!), recorded: runs.length }
+    : {
+      kind: 'trace', diff: traceDiff(readTraceHistory(ws.trace.file), ws.pipeline.order),
+      source: `The run history (.rc1/runs.jsonl, rc1-build diff) holds ${runs.length} run${runs.length === 1 ? '' : 's'}, fewer than two to compare: this compares each target's current record in .rc1/trace.log with its previous record there instead (the trace keeps superseded records until it is compacted).`,
+    };
   let manifestGit = null;
   try {
     manifestGit = (JSON.parse(fs.readFileSync(path.join(ws.root, ws.pipeline.manifestDir, 'manifest.json'), 'utf8')) as { git?: { commit: string | null; dirty: boolean | null } }).git ?? null;
@@ -147,10 +157,7 @@ export async function runReport(ws: Workspace, io: Io): Promise<number> {
   }
   const page = renderPage({
     title: path.basename(ws.root), profile: ws.profile, asOf, git: manifestGit, graph, graphSvg: graphSvg(graph), gates,
-    diff: {
-      source: 'There is no run history yet (rc1-build diff): this compares each target\'s current record in .rc1/trace.log with its previous record there (the trace keeps superseded records until it is compacted).',
-      diff,
-    },
+    diff,
     sectionsSource: sections ? `The sections below come from the pipeline (${sections.module}); their charts were drawn when this page was written.` : 'The pipeline declares no report sections (definePipeline({ report: { sections } })).',
     sections: rendered,
   });

@@ -3,8 +3,11 @@
 // its checks and hints, the run-to-run diff — then the pipeline's own sections. Pure: the same
 // data gives the same bytes.
 import type { Check } from '../../api/index.ts';
+import type { RunDiff } from '../run-diff.ts';
+import { diffHtml } from './diff-html.ts';
 import { escapeHtml as esc } from './escape-html.ts';
 import { STATE_COLOURS, type GraphNode, type NodeState } from './graph-svg.ts';
+import { fmt, html, status, table } from './html-table.ts';
 import type { TraceDiff } from './trace-diff.ts';
 
 export interface GateView {
@@ -34,18 +37,11 @@ export interface PageData {
   graph: readonly GraphNode[];
   graphSvg: string;
   gates: readonly GateView[];
-  diff: { source: string; diff: TraceDiff };
+  /** The last two runs of the run history, or (fewer than two recorded) the trace's previous records and why. */
+  diff: { kind: 'runs'; diff: RunDiff; recorded: number } | { kind: 'trace'; diff: TraceDiff; source: string };
   /** Where the pipeline's sections come from (the module), or why there are none. */
   sectionsSource: string;
   sections: readonly RenderedSection[];
-}
-
-/** A value as the tables show it: numbers to 4 significant digits, everything else as JSON. */
-export function fmt(v: unknown): string {
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : Number.isFinite(v) ? String(Number(v.toPrecision(4))) : String(v);
-  if (v === null || v === undefined) return '—';
-  if (typeof v === 'string') return v;
-  return JSON.stringify(v);
 }
 
 const CSS = `
@@ -63,18 +59,6 @@ th{background:#f1f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 figure{display:inline-block;margin:6px 18px 12px 0;vertical-align:top;background:#fff;border:1px solid #ddd;padding:8px}figcaption{font-weight:bold;margin-bottom:4px}
 .changed{background:#fff8e1}
 `;
-
-function status(s: string): string {
-  return `<span class="st st-${esc(s)}">${esc(s)}</span>`;
-}
-
-function table(columns: readonly string[], rows: readonly (readonly unknown[])[], rowClass?: (i: number) => string): string {
-  const head = `<tr>${columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr>`;
-  const body = rows.map((r, i) => `<tr${rowClass?.(i) ? ` class="${rowClass(i)}"` : ''}>${r.map((v) => `<td${typeof v === 'number' ? ' class="num"' : ''}>${typeof v === 'object' && v !== null && 'html' in (v as object) ? (v as { html: string }).html : esc(fmt(v))}</td>`).join('')}</tr>`).join('');
-  return `<table>${head}${body}</table>`;
-}
-
-const html = (s: string): { html: string } => ({ html: s });
 
 function checkRow(c: Check): unknown[] {
   const why = c.status === 'waived' ? `waived: ${c.waived ?? ''}` : c.status === 'n/a' ? `n/a: ${c.not_applicable ?? ''}` : '';
@@ -97,40 +81,6 @@ function gatesHtml(gates: readonly GateView[]): string {
     return head + table(['check', 'status', 'value', 'threshold', 'why / hint / basis'], g.checks.map(checkRow));
   }).join('');
   return summary + each;
-}
-
-function diffHtml(d: PageData['diff']): string {
-  const { diff } = d;
-  const parts = [`<p class="note">${esc(d.source)}</p>`];
-  if (diff.changes.length === 0) {
-    parts.push(`<p class="note">No target has a previous record to compare with (${diff.recorded} targets recorded): nothing was rebuilt since the trace began or was last compacted.</p>`);
-    return parts.join('');
-  }
-  parts.push(`<p>${diff.changes.length} of ${diff.recorded} recorded targets were rebuilt since their previous record.</p>`);
-  parts.push('<h3>Params</h3>', diff.params.length
-    ? table(['key', 'previous', 'current', 'targets'], diff.params.map((p) => [p.key, p.old, p.new, p.targets.join(', ')]))
-    : '<p class="note">No declared param changed.</p>');
-  if (diff.code.length) parts.push('<h3>Code</h3>', table(['file', 'targets'], diff.code.map((c) => [c.file, c.targets.join(', ')])));
-  parts.push('<h3>Targets</h3>', table(['target', 'previous', 'current', 'result', 'outputs changed', 'why it ran'], diff.changes.map((c) => [
-    c.name, c.previousAt, c.currentAt, c.previousResult === c.currentResult ? c.currentResult : `${c.previousResult} → ${c.currentResult}`,
-    c.outputsChanged.length ? c.outputsChanged.join(', ') : 'none (same bytes: early cutoff)',
-    html(c.reasons.slice(0, 6).map((r) => `<div class="hint">${esc(r)}</div>`).join('') + (c.reasons.length > 6 ? `<div class="hint">… and ${c.reasons.length - 6} more</div>` : '')),
-  ])));
-  const gateRows = diff.changes.filter((c) => c.checks.length);
-  if (gateRows.length) {
-    parts.push('<h3>Gate checks</h3>');
-    for (const c of gateRows) {
-      const changed = (i: number): string => {
-        const p = c.checks[i]!;
-        return fmt(p.old?.value) !== fmt(p.new?.value) || p.old?.status !== p.new?.status ? 'changed' : '';
-      };
-      parts.push(`<p><b>${esc(c.name)}</b></p>`, table(['check', 'previous', 'current', 'delta', 'status'], c.checks.map((p) => [
-        p.name, p.old ? p.old.value : '—', p.new ? p.new.value : '—', p.delta === null ? '—' : (p.delta > 0 ? '+' : '') + fmt(p.delta),
-        p.old?.status === p.new?.status ? p.new?.status ?? '—' : `${p.old?.status ?? '—'} → ${p.new?.status ?? '—'}`,
-      ]), changed));
-    }
-  }
-  return parts.join('');
 }
 
 function sectionHtml(s: RenderedSection, i: number): string {
