@@ -111,7 +111,10 @@ export class OutputCache {
       if (o.dir) for (const [rel, sha] of Object.entries(o.files ?? {})) engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
       else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
     }
-    this.onPut?.(this.putEntry(entry));
+    // Not `this.onPut?.(this.putEntry(entry))`: without a remote tier that would skip the write too
+    // (an optional call does not evaluate its arguments).
+    const stored = this.putEntry(entry);
+    this.onPut?.(stored);
   }
 
   /**

@@ -76,7 +76,7 @@ export class SlurmRunner {
 
     const secrets = new Set(t.secrets);
     const env = Object.fromEntries(Object.entries(job.env).filter(([k]) => !secrets.has(k)));
-    const { cacheDir: _cacheDir, ...rest } = job; // the build stores its cache copies itself, after the commit
+    const { cacheDir: _cacheDir, cacheKey: _cacheKey, ...rest } = job; // the build stores its cache copies and entry itself, after the commit
     const spec: JobFile = { format: JOB_FILE_FORMAT, staging: 'shared-fs', job: { ...rest, env }, secrets: [...secrets], graceS: ex.graceS ?? 20 };
     writeJson(files.job, spec, 0o600);
     fs.writeFileSync(files.script, `#!/bin/sh\n# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; see job.json)\nexec ${[...this.command, '__run-target', files.job].map(shQuote).join(' ')}\n`, { mode: 0o755 });
