@@ -1,7 +1,7 @@
 // The target graph as an SVG drawing for the report, each target coloured by its state
-// (up-to-date, stale, missing, failed). A layered layout, left to right: a target's column is
-// the length of the longest dependency chain below it; within a column, targets are ordered by
-// the mean row of their neighbours (a few sweeps each way, which removes most crossings in a
+// (up-to-date, stale, missing, failed). A layered layout, top to bottom: a target's layer is
+// the length of the longest dependency chain below it; within a layer, targets are ordered by
+// the mean position of their neighbours (a few sweeps each way, which removes most crossings in a
 // pipeline-shaped graph). Deterministic: the same graph and states give the same markup.
 import { escapeHtml } from './escape-html.ts';
 
@@ -17,8 +17,8 @@ export const STATE_COLOURS: Record<NodeState, { fill: string; stroke: string; te
 };
 
 const ROW_H = 26;
-const ROW_GAP = 10;
-const COL_GAP = 56;
+const LAYER_GAP = 34;
+const COL_GAP = 16;
 const CHAR_W = 7;
 const PAD = 12;
 
@@ -62,18 +62,19 @@ export function graphSvg(nodes: readonly GraphNode[]): string {
     for (let i = 1; i < nCols; i++) { sortBy(cols[i]!, (n) => byName.get(n)!.deps); setPos(); }
     for (let i = nCols - 2; i >= 0; i--) { sortBy(cols[i]!, (n) => dependents.get(n) ?? []); setPos(); }
   }
-  const colW = cols.map((c) => Math.max(...c.map((n) => n.length * CHAR_W + 2 * PAD)));
-  const colX: number[] = [];
-  let x = PAD;
-  for (const w of colW) { colX.push(x); x += w + COL_GAP; }
-  const width = x - COL_GAP + PAD;
-  const maxRows = Math.max(...cols.map((c) => c.length));
-  const height = PAD * 2 + maxRows * (ROW_H + ROW_GAP) - ROW_GAP;
+  // Layers run top to bottom (a pipeline is deep and narrow: rows fit a page, columns would not);
+  // each target's box is as wide as its name, a layer's boxes side by side, centred.
+  const widthOf = (n: string): number => n.length * CHAR_W + 2 * PAD;
+  const rowW = cols.map((c) => c.reduce((sum, n) => sum + widthOf(n), 0) + (c.length - 1) * COL_GAP);
+  const width = Math.max(...rowW) + 2 * PAD;
+  const height = PAD * 2 + nCols * (ROW_H + LAYER_GAP) - LAYER_GAP;
   const box = new Map<string, { x: number; y: number; w: number }>();
-  cols.forEach((c, ci) => {
-    // centre each column vertically
-    const top = PAD + ((maxRows - c.length) * (ROW_H + ROW_GAP)) / 2;
-    c.forEach((n, ri) => box.set(n, { x: colX[ci]!, y: top + ri * (ROW_H + ROW_GAP), w: colW[ci]! }));
+  cols.forEach((c, li) => {
+    let x = PAD + (width - 2 * PAD - rowW[li]!) / 2;
+    for (const n of c) {
+      box.set(n, { x, y: PAD + li * (ROW_H + LAYER_GAP), w: widthOf(n) });
+      x += widthOf(n) + COL_GAP;
+    }
   });
   const edges: string[] = [];
   for (const n of nodes) {
@@ -81,9 +82,9 @@ export function graphSvg(nodes: readonly GraphNode[]): string {
     for (const d of n.deps) {
       const a = box.get(d);
       if (!a) continue;
-      const x1 = a.x + a.w; const y1 = a.y + ROW_H / 2; const x2 = b.x; const y2 = b.y + ROW_H / 2;
-      const mx = (x1 + x2) / 2;
-      edges.push(`<path class="edge" d="M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2 - 4},${y2}" marker-end="url(#graph-arrow)"/>`);
+      const x1 = a.x + a.w / 2; const y1 = a.y + ROW_H; const x2 = b.x + b.w / 2; const y2 = b.y;
+      const my = (y1 + y2) / 2;
+      edges.push(`<path class="edge" d="M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2 - 4}" marker-end="url(#graph-arrow)"/>`);
     }
   }
   const boxes: string[] = [];
