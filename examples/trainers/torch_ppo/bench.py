@@ -8,7 +8,8 @@
             non-fused AdamW (the naive baseline); the trainer's own SFT steps are measured by
             running train.py itself (its metrics lines), see gpu-run.sh
 Writes a JSON report (argv[1]) and prints a table.
-Usage: bench.py OUT.json POOL.jsonl
+Usage: bench.py OUT.json POOL.jsonl            all of the above
+       bench.py --sft-only OUT.json POOL.jsonl the matmul ceiling and the transformers SFT baseline only
 """
 import json
 import os
@@ -68,7 +69,8 @@ def hf_model(c):
 
 
 def main():
-    out_path, pool_path = sys.argv[1], sys.argv[2]
+    sft_only = sys.argv[1] == "--sft-only"
+    out_path, pool_path = sys.argv[1 + sft_only], sys.argv[2 + sft_only]
     pool = [json.loads(x) for x in open(pool_path, encoding="utf-8") if x.strip()]
     vocab = Vocab.build([E.render_prompt(sc) + E.render_reference(sc) for sc in pool], 8000)
     prompts = [vocab.encode(E.render_prompt(sc)) for sc in pool]
@@ -79,7 +81,7 @@ def main():
     rep["matmul_bf16_flops_per_s"] = peak
     print(f"card {rep['card']}; bf16 matmul 8192^3: {peak / 1e12:.0f} TFLOP/s; prompts p50/p90/max {rep['prompt_tokens_p50_p90_max']} tokens", flush=True)
     max_new = 128
-    for size in ("base", "350m"):
+    for size in () if sft_only else ("base", "350m"):
         c = cfg_of(size, len(vocab))
         torch.manual_seed(0)
         m = PolicyLM(c).cuda().to(torch.bfloat16).eval()
@@ -116,6 +118,7 @@ def main():
         opt = torch.optim.AdamW(hm.parameters(), lr=1e-4)
         rows, seq = 8, 2048
         x = torch.randint(300, len(vocab), (rows, seq), device="cuda")
+        torch.cuda.reset_peak_memory_stats()
 
         def step():
             with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -126,7 +129,8 @@ def main():
         dt = timed(step, 5)
         f = train_flops_per_token(c, seq) * rows * seq / dt
         row = {"what": "sft", "impl": "transformers Qwen3ForCausalLM eager, AdamW non-fused (baseline)", "size": "350m", "params": count_params(c),
-               "tokens_per_step": rows * seq, "seconds": dt, "tokens_per_s": rows * seq / dt, "flops_per_s": f, "mfu_vs_989": f / 989.4e12}
+               "tokens_per_step": rows * seq, "seconds": dt, "tokens_per_s": rows * seq / dt, "flops_per_s": f, "mfu_vs_989": f / 989.4e12,
+               "peak_gb": torch.cuda.max_memory_allocated() / 2**30, "attention": "transformers default (sdpa), plain causal over the whole row"}
         rep["rows"].append(row)
         print(json.dumps(row), flush=True)
     except Exception as e:  # noqa: BLE001

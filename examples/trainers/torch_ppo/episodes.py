@@ -1,11 +1,18 @@
 """Scenarios as text, generated text as a trajectory, and RC1's reward of that trajectory.
 
 Text format (one dialogue): <|user|>turns<|assistant|>steps<|end|>, steps written as
-  <think>thought   <calc>expression=result   <wiki>title   <ask>question   <answer>final answer
+  <think>thought   <calc>expression<|call|>RESULT<|obs_end|>   <wiki>title<|call|>RESULT<|obs_end|>
+  <ask>question   <answer>final answer
+Tools are executed as RC1's rollouts execute them (src/rollouts/openai-source.ts toolOutput): the
+model writes the call up to <|call|>, generation stops there, and the environment appends the
+tool's output (RESULT, never written by the model, masked out of the policy's actions and of the
+SFT loss) and <|obs_end|>; the model then goes on. calc: the arithmetic evaluator of
+src/rollouts/calc.ts (ported below: `calc_eval`); wiki: the scenario's context document with that
+title (exact, case-insensitive, then most shared title words: `lookup_doc`), as "title: text"; a
+tool the scenario does not offer answers with the same error text. The SFT targets render the
+reference's tool calls the same way, with the output computed by these functions.
 A <ask> ends the assistant's turn; the user's reply follows (<|user|>reply<|assistant|>) and the
-assistant goes on. Tools are NOT executed in this trainer's episodes: a calc line carries the
-result the model wrote, a wiki line only the title it would look up (articles never enter the
-text). Tool calls are counted for the rubric's tool_use and reasoning dimensions as written.
+assistant goes on: the scenario's clarification, else openai-source.ts's "no further details" text.
 
 Success is the task's metric (a port of lib/rollouts/success.ts: gsm8k numeric match, hotpotqa
 exact match after the official normalisation with token F1 as partial credit, strategyqa yes/no).
@@ -14,6 +21,8 @@ heuristicBase, without jitter), and the reward is RC1's (lib/evaluation/reward.t
   r = (sum_d w_d * score_d - alpha * min(c, cap) * [no clarification needed]) * (1 + beta * (I[hard] - I[easy]))
 with w the calibrated weights (configs/weights.json), c the questions asked.
 """
+import json
+import math
 import re
 import string
 
@@ -77,29 +86,199 @@ def judge_success(task, pred, gold):
     return (p is not None and p == parse_yes_no(gold)), None
 
 
+# ---- tools (src/rollouts/calc.ts, src/rollouts/openai-source.ts) ----
+NO_DETAILS = "No further details; please answer the question as asked."
+_CALC_NUM = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)")
+
+
+def _js_div(a, b):
+    if b == 0:
+        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _js_pow(a, b):
+    if b == 0:
+        return 1.0
+    if a < 0 and not float(b).is_integer():
+        return math.nan
+    try:
+        return float(a) ** b
+    except OverflowError:
+        return math.inf if a > 0 or float(b) % 2 == 0 else -math.inf
+    except ZeroDivisionError:
+        return math.inf
+
+
+def calc_eval(expression):
+    """calc.ts evaluate(): (True, text) or (False, error)."""
+    src = re.sub(r"(\d),(?=\d{3}\b)", r"\1", expression).replace("×", "*").replace("x", "*").replace("÷", "/")
+    i = 0
+
+    class Fail(Exception):
+        pass
+
+    def peek():
+        nonlocal i
+        while i < len(src) and src[i] in " \t":
+            i += 1
+        return src[i] if i < len(src) else ""
+
+    def primary():
+        nonlocal i
+        c = peek()
+        if c == "(":
+            i += 1
+            v = total()
+            if peek() != ")":
+                raise Fail(f"expected ')' at position {i + 1}")
+            i += 1
+            return v
+        if c == "-":
+            i += 1
+            return -primary()
+        if c == "+":
+            i += 1
+            return primary()
+        m = _CALC_NUM.match(src, i)
+        if not m:
+            raise Fail("unexpected end of expression" if c == "" else f"unexpected '{c}' at position {i + 1}")
+        i = m.end()
+        return float(m.group(0))
+
+    def power():
+        nonlocal i
+        base = primary()
+        if peek() == "^" or src.startswith("**", i):
+            i += 1 if src[i] == "^" else 2
+            return _js_pow(base, power())
+        return base
+
+    def product():
+        nonlocal i
+        v = power()
+        while True:
+            c = peek()
+            if c == "*" and src[i + 1: i + 2] != "*":
+                i += 1
+                v *= power()
+            elif c == "/":
+                i += 1
+                v = _js_div(v, power())
+            elif c == "%":
+                i += 1
+                d = power()
+                v = math.nan if d == 0 or math.isinf(v) else math.fmod(v, d)
+            else:
+                return v
+
+    def total():
+        nonlocal i
+        v = product()
+        while True:
+            c = peek()
+            if c == "+":
+                i += 1
+                v += product()
+            elif c == "-":
+                i += 1
+                v -= product()
+            else:
+                return v
+
+    try:
+        v = total()
+        if peek() != "":
+            raise Fail(f"unexpected '{peek()}' at position {i + 1}")
+        if math.isnan(v) or math.isinf(v):
+            raise Fail("the result is not a finite number (division by zero?)")
+        return True, format_result(v)
+    except Fail as e:
+        return False, str(e)
+
+
+def format_result(v):
+    """calc.ts formatResult: integers without a decimal point, else at most 10 decimals, shortest form."""
+    if float(v).is_integer():
+        return str(int(v))
+    r = repr(float(f"{v:.10f}"))
+    return r[:-2] if r.endswith(".0") else r
+
+
+_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def _words(t):
+    return {w for w in _WORD.split(t.lower()) if w}
+
+
+def lookup_doc(context, title):
+    """openai-source.ts lookupDoc: exact title, case-insensitive, then the most shared title words (ties: first)."""
+    q = title.strip()
+    for d in context:
+        if d["title"] == q:
+            return d
+    for d in context:
+        if d["title"].lower() == q.lower():
+            return d
+    qw, best, best_n = _words(q), None, 0
+    for d in context:
+        n = sum(1 for w in _words(d["title"]) if w in qw)
+        if n > best_n:
+            best, best_n = d, n
+    return best
+
+
+def tool_output(sc, tool, text):
+    """openai-source.ts toolOutput: what the environment answers to a call of `tool` with `text`."""
+    tools = sc.get("tools") or []
+    if tool not in tools:
+        return f"error: tool {json.dumps(tool)} is not available here (available: {', '.join(tools)})"
+    if tool == "calc":
+        ok, out = calc_eval(text)
+        return out if ok else f"error: {out}"
+    d = lookup_doc(sc.get("context") or [], text)
+    return f"{d['title']}: {d['text']}" if d else f"No document found for {json.dumps(text)}."
+
+
 # ---- text format ----
 def render_prompt(sc):
     return "<|user|>" + "\n".join(m["content"] for m in sc["messages"]) + "<|assistant|>"
 
 
-def render_step(s):
+def render_observation(sc, tool, text):
+    """The environment's text after a tool call's <|call|>: the tool's output, then <|obs_end|>."""
+    return tool_output(sc, tool, text) + "<|obs_end|>"
+
+
+def render_step_parts(sc, s):
+    """[(text, is_environment)] of one reference step."""
     if s["type"] == "thought":
-        return "<think>" + s["text"]
+        return [("<think>" + s["text"], False)]
     if s["type"] == "tool_call":
-        return ("<calc>" + s["input"] + "=" + s["output"]) if s["tool"] == "calc" else ("<wiki>" + s["input"])
-    return "<ask>" + s["ask"] + "<|end|><|user|>" + s["reply"] + "<|assistant|>"
+        return [("<" + s["tool"] + ">" + s["input"] + "<|call|>", False), (render_observation(sc, s["tool"], s["input"]), True)]
+    return [("<ask>" + s["ask"] + "<|end|>", False), (user_turn(s["reply"]), True)]
+
+
+def render_reference_parts(sc):
+    """The reference trajectory (the SFT target, after the prompt) as [(text, is_environment)]:
+    environment text (tool outputs, the user's replies) is left out of the SFT loss."""
+    parts = [p for s in sc["reference"]["steps"] for p in render_step_parts(sc, s)]
+    return parts + [("<answer>" + sc["reference"]["final_answer"] + "<|end|>", False)]
 
 
 def render_reference(sc):
-    """The reference trajectory as the assistant's text (the SFT target), after the prompt."""
-    return "".join(render_step(s) for s in sc["reference"]["steps"]) + "<answer>" + sc["reference"]["final_answer"] + "<|end|>"
+    return "".join(t for t, _ in render_reference_parts(sc))
 
 
-def user_reply(sc, asked_before):
-    """The environment's reply to a clarifying question: the hidden detail the first time it is needed."""
-    if sc["needs_clarification"] and not asked_before and sc.get("clarification"):
-        return sc["clarification"]
-    return "Nothing to add."
+def user_turn(text):
+    return "<|user|>" + text + "<|assistant|>"
+
+
+def user_reply(sc):
+    """The environment's reply to a clarifying question, as openai-source.ts plays it: the
+    scenario's clarification when it has one, else the "no further details" text."""
+    return sc.get("clarification") or NO_DETAILS
 
 
 def parse_turn(text):
@@ -107,7 +286,7 @@ def parse_turn(text):
     parts = STEP.split(text.split("<|end|>")[0])
     steps, answer = [], None
     for tag, body in zip(parts[1::2], parts[2::2]):
-        body = body.strip()
+        body = body.split("<|call|>")[0].strip()
         if tag == "<answer>":
             answer = body
             break

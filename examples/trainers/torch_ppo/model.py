@@ -14,6 +14,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+TORCH_VER = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+HAS_GQA_SDPA = HAS_SDPA and TORCH_VER >= (2, 5)  # scaled_dot_product_attention(enable_gqa=True)
+# train.py --deterministic sets this: masked attention (the SFT document mask) by the explicit softmax
+# below, whose backward is plain matmuls: SDPA's kernels for an arbitrary mask accumulate gradients
+# with atomics, and with them two runs of the same SFT steps differed in the last bits (measured:
+# bench/results/torch_ppo.md, resume); GQA repeats k/v heads (SDPA without enable_gqa) as before.
+DETERMINISTIC_ATTENTION = False
+try:  # FlexAttention: block-sparse attention under a mask function (compiled to one kernel by torch.compile)
+    from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
+except ImportError:
+    BlockMask = create_block_mask = flex_attention = None
 
 
 class RMSNorm(nn.Module):
@@ -27,19 +38,83 @@ class RMSNorm(nn.Module):
         return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype) * self.weight
 
 
-def rope(x, pos, theta):
-    """Rotary embedding of x [B, H, T, D] at integer positions pos [B, T]."""
-    d = x.shape[-1]
-    inv = 1.0 / (theta ** (torch.arange(0, d, 2, device=x.device, dtype=torch.float32) / d))
+def rope_angles(pos, d, theta):
+    """float32 cos, sin [B, 1, T, D/2] of the rotary embedding at integer positions pos [B, T] (computed once per forward)."""
+    inv = 1.0 / (theta ** (torch.arange(0, d, 2, device=pos.device, dtype=torch.float32) / d))
     ang = pos.float()[:, None, :, None] * inv
-    cos, sin = torch.cos(ang).to(x.dtype), torch.sin(ang).to(x.dtype)
+    return torch.cos(ang), torch.sin(ang)
+
+
+def rope(x, cs):
+    """Rotary embedding of x [B, H, T, D] with (cos, sin) from rope_angles."""
+    cos, sin = cs[0].to(x.dtype), cs[1].to(x.dtype)
+    d = x.shape[-1]
     x1, x2 = x[..., : d // 2], x[..., d // 2:]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
 
 
+def is_block_mask(mask):
+    return BlockMask is not None and isinstance(mask, BlockMask)
+
+
+def doc_positions(doc):
+    """Positions that restart at 0 at every document of a packed row; doc [B, T] (document index per token, non-decreasing)."""
+    t = torch.arange(doc.shape[1], device=doc.device).expand_as(doc)
+    start = torch.zeros_like(doc, dtype=torch.bool)
+    start[:, 0] = True
+    start[:, 1:] = doc[:, 1:] != doc[:, :-1]
+    first = torch.where(start, t, torch.zeros_like(t)).cummax(1).values
+    return t - first
+
+
+def doc_mask(doc):
+    """Dense bool mask [B, 1, T, T] of document-causal attention (True = may attend): the same document, not later."""
+    t = doc.shape[1]
+    causal = torch.ones(t, t, dtype=torch.bool, device=doc.device).tril()
+    return (doc[:, None, :, None] == doc[:, None, None, :]) & causal
+
+
+class DocBlockMasks:
+    """FlexAttention BlockMasks of document-causal attention; blocks wholly across documents are
+    skipped. One mask function per row shape, reading a persistent buffer that each call refills,
+    so a compiled model sees the same mask function every step (no recompilation)."""
+
+    def __init__(self):
+        self.buf, self.mod = {}, {}
+
+    def __call__(self, doc):
+        key = tuple(doc.shape)
+        if key not in self.buf:
+            buf = self.buf[key] = torch.zeros_like(doc)
+
+            def mask_mod(b, h, q, kv):
+                return (buf[b, q] == buf[b, kv]) & (q >= kv)
+            self.mod[key] = mask_mod
+        self.buf[key].copy_(doc)
+        return create_block_mask(self.mod[key], doc.shape[0], None, doc.shape[1], doc.shape[1], device=doc.device)
+
+
+_DOC_BLOCK_MASKS = DocBlockMasks()
+
+
+def doc_block_mask(doc):
+    return _DOC_BLOCK_MASKS(doc)
+
+
 def attend(q, k, v, mask, causal):
-    """q [B,H,Tq,D], k/v [B,H,Tk,D]; mask: bool [B,1,Tq|1,Tk] (True = may attend) or None."""
-    if HAS_SDPA:
+    """q [B,H,Tq,D], k/v [B,KV,Tk,D] (KV divides H: grouped-query); mask: bool [B,1,Tq|1,Tk] (True = may
+    attend), a FlexAttention BlockMask, or None (then plain causal when `causal`)."""
+    g = q.shape[1] // k.shape[1]
+    if is_block_mask(mask):  # flex_attention is no autocast op: q, k (fp32 after their RMSNorm under autocast) take v's dtype
+        return flex_attention(q.to(v.dtype), k.to(v.dtype), v, block_mask=mask, enable_gqa=g > 1)
+    if HAS_GQA_SDPA and not DETERMINISTIC_ATTENTION:
+        kw = {"enable_gqa": True} if g > 1 else {}
+        if mask is None:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, **kw)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **kw)
+    if g > 1:
+        k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    if HAS_SDPA and not (DETERMINISTIC_ATTENTION and mask is not None and q.requires_grad):
         if mask is None:
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
@@ -69,13 +144,13 @@ class Block(nn.Module):
         self.up_proj = nn.Linear(d, c["ffn"], bias=False)
         self.down_proj = nn.Linear(c["ffn"], d, bias=False)
 
-    def forward(self, x, pos, mask, cache=None, at=None):
+    def forward(self, x, cs, mask, cache=None, at=None):
         b, t, _ = x.shape
         y = self.input_layernorm(x)
         q = self.q_norm(self.q_proj(y).view(b, t, self.h, self.hd)).transpose(1, 2)
         k = self.k_norm(self.k_proj(y).view(b, t, self.kv, self.hd)).transpose(1, 2)
         v = self.v_proj(y).view(b, t, self.kv, self.hd).transpose(1, 2)
-        q, k = rope(q, pos, self.theta), rope(k, pos, self.theta)
+        q, k = rope(q, cs), rope(k, cs)
         if cache is not None:  # static cache [B, KV, Tmax, D]: write at `at`, attend over all of it under `mask`
             kc, vc = cache
             kc.index_copy_(2, at, k)
@@ -90,8 +165,6 @@ class Block(nn.Module):
             mg = mask[:, :, None].expand(-1, -1, g, -1, -1).reshape(b, 1, g * tq, mask.shape[-1])
             a = attend(qg, k, v, mg, causal=False).reshape(b, self.h, tq, self.hd)
         else:
-            if g > 1:
-                k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
             a = attend(q, k, v, mask, causal=cache is None and mask is None)
         x = x + self.o_proj(a.transpose(1, 2).reshape(b, t, self.h * self.hd))
         y = self.post_attention_layernorm(x)
@@ -99,7 +172,8 @@ class Block(nn.Module):
 
 
 class PolicyLM(nn.Module):
-    """Causal LM + value head. forward(ids, pos, mask) -> (logits, values, hidden)."""
+    """Causal LM + value head. forward(ids, pos, mask) -> (logits, values). For packed rows, pos
+    restarts at every document (doc_positions) and mask is doc_mask / doc_block_mask."""
 
     def __init__(self, c):
         super().__init__()
@@ -119,8 +193,9 @@ class PolicyLM(nn.Module):
         x = self.embed_tokens(ids)
         if pos is None:
             pos = torch.arange(ids.shape[1], device=ids.device).expand(ids.shape[0], -1)
+        cs = rope_angles(pos, head_dim(self.c), self.c["rope_theta"])
         for i, layer in enumerate(self.layers):
-            x = layer(x, pos, mask, None if caches is None else caches[i], at)
+            x = layer(x, cs, mask, None if caches is None else caches[i], at)
         return self.norm(x)
 
     def forward(self, ids, pos=None, mask=None):
@@ -139,6 +214,15 @@ def count_params(c):
 
 
 def train_flops_per_token(c, seq):
-    """6 N (N: the matmul parameters: blocks + output head) + 6 L d S for causal attention (half of PaLM's 12 L d S)."""
+    """6 N (N: the matmul parameters: blocks + output head) + 6 L d S for causal attention over S tokens (half of PaLM's 12 L d S)."""
     p = count_params(c)
-    return 6 * (p["blocks"] + p["head"]) + 6 * c["layers"] * c["hidden"] * seq
+    return 6 * (p["blocks"] + p["head"]) + 6 * c["layers"] * c["heads"] * head_dim(c) * seq
+
+
+def train_flops(c, doc_lens):
+    """Model FLOPs of one training step (forward + backward) over packed documents of these lengths,
+    padding excluded: 6 N per token + 6 L d l^2 per document of length l (causal attention inside
+    the document only: what document masking computes; d = heads x head_dim)."""
+    p = count_params(c)
+    n = sum(doc_lens)
+    return 6 * (p["blocks"] + p["head"]) * n + 6 * c["layers"] * c["heads"] * head_dim(c) * sum(x * x for x in doc_lens)

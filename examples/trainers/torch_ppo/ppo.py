@@ -20,48 +20,94 @@ import torch.nn.functional as F
 import episodes as E
 
 
+def last_call(text):
+    """(tool, input) of the tool call that a segment ending in <|call|> makes: its last step tag, or (None, None)."""
+    parts = E.STEP.split(text.split("<|call|>")[0])
+    if len(parts) < 3 or parts[-2] not in ("<calc>", "<wiki>"):
+        return None, None
+    return parts[-2].strip("<>"), parts[-1].strip()
+
+
 def rollout(gen_model, sampler, vocab, batch, args, gen, dev):
-    """Generates episodes for `batch` scenarios; returns token sequences, action masks, rewards, stats."""
+    """Plays episodes of `batch` scenarios; returns token sequences, action masks (1 = written by the
+    policy), rewards and statistics. An episode is up to --max-segments generated segments; a segment
+    ends at <|call|> (the environment appends the tool's output and <|obs_end|>, episodes.py), at
+    <|end|> after a question (the user's reply follows), or else ends the episode (an answer, <eos>,
+    or --max-new tokens without one: the episode then has no answer). A <|call|> that follows no
+    tool tag ends the episode as well."""
     t0 = time.perf_counter()
-    prompts = [vocab.encode(E.render_prompt(sc)) for sc in batch]
-    turn1 = sampler.generate(prompts, args.max_new, args.temperature, gen)
-    seqs, masks, second, n_gen = [], [], [], 0
-    for i, (p, t) in enumerate(zip(prompts, turn1)):
-        seqs.append(p + t)
-        masks.append([0] * len(p) + [1] * len(t))
-        n_gen += len(t)
-        steps, ans = E.parse_turn(vocab.decode(t))
-        if ans is None and steps and steps[-1][0] == "ask" and t and t[-1] == vocab.end:
-            second.append(i)
-    if second:
-        ctx = []
-        for i in second:
-            reply = vocab.encode("<|user|>" + E.user_reply(batch[i], False) + "<|assistant|>")
-            seqs[i] += reply
-            masks[i] += [0] * len(reply)
-            ctx.append(seqs[i])
-        for i, t in zip(second, sampler.generate(ctx, args.max_new, args.temperature, gen)):
+    n = len(batch)
+    seqs = [vocab.encode(E.render_prompt(sc)) for sc in batch]
+    masks = [[0] * len(s) for s in seqs]
+    tools, tool_err, segs = [0] * n, [0] * n, [0] * n
+    err_kinds = [{} for _ in range(n)]  # per episode: unavailable / no_document / calc_error -> count
+    n_gen, active = 0, list(range(n))
+    for _ in range(args.max_segments):
+        if not active:
+            break
+        outs = sampler.generate([seqs[i] for i in active], args.max_new, args.temperature, gen)
+        nxt = []
+        for i, t in zip(active, outs):
             seqs[i] += t
             masks[i] += [1] * len(t)
             n_gen += len(t)
+            segs[i] += 1
+            if not t:
+                continue
+            env = None
+            if t[-1] == vocab.call:
+                tool, text = last_call(vocab.decode(t))
+                if tool is not None:
+                    obs = E.tool_output(batch[i], tool, text)
+                    tools[i] += 1
+                    kind = ("unavailable" if obs.startswith("error: tool") else "calc_error" if obs.startswith("error:")
+                            else "no_document" if obs.startswith("No document found") else None)
+                    if kind:
+                        tool_err[i] += 1
+                        err_kinds[i][kind] = err_kinds[i].get(kind, 0) + 1
+                    env = obs + "<|obs_end|>"
+            elif t[-1] == vocab.end:
+                steps, ans = E.parse_turn(vocab.decode(t))
+                if ans is None and steps and steps[-1][0] == "ask":
+                    env = E.user_turn(E.user_reply(batch[i]))
+            if env is not None:
+                e = vocab.encode(env)
+                seqs[i] += e
+                masks[i] += [0] * len(e)
+                nxt.append(i)
+        active = nxt
     if dev.type == "cuda":
         torch.cuda.synchronize()
     gen_s = time.perf_counter() - t0
-    rewards, success, asks = [], [], []
+    rewards, success, asks, no_answer = [], [], [], []
     for sc, s, m in zip(batch, seqs, masks):
-        text = vocab.decode([x for x, a in zip(s, m) if a])
+        # the policy's own text, segment by segment (environment text left out)
+        text, cur = [], []
+        for x, a in zip(s, m):
+            if a:
+                cur.append(x)
+            elif cur:
+                text.append(vocab.decode(cur))
+                cur = []
+        if cur:
+            text.append(vocab.decode(cur))
         steps, ans = [], None
-        for turn in text.split("<|end|>"):
-            st, a = E.parse_turn(turn)
-            steps += st
-            if a is not None:
-                ans = a
+        for seg in text:
+            for turn in seg.split("<|end|>"):
+                st, a = E.parse_turn(turn)
+                steps += st
+                if a is not None:
+                    ans = a
+                    break
+            if ans is not None:
                 break
         sc_scores, ok, c = E.scores(sc, steps, ans, sc["_ref"])
         rewards.append(E.rc1_reward(sc, sc_scores, c, args.weights, args.reward))
         success.append(1.0 if ok else 0.0)
         asks.append(c)
-    return seqs, masks, rewards, success, asks, n_gen, gen_s
+        no_answer.append(ans is None)
+    return {"seqs": seqs, "masks": masks, "rewards": rewards, "success": success, "asks": asks, "tools": tools, "tool_errors": tool_err, "error_kinds": err_kinds,
+            "segments": segs, "no_answer": no_answer, "n_gen": n_gen, "gen_s": gen_s}
 
 
 def pad(seqs, masks, pad_id, dev):

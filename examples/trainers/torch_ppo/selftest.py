@@ -7,8 +7,15 @@ check and exits 1 on the first failure:
   safetensors  the writer/reader round-trips float32 and bfloat16 tensors bit for bit
   success    the port of lib/rollouts/success.ts on cases whose answers that file defines
   vocab      every pool-vocabulary encoding decodes back to its text (byte fallback included)
+  docmask    packed SFT rows: a token's logits do not depend on the other documents of its row
+             (bit for bit when they change), and equal the document's logits alone; (CUDA, torch
+             with FlexAttention) the block-mask path gives the dense mask's logits
+  packing    every document is packed whole into exactly one row of an epoch; positions restart at 0
+  tools      the calc port (src/rollouts/calc.ts cases), the wiki lookup (openai-source.ts lookupDoc),
+             and an episode that calls a tool gets the tool's output appended, masked out of its actions
 """
 import os
+import random
 import sys
 import tempfile
 
@@ -17,7 +24,9 @@ import torch  # noqa: E402
 
 import ckpt  # noqa: E402
 import episodes as E  # noqa: E402
-from model import PolicyLM  # noqa: E402
+import ppo  # noqa: E402
+import train  # noqa: E402
+from model import PolicyLM, create_block_mask, doc_block_mask, doc_mask, doc_positions  # noqa: E402
 from sampler import Sampler  # noqa: E402
 from vocab import Vocab  # noqa: E402
 
@@ -68,6 +77,90 @@ def main():
     texts = ["<|user|>How much is 12 x 7?<|assistant|><calc>12*7=84<answer>84<|end|>", "Crème brûlée — 3½ cups, naïve café"]
     v = Vocab.build(texts, 50)
     check("vocab: encode/decode round trip (byte fallback)", all(v.decode(v.encode(x)) == x for x in texts))
+    docmask_checks(m, devs)
+    packing_checks()
+    tool_checks()
+
+
+def docmask_checks(m, devs):
+    m = m.to("cpu").float()
+    a, b, c = [40, 41, 42, 43, 44], [50, 51, 52, 53, 54, 55, 56], [60, 61, 62]
+    doc = torch.tensor([[0] * 5 + [1] * 7 + [2] * 3 + [3] * 2])  # 2 padding tokens: their own document
+    def row(x, z):
+        return torch.tensor([x + b + z + [0, 0]])
+    with torch.no_grad():
+        pos = doc_positions(doc)
+        check("docmask: positions restart at every document", pos[0].tolist() == list(range(5)) + list(range(7)) + list(range(3)) + [0, 1])
+        l1, _ = m(row(a, c), pos, doc_mask(doc))
+        l2, _ = m(row([70, 71, 72, 73, 74], [80, 81, 82]), pos, doc_mask(doc))
+        alone, _ = m(torch.tensor([b]))
+        plain, _ = m(row(a, c))
+    same = torch.equal(l1[0, 5:12], l2[0, 5:12])
+    check("docmask: a token's logits are bit-identical when the other documents of its row change", same)
+    check("docmask: ... and equal the document's logits alone (1e-5)", torch.allclose(l1[0, 5:12], alone[0], atol=1e-5), f"{(l1[0, 5:12] - alone[0]).abs().max()}")
+    check("docmask: without the mask they differ (the check can fail)", not torch.allclose(plain[0, 5:12], alone[0], atol=1e-3))
+    if "cuda" in devs and create_block_mask is not None:
+        md = m.to("cuda")
+        ids, dd = row(a, c).cuda(), doc.cuda()
+        with torch.no_grad():
+            dense, _ = md(ids, doc_positions(dd), doc_mask(dd))
+            flex, _ = md(ids, doc_positions(dd), doc_block_mask(dd))
+        check("docmask (cuda): FlexAttention block mask = dense document mask (1e-4)", torch.allclose(dense, flex, atol=1e-4), f"{(dense - flex).abs().max()}")
+
+
+def packing_checks():
+    rng = random.Random(3)
+    docs = [([1] * rng.randint(3, 40), [True] * 0) for _ in range(200)]
+    docs = [(d, [True] * len(d)) for d, _ in docs]
+    pk = train.Packer(docs, 64, 5, 0)
+    rows = pk.epoch(0)
+    flat = sorted(i for r in rows for i in r)
+    check("packing: every document exactly once per epoch, whole, within seq", flat == list(range(200)) and all(sum(len(docs[i][0]) for i in r) <= 64 for r in rows))
+    ids, labels, doc, lens = pk.tensors(1, 4)
+    check("packing: step rows are epoch rows in order", [sorted(x) for x in pk.rows_of_step(1, 4)] == [sorted(x) for x in rows[:4]] and sum(lens) == int((ids != 0).sum()))
+    both = train.Packer(docs, 64, 5, 0)
+    stream = both.epoch(0) + both.epoch(1)
+    n = 3 if len(rows) % 3 else 4  # a step size that does not divide the epoch: one step spans the two epochs
+    check("packing: the rows of consecutive steps run through epoch 0 into epoch 1",
+          all(pk.rows_of_step(k, n) == stream[(k - 1) * n: k * n] for k in range(1, len(stream) // n + 1)))
+
+
+def tool_checks():
+    cases = [("2 + 3 * 4", "14"), ("(2 + 3) * 4", "20"), ("2^3^2", "512"), ("2**3", "8"), ("1,234 + 1", "1235"), ("7 % 3", "1"), ("-3 + 5", "2"),
+             ("3 x 4", "12"), ("10 / 4", "2.5"), ("0.1 + 0.2", "0.3"), ("1/3", "0.3333333333")]
+    bad = [(e, E.calc_eval(e)) for e, want in cases if E.calc_eval(e) != (True, want)]
+    check("tools: calc evaluates as calc.ts", not bad, str(bad))
+    errs = [E.calc_eval(e) for e in ("1/0", "(1+2", "abc", "2 +")]
+    check("tools: calc errors as calc.ts", errs == [(False, "the result is not a finite number (division by zero?)"), (False, "expected ')' at position 5"),
+                                                      (False, "unexpected 'a' at position 1"), (False, "unexpected end of expression")], str(errs))
+    ctx = [{"title": "Catan", "text": "A board game."}, {"title": "Pirate's Cove", "text": "Another game."}]
+    sc = {"tools": ["wiki"], "context": ctx}
+    check("tools: wiki lookup exact, case-insensitive, most shared words",
+          E.tool_output(sc, "wiki", "Catan") == "Catan: A board game." and E.tool_output(sc, "wiki", "catan") == "Catan: A board game."
+          and E.tool_output(sc, "wiki", "the cove of pirates") == "Pirate's Cove: Another game." and E.tool_output(sc, "wiki", "Rome") == 'No document found for "Rome".')
+    check("tools: a tool the scenario does not offer", E.tool_output(sc, "calc", "1+1") == 'error: tool "calc" is not available here (available: wiki)')
+    # an episode: a scripted sampler calls calc, gets the result appended (not an action), then answers
+    vocab = Vocab.build(["<|user|>What is 6 times 7?<|assistant|><calc>6*7<|call|>42<|obs_end|><answer>42<|end|>"], 100)
+    script = [vocab.encode("<calc>6*7<|call|>"), vocab.encode("<answer>42<|end|>")]
+
+    class Scripted:
+        def generate(self, prompts, max_new, temperature, gen):
+            return [script.pop(0)]
+    sc = {"id": "x", "task": "gsm8k", "tools": ["calc"], "context": [], "needs_clarification": False, "clarification": None, "gold_answer": "42",
+          "difficulty": "easy", "messages": [{"role": "user", "content": "What is 6 times 7?"}],
+          "reference": {"steps": [{"type": "tool_call", "tool": "calc", "input": "6*7", "output": "42"}], "final_answer": "42"}}
+    sc["_ref"] = E.reference_stats(sc)
+    args = type("A", (), {"max_segments": 4, "max_new": 16, "temperature": 1.0, "weights": {d: 1 / 7 for d in E.DIMENSIONS},
+                          "reward": {"use_overclar_penalty": True, "alpha": 0.07, "cap": 3, "beta": 0.05}})()
+    ro = ppo.rollout(None, Scripted(), vocab, [sc], args, None, torch.device("cpu"))
+    text = vocab.decode(ro["seqs"][0])
+    acted = vocab.decode([x for x, a in zip(ro["seqs"][0], ro["masks"][0]) if a])
+    check("tools: an episode's calc call is executed, its output appended and not an action",
+          text.endswith("<calc>6*7<|call|>42<|obs_end|><answer>42<|end|>") and acted == "<calc>6*7<|call|><answer>42<|end|>"
+          and ro["success"] == [1.0] and ro["tools"] == [1], f"{text!r} / {acted!r} / {ro['success']}")
+    docs = train.encode_doc(vocab, sc, 512)
+    untrained = vocab.decode([x for x, t in zip(*docs) if not t])
+    check("tools: the SFT target renders the executed output, left out of the loss", untrained == "42<|obs_end|>", repr(untrained))
 
 
 if __name__ == "__main__":

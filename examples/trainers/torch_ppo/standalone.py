@@ -8,7 +8,9 @@ For machines without Node (the GPU machine). Modes:
           SIGTERM once its metrics reach step --cut, must exit 143 with a complete checkpoint at its
           last step, and is resumed from it; prints the metrics of every step after the cut side by
           side and whether the final weights are byte-identical.
-Usage: standalone.py MODE OUT --steps N --pool P --weights W [--cut K] -- <train.py arguments>
+  --deadline-s S (run): SIGTERM the trainer S seconds after its start if it is still running (it
+          checkpoints its last finished step and exits 143; standalone then exits 0 and says so).
+Usage: standalone.py MODE OUT --steps N --pool P --weights W [--cut K] [--deadline-s S] -- <train.py arguments>
 """
 import argparse
 import filecmp
@@ -70,11 +72,20 @@ def main():
     ap.add_argument("--pool", required=True)
     ap.add_argument("--weights", required=True)
     ap.add_argument("--cut", type=int, default=0)
+    ap.add_argument("--deadline-s", type=float, default=0)
     a, extra = ap.parse_known_args()
     extra = [x for x in extra if x != "--"]
     a.pool, a.weights = os.path.abspath(a.pool), os.path.abspath(a.weights)
     if a.mode == "run":
         p, _, _ = launch(os.path.join(a.out, "run"), a, extra)
+        if a.deadline_s > 0:
+            try:
+                sys.exit(p.wait(timeout=a.deadline_s))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGTERM)
+                rc = p.wait()
+                print(f"standalone: deadline {a.deadline_s:.0f} s: SIGTERM, the trainer exited {rc}")
+                sys.exit(0 if rc == 143 else rc)
         sys.exit(p.wait())
     p, m_straight, ck_s = launch(os.path.join(a.out, "straight"), a, extra)
     if p.wait() != 0:
@@ -103,14 +114,20 @@ def main():
         exact &= same
         rows.append({"step": x["step"], "phase": x["phase"], "loss_straight": y["loss"], "loss_resumed": x["loss"], "reward_straight": y["reward"],
                      "reward_resumed": x["reward"], "kl_straight": y["kl"], "kl_resumed": x["kl"], "identical": same, "abs_diff": diff})
+    # the two runs were separate processes from step 1: their steps up to the cut show whether the run
+    # itself is reproducible (a difference there is not the resume's)
+    before = [x for x in done if x["step"] in s]
+    first_diff = next((x["step"] for x in before if any(x[k] != s[x["step"]][k] for k in x if k not in volatile)), None)
     final = f"step_{a.steps:05d}"
     weights_same = filecmp.cmp(os.path.join(ck_s, final, "model.safetensors"), os.path.join(ck_c, final, "model.safetensors"), shallow=False)
     report = {"cut_after": a.cut, "exit_on_sigterm": rc, "resumed_from": os.path.basename(d), "steps_after_resume": rows,
-              "metrics_identical": exact, "final_weights_identical": weights_same}
+              "metrics_identical": exact, "final_weights_identical": weights_same,
+              "before_cut": {"steps": len(before), "first_different_step": first_diff}}
     json.dump(report, open(os.path.join(a.out, "resume_report.json"), "w"), indent=2)
     for r in rows:
         print(f"step {r['step']:>4} {r['phase']}: loss {r['loss_straight']:.6f} / {r['loss_resumed']:.6f}  reward {r['reward_straight']:.6f} / {r['reward_resumed']:.6f}  kl {r['kl_straight']:.6g} / {r['kl_resumed']:.6g}  {'identical' if r['identical'] else 'DIFFERENT ' + json.dumps(r['abs_diff'])}")
-    print(f"resume: metrics identical {exact}; final weights byte-identical {weights_same}")
+    print(f"resume: metrics identical {exact}; final weights byte-identical {weights_same}; steps 1..{len(before)} of the two runs "
+          + ("identical" if first_diff is None else f"first differ at step {first_diff}"))
 
 
 if __name__ == "__main__":

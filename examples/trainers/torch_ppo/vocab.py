@@ -18,7 +18,8 @@ import re
 from collections import Counter
 
 PIECE = re.compile(r" ?[A-Za-z]+| ?[0-9]| ?[^\sA-Za-z0-9]+|\s+")
-SPECIALS = ["<pad>", "<eos>", "<|user|>", "<|assistant|>", "<|end|>", "<think>", "<calc>", "<wiki>", "<ask>", "<answer>"]
+SPECIALS = ["<pad>", "<eos>", "<|user|>", "<|assistant|>", "<|end|>", "<think>", "<calc>", "<wiki>", "<ask>", "<answer>", "<|call|>", "<|obs_end|>"]
+KIND = "rc1-pool-pieces-v2"  # v2: the tool-call markers <|call|>, <|obs_end|> (tools are executed in episodes)
 SPECIAL_RE = re.compile("(" + "|".join(re.escape(s) for s in SPECIALS) + ")")
 
 
@@ -76,11 +77,11 @@ class Vocab:
         return "".join(out)
 
     def to_json(self):
-        return json.dumps({"kind": "rc1-pool-pieces-v1", "specials": SPECIALS, "pieces": self.itos[self.byte0 + 256:]}, ensure_ascii=False)
+        return json.dumps({"kind": KIND, "specials": SPECIALS, "pieces": self.itos[self.byte0 + 256:]}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text):
         d = json.loads(text)
-        if d.get("kind") != "rc1-pool-pieces-v1" or d.get("specials") != SPECIALS:
-            raise ValueError("vocab.json: not a vocabulary of this trainer (kind rc1-pool-pieces-v1)")
+        if d.get("kind") != KIND or d.get("specials") != SPECIALS:
+            raise ValueError(f"vocab.json: not a vocabulary of this trainer's version (kind {KIND}, got {d.get('kind')})")
         return cls(d["pieces"])
