@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Tables of the torch trainer's GPU run (examples/trainers/torch_ppo/gpu-run.sh), from the files it
-returned, kept in bench/results/torch_ppo/. Standard library only; prints markdown (the content of
-bench/results/torch_ppo.md: `python3 bench/results/torch_ppo_report.py > bench/results/torch_ppo.md`).
-Intervals: 95 % percentile bootstrap over held-out scenarios (the independent unit), paired
-(the same resampled scenarios for SFT and PPO), 10 000 resamples, seed 0.
+"""Tables of the torch trainer's GPU runs (examples/trainers/torch_ppo/gpu-run.sh), from the files they
+returned, kept in bench/results/torch_ppo/{h200,h100}/ (this revision) and rev1/ (the first revision,
+its own report beside it). Standard library only; prints markdown:
+`python3 bench/results/torch_ppo_report.py > bench/results/torch_ppo.md`.
+Intervals: 95 % percentile bootstrap over source questions (the unit the shadow set is drawn by;
+every episode of a source question is resampled together), paired (the same resample for SFT and
+PPO), 10 000 resamples, seed 0. Negative control: PPO and SFT swapped at random per source question
+(10 000 permutations, seed 1); the table gives the permutations' 95th percentile of |PPO − SFT| and the
+two-sided share of permutations at least as far from 0 as the observed difference.
 """
 import json
 import os
@@ -11,107 +15,215 @@ import random
 import statistics as st
 
 D = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_ppo")
-PEAK = 989.4e12  # NVIDIA's dense bf16 datasheet figure for H100 SXM and H200
+PEAK = 989.4e12  # NVIDIA's dense bf16 datasheet figure for H100 SXM (80GB HBM3) and H200
 
 
-def jl(name):
-    with open(os.path.join(D, name)) as f:
+def jl(path):
+    with open(os.path.join(D, path)) as f:
         return [json.loads(x) for x in f if x.strip()]
 
 
-def boot(pairs, stat, n=10000):
-    rng = random.Random(0)
-    vals = sorted(stat([pairs[rng.randrange(len(pairs))] for _ in pairs]) for _ in range(n))
-    return vals[int(0.025 * n)], vals[int(0.975 * n) - 1]
+def js(path):
+    with open(os.path.join(D, path)) as f:
+        return json.load(f)
+
+
+def card(sub):
+    with open(os.path.join(D, sub, "card.txt")) as f:
+        return f.readline().split(",")[0].strip()
+
+
+def sft_row(sub, name, label):
+    m = [x for x in jl(f"{sub}/metrics_{name}.jsonl") if x["phase"] == "sft"]
+    s = m[5:]  # steps 6..30: step 1 compiles, steps 2..5 warm up
+    f = st.median(x["mfu_flops_per_s"] for x in s)
+    ceil = js(f"{sub}/bench_sft.json")["matmul_bf16_flops_per_s"]
+    rows = round(s[0]["tokens"] / (1 - s[0]["pad_share"]) / 2048)
+    return (f"| {card(sub)} | {label} | {rows} x 2048 | {st.median(x['throughput'] for x in s):,.0f} | {st.mean(x['pad_share'] for x in s):.1%} | "
+            f"{f / 1e12:.0f} | **{f / PEAK:.1%}** ({f / ceil:.1%}) | {max(x['gpu_mem_gb'] for x in m):.1f} GiB | {m[0]['loss']:.5f} |")
+
+
+def cluster_sums(pairs, fn):
+    """Per source question: (sum over its SFT episodes, sum over its PPO episodes, episodes) of fn."""
+    out = {}
+    for x, y in pairs:
+        c = out.setdefault(x["source_id"], [0.0, 0.0, 0])
+        c[0] += fn(x)
+        c[1] += fn(y)
+        c[2] += 1
+    return list(out.values())
+
+
+def means(cs):
+    n = sum(c[2] for c in cs)
+    return sum(c[0] for c in cs) / n, sum(c[1] for c in cs) / n
+
+
+def boot(cs, n=10000, seed=0):
+    """95 % intervals of the SFT mean, the PPO mean and their difference, resampling source questions."""
+    rng = random.Random(seed)
+    a, b, d = [], [], []
+    for _ in range(n):
+        m0, m1 = means([cs[rng.randrange(len(cs))] for _ in cs])
+        a.append(m0)
+        b.append(m1)
+        d.append(m1 - m0)
+    q = lambda v: (sorted(v)[int(0.025 * n)], sorted(v)[int(0.975 * n) - 1])  # noqa: E731
+    return q(a), q(b), q(d)
+
+
+def perm(cs, n=10000, seed=1):
+    """Negative control: SFT and PPO swapped at random per source question; the 95th percentile of
+    |PPO - SFT| over the swaps and the two-sided share of swaps at least as far from 0 as observed."""
+    rng = random.Random(seed)
+    m0, m1 = means(cs)
+    obs = abs(m1 - m0)
+    tot = sum(c[2] for c in cs)
+    out = []
+    for _ in range(n):
+        d = sum((c[1] - c[0]) if rng.random() < 0.5 else (c[0] - c[1]) for c in cs) / tot
+        out.append(abs(d))
+    out.sort()
+    return out[int(0.95 * n) - 1], sum(1 for x in out if x >= obs - 1e-12) / n
+
+
+def eval_table(ev, mode_is_greedy):
+    a = [x for x in ev["sft"] if (x["mode"] == "greedy") == mode_is_greedy]
+    b = {(x["id"], x["mode"]): x for x in ev["final"]}
+    pairs = [(x, b[(x["id"], x["mode"])]) for x in a]
+    metrics = [
+        ("success", lambda x: x["success"], None),
+        ("reward", lambda x: x["reward"], None),
+        ("success, needs clarification", lambda x: x["success"], lambda x: x["needs_clarification"]),
+        ("asks (share of episodes), needs clarification", lambda x: float(x["asks"] > 0), lambda x: x["needs_clarification"]),
+        ("over-clarification (asks, no clarification needed)", lambda x: float(x["asks"] > 0), lambda x: not x["needs_clarification"]),
+        ("success, no clarification needed", lambda x: x["success"], lambda x: not x["needs_clarification"]),
+        ("no answer (share of episodes)", lambda x: float(x["no_answer"]), None),
+        ("tool calls per episode", lambda x: float(x["tool_calls"]), None),
+    ] + [(f"success, {t}", lambda x: x["success"], (lambda t: lambda x: x["task"] == t)(t)) for t in ("gsm8k", "hotpotqa", "strategyqa")]
+    print("| metric | n episodes | after SFT [95 % CI] | after PPO [95 % CI] | PPO − SFT [95 % CI, paired] | negative control: 95th pct of abs(PPO − SFT), two-sided p |")
+    print("|---|---|---|---|---|---|")
+    for name, fn, keep in metrics:
+        sub = [p for p in pairs if keep is None or keep(p[0])]
+        cs = cluster_sums(sub, fn)
+        m0, m1 = means(cs)
+        (l0, h0), (l1, h1), (ld, hd) = boot(cs)
+        q95, p = perm(cs)
+        print(f"| {name} | {len(sub)} | {m0:.4f} [{l0:.4f}, {h0:.4f}] | {m1:.4f} [{l1:.4f}, {h1:.4f}] | {m1 - m0:+.4f} [{ld:+.4f}, {hd:+.4f}] | {q95:.4f}, p = {p:.3f} |")
 
 
 def main():
-    bench = json.load(open(os.path.join(D, "bench.json")))
-    card = bench["card"]
-    ceil = bench["matmul_bf16_flops_per_s"]
-    print(f"# Torch trainer (examples/trainers/torch_ppo): GPU run on one {card}\n")
-    print(f"torch {bench['torch']}; pool vocabulary {bench['vocab']} tokens; pool prompts p50/p90/max {bench['prompt_tokens_p50_p90_max']} tokens. "
-          f"Measured bf16 matmul ceiling (8192^3) {ceil / 1e12:.0f} TFLOP/s; MFU below is against the datasheet's {PEAK / 1e12:.1f} TFLOP/s "
-          "and, in brackets, against the measured ceiling. Every baseline was measured in the same call on the same card.\n")
+    h200, h100 = "h200", "h100"
+    b200, b100 = js(f"{h200}/bench_sft.json"), js(f"{h100}/bench_sft.json")
+    print("# Torch trainer (examples/trainers/torch_ppo): GPU runs on one NVIDIA H200 and one NVIDIA H100\n")
+    print(f"torch {b200['torch']} on both; pool vocabulary {b200['vocab']} tokens (tool outputs included). MFU = model FLOPs / time / the "
+          f"datasheet's dense bf16 peak, {PEAK / 1e12:.1f} TFLOP/s for both cards (H100 SXM, 80GB HBM3, and H200); in brackets against the "
+          f"bf16 matmul ceiling measured in the same call (8192^3): H200 {b200['matmul_bf16_flops_per_s'] / 1e12:.0f}, H100 "
+          f"{b100['matmul_bf16_flops_per_s'] / 1e12:.0f} TFLOP/s. Each card's baseline was measured on that card, in the same call as its runs "
+          "(the H100's 24-row and 350w runs in the next call on the same warm machine).\n")
 
-    print("## SFT throughput, ~350 M configuration (24 x 1024, ffn 3072, GQA 16/8; 310 M in blocks + 15 M embedding/head)\n")
-    print("| implementation | rows x seq | tokens/s | model TFLOP/s | MFU | peak GPU memory |\n|---|---|---|---|---|---|")
-    for r in bench["rows"]:
-        if r["what"] == "sft" and "error" not in r:
-            print(f"| {r['impl']} | 8 x 2048 | {r['tokens_per_s']:,.0f} | {r['flops_per_s'] / 1e12:.0f} | {r['flops_per_s'] / PEAK:.1%} ({r['flops_per_s'] / ceil:.1%}) | n/a |")
-    for v, label in (("eager", "trainer, eager, fused AdamW"), ("compiled", "trainer, torch.compile, fused AdamW, packed rows")):
-        s = [x for x in jl(f"metrics_350m_{v}.jsonl") if x["phase"] == "sft"][3:]
-        f = st.median(x["mfu_flops_per_s"] for x in s)
-        print(f"| {label} (median of steps 4..{len(s) + 3}) | 16 x 2048 | {st.median(x['throughput'] for x in s):,.0f} | {f / 1e12:.0f} | "
-              f"{f / PEAK:.1%} ({f / ceil:.1%}) | {max(x['gpu_mem_gb'] for x in s):.1f} GiB |")
-    print("\nFLOPs per token: 6 x (block + output-head matmul parameters) + 6 x layers x hidden x seq (causal attention).\n")
+    print("## SFT throughput, ~350 M configurations, packed rows with document masking\n")
+    print("Model FLOPs per step: 6 × (block + output-head matmul parameters) × real tokens (padding excluded) + 6 × layers × "
+          "(heads × head_dim) × Σ l² over the step's documents of lengths l (causal attention inside each document: what the document mask "
+          "computes). The transformers baseline packs no documents: its random 8 × 2048 rows are counted with plain causal attention over "
+          "the whole row (6 × layers × d × 2048 per token), which it computes. Median over steps 6..30 of 30 SFT steps (step 1 compiles); "
+          "the step time is the GPU time between the ends of consecutive steps (data, forward, backward, clipping, fused AdamW; no host "
+          "sync inside the loop: a step's metrics line is written while the next step runs).\n")
+    print("350m: 24 layers × hidden 1024, ffn 3072, GQA 16/8 heads of 64 (302 M in blocks + 8.5 M output head + 8.5 M embedding). "
+          "350w: 12 layers × hidden 1536, ffn 4096, GQA 12/4 heads of 128 (302 M in blocks + 12.7 M head + 12.7 M embedding).\n")
+    print("| card | implementation | rows x seq | real tokens/s | padding | model TFLOP/s | MFU (of measured ceiling) | peak GPU memory | loss, step 1 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for sub, b in ((h200, b200), (h100, b100)):
+        r = [x for x in b["rows"] if x["what"] == "sft"][0]
+        print(f"| {card(sub)} | transformers Qwen3ForCausalLM (350m shape) eager, AdamW non-fused, plain causal (baseline) | 8 x 2048 | "
+              f"{r['tokens_per_s']:,.0f} | 0 | {r['flops_per_s'] / 1e12:.0f} | {r['flops_per_s'] / PEAK:.1%} "
+              f"({r['flops_per_s'] / b['matmul_bf16_flops_per_s']:.1%}) | {r['peak_gb']:.1f} GiB | |")
+        print(sft_row(sub, "sft350m_flex", "trainer 350m, torch.compile (model + loss), FlexAttention document mask, fused AdamW"))
+        if sub == h100:
+            print(sft_row(sub, "sft350m_flex_r24", "the same, 24 rows per step"))
+        if sub == h200:
+            print(sft_row(sub, "sft350m_dense", "trainer 350m, torch.compile, dense boolean document mask (SDPA)"))
+        print(sft_row(sub, "sft350w_flex", "trainer 350w, torch.compile, FlexAttention document mask, fused AdamW"))
+    print("\nThe FlexAttention and dense-mask runs start from the same weights on the same rows: their step-1 losses agree to 2e-5 "
+          "(bf16 kernels), and selftest.py checks on the GPU that the two masks give the same logits (`h200/selftest.log`).\n")
 
-    print("## Decoding (rollout generation), every row decoding 128 new tokens (no early stop)\n")
+    bench = js(f"{h100}/bench.json")
+    print(f"## Decoding (rollout generation), {card(h100)}: every row decoding 128 new tokens (no early stop)\n")
     print("| size | implementation | batch | tokens/s |\n|---|---|---|---|")
     for r in bench["rows"]:
         if r["what"] == "decode" and "error" not in r:
             print(f"| {r['size']} | {r['impl']} | {r['batch']} | {r['tokens_per_s']:,.0f} |")
-    print("\n(transformers baseline: Qwen3ForCausalLM of the same shape, `generate`, 32 new tokens, dynamic cache.)\n")
+    print("\n(transformers baseline: Qwen3ForCausalLM of the same shape, `generate`, 32 new tokens, dynamic cache. The first revision's "
+          "H200 figures are in `torch_ppo/rev1/torch_ppo_rev1.md`.)\n")
 
-    print("## PPO iterations: share of each iteration spent generating\n")
-    print("| run | iterations | episodes/iter | median s/iter | median generation share | median generated tokens/s inside PPO (useful tokens only) | mean episode tokens |\n|---|---|---|---|---|---|---|")
-    for name, label in (("metrics_350m_ppo.jsonl", "~350 M, graphs, epochs 4"), ("metrics_350m_compiled.jsonl", "~350 M, graphs + compile, epochs 1"),
-                        ("metrics_main.jsonl", "base (8 x 512), graphs, epochs 4 (the contract run)")):
-        p = [x for x in jl(name) if x["phase"] == "ppo"]
-        print(f"| {label} | {len(p)} | 256 | {st.median(x['step_s'] for x in p):.2f} | {st.median(x['gen_share'] for x in p):.0%} | "
-              f"{st.median(x['gen_tokens_per_s'] for x in p):,.0f} | {st.mean(x['episode_len'] for x in p):.0f} |")
-
-    m = jl("metrics_main.jsonl")
+    m = jl(f"{h200}/metrics_main.jsonl")
     sft = [x for x in m if x["phase"] == "sft"]
     ppo = [x for x in m if x["phase"] == "ppo"]
-    print(f"\n## The contract run (base: 8 x 512, vocab {bench['vocab']}; SFT steps 1..{len(sft)}, PPO steps {ppo[0]['step']}..{ppo[-1]['step']})\n")
-    print("| SFT loss step 1 | step 10 | step 50 | step 100 | last SFT step | SFT tokens/s (median) |\n|---|---|---|---|---|---|")
-    print(f"| {sft[0]['loss']:.3f} | {sft[9]['loss']:.3f} | {sft[49]['loss']:.3f} | {sft[99]['loss']:.3f} | {sft[-1]['loss']:.3f} | {st.median(x['throughput'] for x in sft[5:]):,.0f} |\n")
-    first, last = ppo[:10], ppo[-10:]
-    print("| PPO | reward | success (sampled) | KL to SFT policy (per token) | KL coef | asks/episode |\n|---|---|---|---|---|---|")
-    print(f"| first 10 iterations (mean) | {st.mean(x['reward'] for x in first):.4f} | {st.mean(x['success'] for x in first):.4f} | {st.mean(x['kl'] for x in first):.4f} | {first[-1]['kl_coef']:.4f} | {st.mean(x['asks'] for x in first):.3f} |")
-    print(f"| last 10 iterations (mean) | {st.mean(x['reward'] for x in last):.4f} | {st.mean(x['success'] for x in last):.4f} | {st.mean(x['kl'] for x in last):.4f} | {last[-1]['kl_coef']:.4f} | {st.mean(x['asks'] for x in last):.3f} |")
-    print(f"| range over all {len(ppo)} iterations | {min(x['reward'] for x in ppo):.4f} .. {max(x['reward'] for x in ppo):.4f} | | "
-          f"{min(x['kl'] for x in ppo):.4f} .. {max(x['kl'] for x in ppo):.4f} (target 0.03, pull-back above 0.045) | | |\n")
+    print(f"## The contract run ({card(h200)}; base: 8 x 512, vocab {b200['vocab']}; SFT steps 1..{len(sft)}, PPO steps "
+          f"{ppo[0]['step']}..{ppo[-1]['step']}; tools executed in every episode)\n")
+    print("| SFT loss step 1 | step 10 | step 50 | step 100 | last SFT step | SFT real tokens/s (median) | SFT MFU (median) |\n|---|---|---|---|---|---|---|")
+    print(f"| {sft[0]['loss']:.3f} | {sft[9]['loss']:.3f} | {sft[49]['loss']:.3f} | {sft[99]['loss']:.3f} | {sft[-1]['loss']:.3f} | "
+          f"{st.median(x['throughput'] for x in sft[5:]):,.0f} | {st.median(x['mfu_flops_per_s'] for x in sft[5:]) / PEAK:.1%} |\n")
+    print("(The SFT loss covers every token but the tool outputs; 32 rows × 1024 per step. At this small size (25 M in blocks) the "
+          "output head and elementwise work dominate: its MFU is not the goal's configuration.)\n")
+    keys = [("reward", "reward"), ("success", "success (sampled)"), ("kl", "KL to SFT (per token)"), ("kl_coef", "KL coef"), ("asks", "asks"),
+            ("tool_calls", "tool calls"), ("tool_errors", "tool errors"), ("no_answer", "no answer"), ("episode_len", "generated tokens"),
+            ("step_s", "s / iteration"), ("gen_share", "generation share")]
+    print("| PPO (256 episodes / iteration) | " + " | ".join(k[1] for k in keys) + " |\n|" + "---|" * (len(keys) + 1))
+    for label, rows in ((f"first 10 iterations (mean)", ppo[:10]), (f"last 10 iterations (mean)", ppo[-10:])):
+        print(f"| {label} | " + " | ".join(f"{st.mean(x[k] for x in rows):.4f}" for k, _ in keys) + " |")
+    print(f"| range over all {len(ppo)} iterations | " + " | ".join(f"{min(x[k] for x in ppo):.4f} .. {max(x[k] for x in ppo):.4f}" for k, _ in keys) + " |\n")
+    print(f"KL target 0.03 per token; a minibatch over 1.5 × target gets a pull-back step ({sum(x['pullbacks'] for x in ppo)} of "
+          f"{sum(x['updates'] for x in ppo)} minibatch updates). Generation inside PPO: median {st.median(x['gen_tokens_per_s'] for x in ppo):,.0f} "
+          "useful tokens/s (episodes stop early and are cut into segments at every tool call, each segment a new prefill).\n")
 
-    ev = json.load(open(os.path.join(D, "evals.json")))
-    a, b = {x["id"]: x for x in ev["sft"]}, {x["id"]: x for x in ev["final"]}
-    pairs = [(a[k], b[k]) for k in sorted(a)]
-    print(f"## Held-out shadow set ({len(pairs)} scenarios, greedy decoding): after SFT vs after PPO\n")
-    print("| metric | after SFT [95 % CI] | after PPO [95 % CI] | PPO − SFT [95 % CI, paired] |\n|---|---|---|---|")
-    for key in ("success", "reward"):
-        mean = lambda ps, i: sum(p[i][key] for p in ps) / len(ps)  # noqa: E731
-        lo0, hi0 = boot(pairs, lambda ps: mean(ps, 0))
-        lo1, hi1 = boot(pairs, lambda ps: mean(ps, 1))
-        lod, hid = boot(pairs, lambda ps: mean(ps, 1) - mean(ps, 0))
-        print(f"| {key} | {mean(pairs, 0):.4f} [{lo0:.4f}, {hi0:.4f}] | {mean(pairs, 1):.4f} [{lo1:.4f}, {hi1:.4f}] | {mean(pairs, 1) - mean(pairs, 0):+.4f} [{lod:+.4f}, {hid:+.4f}] |")
-    for task in sorted({p[0]["task"] for p in pairs}):
-        ps = [p for p in pairs if p[0]["task"] == task]
-        print(f"| success, {task} (n = {len(ps)}) | {sum(p[0]['success'] for p in ps) / len(ps):.4f} | {sum(p[1]['success'] for p in ps) / len(ps):.4f} | |")
+    ev = js(f"{h200}/evals.json")
+    sh = [x for x in ev["sft"] if x["mode"] == "greedy"]
+    nc = sum(1 for x in sh if x["needs_clarification"])
+    print(f"## Held-out shadow set: after SFT (step {len(sft)}) vs after PPO (step {ev['final_step']}), {len(sh)} scenarios ({nc} need clarification), "
+          f"{len({x['source_id'] for x in sh})} source questions\n")
+    print("Intervals resample source questions (all episodes of a question together); the negative control swaps SFT and PPO per source "
+          "question. A difference counts only where its interval excludes 0 and its size exceeds the control's 95th percentile; the 22 rows "
+          "below are 22 comparisons, not corrected for multiplicity.\n")
+    print("### Greedy decoding, one episode per scenario\n")
+    eval_table(ev, True)
+    print(f"\n### Sampled (temperature 1), {len([x for x in ev['sft'] if x['mode'] != 'greedy']) // len(sh)} episodes per scenario, the same seeds for both policies\n")
+    eval_table(ev, False)
     print(f"\nThe safetensors library reads the trainer's model.safetensors identically: {ev['safetensors_library_identical']}.\n")
 
-    r = json.load(open(os.path.join(D, "resume_report.json")))
-    print(f"## Resume (small size, --deterministic, CUDA graphs): SIGTERM after step {r['cut_after']}, exit {r['exit_on_sigterm']}, resumed from {r['resumed_from']}\n")
+    print(f"## Tool calls in episodes ({card(h100)}: a short run, SFT 150 + PPO 10, greedy held-out episodes kept as text)\n")
+    print("| held-out eval | tool calls | of them: no document with a shared title word | calc errors | tool not offered | episodes without an answer |\n|---|---|---|---|---|---|")
+    for name in ("eval_short_sft.json", "eval_short_final.json"):
+        r = js(f"{h100}/{name}")
+        tot = lambda k: sum(x["tool_errors"].get(k, 0) for x in r)  # noqa: E731
+        print(f"| {name} | {sum(x['tool_calls'] for x in r)} | {tot('no_document')} | {tot('calc_error')} | {tot('unavailable')} | "
+              f"{sum(x['no_answer'] for x in r)} of {len(r)} |")
+    print("\nThe wiki titles the from-scratch model writes are mostly invented (e.g. `<wiki>Ustathion (magazine)`), so the lookup finds "
+          "no document; calc calls evaluate. The episodes are in `h100/eval_short_*.json` (`episode`).\n")
+
+    r = js(f"{h100}/resume_report.json")
+    print(f"## Resume ({card(h100)}; small size, --deterministic, CUDA graphs): SIGTERM after step {r['cut_after']}, exit "
+          f"{r['exit_on_sigterm']}, resumed from {r['resumed_from']}\n")
     print("| step | loss straight / resumed | reward straight / resumed | KL straight / resumed | every metric identical |\n|---|---|---|---|---|")
     for x in r["steps_after_resume"]:
         print(f"| {x['step']} | {x['loss_straight']:.6f} / {x['loss_resumed']:.6f} | {x['reward_straight']:.6f} / {x['reward_resumed']:.6f} | "
               f"{x['kl_straight']:.6g} / {x['kl_resumed']:.6g} | {x['identical']} |")
-    print(f"\nFinal weights byte-identical to the uninterrupted run: {r['final_weights_identical']}.\n")
+    bc = r["before_cut"]
+    print(f"\nFinal weights byte-identical to the uninterrupted run: {r['final_weights_identical']}. Steps 1..{bc['steps']} of the two "
+          f"processes: {'identical' if bc['first_different_step'] is None else 'first differ at step ' + str(bc['first_different_step'])}.\n")
+    bad = [(f, js(f)) for f in (f"{h200}/resume_report_before_fix.json", f"{h100}/resume_report_before_fix.json", f"{h100}/resume_report_before_fix_nographs.json")]
+    print("Before the fix, the uninterrupted run and the resumed one differed; the one change between those checks and the passing one is "
+          "that with --deterministic the SFT document mask no longer goes through SDPA's masked kernel: "
+          + "; ".join(f"`{f}`: metrics identical {x['metrics_identical']}, weights identical {x['final_weights_identical']}" for f, x in bad)
+          + ". With --deterministic the masked attention now runs as an explicit softmax (plain matmuls). Without --deterministic (every "
+          "throughput and contract run above) resume exactness was not measured.\n")
 
-    pre = [x for x in open(os.path.join(D, "pretrained.log")) if x.startswith("pretrained:")]
-    pm = jl("metrics_pretrained.jsonl")
-    print("## Starting from a pretrained Qwen3 checkpoint (--init-from)\n")
-    print(pre[0].strip() if pre else "pretrained.log has no result line")
-    print(f"\nThen {len(pm)} steps with the Qwen3 tokenizer: " + ", ".join(f"step {x['step']} {x['phase']} loss {x['loss']:.3f}" for x in pm) + ".\n")
     print("## Which code produced which file\n")
-    print("- `bench.json`, `metrics_350m_{compiled,eager}.jsonl`, `throughput.log`: the first revision (one CUDA graph per sampler, "
-          "recaptured when the batch shape changes; the decode benchmark's shapes are fixed, so it is unaffected).")
-    print("- `metrics_350m_ppo.jsonl`: the sampler with a cache of up to 4 graphs and batch buckets; PPO before the KL pull-back "
-          "(an iteration stopped after its first update over 1.5 x target_kl).")
-    print("- `metrics_main.jsonl`, `evals.json`, `resume_report.json`, `train_main.log`: the PPO of this revision (KL pull-back, "
-          "coefficient adapted per episode). `metrics_main_rev1_devlr.jsonl` and `metrics_main_rev2_earlystop.jsonl`: the two earlier "
-          "contract runs (lr 3e-4; per-token KL coefficient rate with early stop), kept as found.")
-    print("- `metrics_pretrained.jsonl`, `pretrained.log`: this revision.")
+    print("- `h200/*`: this revision before two later changes that do not touch those runs: the deterministic masked-attention path "
+          "(only with --deterministic, which the H200 runs did not use) and the per-kind tool-error counts / episode texts in the metrics and "
+          "eval records. `h200/resume_report_before_fix.json` is the resume check before the first of them.")
+    print("- `h100/*`: this revision; `resume_report_before_fix*.json` before the deterministic masked-attention path.")
+    print("- `rev1/*`: the first revision (tools not executed, no document mask), with its report `rev1/torch_ppo_rev1.md`.")
 
 
 if __name__ == "__main__":
