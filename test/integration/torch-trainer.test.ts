@@ -35,11 +35,11 @@ function scenarios(): string {
     const needs = i % 4 === 0;
     const sq = i % 3 === 2;
     out.push(JSON.stringify(sq ? {
-      id: `s${i}`, task: 'strategyqa', difficulty: 'medium', needs_clarification: false, clarification: null, gold_answer: i % 2 ? 'yes' : 'no',
+      id: `s${i}`, task: 'strategyqa', difficulty: 'medium', needs_clarification: false, clarification: null, gold_answer: i % 2 ? 'yes' : 'no', tools: ['wiki'], context: [],
       messages: [{ role: 'user', content: `Is ${a} larger than ${b}?` }],
       reference: { steps: [{ type: 'thought', text: `${a} compared with ${b}.` }], final_answer: a > b ? 'yes' : 'no' },
     } : {
-      id: `s${i}`, task: 'gsm8k', difficulty: needs ? 'hard' : 'easy', needs_clarification: needs, clarification: needs ? `It was ${b}.` : null,
+      id: `s${i}`, task: 'gsm8k', difficulty: needs ? 'hard' : 'easy', needs_clarification: needs, clarification: needs ? `It was ${b}.` : null, tools: ['calc'], context: [],
       gold_answer: String(a + b),
       messages: [{ role: 'user', content: needs ? `Ann has ${a} apples and gets a certain number more. How many now?` : `Ann has ${a} apples and gets ${b} more. How many now?` }],
       reference: {
@@ -68,7 +68,7 @@ function torchRig(steps: number): TestRig {
   return rig;
 }
 
-interface Line { step: number; phase: string; loss: number; reward: number; kl: number; backend: string; engine: string }
+interface Line { step: number; phase: string; loss: number; reward: number; kl: number; backend: string; engine: string; tool_calls?: number; no_answer?: number }
 
 let straight: TestRig | null = null;
 let straightRun: { code: number | null; stdout: string; stderr: string } | null = null;
@@ -95,12 +95,13 @@ test('train with the command engine runs the torch trainer: SFT then PPO steps, 
   assert.ok(lines[3]!.loss < lines[0]!.loss, `SFT loss falls: ${lines[0]!.loss} -> ${lines[3]!.loss}`);
   assert.ok(lines.every((m) => m.backend === 'torch-cpu-fp32' && Number.isFinite(m.reward) && Number.isFinite(m.kl)));
   assert.ok(lines.filter((m) => m.phase === 'sft').every((m) => m.kl === 0), 'no KL during SFT: there is no reference policy yet');
+  assert.ok(lines.filter((m) => m.phase === 'ppo').every((m) => Number.isFinite(m.tool_calls) && Number.isFinite(m.no_answer)), 'PPO lines count the executed tool calls');
   const dir = 'checkpoints/rc1/seed_7/step_00008';
   for (const f of ['model.safetensors', 'reference.safetensors', 'optimizer.pt', 'scheduler.pt', 'rng.pt', 'trainer_state.json', 'vocab.json', 'COMPLETE']) {
     assert.ok(fs.existsSync(path.join(rig.dir, dir, f)), `${dir}/${f}`);
   }
   const meta = JSON.parse(rig.read(`${dir}/checkpoint.json`)) as { files: Record<string, string> };
-  const manifest = JSON.parse(rig.read('reports/rc1/manifest.json')) as { artifacts: { path: string; sha256: string }[] };
+  const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string }[] };
   assert.equal(manifest.artifacts.find((a) => a.path === `${dir}/model.safetensors`)?.sha256, meta.files['model.safetensors']);
 });
 

@@ -3,11 +3,11 @@
 Text format (one dialogue): <|user|>turns<|assistant|>steps<|end|>, steps written as
   <think>thought   <calc>expression<|call|>RESULT<|obs_end|>   <wiki>title<|call|>RESULT<|obs_end|>
   <ask>question   <answer>final answer
-Tools are executed as RC1's rollouts execute them (src/rollouts/openai-source.ts toolOutput): the
+Tools are executed as RC1's rollouts execute them (lib/rollouts/openai-source.ts toolOutput): the
 model writes the call up to <|call|>, generation stops there, and the environment appends the
 tool's output (RESULT, never written by the model, masked out of the policy's actions and of the
 SFT loss) and <|obs_end|>; the model then goes on. calc: the arithmetic evaluator of
-src/rollouts/calc.ts (ported below: `calc_eval`); wiki: the scenario's context document with that
+lib/rollouts/calc.ts (ported below: `calc_eval`); wiki: the scenario's context document with that
 title (exact, case-insensitive, then most shared title words: `lookup_doc`), as "title: text"; a
 tool the scenario does not offer answers with the same error text. The SFT targets render the
 reference's tool calls the same way, with the output computed by these functions.
@@ -86,7 +86,7 @@ def judge_success(task, pred, gold):
     return (p is not None and p == parse_yes_no(gold)), None
 
 
-# ---- tools (src/rollouts/calc.ts, src/rollouts/openai-source.ts) ----
+# ---- tools (lib/rollouts/calc.ts, lib/rollouts/openai-source.ts) ----
 NO_DETAILS = "No further details; please answer the question as asked."
 _CALC_NUM = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)")
 

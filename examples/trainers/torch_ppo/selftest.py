@@ -11,7 +11,7 @@ check and exits 1 on the first failure:
              (bit for bit when they change), and equal the document's logits alone; (CUDA, torch
              with FlexAttention) the block-mask path gives the dense mask's logits
   packing    every document is packed whole into exactly one row of an epoch; positions restart at 0
-  tools      the calc port (src/rollouts/calc.ts cases), the wiki lookup (openai-source.ts lookupDoc),
+  tools      the calc port (lib/rollouts/calc.ts cases), the wiki lookup (openai-source.ts lookupDoc),
              and an episode that calls a tool gets the tool's output appended, masked out of its actions
 """
 import os
