@@ -151,6 +151,7 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
         ? [`${data}/scores.jsonl`, `${reports}/unstable_samples.jsonl`, `${reports}/scorer_metrics.json`]
         : ['data/scores/scores.jsonl', 'reports/unstable_samples.jsonl', 'reports/scorer_metrics.json'],
       params: SCORING_PARAMS,
+      ...(sfx ? {} : { metrics: ['reports/scorer_metrics.json'] }),
       env: SCORING_ENV,
       secrets: judgeSecrets,
       requires: req.judge,
@@ -293,6 +294,7 @@ export default definePipeline(({ config, profile }) => {
     // No log among the outputs: logs/train.log is the engine's rule log (replaced after every
     // run, so never hashed or cached); the full timestamped log stays in .rc1/state/train/train.log.
     outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+    metrics: ['reports/metrics.jsonl'],
     params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
     requires: req.train,
   }));
@@ -304,6 +306,7 @@ export default definePipeline(({ config, profile }) => {
       inputs: { checkpoints: target('train'), sft: target('sft'), shadow: target('shadow_set'), weights: target('weights'), raw: RAW, v2: V2 },
       outputs: ['reports/ppo_eval.json', 'reports/learning_curve.png'],
       report: 'reports/ppo_eval.json',
+      metrics: ['reports/ppo_eval.json'],
       params: ['ppo_eval', 'train', 'ppo', 'overclar.alpha', 'overclar.cap', 'pool', 'templates', 'data', 'difficulty.metrics', 'difficulty.bands', 'difficulty.dimensions'],
     }),
     defineTarget({
@@ -315,8 +318,21 @@ export default definePipeline(({ config, profile }) => {
     }),
   );
   return {
+    name: 'rc1',
     defaultTargets: ['train'],
     manifestDir: 'reports/rc1',
+    // The seeds' round hand-off (seeds/004 §6): this side is "cursor"; the template packs are the
+    // cloud side's ("gemini"), so `rc1-build sync` lists them under need_from_gemini.
+    sync: {
+      from: 'cursor',
+      peers: [{
+        name: 'gemini',
+        provides: [
+          { name: 'template_pack_v2', path: 'templates/pack_v2/', desc: '≥6 templates per task, ≥4 roles, ≥3 registers' },
+          { name: 'template_pack_v1', path: 'templates/pack_v1/', desc: 'the previous pack, the diversity report\'s baseline' },
+        ],
+      }],
+    },
     commands: {
       scorecache: { module: 'lib/scoring/cache-cli.ts', summary: 'look into and maintain the persistent judge score cache', usage: 'stat | invalidate --spec SPEC | replay-bad' },
     },

@@ -67,6 +67,8 @@ usage:
                                  that differs is reported and not uploaded to a remote cache)
   rc1-build why ARTIFACT|TARGET [--depth N|all] [--json]   lineage: producer, rule, params, inputs and
                                  their producers, the run that built it, up to date or the root cause
+  rc1-build sync [--round N] [--verbose]   write the SYNC hand-off package (<sync dir>/SYNC_round<N>.json)
+  rc1-build audit --sync FILE    check the sha256 of every artifact a SYNC package lists
   rc1-build log [--limit N] [--json]   the recorded runs, newest first
   rc1-build diff [RUN_A] [RUN_B] [--all] [--json]   params, outputs, gate checks and metrics of two runs
                                  (default: the last two; a run id, last~N or a git revision)
@@ -131,6 +133,7 @@ const OWN_PARSER: Record<string, () => Promise<{ run: (root: string, args: strin
   log: () => import('./log.ts'),
   diff: () => import('./diff.ts'),
   why: () => import('./why.ts'),
+  sync: () => import('./sync.ts'),
 };
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
@@ -169,6 +172,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
         verbose: { type: 'boolean', short: 'v' },
         format: { type: 'string' },
         cache: { type: 'boolean' },
+        sync: { type: 'string' },
         'max-size': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
@@ -190,7 +194,7 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       return 0;
     }
     if (command === 'graph') return await runGraph(root, values.format ?? 'dot', io);
-    if (command === 'audit') return await runAudit(root, json, io);
+    if (command === 'audit') return values.sync !== undefined ? await (await import('./audit-sync.ts')).runAuditSync(root, values.sync, json, io) : await runAudit(root, json, io);
 
 
     ws ??= await openWorkspace(root);
