@@ -229,6 +229,7 @@ export default defineRule({
       await new Promise((r) => setTimeout(r, 300));
       fs.writeFileSync(saved, String(++step));
       ctx.log('count: step ' + step);
+      ctx.progress(step, 8, 'steps');
     }
     if (ctx.signal.aborted) throw new Error('interrupted');
     fs.writeFileSync(ctx.output('out/count.txt'), 'counted to ' + step + ', started at ' + fs.readFileSync(path.join(ctx.stateDir, 'starts'), 'utf8').trim().split('\\n').join(', ') + '\\n');
@@ -265,9 +266,12 @@ test('a job cancelled outside the build (scancel) fails the target, saying so; t
     execFileSync('scancel', [id]);
     assert.equal(await b.exit, 1, b.out());
     assert.match(b.out(), new RegExp(`FAILED\\s+count: count: slurm job ${id} was cancelled outside this build \\(\\w+\\): the rule was stopped on the node; the job's log: \\.rc1/slurm/count/slurm-${id}\\.out`));
-    const r = rig.run(['-v', 'count']);
+    const r = rig.run(['--json', 'count']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /count: resuming after step [2-7]\b/);
+    assert.ok(r.events.some((e) => e.event === 'log' && /^count: resuming after step [2-7]$/.test(String(e.line))), r.stdout);
+    const progress = r.events.filter((e) => e.event === 'progress' && e.target === 'count') as { done: number; total: number; unit: string }[];
+    assert.ok(progress.length > 0, 'the rule\'s ctx.progress on the node reaches the build');
+    assert.deepEqual({ total: progress.at(-1)!.total, unit: progress.at(-1)!.unit }, { total: 8, unit: 'steps' });
     assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0, [2-7]\n$/);
   } finally { rig.cleanup(); }
 });

@@ -109,6 +109,17 @@ export class SlurmRunner {
       written = Date.now();
       dirty = false;
     };
+    // The rule's ctx.progress, as the node last wrote it (progress.json, replaced atomically).
+    let lastProgress = '';
+    const progress = (): void => {
+      let text: string;
+      try { text = fs.readFileSync(files.progress, 'utf8'); } catch { return; }
+      if (text === lastProgress) return;
+      lastProgress = text;
+      let p: { done?: unknown; total?: unknown; unit?: unknown };
+      try { p = JSON.parse(text) as typeof p; } catch { return; }
+      if (typeof p.done === 'number' && typeof p.total === 'number') hooks.progress(p.done, p.total, typeof p.unit === 'string' ? p.unit : undefined);
+    };
     const log = (line: string): void => {
       hooks.log(line);
       lines.push(line);
@@ -120,7 +131,7 @@ export class SlurmRunner {
     try {
       end = await followJob(id, files.log(id), {
         log,
-        polled: () => flush(),
+        polled: () => { flush(); progress(); },
         state: (now, before) => {
           if (now.state === 'RUNNING' && before?.state !== 'RUNNING') log(`slurm: job ${id} running on ${now.node || 'its node'}${now.restarts ? ` (run ${now.restarts + 1})` : ''}`);
           else if (now.state === 'PENDING' && !before) log(`slurm: job ${id} pending${now.reason !== 'None' ? ` (${now.reason})` : ''}`);
