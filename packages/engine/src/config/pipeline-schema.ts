@@ -66,7 +66,7 @@ export const pipelineSchema = z.object({
   ).optional(),
   executors: z.record(z.string(), executorSchema).optional(),
   remoteCache: z.object({
-    url: z.string().regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL'),
+    url: z.string().regex(/^(https?:\/\/[^\s]+|s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/[^\s]*)?)$/, 'an http://, https:// or s3://bucket/prefix URL'),
     mode: z.enum(['read', 'readwrite']).optional(),
     authHeader: z.object({ name: z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name').optional(), env: z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name') }).strict().optional(),
     timeoutMs: z.number().int().positive().optional(),

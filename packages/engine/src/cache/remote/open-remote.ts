@@ -38,6 +38,12 @@ export function trustList(decl: UserRemoteCache): Map<string, TrustedKey> {
 }
 
 async function openStore(decl: UserRemoteCache, env: NodeJS.ProcessEnv, maxInFlight: number, timeoutMs: number): Promise<BlobStore> {
+  if (decl.url.startsWith('s3://')) {
+    if (decl.authHeader) throw new UsageError({ headline: 'definePipeline: remoteCache.authHeader is for http(s):// caches; an s3:// cache uses the AWS credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, an instance role)', location: PIPELINE_FILE });
+    const { S3Store } = await import('./s3-store.ts');
+    return new S3Store({ url: decl.url, ...(decl.s3 ?? {}), timeoutMs, maxSockets: maxInFlight });
+  }
+  if (decl.s3) throw new UsageError({ headline: `definePipeline: remoteCache.s3 applies to s3:// URLs only, and the url is ${decl.url}`, location: PIPELINE_FILE });
   const headers: Record<string, string> = {};
   if (decl.authHeader) {
     const v = env[decl.authHeader.env];

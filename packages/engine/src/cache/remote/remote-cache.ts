@@ -211,7 +211,7 @@ export class RemoteCache {
         if (!this.available) return;
         const size = fs.statSync(file).size;
         if (size >= HEAD_FIRST_BYTES && !this.corruptOnServer.has(sha) && (await this.store.has('cas', sha))) return;
-        if ((await this.store.upload('cas', sha, { file, size })) === 'stored') {
+        if ((await this.store.upload('cas', sha, { file, size }, { replace: this.corruptOnServer.has(sha) })) === 'stored') {
           this.stats.uploaded.objects++;
           this.stats.uploaded.bytes += size;
         }

@@ -15,8 +15,11 @@ export interface BlobStore {
   /** A small object (an action entry) in memory, or null. */
   getBytes(ns: Namespace, key: string): Promise<Buffer | null>;
   has(ns: Namespace, key: string): Promise<boolean>;
-  /** Store an object; 'exists' when the server kept an earlier copy (a conditional write lost the race). */
-  upload(ns: Namespace, key: string, body: Body): Promise<'stored' | 'exists'>;
+  /**
+   * Store an object; 'exists' when the server kept an earlier copy (a conditional write lost the
+   * race). `replace`: overwrite whatever is there (an object found corrupt).
+   */
+  upload(ns: Namespace, key: string, body: Body, opts?: { replace?: boolean }): Promise<'stored' | 'exists'>;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,147 @@
+// Remote cache benchmark, against a real nginx serving the Bazel HTTP cache protocol on loopback
+// (test/servers/nginx-up.sh). In one run, on the 1 000-target graph of bench/graph-workspace.ts:
+//   - a local build from clean (rules run; no remote cache)
+//   - the same build filling the remote cache (readwrite: uploads, the build waits for them)
+//   - a second, fresh workspace (a clone: same sources, no .rc1/) restoring every target from the
+//     remote cache, and the first workspace after `clean` restoring from its local cache
+// and the client's raw throughput (1 000 × 4 KiB objects, 16 in flight) against one
+// `curl --parallel --parallel-max 16` process on the same server. Every figure is the wall time of
+// the whole process; best of RUNS (interleaved). Needs nginx and curl; without them it says so.
+// Run: node --import tsx bench/remote-cache.ts [--quick]
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HttpStore } from '../packages/engine/src/cache/remote/http-store.ts';
+import { generateSigningKey } from '../packages/engine/src/cache/remote/signing.ts';
+import { makeGraph, writeRc1Workspace } from './graph-workspace.ts';
+import { fmtMs, hasFlag, loadNote, machineReport, runChild, table } from './util.ts';
+
+const QUICK = hasFlag('--quick');
+const RUNS = QUICK ? 1 : 3;
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const RC1_BIN = join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
+const SERVERS = join(REPO, 'test', 'servers');
+const PORT = 19099;
+const BLOBS = 1000;
+
+function have(cmd: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
+
+console.log('## Remote cache (nginx, Bazel HTTP cache protocol, loopback)\n');
+console.log(machineReport());
+if (!have('nginx') || !have('curl') || !existsSync(join(REPO, 'packages', 'engine', 'dist', 'cli.js'))) {
+  console.log('\nn/a: needs nginx and curl (apt-get install nginx curl) and the compiled engine (npm run build)');
+  process.exit(0);
+}
+
+const root = mkdtempSync(join(tmpdir(), 'rc1-bench-remote-'));
+const serverDir = join(root, 'nginx');
+const start = (): void => {
+  rmSync(serverDir, { recursive: true, force: true });
+  const r = spawnSync('bash', [join(SERVERS, 'nginx-up.sh')], { env: { ...process.env, DIR: serverDir, PORT: String(PORT) }, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`nginx-up.sh: ${r.stderr}`);
+};
+const stop = (): void => { spawnSync('bash', [join(SERVERS, 'nginx-down.sh')], { env: { ...process.env, DIR: serverDir } }); };
+const url = `http://127.0.0.1:${PORT}`;
+const key = generateSigningKey();
+const env = { ...process.env, RC1_CACHE_SIGNING_KEY: key.privateKey, RC1_FSYNC: 'off' };
+const graph = makeGraph();
+
+function workspace(name: string): string {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  writeRc1Workspace(dir, graph, join(REPO, 'packages', 'engine'));
+  const p = join(dir, 'rc1.build.ts');
+  const text = spawnSync('cat', [p], { encoding: 'utf8' }).stdout;
+  writeFileSync(p, text.replace('export default definePipeline({', `export default definePipeline({\n  remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },`));
+  return dir;
+}
+
+function build(dir: string, args: string[]): number {
+  const r = runChild(process.execPath, [RC1_BIN, ...args], { cwd: dir, env });
+  if (r.status !== 0) throw new Error(`rc1-build ${args.join(' ')} in ${dir}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+  if (/warning: remote cache/.test(r.stdout)) throw new Error(`unexpected warning:\n${r.stdout}`);
+  return r.ms;
+}
+
+type Row = 'local' | 'upload' | 'remote' | 'localCache';
+const best: Record<Row, number> = { local: Infinity, upload: Infinity, remote: Infinity, localCache: Infinity };
+let restoredLine = '';
+try {
+  for (let run = 0; run < RUNS; run++) {
+    start();
+    const a = workspace(`a${run}`);
+    const b = workspace(`b${run}`);
+    const c = workspace(`c${run}`);
+    best.local = Math.min(best.local, build(c, ['--remote-cache=off']));
+    best.upload = Math.min(best.upload, build(a, ['--remote-cache=readwrite']));
+    const t0 = performance.now();
+    const r = runChild(process.execPath, [RC1_BIN, '--remote-cache=read'], { cwd: b, env });
+    if (r.status !== 0 || !/0 ran, 1000 restored/.test(r.stdout)) throw new Error(`clone restore did not restore everything:\n${r.stdout}\n${r.stderr}`);
+    best.remote = Math.min(best.remote, performance.now() - t0);
+    restoredLine = r.stdout.split('\n').find((l) => l.startsWith('remote ')) ?? '';
+    build(a, ['clean']);
+    best.localCache = Math.min(best.localCache, build(a, ['--remote-cache=off']));
+    stop();
+  }
+  console.log(`\n1 000-target graph (concat rules), -j ${(await import('node:os')).availableParallelism()}, RC1_FSYNC=off, best of ${RUNS}:\n`);
+  const ratio = (x: number): string => `${(x / best.local).toFixed(2)}×`;
+  console.log(table(['case', 'wall', 'vs local build'], [
+    ['local build from clean (rules run, no remote cache)', fmtMs(best.local), '1.00×'],
+    ['same, filling the remote cache (readwrite, waits for uploads)', fmtMs(best.upload), ratio(best.upload)],
+    ['fresh clone restoring every target from the remote cache', fmtMs(best.remote), ratio(best.remote)],
+    ['after `clean`, restoring every target from the local cache', fmtMs(best.localCache), ratio(best.localCache)],
+  ]));
+  console.log(`\nthe clone's summary line: ${restoredLine}`);
+
+  // Raw client throughput: the engine's HttpStore (16 in flight, keep-alive) vs curl --parallel.
+  start();
+  const blobDir = join(root, 'blobs');
+  mkdirSync(blobDir);
+  const shas: string[] = [];
+  for (let i = 0; i < BLOBS; i++) {
+    const b = randomBytes(4096);
+    const sha = createHash('sha256').update(b).digest('hex');
+    writeFileSync(join(blobDir, sha), b);
+    shas.push(sha);
+  }
+  const store = new HttpStore({ url, headers: {}, timeoutMs: 10_000, maxSockets: 16 });
+  const pool = async (fn: (sha: string) => Promise<unknown>): Promise<number> => {
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(Array.from({ length: 16 }, async () => { while (next < shas.length) await fn(shas[next++]!); }));
+    return performance.now() - t0;
+  };
+  const putMs = await pool((sha) => store.upload('cas', sha, { file: join(blobDir, sha), size: 4096 }));
+  const dl = join(root, 'dl');
+  mkdirSync(dl);
+  const getMs = await pool(async (sha) => {
+    const got = await store.download('cas', sha, join(dl, sha));
+    if (got?.sha256 !== sha) throw new Error(`download of ${sha} did not verify`);
+  });
+  await store.close();
+  const cfgPut = shas.map((s) => `upload-file = "${join(blobDir, s)}"\nurl = "${url}/cas/${s}"\noutput = "/dev/null"`).join('\n');
+  const cfgGet = shas.map((s) => `url = "${url}/cas/${s}"\noutput = "${join(root, 'curl-dl', s)}"`).join('\n');
+  writeFileSync(join(root, 'put.cfg'), cfgPut);
+  writeFileSync(join(root, 'get.cfg'), cfgGet);
+  mkdirSync(join(root, 'curl-dl'));
+  rmSync(join(serverDir, 'store', 'cas'), { recursive: true, force: true });
+  const curlPut = runChild('curl', ['-sf', '--parallel', '--parallel-max', '16', '-K', join(root, 'put.cfg')]);
+  const curlGet = runChild('curl', ['-sf', '--parallel', '--parallel-max', '16', '-K', join(root, 'get.cfg')]);
+  if (curlPut.status !== 0 || curlGet.status !== 0) throw new Error(`curl failed: ${curlPut.stderr} ${curlGet.stderr}`);
+  stop();
+  const rate = (ms: number): string => `${Math.round((BLOBS / ms) * 1000).toLocaleString('en-US')}/s`;
+  console.log(`\n${BLOBS} × 4 KiB objects, 16 in flight, one run (the engine's client verifies sha256 on every GET):\n`);
+  console.log(table(['client', 'PUT', 'GET', 'PUT vs curl', 'GET vs curl'], [
+    ['rc1-build HttpStore (node:http, keep-alive)', `${fmtMs(putMs)} (${rate(putMs)})`, `${fmtMs(getMs)} (${rate(getMs)})`, `${(curlPut.ms / putMs).toFixed(2)}×`, `${(curlGet.ms / getMs).toFixed(2)}×`],
+    ['curl --parallel --parallel-max 16 (one process)', `${fmtMs(curlPut.ms)} (${rate(curlPut.ms)})`, `${fmtMs(curlGet.ms)} (${rate(curlGet.ms)})`, '1.00×', '1.00×'],
+  ]));
+  console.log(`\n${loadNote('at end')}`);
+} finally {
+  stop();
+  rmSync(root, { recursive: true, force: true });
+}
