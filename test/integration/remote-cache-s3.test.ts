@@ -87,7 +87,7 @@ test('a second workspace restores every target from the S3 cache and runs no rul
     assert.match(r.stdout, new RegExp(`0 ran, ${TARGETS.length} restored`));
     assert.match(r.stdout, new RegExp(`remote   s3://${b}/team/rc1 at http://127\\.0\\.0\\.1:17480 \\(read\\): ${TARGETS.length} restored`));
     assert.equal(second.read('out/tree/two.bin'), first.read('out/tree/two.bin'));
-    const m = JSON.parse(second.read('reports/rc1/manifest.json')) as { targets: Record<string, { builtBy?: { key: string } }> };
+    const m = JSON.parse(second.read('reports/build/manifest.json')) as { targets: Record<string, { builtBy?: { key: string } }> };
     assert.equal(m.targets.after_gate!.builtBy?.key, CI_KEY.keyId);
     for (const out of [w.stdout, w.stderr, r.stdout, r.stderr]) assert.ok(!out.includes(rgw!.secretKey));
     assert.deepEqual(filesContaining(second.dir, rgw!.secretKey), []);

@@ -8,7 +8,12 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd); DIR=${DIR:-/tmp/rc1-ceph}; RGW_PORT=${RGW_PORT:-17480}; MON_PORT=${MON_PORT:-16789}
 for b in ceph-mon ceph-osd radosgw; do command -v $b >/dev/null || { echo "ceph-rgw-up.sh: $b is not installed (apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw)" >&2; exit 3; }; done
+if curl -s -o /dev/null "http://127.0.0.1:$RGW_PORT/" || (exec 3<>"/dev/tcp/127.0.0.1/$MON_PORT") 2>/dev/null; then
+  echo "ceph-rgw-up.sh: 127.0.0.1:$RGW_PORT or :$MON_PORT is in use (another Ceph still running? stop it with ceph-rgw-down.sh and its DIR)" >&2; exit 1
+fi
 mkdir -p "$DIR"/{run,log,pids,rgw.a}; cd "$DIR"
+# a failed or interrupted start stops what it started
+trap 'DIR="$DIR" bash "$HERE/ceph-rgw-down.sh"' ERR INT TERM
 FSID=$(cat /proc/sys/kernel/random/uuid)
 sed -e "s|@DIR@|$DIR|g" -e "s|@FSID@|$FSID|g" -e "s|@RGW_PORT@|$RGW_PORT|g" -e "s|@MON_PORT@|$MON_PORT|g" "$HERE/ceph-rgw.conf.template" > ceph.conf
 export CEPH_CONF=$DIR/ceph.conf

@@ -85,7 +85,7 @@ export class S3Store implements BlobStore {
 
   async download(ns: Namespace, key: string, dest: string): Promise<{ sha256: string; size: number } | null> {
     const { client, sdk } = await this.open();
-    let res;
+    let res: import('@aws-sdk/client-s3').GetObjectCommandOutput;
     try {
       res = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.key(ns, key) }));
     } catch (e) {
