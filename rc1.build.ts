@@ -321,7 +321,7 @@ export default definePipeline(({ config, profile }) => {
     name: 'rc1',
     defaultTargets: ['train'],
     manifestDir: 'reports/rc1',
-    // The seeds' round hand-off (seeds/004 §6): this side is "cursor"; the template packs are the
+    // The round hand-off between the two teams (docs/rc1.md, "Round hand-off"): this side is "cursor"; the template packs are the
     // cloud side's ("gemini"), so `rc1-build sync` lists them under need_from_gemini.
     sync: {
       from: 'cursor',

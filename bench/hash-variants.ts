@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-const ENGINE_SOURCE = fileURLToPath(new URL('../src/hash/hash-file.ts', import.meta.url));
+const ENGINE_SOURCE = fileURLToPath(new URL('../packages/engine/src/hash/hash-file.ts', import.meta.url));
 
 // ------------------------------------------------------------------ worker pool
 

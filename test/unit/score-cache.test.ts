@@ -190,7 +190,7 @@ test('the cache works inside a worker thread, compiled as rules are (esbuild bun
   const bundle = path.join(path.dirname(file), 'score-cache.mjs');
   const esbuild = await import('esbuild');
   await esbuild.build({
-    entryPoints: [new URL('../../src/scoring/score-cache.ts', import.meta.url).pathname], outfile: bundle, bundle: true, platform: 'node',
+    entryPoints: [new URL('../../lib/scoring/score-cache.ts', import.meta.url).pathname], outfile: bundle, bundle: true, platform: 'node',
     format: 'esm', logLevel: 'silent',
     plugins: [{
       name: 'npm-absolute', // as the engine does: npm packages stay external, resolved to absolute paths

@@ -73,7 +73,7 @@ export default definePipeline({ defaultTargets: ['diversity_report'], freeFormCo
 `,
   });
   try {
-    for (const p of ['rules/diversity_report.ts', 'templates', 'configs/pool.yaml']) cpSync(join(REPO, p), join(rig.dir, p), { recursive: true });
+    for (const p of ['lib', 'rules/diversity_report.ts', 'templates', 'configs/pool.yaml']) cpSync(join(REPO, p), join(rig.dir, p), { recursive: true });
     const ok = rig.run(['diversity_report']);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     assert.match(ok.stdout, /gate\s+diversity_report ok: 8 passed ·/);
