@@ -13,7 +13,7 @@ import { type Artifact, type Manifest, artifactsOf, manifestPath, sidecarPath } 
 import { forgetManifestState } from '../report/manifest-state.ts';
 import { UsageError } from '../config/usage-error.ts';
 import { listFilesRecursive, readJsonOrNull } from '../util/fs.ts';
-import { openWorkspace } from './workspace.ts';
+import { openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 

@@ -3,12 +3,13 @@
 // command and by each iteration of `watch`.
 import { ConsoleReporter, JsonReporter } from '../report/console-reporter.ts';
 import type { Reporter } from '../report/events.ts';
-import { Build } from '../scheduler/run-build.ts';
+import { Build } from '../build/run-build.ts';
+import { WorkerPool } from '../runner/worker-pool.ts';
 import { closureOf } from '../graph/resolved.ts';
 import { checkRequirements } from '../rebuild/requirements.ts';
 import { afterBuildGc, currentKeys } from './gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
-import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from './workspace.ts';
+import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from '../workspace/workspace.ts';
 import { phase } from '../util/timing.ts';
 import { validateParams } from '../config/validate-params.ts';
 import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts';
@@ -96,7 +97,8 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
       ws.remote?.attach((e) => rep.emit(e));
     }
     const keysBefore = currentKeys(ws);
-    const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, workerUrl: new URL('./worker.js', import.meta.url), ...(git ? { git } : {}) }, rep);
+    const runner = new WorkerPool(o.jobs, new URL('./worker.js', import.meta.url));
+    const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, ...(git ? { git } : {}) }, rep, { runner, env: process.env });
     build = b;
     const t0 = performance.now();
     const running: Running = {

@@ -20,7 +20,7 @@ import { type DeterminismVerdict, type FirstDifference, outputDifference, record
 import { redactor } from '../util/redact-secrets.ts';
 import { rmrf } from '../util/fs.ts';
 import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
-import { type Workspace, openWorkspace } from './workspace.ts';
+import { type Workspace, openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 

@@ -13,7 +13,7 @@ import { diskUsage, formatSize } from '../util/size.ts';
 import { TARGET_STATE_ROOT, targetStateDir } from '../state/target-state-dir.ts';
 import { rmrf } from '../util/fs.ts';
 import { ENGINE_STATE } from '../state/engine-state.ts';
-import { type Workspace, assertPathsOnDisk } from './workspace.ts';
+import { type Workspace, assertPathsOnDisk } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 

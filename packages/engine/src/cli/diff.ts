@@ -8,7 +8,7 @@ import { historyOf } from '../report/run-recorder.ts';
 import { type RunDiff, diffRuns, runDiffRows } from '../report/run-diff.ts';
 import { commitLabel, textTable } from './log.ts';
 import { selectRun } from './run-ref.ts';
-import { openWorkspace } from './workspace.ts';
+import { openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 

@@ -11,7 +11,7 @@ import { manifestPath } from '../report/manifest.ts';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
 import { redactor } from '../util/redact-secrets.ts';
 import { targetStatuses } from './status.ts';
-import type { Workspace } from './workspace.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 

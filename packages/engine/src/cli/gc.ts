@@ -4,7 +4,7 @@
 // pipeline's cacheMaxSize, else 10 GiB. What was removed is printed.
 import { DEFAULT_CACHE_MAX, type GcResult, formatSize, gcCache, markUsed, parseSize, recordCurrent } from '../cache/cache-gc.ts';
 import { UsageError } from '../config/usage-error.ts';
-import type { Workspace } from './workspace.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 

@@ -1,6 +1,6 @@
 // `rc1-build graph`: the target graph as Graphviz dot, Mermaid, or JSON.
 import { UsageError } from '../config/usage-error.ts';
-import { openWorkspace } from './workspace.ts';
+import { openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 

@@ -6,7 +6,7 @@ import { UsageError } from '../config/usage-error.ts';
 import { formatMs } from '../report/console-reporter.ts';
 import { historyOf } from '../report/run-recorder.ts';
 import type { RunRecord } from '../state/run-history.ts';
-import { openWorkspace } from './workspace.ts';
+import { openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 

@@ -8,7 +8,7 @@ import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
 import { asEngineWriteError } from '../util/write-error.ts';
 import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
 import { runWatch } from './watch.ts';
-import { type Workspace, openWorkspace } from './workspace.ts';
+import { type Workspace, openWorkspace } from '../workspace/workspace.ts';
 import { pathToFileURL } from 'node:url';
 import type { CommandContext, PipelineCommand } from '../api/index.ts';
 import { ENGINE_COMMANDS, VALUE_OPTIONS } from '../config/engine-commands.ts';

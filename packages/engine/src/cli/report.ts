@@ -21,7 +21,7 @@ import { diffRuns } from '../report/run-diff.ts';
 import { historyOf } from '../report/run-recorder.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { targetStatuses } from './status.ts';
-import type { Workspace } from './workspace.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 

@@ -7,7 +7,7 @@ import { checksTable } from '../report/console-reporter.ts';
 import * as path from 'node:path';
 import { targetStateDir } from '../state/target-state-dir.ts';
 import { diskUsage, formatSize } from '../util/size.ts';
-import type { Workspace } from './workspace.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 

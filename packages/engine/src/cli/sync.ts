@@ -11,7 +11,7 @@ import { type Manifest, manifestPath } from '../report/manifest.ts';
 import { buildSyncPackage, metricsTails, nextRound, syncSchema, tree2 } from '../report/sync-package.ts';
 import { historyOf } from '../report/run-recorder.ts';
 import { readJsonOrNull, writeFileAtomic } from '../util/fs.ts';
-import { openWorkspace } from './workspace.ts';
+import { openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 

@@ -14,7 +14,7 @@ import { PIPELINE_FILE } from '../config/load-pipeline.ts';
 import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
 import { type BuildCommandOptions, type Io, type Running, runBuildOnce } from './build-command.ts';
 import { watchLauncher } from './launcher-exit.ts';
-import { STATE_DIR, type Workspace, openWorkspace } from './workspace.ts';
+import { STATE_DIR, type Workspace, openWorkspace } from '../workspace/workspace.ts';
 
 const DEBOUNCE_MS = 200;
 

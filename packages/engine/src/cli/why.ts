@@ -7,7 +7,7 @@ import { UsageError, didYouMean } from '../config/usage-error.ts';
 import { whyOf } from '../rebuild/lineage.ts';
 import { formatWhy } from '../report/format-lineage.ts';
 import { historyOf } from '../report/run-recorder.ts';
-import { openWorkspace } from './workspace.ts';
+import { openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 

@@ -1,14 +1,25 @@
-// Where a target's rule runs. The build hands the rule's job (protocol.ts: the same for every
-// runner) to the target's RuleRunner and gets the same outcome back wherever the rule ran, so
-// committing, caching, reporting and exit codes never depend on the place:
-//   local  — the build's worker pool (worker_threads on this machine), one -j slot per rule
+// Where a target's rule runs (ninja's CommandRunner). The target executor
+// (executor/target-executor.ts) hands the rule's job (protocol.ts: the same for every runner) to
+// the target's RuleRunner and gets the same outcome back wherever the rule ran, so committing,
+// caching, reporting and exit codes never depend on the place:
+//   local  — the build's worker pool (runner/worker-pool.ts, worker_threads on this machine), one -j slot per rule
 //   slurm  — a Slurm batch job (runner/slurm/slurm-runner.ts), no local slot: the cluster schedules it
-// A new executor (a queue such as BullMQ, another batch system) is one more RuleRunner here.
+// RuleRunners (runner/rule-runners.ts) picks a target's runner from its declared executor. A new
+// executor (a queue, another batch system) is one more RuleRunner: it must leave every output at
+// job.outputs[i].tmp, hashed as runner/hash-output.ts does; it neither decides, commits nor caches.
 import type { SlurmExecutor } from '../api/index.ts';
 import type { Job, JobFailure, JobSuccess } from './protocol.ts';
-import { SlurmRunner } from './slurm/slurm-runner.ts';
-import { type JobHooks, WorkerPool } from './worker-pool.ts';
 
+/** A job as the executor gives it (the runner numbers its own jobs). */
+export type RuleJob = Omit<Job, 'id'>;
+
+/** How a rule reports while it runs. */
+export interface JobHooks {
+  log(line: string): void;
+  progress(done: number, total: number, unit?: string): void;
+}
+
+/** A rule's own failure is `{ ok: false }`, never a rejection; a stopped job is kind 'aborted'. */
 export type RuleOutcome = { ok: true; value: JobSuccess } | { ok: false; error: JobFailure };
 
 /** What a runner needs to know of the target beyond its job. */
@@ -23,38 +34,15 @@ export interface RunTarget {
 export interface RuleRunner {
   /** Whether a running rule holds one of the build's -j slots (a cluster job does not). */
   readonly usesLocalSlot: boolean;
-  run(job: Omit<Job, 'id'>, hooks: JobHooks, target: RunTarget): Promise<RuleOutcome>;
+  run(job: RuleJob, hooks: JobHooks, target: RunTarget): Promise<RuleOutcome>;
   /** Stop every rule in flight (Ctrl-C, a halted build) and wait, up to about graceMs, until they stopped. */
   abortAll(graceMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The runners of one build, each created on first use. */
-export class RuleRunners {
-  private local: (RuleRunner & { pool: WorkerPool }) | null = null;
-  private slurm: SlurmRunner | null = null;
-
-  constructor(private readonly opts: { jobs: number; workerUrl: URL; root: string; stagingRoot: string }) {}
-
-  for(t: RunTarget): RuleRunner {
-    if (t.executor?.kind === 'slurm') {
-      this.slurm ??= new SlurmRunner(this.opts.root, this.opts.stagingRoot);
-      const slurm = this.slurm;
-      return { usesLocalSlot: false, run: (job, hooks, target) => slurm.run(job, hooks, { executor: target.executor!, secrets: target.secrets }), abortAll: (g) => slurm.abortAll(g), close: () => slurm.close() };
-    }
-    if (!this.local) {
-      const pool = new WorkerPool(this.opts.jobs, this.opts.workerUrl);
-      this.local = { pool, usesLocalSlot: true, run: (job, hooks) => pool.run(job, hooks), abortAll: (g) => pool.abortAll(g), close: () => pool.close() };
-    }
-    return this.local;
-  }
-
-  async abortAll(graceMs: number): Promise<void> {
-    await Promise.all([this.local?.abortAll(graceMs), this.slurm?.abortAll(graceMs)]);
-  }
-
-  async close(): Promise<void> {
-    await this.local?.close();
-    await this.slurm?.close();
-  }
+/** The runners of one build: which one runs a target; stopping and closing reach all of them. */
+export interface RunnerChoice {
+  for(target: RunTarget): RuleRunner;
+  abortAll(graceMs: number): Promise<void>;
+  close(): Promise<void>;
 }

@@ -1,19 +1,16 @@
-// A pool of rule workers. Jobs go to an idle worker (created lazily, at most `size`); a worker's
-// stdout/stderr are captured and forwarded as log lines, so rules cannot corrupt --json output.
+// The engine's RuleRunner (runner/rule-runner.ts): a pool of rule workers. Jobs go to an idle
+// worker (created lazily, at most `size`); a worker's stdout/stderr are captured and forwarded as
+// log lines, so rules cannot corrupt --json output.
 // abortAll() asks rules to stop (ctx.signal) and terminates their workers after a grace period.
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
-import type { FromWorker, Job, JobFailure, JobSuccess } from './protocol.ts';
-
-export interface JobHooks {
-  log(line: string): void;
-  progress(done: number, total: number, unit?: string): void;
-}
+import type { FromWorker } from './protocol.ts';
+import type { JobHooks, RuleJob, RuleOutcome, RuleRunner } from './rule-runner.ts';
 
 interface Slot { worker: Worker; busy: number | null }
-interface Pending { resolve(r: { ok: true; value: JobSuccess } | { ok: false; error: JobFailure }): void; hooks: JobHooks }
+interface Pending { resolve(r: RuleOutcome): void; hooks: JobHooks }
 
-export class WorkerPool {
+export class WorkerPool implements RuleRunner {
   private slots: Slot[] = [];
   private pending = new Map<number, Pending>();
   private nextId = 1;
@@ -66,7 +63,10 @@ export class WorkerPool {
     return slot;
   }
 
-  run(job: Omit<Job, 'id'>, hooks: JobHooks): Promise<{ ok: true; value: JobSuccess } | { ok: false; error: JobFailure }> {
+  /** Every job runs in a worker of this process: one -j slot each. */
+  readonly usesLocalSlot = true;
+
+  run(job: RuleJob, hooks: JobHooks): Promise<RuleOutcome> {
     const id = this.nextId++;
     const slot = this.slots.find((s) => s.busy === null) ?? (this.slots.length < this.size ? this.spawn() : null);
     if (!slot) throw new Error('internal error: worker pool over capacity; please report');

@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import type { SlurmExecutor } from '../../api/index.ts';
 import { hashOutput } from '../hash-output.ts';
 import type { HashedOutput, Job, JobFailure, JobSuccess } from '../protocol.ts';
-import type { JobHooks } from '../worker-pool.ts';
+import type { JobHooks } from '../rule-runner.ts';
 import { writeRuleLog } from '../../report/rule-log.ts';
 import { followJob } from './follow-job.ts';
 import { JOB_FILE_FORMAT, type JobFile, type NodeResult, readJson, stagingFiles, writeJson } from './job-file.ts';
