@@ -55,3 +55,17 @@ test('the layering check fails on an import cycle', () => {
   assert.notEqual(r.code, 0, r.out);
   assert.match(r.out, /no-circular/);
 });
+
+test('the layering check fails on an engine module below cli/ that imports cli/, and on a scheduler that reaches past its executor interface', () => {
+  const r = cruise(tree({
+    ...CLEAN,
+    'packages/engine/src/cli/workspace.ts': 'export const open = (): number => 1;\n',
+    'packages/engine/src/build/run-build.ts': "import { open } from '../cli/workspace.ts';\nexport const run = (): number => open();\n",
+    'packages/engine/src/executor/target-executor.ts': 'export const execute = (): number => 1;\n',
+    'packages/engine/src/scheduler/scheduler.ts': "import { execute } from '../executor/target-executor.ts';\nexport const schedule = (): number => execute();\n",
+  }));
+  assert.notEqual(r.code, 0, r.out);
+  assert.match(r.out, /nothing-below-cli-imports-cli/);
+  assert.match(r.out, /scheduler-knows-only-its-executor/);
+  assert.match(r.out, /packages\/engine\/src\/build\/run-build\.ts/);
+});
