@@ -29,12 +29,15 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 const sub = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : Number((b - a).toPrecision(12)));
 
 export function diffRuns(a: RunRecord, b: RunRecord): RunDiff {
+  // A declared key may hold a whole section (ppo_eval): name the leaves that changed (ppo_eval.seed).
   const params: ParamChange[] = [];
-  for (const k of union(Object.keys(a.params), Object.keys(b.params))) {
-    const x = k in a.params ? a.params[k] : undefined;
-    const y = k in b.params ? b.params[k] : undefined;
-    if (canonicalJson(x ?? null) !== canonicalJson(y ?? null) || (k in a.params) !== (k in b.params)) params.push({ key: k, a: x, b: y });
-  }
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const diffParam = (key: string, x: unknown, y: unknown): void => {
+    if (isObj(x) && isObj(y)) {
+      for (const k of union(Object.keys(x), Object.keys(y))) diffParam(`${key}.${k}`, x[k], y[k]);
+    } else if (canonicalJson(x ?? null) !== canonicalJson(y ?? null) || (x === undefined) !== (y === undefined)) params.push({ key, a: x, b: y });
+  };
+  for (const k of union(Object.keys(a.params), Object.keys(b.params))) diffParam(k, a.params[k], b.params[k]);
   const outputs: OutputChange[] = [];
   for (const t of union(Object.keys(a.state), Object.keys(b.state))) {
     const oa = a.state[t]?.outputs ?? {};
