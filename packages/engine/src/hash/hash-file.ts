@@ -56,7 +56,7 @@ function hashOpenFile(fd: number, keep = false): Digest & { bytes?: Buffer } {
   if (filled < BUFFER_SIZE) {
     // EOF seen: the whole file is in the buffer; one-shot hash, no Hash object.
     const sha256 = hash('sha256', buf.subarray(0, filled), 'hex');
-    return keep ? { sha256, size: filled, bytes: Buffer.from(buf.subarray(0, filled)) } : { sha256, size: filled };
+    return keep ? { sha256, size: filled, bytes: buf.subarray(0, filled) } : { sha256, size: filled };
   }
   const h = createHash('sha256');
   h.update(buf);
@@ -86,8 +86,9 @@ export function hashFileSync(path: string): string {
  * hashed. `fsync`: also flush the file's data to disk (outputs before their commit).
  * `size` is the number of bytes hashed; if it differs from `stat.size` the file changed while
  * it was read, and the caller should not cache the result. `keepSmall`: a file that fit in the
- * read buffer (≤ 256 KiB) also comes back as `bytes`, the very bytes hashed (a copy), so the
- * output cache can store it without reading the file again.
+ * read buffer (≤ 256 KiB) also comes back as `bytes`, the very bytes hashed, so the output cache
+ * can store it without reading the file again. `bytes` is a view of the shared read buffer (no
+ * copy): valid only until the next hash call of this thread, so use it at once.
  */
 export function hashFileWithStatSync(path: string, opts: { fsync?: boolean; keepSmall?: boolean } = {}): { sha256: string; size: number; stat: BigIntStats; bytes?: Buffer } {
   const fd = openSync(path, 'r');

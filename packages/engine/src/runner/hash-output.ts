@@ -13,26 +13,18 @@ import type { HashedOutput } from './protocol.ts';
 /** A rule that ran at least this long has its outputs fsynced before their commit. */
 export const DURABLE_AFTER_MS = 1000;
 
-/** Bytes of small output files kept for the output cache (path → bytes), up to `budget` bytes in all. */
-export interface SmallFiles { bytes: Map<string, Buffer>; budget: number }
-
-function keep(small: SmallFiles | undefined, file: string, bytes: Buffer | undefined): void {
-  if (!small || !bytes || bytes.length > small.budget) return;
-  small.bytes.set(file, bytes);
-  small.budget -= bytes.length;
-}
-
 /**
- * `small`: where given, each file that fits the hash's read buffer is kept (its path → the bytes
- * hashed) while the budget lasts, for the output cache to store without reading it again.
+ * `onSmall`: called for each file that fit the hash's read buffer, at once, with the bytes just
+ * hashed (a view of that buffer, valid only during the call): the rule worker stores the file's
+ * cache object from them instead of reading it again, and without keeping copies in memory.
  */
-export function hashOutput(o: { path: string; dir: boolean; tmp: string }, opts: { fsync?: boolean; small?: SmallFiles } = {}): HashedOutput {
+export function hashOutput(o: { path: string; dir: boolean; tmp: string }, opts: { fsync?: boolean; onSmall?: (file: string, sha256: string, bytes: Buffer) => void } = {}): HashedOutput {
   const statTimeNs = BigInt(Date.now()) * 1_000_000n;
   const sync = FSYNC && opts.fsync === true;
-  const keepSmall = opts.small !== undefined && opts.small.budget > 0;
+  const keepSmall = opts.onSmall !== undefined;
   if (!o.dir) {
     const h = hashFileWithStatSync(o.tmp, { fsync: sync, keepSmall });
-    keep(opts.small, o.tmp, h.bytes);
+    if (h.bytes) opts.onSmall!(o.tmp, h.sha256, h.bytes);
     return { path: o.path, tmp: o.tmp, dir: false, sha256: h.sha256, size: h.size, files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs] }, statTimeNs, synced: sync };
   }
   const files: HashedOutput['files'] = {};
@@ -42,8 +34,8 @@ export function hashOutput(o: { path: string; dir: boolean; tmp: string }, opts:
   const dirs = new Set<string>([o.tmp]);
   for (const rel of tree.files) {
     const abs = path.join(o.tmp, rel);
-    const h = hashFileWithStatSync(abs, { fsync: sync, keepSmall: keepSmall && opts.small!.budget > 0 });
-    keep(opts.small, abs, h.bytes);
+    const h = hashFileWithStatSync(abs, { fsync: sync, keepSmall });
+    if (h.bytes) opts.onSmall!(abs, h.sha256, h.bytes);
     files[rel] = [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs];
     shas[rel] = h.sha256;
     size += h.size;

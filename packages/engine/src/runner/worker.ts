@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { type Check, type Rule, type RuleContext, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
 import { isExpectedError } from '../util/expected-error.ts';
-import { DURABLE_AFTER_MS, type SmallFiles, hashOutput } from './hash-output.ts';
+import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
 import { outputRecords } from '../state/commit-outputs.ts';
 import { OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
@@ -19,9 +19,6 @@ const port = parentPort!;
 const aborts = new Map<number, AbortController>();
 
 class ContractError extends Error {}
-
-/** Bytes of small outputs a job keeps from hashing to store them in the cache without a second read. */
-const SMALL_BYTES_BUDGET = 16 * 1024 * 1024;
 
 function post(m: FromWorker): void {
   port.postMessage(m);
@@ -112,21 +109,27 @@ async function run(job: Job): Promise<void> {
     }
     const extra = undeclared(job);
     if (extra.length) throw new ContractError(`${job.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
-    const small: SmallFiles | undefined = job.cacheDir ? { bytes: new Map(), budget: SMALL_BYTES_BUDGET } : undefined;
-    const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable, ...(small ? { small } : {}) }));
+    // Private copies of the outputs into the cache, here in parallel rather than on the main
+    // thread: a small file's object from the bytes just hashed (at once: they live in the hash's
+    // buffer), larger ones by copy; then the entry, when the engine lets the worker write it (else
+    // it is written after the commit). A failure is left to the commit's put(), which retries and
+    // reports a write error.
+    const cache = job.cacheDir ? new OutputCache(job.cacheDir) : null;
+    let cacheFailed = false;
+    const stored = new Set<string>();
+    const onSmall = (file: string, sha: string, bytes: Buffer): void => {
+      if (cacheFailed) return;
+      try { cache!.storeObject(file, sha, bytes); stored.add(file); } catch { cacheFailed = true; }
+    };
+    const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable, ...(cache ? { onSmall } : {}) }));
     const ruleId = { name: rule.name, version: rule.version };
     let cached = false;
-    if (job.cacheDir) {
-      // Private copies of the outputs into the cache, here in parallel rather than on the main
-      // thread (small files from the bytes just hashed), then the entry when the engine lets the
-      // worker write it; else the entry is written after the commit. A failure is left to the
-      // commit's put(), which retries and reports a write error.
-      const cache = new OutputCache(job.cacheDir);
+    if (cache && !cacheFailed) {
       try {
         for (const h of hashed) {
           for (const [rel, [sha]] of Object.entries(h.files)) {
             const file = rel === '' ? h.tmp : path.join(h.tmp, rel);
-            cache.storeObject(file, sha, small?.bytes.get(file));
+            if (!stored.has(file)) cache.storeObject(file, sha);
           }
         }
         if (job.cacheKey) {
