@@ -259,3 +259,47 @@ test('a pipeline that declares no defaultTargets builds its leaves (a target nam
     assert.ok(!rig.exists('reports/rc1'), 'no pipeline-specific folder from the engine');
   } finally { rig.cleanup(); }
 });
+
+// src/a.txt --> split {upper, lower} --upper--> shout
+test("named outputs: the rule writes ctx.output(name), target(x, name) hands one output of x, and an unknown output name is a usage error with a did-you-mean", () => {
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget, target } from 'rc1-build';
+export default definePipeline({ targets: [
+  defineTarget({ name: 'split', rule: 'rules/split.ts', inputs: { src: 'src/a.txt' }, outputs: { upper: 'out/upper.txt', lower: 'out/lower.txt' } }),
+  defineTarget({ name: 'shout', rule: 'rules/shout.ts', inputs: { text: target('split', 'upper') }, outputs: { shout: 'out/shout.txt' } }),
+] });
+`,
+    'rules/split.ts': `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'split', version: 1, run(ctx) {
+  const text = fs.readFileSync(ctx.inputs('src')[0], 'utf8');
+  fs.writeFileSync(ctx.output('upper'), text.toUpperCase());
+  fs.writeFileSync(ctx.output('out/lower.txt'), text.toLowerCase());
+}});
+`,
+    'rules/shout.ts': `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'shout', version: 1, run(ctx) {
+  const files = ctx.inputs('text');
+  fs.writeFileSync(ctx.output('shout'), files.map((f) => f.slice(ctx.root.length + 1) + '=' + fs.readFileSync(f, 'utf8').trim()).join(',') + '!');
+}});
+`,
+    'src/a.txt': 'Hello\n',
+  });
+  try {
+    let r = rig.run([]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(rig.read('out/shout.txt'), 'out/upper.txt=HELLO!', 'only the named output is the input');
+    assert.equal(rig.read('out/lower.txt'), 'hello\n');
+    // A change to the other output of split does not rebuild shout (it is not its input).
+    rig.write('rules/split.ts', rig.read('rules/split.ts').replace('text.toLowerCase()', "text.toLowerCase() + '.'"));
+    r = rig.run(['--explain']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /rc1 explain: shout: up-to-date\n/);
+    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace("target('split', 'upper')", "target('split', 'uper')"));
+    r = rig.run([]);
+    assert.equal(r.code, 64);
+    assert.match(r.stderr, /target shout: input text names output uper of split, which has the outputs upper, lower/);
+    assert.match(r.stderr, /did you mean target\('split', 'upper'\)\?/);
+  } finally { rig.cleanup(); }
+});

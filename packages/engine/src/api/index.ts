@@ -9,8 +9,8 @@ import { ExpectedError } from '../util/expected-error.ts';
 /** Where a declaration was written: file:line:col, used by every diagnostic about it. */
 export interface CallSite { file: string; line: number; col: number }
 
-/** A reference to another target: its outputs become this target's inputs. */
-export interface TargetRef { readonly kind: 'target'; readonly name: string }
+/** A reference to another target: its outputs (or the one named `output`) become this target's inputs. */
+export interface TargetRef { readonly kind: 'target'; readonly name: string; readonly output?: string }
 
 /** One declared input: a workspace-relative file path, a glob, or another target. */
 export type UserInput = string | TargetRef;
@@ -22,8 +22,12 @@ export interface UserTarget {
   rule: string;
   /** Named input groups; ctx.inputs(name) returns their absolute paths. */
   inputs?: Record<string, UserInput | UserInput[]>;
-  /** Workspace-relative output paths; a path ending in '/' is a directory output. */
-  outputs: string[];
+  /**
+   * The outputs: named, `{ scores: 'data/scores.jsonl', report: 'reports/x.json' }` (the rule
+   * writes `ctx.output('scores')`; another target takes one of them with `target(name, 'scores')`),
+   * or a list of workspace-relative paths. A path ending in '/' is a directory output.
+   */
+  outputs: Record<string, string> | string[];
   /** Dotted keys of the resolved configs/*.yaml that the rule reads (and only those enter the key). */
   params?: string[];
   /**
@@ -56,7 +60,7 @@ export interface UserTarget {
    * SlurmExecutor). Not part of the key: the same rule gives the same outputs wherever it runs.
    */
   executor?: Executor;
-  /** For gates: the report file (one of outputs) that is always written. */
+  /** For gates: the report file that is always written: one of the outputs, by name or path. */
   report?: string;
   /** Free-form description shown by `graph` and `status`. */
   description?: string;
@@ -282,9 +286,12 @@ export function defineCommand(run: PipelineCommand['run']): PipelineCommand {
   return { kind: 'command', run };
 }
 
-/** A reference to another target's outputs, for use in `inputs`. */
-export function target(name: string): TargetRef {
-  return { kind: 'target', name };
+/**
+ * A reference to another target, for use in `inputs`: all its outputs, or with `output` the one
+ * output of that name (so a rule never picks its input out of a list by file extension).
+ */
+export function target(name: string, output?: string): TargetRef {
+  return output === undefined ? { kind: 'target', name } : { kind: 'target', name, output };
 }
 
 export function defineTarget(t: UserTarget): UserTarget {
@@ -438,10 +445,14 @@ export interface RuleContext<P> {
   readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */
   inputs(name: string): string[];
-  /** The declared outputs, workspace-relative, in declaration order (directory outputs without the '/'). */
+  /** The declared outputs' paths, workspace-relative, in declaration order (directory outputs without the '/'). */
   readonly outputs: readonly string[];
-  /** Absolute path to write a declared output to (a temporary path, moved into place on success). */
-  output(path: string): string;
+  /**
+   * Absolute path to write a declared output to (a temporary path, moved into place on success):
+   * by its name (`ctx.output('scores')`) or, for a list of outputs, by its declared path. A
+   * directory output's folder is created.
+   */
+  output(nameOrPath: string): string;
   /**
    * Absolute path of one of the target's declared `state` paths (state shared by several targets,
    * e.g. a cache of paid API calls); its parent folder is created. A path the target does not

@@ -64,7 +64,7 @@ async function checkOne(ws: Workspace, name: string, pool: WorkerPool): Promise<
     const res = await pool.run({
       target: name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: ws.root, stateDir: path.join(dir, 'state'), profile: ws.profile,
       params: pickParams(ws.config.values, t.params), args: t.args, forced: false, codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir, tmpPrefix: 'o-',
-      outputs: t.outputs.map((o, i) => ({ path: o.path, dir: o.dir, tmp: path.join(tmpDir, `o-${i}-${path.basename(o.path)}`) })),
+      outputs: t.outputs.map((o, i) => ({ path: o.path, dir: o.dir, tmp: path.join(tmpDir, `o-${i}-${path.basename(o.path)}`), ...(o.name ? { name: o.name } : {}) })),
     }, { log: (l) => { log.push(redact(l)); if (log.length > 400) log.splice(0, 200); }, progress: () => undefined });
     if (!res.ok) {
       rmrf(scratch);

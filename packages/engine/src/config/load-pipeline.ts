@@ -12,7 +12,7 @@ import { writeFileAtomic } from '../util/fs.ts';
 import { parseSize } from '../util/size.ts';
 import { findCycle } from '../graph/find-cycle.ts';
 import { forbiddenOutput, lexicalProblem } from '../graph/workspace-paths.ts';
-import type { InputItem, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
+import type { InputItem, ResolvedOutput, ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import { isGlob } from '../hash/glob-cache.ts';
 import { ENGINE_STATE, isEngineStatePath } from '../state/engine-state.ts';
 import { CompileError, type ModuleCompiler } from './compile-module.ts';
@@ -144,7 +144,8 @@ export async function loadPipeline(opts: {
       diags.push({ headline: `two targets are named ${t.name}`, location: where(t), context: { first: siteString(targets.get(t.name)!.site, root) ?? '?' } });
       continue;
     }
-    const outputs = t.outputs.map((o) => ({ path: normalizeRel(o).replace(/\/$/, ''), dir: o.endsWith('/') }));
+    const declared: [string | undefined, string][] = Array.isArray(t.outputs) ? t.outputs.map((o) => [undefined, o]) : Object.entries(t.outputs);
+    const outputs: ResolvedOutput[] = declared.map(([name, o]) => ({ path: normalizeRel(o).replace(/\/$/, ''), dir: o.endsWith('/'), ...(name ? { name } : {}) }));
     for (const o of outputs) {
       if (!insideWorkspace(o.path)) {
         diags.push(pathDiag(`target ${t.name}: output ${o.path} is outside the workspace`, where(t), 'outputs are workspace-relative paths such as reports/x.json (a symlink inside the workspace may lead into a declared externalRoots directory)'));
@@ -166,7 +167,8 @@ export async function loadPipeline(opts: {
         diags.push({ headline: `target ${t.name}: state ${p} is not a rule's own path under .rc1/`, location: where(t), context: { 'engine-owned': Object.keys(ENGINE_STATE).map((n) => `.rc1/${n}`).join(', ') }, hint: "declare the rule's own folder or file, e.g. '.rc1/scorecache.sqlite'; .rc1/state/<target>/ needs no declaring" });
       }
     }
-    const report = t.report ? normalizeRel(t.report) : undefined;
+    // A gate's report: one of its outputs, by name or by path.
+    const report = t.report ? outputs.find((o) => o.name === t.report)?.path ?? normalizeRel(t.report) : undefined;
     if (report && !outputs.some((o) => o.path === report)) {
       diags.push({ headline: `gate ${t.name}: report ${report} is not one of its outputs`, location: where(t) });
     }
@@ -220,8 +222,20 @@ export async function loadPipeline(opts: {
             diags.push({ headline: `target ${t.name}: input ${group} names unknown target ${it.name}`, location: where(t), ...(guess ? { hint: `did you mean ${guess}?` } : {}) });
             continue;
           }
+          if (it.output !== undefined) {
+            const names = targets.get(it.name)!.outputs.flatMap((o) => (o.name ? [o.name] : []));
+            if (!names.includes(it.output)) {
+              const guess = didYouMean(it.output, names);
+              diags.push({
+                headline: `target ${t.name}: input ${group} names output ${it.output} of ${it.name}, which has ${names.length ? `the outputs ${names.join(', ')}` : 'no named outputs'}`,
+                location: where(t),
+                hint: guess ? `did you mean target('${it.name}', '${guess}')?` : names.length ? `one of: ${names.map((n) => `target('${it.name}', '${n}')`).join(', ')}` : `name its outputs (outputs: { name: 'path' }) or take them all: target('${it.name}')`,
+              });
+              continue;
+            }
+          }
           deps.add(it.name);
-          items.push({ kind: 'target', name: it.name });
+          items.push({ kind: 'target', name: it.name, ...(it.output !== undefined ? { output: it.output } : {}) });
         } else {
           const p = normalizeRel(it);
           const outside = lexicalProblem(root, p, externalRoots);

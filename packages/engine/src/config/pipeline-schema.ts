@@ -3,7 +3,7 @@
 import { z } from 'zod';
 
 const site = z.object({ file: z.string(), line: z.number(), col: z.number() }).strict();
-const targetRef = z.object({ kind: z.literal('target'), name: z.string().min(1) }).strict();
+const targetRef = z.object({ kind: z.literal('target'), name: z.string().min(1), output: z.string().min(1).optional() }).strict();
 const input = z.union([z.string().min(1), targetRef]);
 
 const slurmTime = /^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$/;
@@ -27,7 +27,11 @@ export const targetSchema = z.object({
   name: z.string().regex(/^[A-Za-z_][\w.@-]*$/, 'a name of letters, digits, _ . @ - (not starting with a digit)'),
   rule: z.string().min(1),
   inputs: z.record(z.string().regex(/^\w+$/, 'an input group name of letters, digits and _'), z.union([input, z.array(input)])).optional(),
-  outputs: z.array(z.string().min(1)).min(1, 'a target declares at least one output'),
+  outputs: z.union([
+    z.array(z.string().min(1)).min(1, 'a target declares at least one output'),
+    z.record(z.string().regex(/^[A-Za-z_]\w*$/, 'an output name of letters, digits and _'), z.string().min(1))
+      .refine((r) => Object.keys(r).length > 0, 'a target declares at least one output'),
+  ]),
   params: z.array(z.string().regex(/^[\w-]+(\.[\w-]+)*$/, 'a dotted config key like shadow.n')).optional(),
   args: z.record(z.string(), z.json()).optional(),
   secrets: z.array(z.string().regex(/^[A-Za-z_]\w*$/, 'an environment variable name')).optional(),

@@ -155,7 +155,7 @@ export class TargetExecutor implements SchedulerExecutor {
         params: p.job.paramsOf(t), args: t.args, forced: p.job.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: p.disk.tmpDir, tmpPrefix: tmp.prefix, cacheDir: p.cache.dir,
         // Without secrets there is nothing to redact in the entry: the worker writes it, off this thread.
         ...(t.secrets.length === 0 ? { cacheKey: d.key } : {}),
-        outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) })),
+        outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path), ...(o.name ? { name: o.name } : {}) })),
       }, {
         log: (raw) => {
           const line = redact(raw);

@@ -4,9 +4,16 @@ import type { CallSite, SlurmExecutor, UserRemoteCache, UserRequirement } from '
 export type InputItem =
   | { kind: 'file'; path: string; producer?: string }
   | { kind: 'glob'; pattern: string }
-  | { kind: 'target'; name: string };
+  | { kind: 'target'; name: string; output?: string };
 
-export interface ResolvedOutput { path: string; dir: boolean }
+/** One output; `name` when the target declares its outputs by name. */
+export interface ResolvedOutput { path: string; dir: boolean; name?: string }
+
+/** The outputs of `name` a target reference stands for: all of them, or the one named `output`. */
+export function referencedOutputs(p: Pick<ResolvedPipeline, 'targets'>, it: { name: string; output?: string }): ResolvedOutput[] {
+  const outs = p.targets.get(it.name)!.outputs;
+  return it.output === undefined ? outs : outs.filter((o) => o.name === it.output);
+}
 
 export interface ResolvedTarget {
   name: string;

@@ -12,7 +12,7 @@ import { PIPELINE_FILE } from '../config/load-pipeline.ts';
 import type { StatCache } from '../hash/stat-cache.ts';
 import type { ModuleCompiler } from '../config/compile-module.ts';
 import { type LoadedConfig, getKey } from '../config/load-configs.ts';
-import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
+import { type ResolvedPipeline, type ResolvedTarget, referencedOutputs } from '../graph/resolved.ts';
 import type { CacheEntry, OutputCache } from '../cache/output-cache.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from '../state/trace-log.ts';
 import { listTree, treeListing } from '../util/fs.ts';
@@ -64,7 +64,7 @@ export async function resolveInputs(d: DecideEnv, t: ResolvedTarget): Promise<Re
     for (const it of items) {
       if (it.kind === 'file') paths.push(it.path);
       else if (it.kind === 'glob') paths.push(...(await expandChecked(d, t, it.pattern)));
-      else for (const o of d.pipeline.targets.get(it.name)!.outputs) paths.push(o.path);
+      else for (const o of referencedOutputs(d.pipeline, it)) paths.push(o.path);
     }
     out[group] = [...new Set(paths)];
   }
@@ -108,7 +108,7 @@ export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promi
     const m: Record<string, string> = {};
     const fromTargets = new Map<string, string>();
     for (const it of items) {
-      if (it.kind === 'target') for (const o of d.pipeline.targets.get(it.name)!.outputs) fromTargets.set(o.path, it.name);
+      if (it.kind === 'target') for (const o of referencedOutputs(d.pipeline, it)) fromTargets.set(o.path, it.name);
       else if (it.kind === 'file' && it.producer) fromTargets.set(it.path, it.producer);
     }
     for (const p of groups[group]!) {

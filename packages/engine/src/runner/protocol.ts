@@ -1,7 +1,7 @@
 // Messages between the engine and its rule workers (worker_threads). Plain structured-clone data.
 import type { Check } from '../api/index.ts';
 
-export interface JobOutput { path: string; dir: boolean; tmp: string }
+export interface JobOutput { path: string; dir: boolean; tmp: string; /** Its declared name (named outputs). */ name?: string }
 
 export interface Job {
   id: number;

@@ -54,6 +54,7 @@ async function run(job: Job): Promise<void> {
       params = r.data;
     }
     const outputs = new Map(job.outputs.map((o) => [o.path, o]));
+    const named = new Map(job.outputs.flatMap((o) => (o.name ? [[o.name, o] as const] : [])));
     const ctx: RuleContext<unknown> = {
       target: job.target,
       root: job.root,
@@ -71,8 +72,11 @@ async function run(job: Job): Promise<void> {
         return v;
       },
       output(p: string): string {
-        const o = outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
-        if (!o) throw new ContractError(`${job.ruleFile}: ctx.output('${p}'): not a declared output of ${job.target} (declared: ${job.outputs.map((x) => x.path).join(', ')})`);
+        const o = named.get(p) ?? outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
+        if (!o) {
+          const declared = job.outputs.map((x) => (x.name ? `${x.name} (${x.path})` : x.path)).join(', ');
+          throw new ContractError(`${job.ruleFile}: ctx.output('${p}'): not a declared output of ${job.target} (declared: ${declared})`);
+        }
         if (o.dir) fs.mkdirSync(o.tmp, { recursive: true });
         return o.tmp;
       },
