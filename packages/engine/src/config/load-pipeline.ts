@@ -189,7 +189,7 @@ export async function loadPipeline(opts: {
     }
     targets.set(t.name, {
       name: t.name, rule: normalizeRel(t.rule), gate: t.gate === true, ...(report ? { report } : {}),
-      inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(), secrets: [...new Set(t.secrets ?? [])].sort(),
+      inputs: [], outputs, params: [...new Set(t.params ?? [])].sort(), ...(t.params === undefined ? { paramsFromRule: true } : {}), args: sortedCopy(t.args ?? {}), env: [...new Set(t.env ?? [])].sort(), secrets: [...new Set(t.secrets ?? [])].sort(),
       deps: [], ...(t.description ? { description: t.description } : {}), ...(metrics.length ? { metrics } : {}),
       ...(t.requires?.length || slurmOf(t) ? { requires: [...(t.requires ?? []), ...(slurmOf(t) ? [{ executable: 'sbatch', why: `target ${t.name} runs as a Slurm batch job (executor: slurm); sbatch, squeue and scancel come with slurm-client` }] : [])] } : {}),
       ...(slurmOf(t) ? { executor: { ...slurmOf(t)!, staging: slurmOf(t)!.staging ?? 'shared-fs' } } : {}),

@@ -23,6 +23,8 @@ export interface ResolvedTarget {
   inputs: { group: string; items: InputItem[] }[];
   outputs: ResolvedOutput[];
   params: string[];
+  /** The target declares no params: they are read from its rule's schema (config/rule-params.ts). */
+  paramsFromRule?: boolean;
   /** Literal args, keys sorted. */
   args: Record<string, unknown>;
   env: string[];

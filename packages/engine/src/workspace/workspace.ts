@@ -11,6 +11,7 @@ import { type LoadedConfig, loadConfigs, locateKey } from '../config/load-config
 import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
 import { cachedProfiles, chooseProfile } from '../config/profiles.ts';
+import { withRuleParams } from '../config/rule-params.ts';
 import { type Diagnostic, UsageError, didYouMean, siteString } from '../config/usage-error.ts';
 import { pathsOnDiskProblems } from '../graph/workspace-paths.ts';
 import { expandChecked } from '../rebuild/decide.ts';
@@ -103,12 +104,12 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     // config key is read by something (a target's params, the pipeline function, or freeFormConfig).
     const rec = recordingConfig(config.values);
     const decl = evaluatePipeline(await importPipeline(root, compiler), profile, { ...config, values: rec.config });
-    pipeline = await loadPipeline({ root, stateDir, compiler, config, profile, decl });
+    pipeline = await withRuleParams({ stateDir, compiler, config }, await loadPipeline({ root, stateDir, compiler, config, profile, decl }));
     const read = [...[...pipeline.targets.values()].flatMap((t) => t.params), ...rec.reads, ...(decl.freeFormConfig ?? [])];
     const unread = await unreadKeyDiagnostics(config.values, read, (k) => locateKey(root, config.files, k, 'key'), config.files);
     if (unread.length) throw new UsageError(unread);
     if (key) writeCachedPipeline(cacheFile, key, pipeline);
-  }
+  } else pipeline = await withRuleParams({ stateDir, compiler, config }, pipeline);
   checkRuleFiles(root, pipeline);
   phase('load pipeline');
   const trace = new TraceLog(path.join(stateDir, 'trace.log'));
