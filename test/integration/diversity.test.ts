@@ -71,7 +71,7 @@ export default definePipeline({ defaultTargets: ['diversity_report'], freeFormCo
     outputs: ['reports/diversity_report.json'], report: 'reports/diversity_report.json', params: ['templates', 'diversity'] }),
 ] });
 `,
-  });
+  }).withRc1Lib();
   try {
     for (const p of ['lib', 'rules/diversity_report.ts', 'templates', 'configs/pool.yaml']) cpSync(join(REPO, p), join(rig.dir, p), { recursive: true });
     const ok = rig.run(['diversity_report']);
