@@ -20,7 +20,7 @@ import { defineRule, RuleError } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
   BALANCE_METHOD, BUCKETS, LineWriter, TIE_RULE, balanceParams, bucketOf, lineId, normaliseShares, planBalance, readLines, readMetrics,
-  singleJsonl, withDifficulty, type Bucket,
+  withDifficulty, type Bucket,
 } from '../lib/difficulty/index.ts';
 
 const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
@@ -31,10 +31,8 @@ export default defineRule({
   params: balanceParams,
   async run(ctx) {
     const { bands, dimensions, balance } = ctx.params.difficulty;
-    const pool = singleJsonl('balanced_pool', 'pool', ctx.inputs('pool'));
-    const metricsFile = singleJsonl('balanced_pool', 'metrics', ctx.inputs('metrics'));
-    const [outPool, outReport] = ctx.outputs;
-    if (outPool === undefined || outReport === undefined) throw new RuleError('balanced_pool: declare two outputs: the balanced pool JSONL, then its JSON report');
+    const pool = ctx.input('pool');
+    const metricsFile = ctx.input('metrics');
 
     const metrics = await readMetrics(metricsFile, ctx.root);
     const buckets: Bucket[] = metrics.map((m) => bucketOf(bands, dimensions, m).bucket);
@@ -42,7 +40,7 @@ export default defineRule({
     ctx.progress(1, 3, 'steps');
 
     const file = displayPath(pool, ctx.root);
-    const writer = new LineWriter(ctx.output(outPool));
+    const writer = new LineWriter(ctx.output('pool'));
     let i = 0;
     try {
       for await (const { text, line } of readLines(pool)) {
@@ -69,7 +67,7 @@ export default defineRule({
       target: 'balanced_pool',
       pool: file,
       metrics: displayPath(metricsFile, ctx.root),
-      output: outPool,
+      output: ctx.outputPath('pool'),
       method: BALANCE_METHOD,
       bucket_rule: TIE_RULE,
       dimensions,
@@ -83,8 +81,8 @@ export default defineRule({
       })),
       tasks: plan.tasks,
     };
-    await mkdir(dirname(ctx.output(outReport)), { recursive: true });
-    await writeFile(ctx.output(outReport), `${JSON.stringify(report, null, 2)}\n`);
+    await mkdir(dirname(ctx.output('report')), { recursive: true });
+    await writeFile(ctx.output('report'), `${JSON.stringify(report, null, 2)}\n`);
     ctx.progress(3, 3, 'steps');
 
     const perTask = Object.entries(plan.tasks).map(([t, p]) => `${t} ${p.size}/${p.available.easy + p.available.medium + p.available.hard}`).join(', ');

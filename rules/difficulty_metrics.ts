@@ -2,29 +2,27 @@
 // seed pool, in pool order — id, task, len_tokens (Qwen3 BPE), turns, tool_hops, entities,
 // ops_numeric, connector_density, coref_pronouns, clue_overlap, ambiguity_flags,
 // needs_clarification; the definitions are METRIC_DEFINITIONS in lib/difficulty/metrics.ts and are
-// repeated in the difficulty report. Input group `pool`: one scenarios JSONL. Output: ctx.outputs[0]
+// repeated in the difficulty report. Input group `pool`: one scenarios JSONL. Output `metrics`
 // (JSONL). Params: difficulty.metrics. The output is byte-identical for the same pool and params,
 // whatever difficulty.metrics.workers is. The pool is streamed; with workers, each source item's
 // scenarios go to one worker (lib/difficulty/metrics-workers.ts).
 import { stat } from 'node:fs/promises';
 import { defineRule, RuleError } from 'rc1-build';
 import { displayPath } from '../lib/data/index.ts';
-import { metricsParams, singleJsonl, writeMetrics } from '../lib/difficulty/index.ts';
+import { metricsParams, writeMetrics } from '../lib/difficulty/index.ts';
 
 export default defineRule({
   name: 'difficulty_metrics',
   version: 1,
   params: metricsParams,
   async run(ctx) {
-    const pool = singleJsonl('difficulty_metrics', 'pool', ctx.inputs('pool'));
-    const out = ctx.outputs[0];
-    if (out === undefined) throw new RuleError('difficulty_metrics: declare one output (the metrics JSONL)');
+    const pool = ctx.input('pool');
     const { multi_entity_min: multiEntityMin, workers } = ctx.params.difficulty.metrics;
 
     const t0 = performance.now();
     const size = (await stat(pool)).size;
     const s = await writeMetrics({
-      pool, file: displayPath(pool, ctx.root), out: ctx.output(out), multiEntityMin, workers, signal: ctx.signal,
+      pool, file: displayPath(pool, ctx.root), out: ctx.output('metrics'), multiEntityMin, workers, signal: ctx.signal,
       progress: (done) => ctx.progress(done, size, 'bytes'),
     });
     ctx.progress(size, size, 'bytes');

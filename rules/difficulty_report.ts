@@ -3,16 +3,15 @@
 // their ceilings, clue_overlap medians of hard and easy items (left out, with the reason, for a
 // task without supporting text), and the association between the reasoning bucket and the need
 // for clarification (Cramér's V ≤ max_association) in the balanced pool and in the whole pool.
-// Inputs: `metrics` (the metrics JSONL) and `balanced` (the balanced pool JSONL; the group may
-// name the whole balanced_pool target: its JSON report is passed over). Output: ctx.outputs[0],
-// the report, written by the engine from the returned checks and report: definitions,
+// Inputs: `metrics` (the metrics JSONL) and `balanced` (the balanced pool JSONL: one file, or
+// target('balanced_pool', 'pool')). Output: the report, written by the engine from the returned checks and report: definitions,
 // histograms and p10/p50/p90 of every metric, bucket counts per task and per clarification
 // stratum, the association tables, for the pool and the balanced pool.
 // Params: difficulty.bands, difficulty.dimensions, difficulty.gate.
 import { defineRule } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
-  balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, singleJsonl, tasksOf, type DifficultyMetrics,
+  balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, tasksOf, type DifficultyMetrics,
   type Scored,
 } from '../lib/difficulty/index.ts';
 
@@ -22,8 +21,8 @@ export default defineRule({
   params: reportParams,
   async run(ctx) {
     const { bands, dimensions, gate } = ctx.params.difficulty;
-    const metricsFile = singleJsonl('difficulty_report', 'metrics', ctx.inputs('metrics'));
-    const balancedFile = singleJsonl('difficulty_report', 'balanced', ctx.inputs('balanced'));
+    const metricsFile = ctx.input('metrics');
+    const balancedFile = ctx.input('balanced');
 
     const metrics = await readMetrics(metricsFile, ctx.root);
     const byId = new Map<string, DifficultyMetrics>(metrics.map((m) => [m.id, m]));

@@ -6,7 +6,7 @@
 // parser reports) match what was written; then multiplies seeded observations through the file's
 // tensors as ggml does (W with ne = [n_in, n_out], y = W x + b: rc1-build/gguf readGgmlPolicy) and
 // requires the action log-probabilities to match the policy's own. Input group `checkpoints`: the
-// train target (its checkpoints/rc1/ directory output). Output: ctx.outputs[0], models/rc1-policy.gguf.
+// train target (its checkpoints/rc1/ directory output). Output `model`: models/rc1-policy.gguf.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
@@ -20,8 +20,6 @@ export default defineRule({
   name: 'export_gguf',
   version: 1,
   async run(ctx) {
-    const out = ctx.outputs[0];
-    if (!out?.endsWith('.gguf')) throw new RuleError(`${ctx.target}: declare one output ending in .gguf (models/rc1-policy.gguf)`);
     const ckDir = checkpointDirOf(ctx.inputs('checkpoints'), ctx.target);
     const { dir, name, meta } = builtInCheckpoint(ckDir, 'latest', ctx.target);
     const index = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8')) as ModelIndex;
@@ -29,7 +27,8 @@ export default defineRule({
     const content = policyGgufContent(policy, {
       name: 'rc1-policy', actions: index.actions, featureNames: index.feature_names, env: index.env, step: meta.step, configHash: meta.config_hash,
     });
-    const file = ctx.output(out);
+    const out = ctx.outputPath('model');
+    const file = ctx.output('model');
     mkdirSync(dirname(file), { recursive: true });
     const layout = writeGguf(file, content);
     ctx.progress(1, 2, 'steps');

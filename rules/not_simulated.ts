@@ -23,8 +23,7 @@ export default defineRule({
     const round = ctx.args.round ?? 1;
     if (round !== 1 && round !== 2) throw new RuleError(`${ctx.target}: args.round must be 1 or 2, got ${JSON.stringify(round)}`);
     const threshold = round === 1 ? cfg.max_cache_hit_rate.round1 : cfg.max_cache_hit_rate.round2;
-    const file = ctx.inputs('scores').find((f) => basename(f).endsWith('scores.jsonl'));
-    if (!file) throw new RuleError(`${ctx.target}: the \`scores\` inputs hold no *scores.jsonl (declare target('scores') or data/scores/scores.jsonl)`);
+    const file = ctx.input('scores');
     const records = await readScores(file);
 
     const scored = records.filter((r) => r.status === 'scored');

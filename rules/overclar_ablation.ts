@@ -15,12 +15,10 @@ export default defineRule({
   version: 2,
   params: z.object({ reward: rewardSchema.pick({ beta: true }), overclar: overclarSchema, statistics: statisticsSchema }),
   async run(ctx) {
-    const rollouts = ctx.inputs('rollouts').filter((f) => f.endsWith('.jsonl'));
-    const scores = ctx.inputs('scores').find((f) => f.endsWith('scores.jsonl'));
-    const weightsFile = ctx.inputs('weights').find((f) => f.endsWith('weights.json'));
-    if (rollouts.length === 0 || !scores || !weightsFile) {
-      throw new RuleError(`${ctx.target}: needs input groups rollouts (the pool's JSONL), scores (scores.jsonl) and weights (weights.json)`);
-    }
+    const rollouts = ctx.inputs('rollouts');
+    const scores = ctx.input('scores');
+    const weightsFile = ctx.input('weights');
+    if (rollouts.length === 0) throw new RuleError(`${ctx.target}: the rollouts input group is empty (declare the pool's rollouts JSONL)`);
     const { items, failed } = await readItems(rollouts, scores, ctx.root);
     const unbucketed = items.filter((it) => it.difficulty === null).length;
     if (unbucketed > 0) throw new RuleError(`${ctx.target}: ${unbucketed} rollouts have no difficulty bucket: the ablation reads the balanced pool's rollouts`);

@@ -50,8 +50,7 @@ export default defineRule({
   params: z.object({ validation: ValidationParamsSchema, pool: PoolParamsSchema }),
   async run(ctx) {
     const { validation: v, pool: poolCfg } = ctx.params;
-    const [poolPath, ...extra] = ctx.inputs('pool').filter((p) => p.endsWith('.jsonl'));
-    if (!poolPath || extra.length > 0) throw new RuleError('pool_validation: the `pool` inputs must hold exactly one .jsonl (the seed pool)');
+    const poolPath = ctx.input('pool');
     const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     const v1 = await loadPack(ctx.inputs('v1'), ctx.root);
     const raw = await loadSources(ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort(), { onError: 'skip', root: ctx.root });
@@ -59,8 +58,7 @@ export default defineRule({
     const heldOut = raw.items.filter((i) => shadow.ids.has(i.source_id) || shadow.contentKeys.has(questionKey(i)));
     const heldOutKeys = new Set(heldOut.map((i) => questionKey(i)));
     const leakIndex = new LeakIndex(heldOut.map((i) => ({ id: sourceKey(i), question: i.question, context: scenarioContext(i) })), v.leak.ngram);
-    const metricsFile = ctx.inputs('metrics').find((p) => p.endsWith('.jsonl'));
-    if (!metricsFile) throw new RuleError('pool_validation: the `metrics` inputs must hold the pool\'s difficulty metrics .jsonl');
+    const metricsFile = ctx.input('metrics');
     const lengths = new Map((await readMetrics(metricsFile, ctx.root)).map((m) => [m.id, m.len_tokens]));
 
     const rows: Row[] = [];

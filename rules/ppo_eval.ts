@@ -52,12 +52,7 @@ export default defineRule({
   async run(ctx) {
     const { ppo_eval: cfg, pool, difficulty } = ctx.params;
     const train = resolveTrainConfig({ train: ctx.params.train, ppo: ctx.params.ppo, overclar: ctx.params.overclar });
-    const [reportOut, pngOut] = ctx.outputs;
-    if (!reportOut?.endsWith('.json') || !pngOut?.endsWith('.png')) throw new RuleError(`${ctx.target}: declare outputs [reports/ppo_eval.json, reports/learning_curve.png] in this order`);
-    const group = ctx.inputs('checkpoints');
-    const ckDir = checkpointDirOf(group, ctx.target);
-    const metricsFile = group.find((p) => basename(p) === 'metrics.jsonl');
-    if (!metricsFile) throw new RuleError(`${ctx.target}: the \`checkpoints\` input holds no metrics.jsonl (the train target's reports/metrics.jsonl): the learning curve needs it`);
+    const ckDir = checkpointDirOf(ctx.inputs('checkpoints'), ctx.target);
     const seeds = ctx.params.ppo.seeds;
     const runs = seeds.map((seed) => {
       const dir = join(ckDir, `seed_${seed}`);
@@ -69,11 +64,11 @@ export default defineRule({
     assertStartedFromSft(dirname(sftIndex), runs, ctx.target, ctx.root);
     const sft = await loadPolicy(dirname(sftIndex));
     const trained = await Promise.all(runs.map((r) => loadPolicy(r.ck.dir)));
-    const shadowFile = ctx.inputs('shadow').find((p) => p.endsWith('.jsonl'));
-    if (!shadowFile) throw new RuleError(`${ctx.target}: the \`shadow\` input holds no .jsonl (declare target('shadow_set'))`);
+    const [shadowFile, ...more] = ctx.inputs('shadow');
+    if (!shadowFile || more.length) throw new RuleError(`${ctx.target}: the \`shadow\` input must be the shadow set's scenarios JSONL alone (declare target('shadow_set', 'scenarios'))`);
     const shadow = await readScenarios([shadowFile], ctx.root);
-    const weightsFile = ctx.inputs('weights').find((p) => basename(p) === 'weights.json');
-    if (!weightsFile) throw new RuleError(`${ctx.target}: the \`weights\` input holds no weights.json (declare configs/weights.json, the weights target's output)`);
+    const [weightsFile, ...moreWeights] = ctx.inputs('weights');
+    if (!weightsFile || moreWeights.length) throw new RuleError(`${ctx.target}: the \`weights\` input must be the weights file alone (declare target('weights', 'weights'))`);
     const weights = await readWeights(weightsFile, 'configs/weights.json');
     ctx.progress(1, 5, 'steps');
 
@@ -122,7 +117,7 @@ export default defineRule({
     ctx.progress(4, 5, 'steps');
 
     const points = readCurve(runs[0]!.metrics);
-    const png = ctx.output(pngOut);
+    const png = ctx.output('curve');
     mkdirSync(dirname(png), { recursive: true });
     const last = points.at(-1);
     writeFileSync(png, drawLearningCurve(points, `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`));
@@ -152,7 +147,7 @@ export default defineRule({
         negative_control: cmp.negative_control,
         best_baseline: cmp.best_baseline,
         kl: { ...cmp.kl, bound: cfg.thresholds.max_kl_over_target * train.ppo.target_kl, curves: klCurves },
-        learning_curve: { path: pngOut, seed: runs[0]!.seed, points: points.length, metrics: join('checkpoints', 'rc1', `seed_${runs[0]!.seed}`, 'metrics.jsonl') },
+        learning_curve: { path: ctx.outputPath('curve'), seed: runs[0]!.seed, points: points.length, metrics: join('checkpoints', 'rc1', `seed_${runs[0]!.seed}`, 'metrics.jsonl') },
       },
     };
   },

@@ -26,9 +26,8 @@ export default defineRule({
     pool: z.object({ mix: z.record(z.string(), z.number()) }),
   }),
   async run(ctx) {
-    const weightsFile = ctx.inputs('weights').find((f) => f.endsWith('weights.json'));
+    const weightsFile = ctx.input('weights');
     const ppoFiles = ctx.inputs('ppo_config');
-    if (!weightsFile) throw new RuleError(`${ctx.target}: the weights input group holds no weights.json`);
     const { ppo, preflight, reward, pool } = ctx.params;
     const w = weightsChecks(readFileSync(weightsFile), { sumTolerance: preflight.weights.sum_tolerance, maxWeight: preflight.weights.max_weight });
     const ppoCs = ppoChecks(ppo, { preflight, poolMix: pool.mix, rewardBeta: reward.beta, profile: ctx.profile });

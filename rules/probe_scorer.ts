@@ -38,7 +38,7 @@ export default defineRule({
     const { probe, judge, heuristic } = ctx.params.scoring;
     const dev = ctx.profile !== 'prod';
     const rollouts: Rollout[] = [];
-    for (const f of ctx.inputs('rollouts').filter((x) => x.endsWith('.jsonl'))) {
+    for (const f of ctx.inputs('rollouts')) {
       for (const r of await readValidated(f, rolloutSchema, ctx.root)) {
         rollouts.push(r.value);
         if (rollouts.length >= probe.calls) break;

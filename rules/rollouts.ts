@@ -25,10 +25,8 @@ export default defineRule({
   params: z.object({ rollouts: rolloutsConfigSchema }),
   async run(ctx) {
     const cfg = ctx.params.rollouts;
-    const out = ctx.outputs[0];
-    if (!out) throw new RuleError(`${ctx.target}: declare the rollouts JSONL as output [0]`);
-    // A target input may bring its report along (shadow_set's manifest, balanced_pool's report): only .jsonl files are scenarios.
-    const files = ctx.inputs('scenarios').filter((f) => f.endsWith('.jsonl'));
+    // The scenarios: one output of another target (target('shadow_set', 'scenarios')) or files.
+    const files = ctx.inputs('scenarios');
     const scenarios = await readScenarios(files, ctx.root);
     if (scenarios.length === 0) throw new RuleError(`${ctx.target}: the \`scenarios\` inputs hold no scenario`);
     ctx.signal.throwIfAborted();
@@ -75,8 +73,8 @@ export default defineRule({
       }
     }
     ctx.signal.throwIfAborted();
-    await mkdir(dirname(ctx.output(out)), { recursive: true });
-    await writeFile(ctx.output(out), toJsonl(rollouts));
+    await mkdir(dirname(ctx.output('rollouts')), { recursive: true });
+    await writeFile(ctx.output('rollouts'), toJsonl(rollouts));
     const ok = rollouts.filter((r) => r.success).length;
     return { summary: `${rollouts.length} rollouts of ${scenarios.length} scenarios (${note}; success ${ok}/${rollouts.length})` };
   },

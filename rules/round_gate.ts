@@ -28,7 +28,7 @@ export default defineRule({
       const bytes = readFileSync(file);
       const path = relative(ctx.root, file);
       const sha256 = sha256Of(bytes);
-      const rep = asReport && file.endsWith('.json') ? parseGateReport(path, sha256, bytes.toString('utf8')) : null;
+      const rep = asReport ? parseGateReport(path, sha256, bytes.toString('utf8')) : null;
       if (!rep) artifacts.push({ path, sha256, bytes: statSync(file).size });
       return rep;
     };
@@ -41,7 +41,7 @@ export default defineRule({
     let res: { checks: import('rc1-build').Check[]; report: Record<string, unknown> };
     if (round === 1) res = round1({ profile: ctx.profile, reports, artifacts, required });
     else {
-      const files = ctx.inputs('round1').filter((f) => f.endsWith('.json'));
+      const files = ctx.inputs('round1');
       const bytes = files.length === 1 ? readFileSync(files[0]!) : null;
       const r1 = bytes ? parseGateReport(relative(ctx.root, files[0]!), sha256Of(bytes), bytes.toString('utf8')) : null;
       if (!r1) throw new RuleError(`${ctx.target}: the round1 input group must hold the round-1 report (one gate report JSON)`);

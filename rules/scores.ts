@@ -28,14 +28,6 @@ import {
 } from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
-/** The .jsonl files of an input group (a target input may bring reports along: they are passed over). */
-function jsonlInputs(ctx: { inputs(name: string): string[]; log(m: string): void }, group: string): string[] {
-  const all = ctx.inputs(group);
-  const files = all.filter((f) => f.endsWith('.jsonl'));
-  if (files.length < all.length) ctx.log(`${group}: passing over ${all.length - files.length} input(s) that are not .jsonl`);
-  return files;
-}
-
 async function write(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, text);
@@ -50,12 +42,10 @@ export default defineRule({
   }),
   async run(ctx) {
     const { judge, aggregate, heuristic } = ctx.params.scoring;
-    const [outScores, outUnstable, outMetrics] = ctx.outputs;
-    if (!outScores || !outUnstable || !outMetrics) throw new RuleError(`${ctx.target}: declare outputs [scores.jsonl, unstable_samples.jsonl, scorer_metrics.json] in this order`);
 
     const rollouts: Rollout[] = [];
     const seen = new Map<string, string>();
-    for (const f of jsonlInputs(ctx, 'rollouts')) {
+    for (const f of ctx.inputs('rollouts')) {
       for (const { at, value } of await readValidated(f, rolloutSchema, ctx.root)) {
         const first = seen.get(value.rollout_id);
         if (first) throw new RuleError(`${at.file}:${at.line}: rollout_id ${value.rollout_id} was already read at ${first}: rollout ids must be unique across the rollouts inputs`);
@@ -168,9 +158,9 @@ export default defineRule({
       limiter: lm,
     };
 
-    await write(ctx.output(outScores), toJsonl(records));
-    await write(ctx.output(outUnstable), toJsonl(unstable));
-    await write(ctx.output(outMetrics), `${JSON.stringify(metrics, null, 2)}\n`);
+    await write(ctx.output('scores'), toJsonl(records));
+    await write(ctx.output('unstable'), toJsonl(unstable));
+    await write(ctx.output('metrics'), `${JSON.stringify(metrics, null, 2)}\n`);
     const hit = m.calls + m.cache_hits === 0 ? 0 : (100 * m.cache_hits) / (m.calls + m.cache_hits);
     return {
       summary: `${m.scored_items}/${m.items} rollouts scored by ${provider.provider} (${mode}), ${unstable.length} unstable, ${m.failed_items} failed; ${m.calls} calls (${m.billable_calls} billable), cache hits ${hit.toFixed(1)}%`,

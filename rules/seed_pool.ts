@@ -31,8 +31,6 @@ export default defineRule({
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
       throw new RuleError(`seed_pool: args.n must be a positive integer (the stage size), got ${JSON.stringify(n)}`);
     }
-    const out = ctx.outputs[0];
-    if (!out) throw new RuleError('seed_pool: the target declares no output (expected the pool .jsonl)');
 
     const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
     if (files.length === 0) throw new RuleError('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
@@ -52,7 +50,7 @@ export default defineRule({
       ctx.log(`${t}: ${e.items} items after the shadow set; renderable per kind: ${Object.entries(e.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}`);
     }
 
-    const path = ctx.output(out);
+    const path = ctx.output('pool');
     mkdirSync(dirname(path), { recursive: true });
     const fd = openSync(path, 'w');
     const counts: Record<string, number> = {};

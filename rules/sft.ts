@@ -20,14 +20,12 @@ export default defineRule({
   version: 1,
   params: z.object(TRAIN_PARAMS),
   async run(ctx) {
-    const [dirOut, reportOut] = ctx.outputs;
-    if (dirOut !== 'checkpoints/sft' || !reportOut?.endsWith('.json')) throw new RuleError(`${ctx.target}: declare outputs [checkpoints/sft/, reports/sft.json] in this order`);
     checkRound2(group(ctx, 'round2'), ctx.root);
     const config = resolveTrainConfig(ctx.params);
     if (ctx.profile === 'prod' && config.engine === 'tfjs') throw new RuleError('sft: the built-in engine clones a policy in a simulated environment, and the prod profile allows no simulated anything: the team\'s trainer does its own SFT');
     const inputs = { scenarios: group(ctx, 'scenarios'), weights: group(ctx, 'weights') };
-    const report = await runSft({ config, inputs, root: ctx.root, outDir: ctx.output(dirOut), signal: ctx.signal, log: (l) => ctx.log(l) });
-    writeFileSync(ctx.output(reportOut), `${JSON.stringify({ profile: ctx.profile, ...report }, null, 2)}\n`);
+    const report = await runSft({ config, inputs, root: ctx.root, outDir: ctx.output('checkpoints'), signal: ctx.signal, log: (l) => ctx.log(l) });
+    writeFileSync(ctx.output('report'), `${JSON.stringify({ profile: ctx.profile, ...report }, null, 2)}\n`);
     const f = report.final as { train_accuracy: number; holdout_accuracy: number | null };
     return { summary: `behaviour cloning: accuracy ${f.train_accuracy.toFixed(3)} (held out ${f.holdout_accuracy?.toFixed(3) ?? 'n/a'})` };
   },

@@ -36,13 +36,11 @@ export default defineRule({
     const { reward, overclar, shadow_run: cfg, statistics, difficulty, ppo } = ctx.params;
     if (from === 'ppo' && !ppo) throw new RuleError(`${ctx.target}: args.reward_from is 'ppo': declare the param 'ppo' (configs/ppo_scale.yaml)`);
 
-    const rollouts = ctx.inputs('rollouts').filter((f) => f.endsWith('.jsonl'));
-    const scores = ctx.inputs('scores').find((f) => f.endsWith('scores.jsonl'));
-    const weightsFile = ctx.inputs('weights').find((f) => f.endsWith('weights.json'));
-    const metrics = ctx.inputs('metrics').filter((f) => f.endsWith('.jsonl'));
-    if (rollouts.length === 0 || !scores || !weightsFile || metrics.length !== 1) {
-      throw new RuleError(`${ctx.target}: needs input groups rollouts (JSONL), scores (scores.jsonl), weights (weights.json) and metrics (one metrics JSONL)`);
-    }
+    const rollouts = ctx.inputs('rollouts');
+    const scores = ctx.input('scores');
+    const weightsFile = ctx.input('weights');
+    const metrics = [ctx.input('metrics')];
+    if (rollouts.length === 0) throw new RuleError(`${ctx.target}: the rollouts input group is empty (declare the shadow set's rollouts JSONL)`);
     const { items: raw, failed } = await readItems(rollouts, scores, ctx.root);
     const buckets = await bucketsFromMetrics(metrics[0]!, ctx.root, difficulty.bands, difficulty.dimensions);
     const items = withBuckets(raw, buckets);

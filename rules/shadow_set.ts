@@ -81,7 +81,7 @@ export default defineRule({
       throw e;
     }
     const jsonl = result.scenarios.map((s) => `${JSON.stringify(s)}\n`).join('');
-    await write(ctx.output(SCENARIOS), jsonl);
+    await write(ctx.output('scenarios'), jsonl);
     ctx.progress(1, 2, 'outputs');
 
     const inputs = [];
@@ -121,7 +121,7 @@ export default defineRule({
       source_ids: result.scenarios.map((s) => s.source_id).sort(),
       content_keys: result.scenarios.map((s) => questionKey(byId.get(`${s.task}/${s.source_id}`)!)).sort(),
     };
-    await write(ctx.output(MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    await write(ctx.output('manifest'), `${JSON.stringify(manifest, null, 2)}\n`);
     ctx.progress(2, 2, 'outputs');
 
     const counts = tasks.map((t) => `${t} ${quotas[t]}`).join(', ');

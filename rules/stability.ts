@@ -12,8 +12,7 @@ export default defineRule({
   version: 1,
   params: z.object({ scoring: z.object({ stability: z.object({ max_unstable_share: z.number().min(0).max(1) }).strict() }).strict() }),
   async run(ctx) {
-    const file = ctx.inputs('scores').find((f) => f.endsWith('scores.jsonl'));
-    if (!file) throw new RuleError(`${ctx.target}: the \`scores\` inputs hold no scores.jsonl`);
+    const file = ctx.input('scores');
     const records = await readScores(file);
     const unstable = records.filter((r) => r.unstable).length;
     const failed = records.filter((r) => r.status === 'failed').length;

@@ -10,12 +10,12 @@
 // target's checkpoints/sft/); for dpo also rollouts and scores. Params: `train`, `ppo`,
 // `overclar.alpha`, `overclar.cap`, resolved into one effective config per seed
 // (rc1-build/train resolveTrainConfig). The prod profile refuses the built-in tfjs engine: it
-// trains in a simulated environment, and prod has no simulated anything. Outputs, in this order:
-//   checkpoints/rc1/ (directory: seed_<seed>/ per seed — the run's checkpoints plus its own
+// trains in a simulated environment, and prod has no simulated anything. Outputs, by name:
+//   checkpoints: checkpoints/rc1/ (directory: seed_<seed>/ per seed — the run's checkpoints plus its own
 //                    metrics.jsonl and config_effective.yaml —, and `latest` → the first seed's
 //                    latest, which export_gguf reads)
-//   reports/metrics.jsonl (every seed's lines, each with its `seed`), reports/config_effective.yaml
-//   (one YAML document per seed)
+//   metrics: reports/metrics.jsonl (every seed's lines, each with its `seed`);
+//   config: reports/config_effective.yaml (one YAML document per seed)
 // (log lines go to the engine's rule log, logs/train.log; the full timestamped log of each run,
 // across resumes, is train.log in its work dir)
 // Training state lives in the target's state dir (ctx.stateDir, .rc1/state/train/) so an
@@ -28,8 +28,6 @@ import { join, relative } from 'node:path';
 import { defineRule, RuleError, type RuleContext } from 'rc1-build';
 import { resolveTrainConfig, runTraining, TRAIN_PARAMS } from '../lib/train/index.ts';
 import { z } from 'zod';
-
-const OUTPUTS = ['checkpoints/rc1', 'reports/metrics.jsonl', 'reports/config_effective.yaml'] as const;
 
 /** The round-2 ticket must exist and say pass: true (docs/rc1.md: written with pass true only when every check passed). */
 export function checkRound2(files: readonly string[], root: string): void {
@@ -60,9 +58,6 @@ export default defineRule({
   version: 1,
   params: z.object(TRAIN_PARAMS),
   async run(ctx) {
-    for (const [i, o] of OUTPUTS.entries()) {
-      if (ctx.outputs[i] !== o) throw new RuleError(`train: declare the outputs ${OUTPUTS.map((x, k) => (k === 0 ? `${x}/` : x)).join(', ')} in this order (output ${i} is ${ctx.outputs[i] ?? 'missing'})`);
-    }
     checkRound2(group(ctx, 'round2'), ctx.root);
     const seeds = ctx.params.ppo.seeds;
     const first = resolveTrainConfig(ctx.params, seeds[0]);
@@ -79,7 +74,7 @@ export default defineRule({
       codeHash: ctx.codeHash, settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
       resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
     };
-    const ckOut = ctx.output(OUTPUTS[0]);
+    const ckOut = ctx.output('checkpoints');
     const metrics: string[] = [];
     const configs: string[] = [];
     const summaries: string[] = [];
@@ -106,8 +101,8 @@ export default defineRule({
       rmSync(tmp, { recursive: true, force: true });
     }
     symlinkSync(join(`seed_${seeds[0]}`, 'latest'), join(ckOut, 'latest'));
-    writeFileSync(ctx.output(OUTPUTS[1]), metrics.map((l) => `${l}\n`).join(''));
-    writeFileSync(ctx.output(OUTPUTS[2]), configs.join('---\n'));
+    writeFileSync(ctx.output('metrics'), metrics.map((l) => `${l}\n`).join(''));
+    writeFileSync(ctx.output('config'), configs.join('---\n'));
     return { summary: summaries.join('; ') };
   },
 });

@@ -22,11 +22,9 @@ export default defineRule({
     statistics: statisticsSchema,
   }),
   async run(ctx) {
-    const [outWeights] = ctx.outputs;
-    if (!outWeights?.endsWith('.json')) throw new RuleError(`${ctx.target}: declare outputs [configs/weights.json, reports/calibration_report.json] in this order`);
-    const rollouts = ctx.inputs('rollouts').filter((f) => f.endsWith('.jsonl'));
-    const scores = ctx.inputs('scores').find((f) => f.endsWith('scores.jsonl'));
-    if (rollouts.length === 0 || !scores) throw new RuleError(`${ctx.target}: needs the pool's rollouts JSONL (group rollouts) and scores.jsonl (group scores)`);
+    const rollouts = ctx.inputs('rollouts');
+    const [scores, ...more] = ctx.inputs('scores');
+    if (rollouts.length === 0 || !scores || more.length) throw new RuleError(`${ctx.target}: needs the pool's rollouts JSONL (group rollouts) and one scores.jsonl (group scores: target('scores', 'scores'))`);
     const { items, failed } = await readItems(rollouts, scores, ctx.root);
     ctx.progress(1, 3, 'steps');
     const cfg = ctx.params.calibration;
@@ -38,7 +36,7 @@ export default defineRule({
     ctx.progress(2, 3, 'steps');
 
     const inputs = [...rollouts, scores].map((f) => [relative(ctx.root, f), sha256File(f)] as const);
-    const path = ctx.output(outWeights);
+    const path = ctx.output('weights');
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, formatWeightsFile({
       version: WEIGHTS_FILE_VERSION,
@@ -53,7 +51,7 @@ export default defineRule({
     const w = out.calibration.weights;
     return {
       checks: out.checks,
-      report: { ...out.report, failed_scores: failed.length, weights_file: outWeights },
+      report: { ...out.report, failed_scores: failed.length, weights_file: ctx.outputPath('weights') },
       summary: `${items.length} pool rollouts; weights ${SCORE_DIMENSIONS.map((d) => `${d} ${w[d]!.toFixed(3)}`).join(', ')}`,
     };
   },

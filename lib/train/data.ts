@@ -3,7 +3,6 @@
 // and environment options. The split is by a seeded hash of the source question (isHoldout): no
 // held-out scenario shares its source question with a training scenario, and it does not depend on
 // file order. The ppo_eval gate evaluates on the shadow set instead, which the pool never renders.
-import { basename } from 'node:path';
 import { RuleError, createRng } from 'rc1-build';
 import { deriveSeed } from '../data/index.ts';
 import { readScenarios, type RolloutScenario } from '../rollouts/index.ts';
@@ -39,13 +38,12 @@ export interface TrainingData {
   env: EnvOptions;
 }
 
-/** Reads the scenario files (.jsonl only) and the weights file of the train target's inputs. */
+/** Reads the scenario files and the weights file of the train target's inputs (groups scenarios and weights). */
 export async function loadTrainingData(cfg: Readonly<TrainConfig>, inputs: Readonly<Record<string, readonly string[]>>, root: string): Promise<TrainingData> {
-  const files = (inputs.scenarios ?? []).filter((f) => f.endsWith('.jsonl'));
-  if (files.length === 0) throw new RuleError('train: the `scenarios` input group holds no .jsonl file (declare the balanced pool: data/rollouts/rc1_seed.balanced.jsonl)');
-  const jsons = (inputs.weights ?? []).filter((f) => f.endsWith('.json'));
-  const weightsFile = jsons.find((f) => basename(f) === 'weights.json') ?? (jsons.length === 1 ? jsons[0] : undefined);
-  if (!weightsFile) throw new RuleError('train: the `weights` input group holds no weights.json (declare target(\'weights\') or configs/weights.json)');
+  const files = [...(inputs.scenarios ?? [])];
+  if (files.length === 0) throw new RuleError('train: the `scenarios` input group is empty (declare the balanced pool: target(\'balanced_pool\', \'pool\'))');
+  const [weightsFile, ...more] = inputs.weights ?? [];
+  if (!weightsFile || more.length) throw new RuleError(`train: the \`weights\` input group must hold the weights file alone (declare target('weights', 'weights') or configs/weights.json), got ${(inputs.weights ?? []).length} paths`);
   const scenarios = await readScenarios(files, root);
   const { train, holdout } = splitHoldout(scenarios, cfg.env.holdout);
   if (train.length === 0) throw new RuleError(`train: no training scenario left after holding out ${cfg.env.holdout} of ${scenarios.length}`);

@@ -21,7 +21,7 @@ export default definePipeline({
     defineTarget({
       name: 'train', rule: 'rules/train.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
-      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      outputs: { checkpoints: 'checkpoints/rc1/', metrics: 'reports/metrics.jsonl', config: 'reports/config_effective.yaml' },
       params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],${extra ? `\n      ${extra}` : ''}
     }),
   ],

@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { createRng, type Check, type Rule, type RuleContext, type RuleResult } from '../../packages/engine/src/api/index.ts';
 import { DIMENSIONS, type DimScores } from '../../lib/scoring/types.ts';
 import { ROOT } from '../fixtures/difficulty/rule-harness.ts';
+import { declaredOutputs, oneInput } from './fake-context-parts.ts';
 
 export { ROOT, compileRule } from '../fixtures/difficulty/rule-harness.ts';
 
@@ -22,18 +23,21 @@ export function shippedConfig(): Record<string, any> {
 export interface EvalRun { result: RuleResult; checks: Map<string, Check>; logs: string[] }
 
 export async function runEvalRule(rule: Rule, o: {
-  params: unknown; inputs: Record<string, string[]>; outputs: string[]; root: string; profile?: string; args?: Record<string, unknown>;
+  params: unknown; inputs: Record<string, string[]>; outputs: Record<string, string> | string[]; root: string; profile?: string; args?: Record<string, unknown>;
 }): Promise<EvalRun> {
   const logs: string[] = [];
+  const declared = declaredOutputs(o.outputs);
   const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state', state: (p: string) => { throw new Error(`ctx.state('${p}'): these rules declare no state`); },
     target: rule.name, root: o.root, profile: o.profile ?? 'dev', params: rule.params!.parse(o.params), env: {},
-    args: (o.args ?? {}) as RuleContext<unknown>['args'], outputs: o.outputs,
+    args: (o.args ?? {}) as RuleContext<unknown>['args'], outputs: declared.list,
     inputs: (group) => {
       const files = o.inputs[group];
       if (!files) throw new Error(`no input group ${group}`);
       return files;
     },
-    output: (p) => { const abs = join(o.root, 'out', p); mkdirSync(dirname(abs), { recursive: true }); return abs; },
+    input: (group) => oneInput(ctx.inputs, group),
+    outputPath: (p) => declared.pathOf(p),
+    output: (p) => { const abs = join(o.root, 'out', declared.pathOf(p)); mkdirSync(dirname(abs), { recursive: true }); return abs; },
     rng: createRng, log: (m) => { logs.push(m); }, progress: () => {}, signal: new AbortController().signal,
   };
   const result = (await rule.run(ctx)) ?? {};

@@ -46,7 +46,7 @@ export function toJsonlText(records: readonly unknown[]): string {
 
 // ---------------------------------------------------------------- CLI workspaces for the scoring targets
 
-const SCORES_OUT = "['data/scores/scores.jsonl', 'reports/unstable_samples.jsonl', 'reports/scorer_metrics.json']";
+const SCORES_OUT = "{ scores: 'data/scores/scores.jsonl', unstable: 'reports/unstable_samples.jsonl', metrics: 'reports/scorer_metrics.json' }";
 const SCORING_PARAMS = "['scoring.judge', 'scoring.aggregate', 'scoring.heuristic', 'scoring_live']";
 
 /**
@@ -61,10 +61,10 @@ export default definePipeline({
   profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['not_simulated_round1', 'not_simulated_round2', 'probe_scorer'], freeFormConfig: ['scoring.stability'], // no stability gate here
   targets: [
-    defineTarget({ name: 'rollouts_shadow', rule: 'rules/rollouts.ts', inputs: { scenarios: ['fixtures/scenarios.jsonl', 'fixtures/sample_manifest.json'] },
-      outputs: ['data/rollouts/shadow_rollouts.jsonl'], params: ['rollouts'], secrets: ['POLICY_API_KEY'] }),
+    defineTarget({ name: 'rollouts_shadow', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/scenarios.jsonl' },
+      outputs: { rollouts: 'data/rollouts/shadow_rollouts.jsonl' }, params: ['rollouts'], secrets: ['POLICY_API_KEY'] }),
     defineTarget({ name: 'rollouts_file', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/scenarios.jsonl', runs: 'fixtures/runs.jsonl' },
-      outputs: ['data/rollouts/file_rollouts.jsonl'], params: ['rollouts'] }),
+      outputs: { rollouts: 'data/rollouts/file_rollouts.jsonl' }, params: ['rollouts'] }),
     defineTarget({ name: 'scores', rule: 'rules/scores.ts', inputs: { rollouts: target('rollouts_shadow') }, outputs: ${SCORES_OUT},
       params: ${SCORING_PARAMS}, env: ['REWARD_LIVE_MODE', 'RUN_MODE'], secrets: ['JUDGE_KEY'], state: [{ path: '.rc1/scorecache.sqlite', cache: true }] }),
     defineGate({ name: 'probe_scorer', rule: 'rules/probe_scorer.ts', inputs: { rollouts: target('rollouts_shadow') },
@@ -74,9 +74,9 @@ export default definePipeline({
       outputs: ['reports/preflight/probe_prod.json'], report: 'reports/preflight/probe_prod.json',
       params: ['scoring.probe', 'scoring.judge', 'scoring.heuristic', 'scoring_live'], env: ['REWARD_LIVE_MODE', 'RUN_MODE'], secrets: ['JUDGE_KEY'] }),
     defineTarget({ name: 'scores_prod', rule: 'rules/scores.ts', inputs: { rollouts: 'fixtures/rollouts.jsonl' },
-      outputs: ['prod/scores.jsonl', 'prod/unstable_samples.jsonl', 'prod/scorer_metrics.json'],
+      outputs: { scores: 'prod/scores.jsonl', unstable: 'prod/unstable_samples.jsonl', metrics: 'prod/scorer_metrics.json' },
       params: ${SCORING_PARAMS}, env: ['REWARD_LIVE_MODE', 'RUN_MODE'], secrets: ['JUDGE_KEY'], state: [{ path: '.rc1/scorecache.sqlite', cache: true }] }),
-    ...[1, 2].map((round) => defineGate({ name: 'not_simulated_round' + round, rule: 'rules/not_simulated.ts', inputs: { scores: target('scores') },
+    ...[1, 2].map((round) => defineGate({ name: 'not_simulated_round' + round, rule: 'rules/not_simulated.ts', inputs: { scores: target('scores', 'scores') },
       outputs: ['reports/preflight/not_simulated_round' + round + '.json'], report: 'reports/preflight/not_simulated_round' + round + '.json',
       params: ['scoring.not_simulated'], args: { round } })),
     defineGate({ name: 'not_simulated_prod', rule: 'rules/not_simulated.ts', inputs: { scores: 'fixtures/scores.jsonl' },
@@ -91,8 +91,7 @@ export const LIVE_YAML = (baseUrl: string) => fs.readFileSync(path.join(REPO, 'c
   .replace(/preset: \w+/, 'preset: openai').replace(/base_url: null/, `base_url: ${baseUrl}`).replace(/api_key_env: null/, 'api_key_env: JUDGE_KEY');
 
 export async function scoringRig(pipeline = SCORING_PIPELINE): Promise<TestRig> {
-  // sample_manifest.json stands for the report a scenario-producing target brings along: not a scenario file.
-  const rig = new TestRig({ 'rc1.build.ts': pipeline, 'fixtures/scenarios.jsonl': toJsonlText(await fixtureScenarios(8)), 'fixtures/sample_manifest.json': '{"n": 24}\n' });
+  const rig = new TestRig({ 'rc1.build.ts': pipeline, 'fixtures/scenarios.jsonl': toJsonlText(await fixtureScenarios(8)) });
   for (const r of ['rollouts.ts', 'scores.ts', 'probe_scorer.ts', 'not_simulated.ts']) rig.write(`rules/${r}`, fs.readFileSync(path.join(REPO, 'rules', r), 'utf8'));
   rig.withRc1Lib();
   rig.write('configs/scoring.yaml', fs.readFileSync(path.join(REPO, 'configs/scoring.yaml'), 'utf8'));

@@ -105,7 +105,7 @@ export default definePipeline({
       name: 'train',
       rule: 'rules/train.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/rollouts/rc1_seed.balanced.jsonl', weights: 'configs/weights.json' },
-      outputs: ['checkpoints/rc1/', 'reports/metrics.jsonl', 'reports/config_effective.yaml'],
+      outputs: { checkpoints: 'checkpoints/rc1/', metrics: 'reports/metrics.jsonl', config: 'reports/config_effective.yaml' },
       params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
       secrets: ['TRAIN_SECRET_TOKEN'],
     }),

@@ -303,3 +303,26 @@ export default defineRule({ name: 'shout', version: 1, run(ctx) {
     assert.match(r.stderr, /did you mean target\('split', 'upper'\)\?/);
   } finally { rig.cleanup(); }
 });
+
+test("a target that declares no params reads the keys its rule's schema describes: whole where the config holds nothing else, else key by key", () => {
+  const rig = rigWith("    defineTarget({ name: 'alpha', rule: 'rules/copy.ts', outputs: ['out/alpha.txt'], inputs: { src: 'src/a.txt' } }),");
+  const params = (): unknown => (JSON.parse(rig.run(['graph', '--format', 'json']).stdout) as { targets: { params: string[] }[] }).targets[0]!.params;
+  try {
+    let r = rig.run([]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(rig.read('out/alpha.txt'), 'a\n!');
+    assert.deepEqual(params(), ['copy']);
+    rig.write('configs/default.yaml', 'copy:\n  suffix: "?"\n');
+    r = rig.run(['--explain']);
+    assert.match(r.stdout, /rc1 explain: alpha: param copy\.suffix changed: "!" → "\?"/);
+    assert.equal(rig.read('out/alpha.txt'), 'a\n?');
+    // A key beside the rule's that nothing reads: the params become copy.suffix alone.
+    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ freeFormConfig: ['copy.note'],"));
+    rig.write('configs/default.yaml', 'copy:\n  suffix: "?"\n  note: one\n');
+    assert.deepEqual(params(), ['copy.suffix']);
+    assert.equal(rig.run([]).code, 0);
+    rig.write('configs/default.yaml', 'copy:\n  suffix: "?"\n  note: two\n');
+    r = rig.run(['--explain']);
+    assert.match(r.stdout, /rc1 explain: alpha: up-to-date/, 'a key the rule does not read rebuilds nothing');
+  } finally { rig.cleanup(); }
+});

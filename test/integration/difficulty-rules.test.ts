@@ -54,7 +54,7 @@ after(async () => { await rm(dir, { recursive: true, force: true }); });
 async function metricsRun(name: string, workers: number, file = poolFile): Promise<string> {
   const out = 'data/rollouts/rc1_seed.metrics.jsonl';
   const run = await runRule(rules.difficulty_metrics!, {
-    params: { difficulty: { metrics: { multi_entity_min: 3, workers } } }, inputs: { pool: [file] }, outputs: [out], outDir: join(dir, name), root: dir,
+    params: { difficulty: { metrics: { multi_entity_min: 3, workers } } }, inputs: { pool: [file] }, outputs: { metrics: out }, outDir: join(dir, name), root: dir,
   });
   assert.match(String(run.result.summary), /scenarios/);
   return run.out(out);
@@ -94,7 +94,7 @@ async function balancedRun(name: string, metricsFile: string, seed = BALANCE.see
   const outs = ['data/rollouts/rc1_seed.balanced.jsonl', 'reports/rc1/balance_report.json'];
   const run = await runRule(rules.balanced_pool!, {
     params: { difficulty: { bands: BANDS, dimensions: DIMS, balance: { ...BALANCE, seed } } }, inputs: { pool: [poolFile], metrics: [metricsFile] },
-    outputs: outs, outDir: join(dir, name), root: dir,
+    outputs: { pool: outs[0]!, report: outs[1]! }, outDir: join(dir, name), root: dir,
   });
   return { jsonl: await readFile(run.out(outs[0]!), 'utf8'), report: JSON.parse(await readFile(run.out(outs[1]!), 'utf8')) as Record<string, unknown>, path: run.out(outs[0]!) };
 }

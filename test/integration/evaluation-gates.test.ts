@@ -53,7 +53,7 @@ test('weights: calibrated on the pool, it beats the old weights on held-out fold
   const pool = writeSynthetic(join(dir, 'w1'), 'pool', { scenarios: 400 });
   const run = await runEvalRule(rules.weights!, {
     params: { reward: { old_weights: cfg.reward.old_weights }, calibration, statistics }, root: join(dir, 'w1'),
-    inputs: { rollouts: [pool.rollouts], scores: [pool.scores] }, outputs: ['configs/weights.json', 'reports/calibration_report.json'],
+    inputs: { rollouts: [pool.rollouts], scores: [pool.scores] }, outputs: { weights: 'configs/weights.json', report: 'reports/calibration_report.json' },
   });
   assert.deepEqual(failed(run.checks), []);
   assert.equal(run.checks.get('label_leakage')!.status, 'waived', 'correctness follows success in this data: a visible dev waiver');
@@ -78,7 +78,7 @@ test('weights fails rank_corr_gain when the old weights already rank by success 
   const onlyCorrectness = { correctness: 1, reasoning: 0, clarity: 0, conciseness: 0, clarification: 0, tool_use: 0, format_safety: 0 };
   const run = await runEvalRule(rules.weights!, {
     params: { reward: { old_weights: onlyCorrectness }, calibration, statistics }, root: join(dir, 'w2'),
-    inputs: { rollouts: [pool.rollouts], scores: [pool.scores] }, outputs: ['configs/weights.json', 'reports/calibration_report.json'],
+    inputs: { rollouts: [pool.rollouts], scores: [pool.scores] }, outputs: { weights: 'configs/weights.json', report: 'reports/calibration_report.json' },
   });
   assert.ok(failed(run.checks).includes('rank_corr_gain'));
   assert.ok((run.checks.get('rank_corr_gain')!.value as number) < 0.08);
@@ -89,7 +89,7 @@ test('weights fails rank_corr_gain when the old weights already rank by success 
 async function weightsOn(name: string, rollouts: string, scores: string, profile = 'dev') {
   return runEvalRule(rules.weights!, {
     params: { reward: { old_weights: cfg.reward.old_weights }, calibration, statistics }, root: join(dir, name), profile,
-    inputs: { rollouts: [rollouts], scores: [scores] }, outputs: ['configs/weights.json', 'reports/calibration_report.json'],
+    inputs: { rollouts: [rollouts], scores: [scores] }, outputs: { weights: 'configs/weights.json', report: 'reports/calibration_report.json' },
   });
 }
 

@@ -18,35 +18,35 @@ import { LIVE_YAML, fixtureScenarios, toJsonlText } from '../helpers/scoring-fix
 
 const ROUND1 = ['weights', 'shadow_run', 'overclar_ablation', 'preflight_checks'];
 const PIPELINE = `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
-const SCORES = ['data/scores/scores.jsonl', 'reports/unstable_samples.jsonl', 'reports/scorer_metrics.json'];
-const gate = (name, rule, inputs, report, params, args) => defineGate({ name, rule, inputs, outputs: [report], report, params, ...(args ? { args } : {}) });
+const SCORES = { scores: 'data/scores/scores.jsonl', unstable: 'reports/unstable_samples.jsonl', metrics: 'reports/scorer_metrics.json' };
+const gate = (name, rule, inputs, report, params, args) => defineGate({ name, rule, inputs, outputs: { report }, report: 'report', params, ...(args ? { args } : {}) });
 export default definePipeline({
   profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['round2_pass'],
   // The workspace holds the shipped configs; keys of the RC1 targets left out here are free-form.
   freeFormConfig: ['difficulty.balance', 'difficulty.gate', 'templates', 'diversity', 'pool', 'validation', 'scoring.stability', 'scoring.probe', 'scoring.not_simulated'],
   targets: [
-    defineTarget({ name: 'rollouts_pool', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/pool.jsonl' }, outputs: ['data/rollouts/pool_rollouts.jsonl'], params: ['rollouts'] }),
-    defineTarget({ name: 'rollouts_shadow', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/shadow.jsonl' }, outputs: ['data/rollouts/shadow_rollouts.jsonl'], params: ['rollouts'] }),
+    defineTarget({ name: 'rollouts_pool', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/pool.jsonl' }, outputs: { rollouts: 'data/rollouts/pool_rollouts.jsonl' }, params: ['rollouts'] }),
+    defineTarget({ name: 'rollouts_shadow', rule: 'rules/rollouts.ts', inputs: { scenarios: 'fixtures/shadow.jsonl' }, outputs: { rollouts: 'data/rollouts/shadow_rollouts.jsonl' }, params: ['rollouts'] }),
     defineTarget({ name: 'scores', rule: 'rules/scores.ts', inputs: { rollouts: [target('rollouts_shadow'), target('rollouts_pool')] }, outputs: SCORES,
       params: ['scoring.judge', 'scoring.aggregate', 'scoring.heuristic', 'scoring_live'], env: ['REWARD_LIVE_MODE', 'RUN_MODE'] }),
     defineTarget({ name: 'difficulty_metrics_shadow', rule: 'rules/difficulty_metrics.ts', inputs: { pool: 'fixtures/shadow.jsonl' },
-      outputs: ['data/shadow.metrics.jsonl'], params: ['difficulty.metrics'] }),
-    defineGate({ name: 'weights', rule: 'rules/weights.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores') },
-      outputs: ['configs/weights.json', 'reports/calibration_report.json'], report: 'reports/calibration_report.json', params: ['reward.old_weights', 'calibration', 'statistics'] }),
+      outputs: { metrics: 'data/shadow.metrics.jsonl' }, params: ['difficulty.metrics'] }),
+    defineGate({ name: 'weights', rule: 'rules/weights.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores', 'scores') },
+      outputs: { weights: 'configs/weights.json', report: 'reports/calibration_report.json' }, report: 'report', params: ['reward.old_weights', 'calibration', 'statistics'] }),
     ...[['shadow_run', 'round1', 'reward'], ['shadow_run_pre_run_check', 'pre_run_check', 'ppo']].map(([name, tag, from]) => gate(name, 'rules/shadow_run.ts',
-      { rollouts: target('rollouts_shadow'), scores: target('scores'), weights: target('weights'), metrics: target('difficulty_metrics_shadow') },
+      { rollouts: target('rollouts_shadow'), scores: target('scores', 'scores'), weights: target('weights', 'weights'), metrics: target('difficulty_metrics_shadow') },
       'reports/shadow_run_' + tag + '.json', ['reward', 'overclar', 'shadow_run', 'statistics', 'difficulty.bands', 'difficulty.dimensions', ...(from === 'ppo' ? ['ppo'] : [])],
       { tag, reward_from: from })),
-    gate('overclar_ablation', 'rules/overclar_ablation.ts', { rollouts: target('rollouts_pool'), scores: target('scores'), weights: target('weights') },
+    gate('overclar_ablation', 'rules/overclar_ablation.ts', { rollouts: target('rollouts_pool'), scores: target('scores', 'scores'), weights: target('weights', 'weights') },
       'reports/overclar_ablation.json', ['reward.beta', 'overclar', 'statistics']),
-    ...[['preflight_checks', target('weights')], ['preflight_fixture', 'fixtures/weights.json']].map(([name, weights]) => gate(name, 'rules/preflight_checks.ts',
+    ...[['preflight_checks', target('weights', 'weights')], ['preflight_fixture', 'fixtures/weights.json']].map(([name, weights]) => gate(name, 'rules/preflight_checks.ts',
       { weights, ppo_config: 'configs/ppo_scale.yaml' }, 'reports/preflight/' + name + '.json',
       ['ppo', 'preflight.weights', 'preflight.ppo', 'preflight.min_free_disk_gb', 'reward.beta', 'pool.mix'])),
-    gate('round1', 'rules/round_gate.ts', { reports: ${JSON.stringify(ROUND1)}.map((t) => target(t)), artifacts: ['data/scores/scores.jsonl', 'configs/ppo_scale.yaml'] },
+    gate('round1', 'rules/round_gate.ts', { reports: ${JSON.stringify(ROUND1)}.map((t) => target(t, 'report')), artifacts: ['data/scores/scores.jsonl', 'configs/ppo_scale.yaml', 'configs/weights.json'] },
       'reports/preflight/round1.json', ['preflight.rounds'], { round: 1 }),
-    gate('round2_pass', 'rules/round_gate.ts', { round1: target('round1'), reports: ${JSON.stringify([...ROUND1, 'shadow_run_pre_run_check'])}.map((t) => target(t)),
-      artifacts: ['data/scores/scores.jsonl', 'configs/ppo_scale.yaml'] }, 'reports/preflight/round2_pass.json', ['preflight.rounds'], { round: 2 }),
+    gate('round2_pass', 'rules/round_gate.ts', { round1: target('round1'), reports: ${JSON.stringify([...ROUND1, 'shadow_run_pre_run_check'])}.map((t) => target(t, 'report')),
+      artifacts: ['data/scores/scores.jsonl', 'configs/ppo_scale.yaml', 'configs/weights.json'] }, 'reports/preflight/round2_pass.json', ['preflight.rounds'], { round: 2 }),
   ],
 });
 `;

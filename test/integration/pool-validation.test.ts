@@ -27,7 +27,7 @@ function metrics(poolPath: string): Promise<string> {
   let m = metricsOf.get(poolPath);
   if (!m) {
     m = runRule('difficulty_metrics', {
-      params: { difficulty: { metrics: { multi_entity_min: 3, workers: 1 } } }, inputs: { pool: [poolPath] }, outputs: ['metrics.jsonl'],
+      params: { difficulty: { metrics: { multi_entity_min: 3, workers: 1 } } }, inputs: { pool: [poolPath] }, outputs: { metrics: 'metrics.jsonl' },
     }).then((r) => r.path('metrics.jsonl'));
     metricsOf.set(poolPath, m);
   }
@@ -210,17 +210,17 @@ test('through the CLI: seed_pool then pool_validation pass, and a pool with a pl
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
 const gate = (name: string, pool: any) => defineGate({ name, rule: 'rules/pool_validation.ts',
-  inputs: { pool, metrics: target('difficulty_metrics'), shadow: target('shadow_set'), v1: 'templates/pack_v1/*.json', raw: ${raw} },
+  inputs: { pool, metrics: target('difficulty_metrics'), shadow: target('shadow_set', 'scenarios'), v1: 'templates/pack_v1/*.json', raw: ${raw} },
   outputs: ['reports/' + name + '.json'], report: 'reports/' + name + '.json', params: ['validation', 'pool'] });
 export default definePipeline({ profiles: ['dev', 'prod'], defaultProfile: 'dev', defaultTargets: ['pool_validation'], freeFormConfig: ['scale', 'diversity', 'difficulty.gate'], targets: [
   defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json' },
-    outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
+    outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
     params: ['shadow', 'data', 'pool', 'templates', 'difficulty.bands', 'difficulty.dimensions', 'difficulty.balance', 'difficulty.metrics'] }),
   defineTarget({ name: 'seed_pool', rule: 'rules/seed_pool.ts',
-    inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json', shadow: target('shadow_set'), gates: [] },
-    outputs: ['data/rollouts/rc1_seed.jsonl'], params: ['pool', 'templates', 'data'], args: { n: 300 } }),
+    inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json', shadow: target('shadow_set', 'scenarios'), gates: [] },
+    outputs: { pool: 'data/rollouts/rc1_seed.jsonl' }, params: ['pool', 'templates', 'data'], args: { n: 300 } }),
   defineTarget({ name: 'difficulty_metrics', rule: 'rules/difficulty_metrics.ts', inputs: { pool: target('seed_pool') },
-    outputs: ['data/rollouts/rc1_seed.metrics.jsonl'], params: ['difficulty.metrics'] }),
+    outputs: { metrics: 'data/rollouts/rc1_seed.metrics.jsonl' }, params: ['difficulty.metrics'] }),
   gate('pool_validation', target('seed_pool')),
   gate('planted_validation', 'planted/pool.jsonl'),
 ] });

@@ -138,7 +138,7 @@ test('gaps: a count, a sum of money, an entity the question names, a StrategyQA 
 test('seed_pool needs args.n and refuses a pack whose name is not templates.pack', async () => {
   const base = {
     params: { pool: config('pool'), templates: config('templates'), data: config('data') },
-    inputs: { raw: RAW, v2: PACK_V2, shadow: await shadowOutputs(), gates: [] }, outputs: ['data/rollouts/rc1_seed.jsonl'],
+    inputs: { raw: RAW, v2: PACK_V2, shadow: await shadowOutputs(), gates: [] }, outputs: { pool: 'data/rollouts/rc1_seed.jsonl' },
   };
   await assert.rejects(runRule('seed_pool', base), /args\.n must be a positive integer/);
   await assert.rejects(runRule('seed_pool', { ...base, args: { n: 5 }, params: { ...base.params, templates: { ...config('templates'), pack: 'pack_v3' } } }),
@@ -305,7 +305,7 @@ test('a held-out question cannot enter the pool through a repeat or a renumbered
   const raw = [renumbered, ...RAW.filter((f) => !f.includes('/gsm8k/'))];
   const r = await runRule('seed_pool', {
     params: { pool: config('pool'), templates: config('templates'), data: config('data') },
-    inputs: { raw, v2: PACK_V2, shadow, gates: [] }, outputs: ['data/rollouts/rc1_seed.jsonl'], args: { n: 1200 },
+    inputs: { raw, v2: PACK_V2, shadow, gates: [] }, outputs: { pool: 'data/rollouts/rc1_seed.jsonl' }, args: { n: 1200 },
   });
   const items = new Map((await loadSources([renumbered], { onError: 'fail' })).items.map((i) => [i.source_id, i]));
   const pool = scenarios(r.path('data/rollouts/rc1_seed.jsonl')).filter((s) => s.task === 'gsm8k');

@@ -12,6 +12,7 @@ import { importCompiled } from '../helpers/compile-rule.ts';
 import fg from 'fast-glob';
 import { createRng, type Rule, type RuleContext } from '../../packages/engine/src/api/index.ts';
 import { PACK_V2, shadowParams } from '../fixtures/pool/harness.ts';
+import { declaredOutputs, oneInput } from '../helpers/fake-context-parts.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PARAMS = shadowParams() as { shadow: Record<string, unknown>; data: unknown };
@@ -33,10 +34,13 @@ async function runRule(name: string, params: unknown, inputs = raw, root = ROOT)
   const out = join(dir, name);
   const logs: string[] = [];
   const parsed = rule.params!.parse(params);
+  const declared = declaredOutputs({ scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' });
   const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state', state: (p: string) => { throw new Error(`ctx.state('${p}'): these rules declare no state`); },
-    target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {}, outputs: ['data/shadow_eval_245.jsonl', 'reports/rc1/sample_manifest.json'],
+    target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {}, outputs: declared.list,
     inputs: (group) => (group === 'v2' ? PACK_V2 : (assert.equal(group, 'raw'), inputs)),
-    output: (p) => join(out, p),
+    input: (group) => oneInput(ctx.inputs, group),
+    outputPath: (p) => declared.pathOf(p),
+    output: (p) => join(out, declared.pathOf(p)),
     rng: createRng,
     log: (m) => { logs.push(m); },
     progress: () => {},

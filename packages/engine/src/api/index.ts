@@ -445,6 +445,11 @@ export interface RuleContext<P> {
   readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */
   inputs(name: string): string[];
+  /**
+   * The one absolute path of an input group that holds exactly one (a file, or one output of
+   * another target: `target(x, 'name')`); a contract error otherwise, naming what the group holds.
+   */
+  input(name: string): string;
   /** The declared outputs' paths, workspace-relative, in declaration order (directory outputs without the '/'). */
   readonly outputs: readonly string[];
   /**
@@ -453,6 +458,8 @@ export interface RuleContext<P> {
    * directory output's folder is created.
    */
   output(nameOrPath: string): string;
+  /** The declared workspace-relative path of an output (by name or path), e.g. to name it in a report. */
+  outputPath(nameOrPath: string): string;
   /**
    * Absolute path of one of the target's declared `state` paths (state shared by several targets,
    * e.g. a cache of paid API calls); its parent folder is created. A path the target does not

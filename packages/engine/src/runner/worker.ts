@@ -55,6 +55,12 @@ async function run(job: Job): Promise<void> {
     }
     const outputs = new Map(job.outputs.map((o) => [o.path, o]));
     const named = new Map(job.outputs.flatMap((o) => (o.name ? [[o.name, o] as const] : [])));
+    const declaredOutput = (fn: string, p: string): Job['outputs'][number] => {
+      const o = named.get(p) ?? outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
+      if (o) return o;
+      const declared = job.outputs.map((x) => (x.name ? `${x.name} (${x.path})` : x.path)).join(', ');
+      throw new ContractError(`${job.ruleFile}: ctx.${fn}('${p}'): not a declared output of ${job.target} (declared: ${declared})`);
+    };
     const ctx: RuleContext<unknown> = {
       target: job.target,
       root: job.root,
@@ -71,12 +77,16 @@ async function run(job: Job): Promise<void> {
         if (!v) throw new ContractError(`${job.ruleFile}: ctx.inputs('${name}'): target ${job.target} declares no input group '${name}' (it has: ${Object.keys(job.inputs).join(', ') || 'none'})`);
         return v;
       },
+      input(name: string): string {
+        const v = ctx.inputs(name);
+        if (v.length !== 1) throw new ContractError(`${job.ruleFile}: ctx.input('${name}'): input group ${name} of ${job.target} holds ${v.length} paths, expected exactly one (${v.slice(0, 4).map((p) => path.relative(job.root, p)).join(', ') || 'none'}); declare one file or one output of a target, target(name, 'output')`);
+        return v[0]!;
+      },
+      outputPath(p: string): string {
+        return declaredOutput('outputPath', p).path;
+      },
       output(p: string): string {
-        const o = named.get(p) ?? outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
-        if (!o) {
-          const declared = job.outputs.map((x) => (x.name ? `${x.name} (${x.path})` : x.path)).join(', ');
-          throw new ContractError(`${job.ruleFile}: ctx.output('${p}'): not a declared output of ${job.target} (declared: ${declared})`);
-        }
+        const o = declaredOutput('output', p);
         if (o.dir) fs.mkdirSync(o.tmp, { recursive: true });
         return o.tmp;
       },
