@@ -14,6 +14,10 @@
 //   not_simulated (round 1 and 2) check. Then:
 //   weights, shadow_run(_pre_run_check), overclar_ablation, preflight_checks ──► round1 ──► round2_pass
 //   round2_pass ──► sft ──► train (one run per ppo.seeds) ──► ppo_eval (gate), export_gguf
+//
+// Params: a target reads the config keys its rule's zod schema describes (the rule is the one list;
+// packages/engine/src/config/rule-params.ts). Only the shadow runs declare theirs: the one whose
+// reward comes from ppo reads `ppo`, the other must not.
 import { definePipeline, defineGate, defineTarget, target, type UserRequirement, type UserTarget } from 'rc1-build';
 // RC1's own table of judge presets (endpoint, key variable), the one the scoring library uses.
 import { PRESETS, SCORE_CACHE_PATH } from './lib/scoring/preset-table.ts';
@@ -82,7 +86,6 @@ function prodRequirements(profile: string, config: Record<string, unknown>): Rec
   return { judge, rollouts, train };
 }
 
-const SCORING_PARAMS = ['scoring.judge', 'scoring.aggregate', 'scoring.heuristic', 'scoring_live'];
 const SCORING_ENV = ['REWARD_LIVE_MODE', 'RUN_MODE'];
 
 /** The data half of one scale stage (suffix '' for the final stage, '@<n>' otherwise). */
@@ -100,7 +103,6 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       inputs: { raw: RAW, v2: V2, shadow: target('shadow_set', 'scenarios'), gates: gatedOn.map((g) => target(g)) },
       args: { n },
       outputs: { pool },
-      params: ['pool', 'templates', 'data'],
     }),
     defineGate({
       name: `pool_validation${sfx}`,
@@ -108,21 +110,18 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       inputs: { pool: target(`seed_pool${sfx}`, 'pool'), metrics: target(`difficulty_metrics${sfx}`, 'metrics'), shadow: target('shadow_set', 'scenarios'), v1: V1, raw: RAW },
       outputs: { report: `${reports}/pool_validation.json` },
       report: 'report',
-      params: ['validation', 'pool'],
     }),
     defineTarget({
       name: `difficulty_metrics${sfx}`,
       rule: 'rules/difficulty_metrics.ts',
       inputs: { pool },
       outputs: { metrics },
-      params: ['difficulty.metrics'],
     }),
     defineTarget({
       name: `balanced_pool${sfx}`,
       rule: 'rules/balanced_pool.ts',
       inputs: { pool, metrics },
       outputs: { pool: balanced, report: `${reports}/balance_report.json` },
-      params: ['difficulty.bands', 'difficulty.dimensions', 'difficulty.balance'],
     }),
     defineGate({
       name: `difficulty_report${sfx}`,
@@ -130,7 +129,6 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       inputs: { metrics, balanced },
       outputs: { report: `${reports}/difficulty_report.json` },
       report: 'report',
-      params: ['difficulty.bands', 'difficulty.dimensions', 'difficulty.gate'],
     }),
     defineTarget({
       name: `rollouts_pool${sfx}`,
@@ -138,7 +136,6 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       rule: 'rules/rollouts.ts',
       inputs: { scenarios: balanced },
       outputs: { rollouts: `${data}/pool_rollouts.jsonl` },
-      params: ['rollouts'],
       secrets: ['POLICY_API_KEY'],
       requires: req.rollouts,
     }),
@@ -150,7 +147,6 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       outputs: sfx
         ? { scores: `${data}/scores.jsonl`, unstable: `${reports}/unstable_samples.jsonl`, metrics: `${reports}/scorer_metrics.json` }
         : { scores: 'data/scores/scores.jsonl', unstable: 'reports/unstable_samples.jsonl', metrics: 'reports/scorer_metrics.json' },
-      params: SCORING_PARAMS,
       ...(sfx ? {} : { metrics: ['reports/scorer_metrics.json'] }),
       env: SCORING_ENV,
       secrets: judgeSecrets,
@@ -163,7 +159,6 @@ function stage(n: number, sfx: string, gatedOn: string[], judgeSecrets: string[]
       inputs: { scores: target(`scores${sfx}`, 'scores') },
       outputs: { report: `${reports}/stability_report.json` },
       report: 'report',
-      params: ['scoring.stability'],
     }),
   ];
 }
@@ -179,7 +174,6 @@ export default definePipeline(({ config, profile }) => {
       rule: 'rules/shadow_set.ts',
       inputs: { raw: RAW, v2: V2 },
       outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
-      params: ['shadow', 'data', 'pool', 'templates', 'difficulty.bands', 'difficulty.dimensions', 'difficulty.balance', 'difficulty.metrics'],
     }),
     defineGate({
       name: 'diversity_report',
@@ -188,7 +182,6 @@ export default definePipeline(({ config, profile }) => {
       inputs: { v1: V1, v2: V2 },
       outputs: { report: 'reports/diversity_report.json' },
       report: 'report',
-      params: ['templates', 'diversity'],
     }),
   ];
   const judgeSecrets = judgeKeyEnv(config);
@@ -205,7 +198,6 @@ export default definePipeline(({ config, profile }) => {
       rule: 'rules/rollouts.ts',
       inputs: { scenarios: target('shadow_set', 'scenarios') },
       outputs: { rollouts: 'data/rollouts/shadow_rollouts.jsonl' },
-      params: ['rollouts'],
       secrets: ['POLICY_API_KEY'],
       requires: req.rollouts,
     }),
@@ -216,7 +208,6 @@ export default definePipeline(({ config, profile }) => {
       inputs: { rollouts: target('rollouts_shadow') },
       outputs: { report: 'reports/preflight/scorer_probe.json' },
       report: 'report',
-      params: ['scoring.probe', 'scoring.judge', 'scoring.heuristic', 'scoring_live'],
       env: SCORING_ENV,
       secrets: judgeSecrets,
       requires: req.judge,
@@ -230,7 +221,6 @@ export default definePipeline(({ config, profile }) => {
       args: { round },
       outputs: { report: `reports/preflight/not_simulated_round${round}.json` },
       report: 'report',
-      params: ['scoring.not_simulated'],
     })),
   );
   // The evaluation half: calibration, shadow runs, ablation, preflight rounds.
@@ -238,12 +228,12 @@ export default definePipeline(({ config, profile }) => {
   targets.push(
     defineTarget({
       name: 'difficulty_metrics_shadow', description: "the shadow set's difficulty metrics (the pool's rule), for its buckets in the shadow run",
-      rule: 'rules/difficulty_metrics.ts', inputs: { pool: 'data/shadow_eval_245.jsonl' }, outputs: { metrics: 'data/shadow_eval_245.metrics.jsonl' }, params: ['difficulty.metrics'],
+      rule: 'rules/difficulty_metrics.ts', inputs: { pool: 'data/shadow_eval_245.jsonl' }, outputs: { metrics: 'data/shadow_eval_245.metrics.jsonl' },
     }),
     defineGate({
       name: 'weights', description: "reward weights: NNLS with an L2 prior toward the old weights on the pool's scored rollouts, 5-fold CV x 200 bootstraps",
       rule: 'rules/weights.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores', 'scores') },
-      outputs: { weights: 'configs/weights.json', report: 'reports/calibration_report.json' }, report: 'report', params: ['reward.old_weights', 'calibration', 'statistics'],
+      outputs: { weights: 'configs/weights.json', report: 'reports/calibration_report.json' }, report: 'report',
     }),
     ...([['shadow_run', 'round1', 'reward'], ['shadow_run_pre_run_check', 'pre_run_check', 'ppo']] as const).map(([name, tag, from]) => defineGate({
       name, description: `old score vs new reward on the shadow set, per scenario (tag ${tag}; reward settings from ${from})`, rule: 'rules/shadow_run.ts',
@@ -254,22 +244,21 @@ export default definePipeline(({ config, profile }) => {
     defineGate({
       name: 'overclar_ablation', description: "best-of-N over the pool's candidates with vs without the over-clarification penalty",
       rule: 'rules/overclar_ablation.ts', inputs: { rollouts: target('rollouts_pool'), scores: target('scores', 'scores'), weights: target('weights', 'weights') },
-      outputs: { report: 'reports/overclar_ablation.json' }, report: 'report', params: ['reward.beta', 'overclar', 'statistics'],
+      outputs: { report: 'reports/overclar_ablation.json' }, report: 'report',
     }),
     defineGate({
       name: 'preflight_checks', description: 'weights file valid (WEIGHTS_OK sha256), PPO config, free disk', rule: 'rules/preflight_checks.ts',
       inputs: { weights: target('weights', 'weights'), ppo_config: 'configs/ppo_scale.yaml' }, outputs: { report: 'reports/preflight/checks.json' }, report: 'report',
-      params: ['ppo', 'preflight.weights', 'preflight.ppo', 'preflight.min_free_disk_gb', 'reward.beta', 'pool.mix'],
     }),
     defineGate({
       name: 'round1', description: 'preflight round 1: every round-1 gate re-stated, sha256 of every artifact vouched for', rule: 'rules/round_gate.ts',
       inputs: { reports: rounds.round1.map((t) => target(t, 'report')), artifacts: VOUCHED }, args: { round: 1 },
-      outputs: { report: 'reports/preflight/round1.json' }, report: 'report', params: ['preflight.rounds'],
+      outputs: { report: 'reports/preflight/round1.json' }, report: 'report',
     }),
     defineGate({
       name: 'round2_pass', description: 'preflight round 2: round 1 re-checked at round-2 settings; pass only when every check of both rounds passed',
       rule: 'rules/round_gate.ts', inputs: { round1: target('round1'), reports: rounds.round2.map((t) => target(t, 'report')), artifacts: VOUCHED }, args: { round: 2 },
-      outputs: { report: 'reports/preflight/round2_pass.json' }, report: 'report', params: ['preflight.rounds'],
+      outputs: { report: 'reports/preflight/round2_pass.json' }, report: 'report',
     }),
   );
   // Training: the trainer API's built-in tfjs engine in dev, the team's own trainer (engine
@@ -281,7 +270,6 @@ export default definePipeline(({ config, profile }) => {
     rule: 'rules/sft.ts',
     inputs: { round2: target('round2_pass'), scenarios: target('balanced_pool', 'pool'), weights: target('weights', 'weights') },
     outputs: { checkpoints: 'checkpoints/sft/', report: 'reports/sft.json' },
-    params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
   }));
   targets.push(defineTarget({
     name: 'train',
@@ -295,7 +283,6 @@ export default definePipeline(({ config, profile }) => {
     // run, so never hashed or cached); the full timestamped log stays in .rc1/state/train/train.log.
     outputs: { checkpoints: 'checkpoints/rc1/', metrics: 'reports/metrics.jsonl', config: 'reports/config_effective.yaml' },
     metrics: ['reports/metrics.jsonl'],
-    params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
     requires: req.train,
   }));
   targets.push(
@@ -307,7 +294,6 @@ export default definePipeline(({ config, profile }) => {
       outputs: { report: 'reports/ppo_eval.json', curve: 'reports/learning_curve.png' },
       report: 'report',
       metrics: ['reports/ppo_eval.json'],
-      params: ['ppo_eval', 'train', 'ppo', 'overclar.alpha', 'overclar.cap', 'pool', 'templates', 'data', 'difficulty.metrics', 'difficulty.bands', 'difficulty.dimensions'],
     }),
     defineTarget({
       name: 'export_gguf',

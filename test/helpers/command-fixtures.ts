@@ -22,7 +22,7 @@ export default definePipeline({
       name: 'train', rule: 'rules/train.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/scenarios.jsonl', weights: 'configs/weights.json' },
       outputs: { checkpoints: 'checkpoints/rc1/', metrics: 'reports/metrics.jsonl', config: 'reports/config_effective.yaml' },
-      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],${extra ? `\n      ${extra}` : ''}
+      ${extra ?? ''}
     }),
   ],
 });

@@ -106,7 +106,6 @@ export default definePipeline({
       rule: 'rules/train.ts',
       inputs: { round2: 'reports/preflight/round2_pass.json', scenarios: 'data/rollouts/rc1_seed.balanced.jsonl', weights: 'configs/weights.json' },
       outputs: { checkpoints: 'checkpoints/rc1/', metrics: 'reports/metrics.jsonl', config: 'reports/config_effective.yaml' },
-      params: ['train', 'ppo', 'overclar.alpha', 'overclar.cap'],
       secrets: ['TRAIN_SECRET_TOKEN'],
     }),
   ],
