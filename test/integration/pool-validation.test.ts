@@ -210,14 +210,14 @@ test('through the CLI: seed_pool then pool_validation pass, and a pool with a pl
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
 const gate = (name: string, pool: any) => defineGate({ name, rule: 'rules/pool_validation.ts',
-  inputs: { pool, metrics: target('difficulty_metrics'), shadow: target('shadow_set', 'scenarios'), v1: 'templates/pack_v1/*.json', raw: ${raw} },
+  inputs: { pool, metrics: target('difficulty_metrics'), shadow: target('shadow_set', 'manifest'), v1: 'templates/pack_v1/*.json', raw: ${raw} },
   outputs: ['reports/' + name + '.json'], report: 'reports/' + name + '.json', params: ['validation', 'pool'] });
 export default definePipeline({ profiles: ['dev', 'prod'], defaultProfile: 'dev', defaultTargets: ['pool_validation'], freeFormConfig: ['scale', 'diversity', 'difficulty.gate'], targets: [
   defineTarget({ name: 'shadow_set', rule: 'rules/shadow_set.ts', inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json' },
     outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
     params: ['shadow', 'data', 'pool', 'templates', 'difficulty.bands', 'difficulty.dimensions', 'difficulty.balance', 'difficulty.metrics'] }),
   defineTarget({ name: 'seed_pool', rule: 'rules/seed_pool.ts',
-    inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json', shadow: target('shadow_set', 'scenarios'), gates: [] },
+    inputs: { raw: ${raw}, v2: 'templates/pack_v2/*.json', shadow: target('shadow_set', 'manifest'), gates: [] },
     outputs: { pool: 'data/rollouts/rc1_seed.jsonl' }, params: ['pool', 'templates', 'data'], args: { n: 300 } }),
   defineTarget({ name: 'difficulty_metrics', rule: 'rules/difficulty_metrics.ts', inputs: { pool: target('seed_pool') },
     outputs: { metrics: 'data/rollouts/rc1_seed.metrics.jsonl' }, params: ['difficulty.metrics'] }),
