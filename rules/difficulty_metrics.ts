@@ -7,7 +7,7 @@
 // whatever difficulty.metrics.workers is. The pool is streamed; with workers, each source item's
 // scenarios go to one worker (lib/difficulty/metrics-workers.ts).
 import { stat } from 'node:fs/promises';
-import { defineRule, RuleError } from 'rc1-build';
+import { defineRule } from 'rc1-build';
 import { displayPath } from '../lib/data/index.ts';
 import { metricsParams, writeMetrics } from '../lib/difficulty/index.ts';
 

@@ -9,7 +9,6 @@
 //   live_samples                   samples from a live provider must be >= 1
 // Dev profile: each check reports its measured value as `waived (profile dev)` — never a pass.
 // Output [0] (the report), e.g. reports/preflight/not_simulated_round1.json.
-import { basename } from 'node:path';
 import { check, defineRule, waive, type Check, RuleError } from 'rc1-build';
 import { notSimulatedConfigSchema, readScores } from '../lib/scoring/index.ts';
 import { z } from 'zod';

@@ -10,7 +10,7 @@
 // resolved `ppo` param, profile overlay included). Output [0]: reports/preflight/checks.json.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { defineRule, RuleError } from 'rc1-build';
+import { defineRule } from 'rc1-build';
 import {
   diskCheck, diskLogLine, freeDiskGiB, okLines, ppoChecks, ppoSchema, preflightSchema, rewardSchema, sha256File, weightsChecks,
 } from '../lib/evaluation/index.ts';

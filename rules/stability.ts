@@ -3,7 +3,7 @@
 // stay within scoring.stability.max_unstable_share. One gate per scale stage, so a stage's pool
 // is not grown further while its scores are unstable. Input group `scores`: the stage's
 // scores.jsonl (other files of the scores target are passed over). Output: the report.
-import { check, defineRule, RuleError } from 'rc1-build';
+import { check, defineRule } from 'rc1-build';
 import { readScores, stabilityCheck } from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
