@@ -10,7 +10,7 @@
 // Run: node --import tsx bench/remote-cache.ts [--quick]
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,7 @@ if (!have('nginx') || !have('curl') || !existsSync(join(REPO, 'packages', 'engin
 }
 
 const root = mkdtempSync(join(tmpdir(), 'rc1-bench-remote-'));
+chmodSync(root, 0o755); // nginx's workers (nobody) must reach the store under it
 const serverDir = join(root, 'nginx');
 const start = (): void => {
   rmSync(serverDir, { recursive: true, force: true });
@@ -64,7 +65,7 @@ function workspace(name: string): string {
 function build(dir: string, args: string[]): number {
   const r = runChild(process.execPath, [RC1_BIN, ...args], { cwd: dir, env });
   if (r.status !== 0) throw new Error(`rc1-build ${args.join(' ')} in ${dir}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
-  if (/warning: remote cache/.test(r.stdout)) throw new Error(`unexpected warning:\n${r.stdout}`);
+  if (/warning: remote cache/.test(r.stdout)) throw new Error(`unexpected warning:\n${r.stdout.split('\n').filter((l) => l.startsWith('warning')).join('\n')}`);
   return r.ms;
 }
 
@@ -90,7 +91,7 @@ try {
   }
   console.log(`\n1 000-target graph (concat rules), -j ${(await import('node:os')).availableParallelism()}, RC1_FSYNC=off, best of ${RUNS}:\n`);
   const ratio = (x: number): string => `${(x / best.local).toFixed(2)}×`;
-  console.log(table(['case', 'wall', 'vs local build'], [
+  console.log(table(['case', 'wall (ms)', 'vs local build'], [
     ['local build from clean (rules run, no remote cache)', fmtMs(best.local), '1.00×'],
     ['same, filling the remote cache (readwrite, waits for uploads)', fmtMs(best.upload), ratio(best.upload)],
     ['fresh clone restoring every target from the remote cache', fmtMs(best.remote), ratio(best.remote)],
@@ -136,7 +137,7 @@ try {
   stop();
   const rate = (ms: number): string => `${Math.round((BLOBS / ms) * 1000).toLocaleString('en-US')}/s`;
   console.log(`\n${BLOBS} × 4 KiB objects, 16 in flight, one run (the engine's client verifies sha256 on every GET):\n`);
-  console.log(table(['client', 'PUT', 'GET', 'PUT vs curl', 'GET vs curl'], [
+  console.log(table(['client', 'PUT (ms)', 'GET (ms)', 'PUT vs curl', 'GET vs curl'], [
     ['rc1-build HttpStore (node:http, keep-alive)', `${fmtMs(putMs)} (${rate(putMs)})`, `${fmtMs(getMs)} (${rate(getMs)})`, `${(curlPut.ms / putMs).toFixed(2)}×`, `${(curlGet.ms / getMs).toFixed(2)}×`],
     ['curl --parallel --parallel-max 16 (one process)', `${fmtMs(curlPut.ms)} (${rate(curlPut.ms)})`, `${fmtMs(curlGet.ms)} (${rate(curlGet.ms)})`, '1.00×', '1.00×'],
   ]));

@@ -8,7 +8,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${DIR:-/tmp/rc1-nginx}; PORT=${PORT:-19090}
 command -v nginx >/dev/null || { echo "nginx-up.sh: nginx is not installed (apt-get install -y --no-install-recommends nginx)" >&2; exit 3; }
 mkdir -p "$DIR/store" "$DIR/tmp"
-# as root, nginx workers run as nobody: they must be able to write the store and the spool
+# as root, nginx workers run as nobody: they must be able to write the store and the spool (and
+# search every directory above them: a 0700 parent makes every request a 403)
 if [ "$(id -u)" = 0 ]; then chown nobody "$DIR/store" "$DIR/tmp"; chmod 755 "$DIR"; fi
 AUTH=''
 if [ -n "${AUTH_HEADER:-}" ]; then

@@ -10,6 +10,9 @@ import { createRequire } from 'node:module';
 import { pipeline } from 'node:stream/promises';
 import { type BlobStore, type Body, type Namespace, StoreError } from './store.ts';
 
+/** Objects up to this size are sent and received as one buffer; bigger ones stream. */
+const SMALL = 1 << 20;
+
 export interface HttpStoreOptions {
   url: string;
   headers: Record<string, string>;
@@ -81,6 +84,16 @@ export class HttpStore implements BlobStore {
       });
       if (!body) req.end();
       else if (Buffer.isBuffer(body)) req.end(body);
+      else if (body.size <= SMALL) {
+        let data: Buffer;
+        try {
+          data = fs.readFileSync(body.file);
+        } catch (e) {
+          req.destroy(e as Error);
+          return;
+        }
+        req.end(data);
+      }
       else {
         const src = fs.createReadStream(body.file);
         src.on('error', (e) => req.destroy(e));
@@ -99,6 +112,16 @@ export class HttpStore implements BlobStore {
     const res = await this.request('GET', ns, key);
     if (res.statusCode === 404) { res.resume(); return null; }
     if (res.statusCode !== 200) throw this.unexpected('GET', ns, key, res);
+    const length = Number(res.headers['content-length'] ?? Number.NaN);
+    if (length <= SMALL) {
+      // Small objects (most of a build's): read whole, hash, one write; no stream pipeline.
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks);
+      if (body.length !== length) throw new StoreError(`GET /${ns}/${key.slice(0, 12)}… ended after ${body.length} of ${length} bytes`);
+      fs.writeFileSync(dest, body, { flag: 'wx' });
+      return { sha256: createHash('sha256').update(body).digest('hex'), size: body.length };
+    }
     const h = createHash('sha256');
     let size = 0;
     await pipeline(res, async function* (src: AsyncIterable<Buffer>) {
