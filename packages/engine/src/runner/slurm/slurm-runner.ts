@@ -18,6 +18,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { SlurmExecutor } from '../../api/index.ts';
 import { hashOutput } from '../hash-output.ts';
 import type { HashedOutput, Job, JobFailure, JobSuccess } from '../protocol.ts';
@@ -35,10 +36,16 @@ export interface SlurmTarget {
   secrets: readonly string[];
 }
 
-/** The command that runs rc1-build on the job's node: this node binary and this CLI (a shared install). */
+/**
+ * The command that runs rc1-build on the job's node: this node binary and this engine's CLI (a
+ * shared install). Bundled, this module is dist/cli.js, beside ../bin/rc1-build.js; run from
+ * source, the CLI that started this process.
+ */
 function defaultCommand(): string[] {
+  const bundled = fileURLToPath(new URL('../bin/rc1-build.js', import.meta.url));
+  if (fs.existsSync(bundled)) return [process.execPath, bundled];
   const script = process.argv[1] && fs.existsSync(process.argv[1]) ? fs.realpathSync(process.argv[1]) : null;
-  if (!script) throw new Error('internal error: cannot tell which rc1-build to run on the Slurm node (process.argv[1] is not a file); please report');
+  if (!script) throw new Error('internal error: cannot tell which rc1-build to run on the Slurm node; please report');
   return [process.execPath, script];
 }
 
