@@ -47,7 +47,7 @@ export const VERSION = '0.1.0';
 const HELP = `rc1-build ${VERSION} — a content-addressed, gate-aware build system for ML pipelines
 
 usage:
-  rc1-build [TARGET…]            build the targets (default: train) and what they need
+  rc1-build [TARGET…]            build the targets (default: the pipeline's defaultTargets) and what they need
     -n, --dry-run                print the plan with reasons; run nothing
     --explain                    print why each target runs or is skipped
     -j, --jobs N                 parallel rules (default: number of CPUs)
