@@ -10,7 +10,7 @@
 // Run: node --import tsx bench/remote-cache.ts [--quick]
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +69,41 @@ function build(dir: string, args: string[]): number {
   return r.ms;
 }
 
+const HEAVY = 20;
+const WORK_RULE = `import { defineRule } from 'rc1-build';
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+export default defineRule({
+  name: 'work', version: 1,
+  run(ctx) {
+    const block = Buffer.alloc(1 << 20, ctx.target);
+    let h = createHash('sha256');
+    for (let i = 0; i < 64; i++) h = createHash('sha256').update(h.digest()).update(block);
+    const seed = h.digest();
+    const out = Buffer.alloc(1 << 20);
+    for (let i = 0; i < out.length; i += 32) seed.copy(out, i, 0, Math.min(32, out.length - i));
+    writeFileSync(ctx.output('out/' + ctx.target + '.bin'), out);
+  },
+});
+`;
+
+function heavyWorkspace(name: string): string {
+  const dir = join(root, name);
+  mkdirSync(join(dir, 'rules'), { recursive: true });
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(join(REPO, 'packages', 'engine'), join(dir, 'node_modules', 'rc1-build'), 'dir');
+  writeFileSync(join(dir, 'package.json'), '{"name":"rc1-bench-heavy","private":true,"type":"module"}\n');
+  writeFileSync(join(dir, 'rules', 'work.ts'), WORK_RULE);
+  const targets = Array.from({ length: HEAVY }, (_, i) => `    defineTarget({ name: 'w${i}', rule: 'rules/work.ts', outputs: ['out/w${i}.bin'] }),`);
+  writeFileSync(join(dir, 'rc1.build.ts'), [
+    "import { definePipeline, defineTarget } from 'rc1-build';",
+    'export default definePipeline({',
+    `  remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },`,
+    '  targets: [', ...targets, '  ],', '});', '',
+  ].join('\n'));
+  return dir;
+}
+
 type Row = 'local' | 'upload' | 'remote' | 'localCache';
 const best: Record<Row, number> = { local: Infinity, upload: Infinity, remote: Infinity, localCache: Infinity };
 let restoredLine = '';
@@ -98,6 +133,23 @@ try {
     ['after `clean`, restoring every target from the local cache', fmtMs(best.localCache), ratio(best.localCache)],
   ]));
   console.log(`\nthe clone's summary line: ${restoredLine}`);
+
+  // Targets whose rules do real work: where a shared cache pays off.
+  const heavy = { local: Infinity, remote: Infinity };
+  for (let run = 0; run < RUNS; run++) {
+    start();
+    const [h1, h2] = [heavyWorkspace(`h1-${run}`), heavyWorkspace(`h2-${run}`)];
+    heavy.local = Math.min(heavy.local, build(h1, ['--remote-cache=readwrite']));
+    const r = runChild(process.execPath, [RC1_BIN, '--remote-cache=read'], { cwd: h2, env });
+    if (r.status !== 0 || !new RegExp(`0 ran, ${HEAVY} restored`).test(r.stdout)) throw new Error(`heavy clone restore:\n${r.stdout}\n${r.stderr}`);
+    heavy.remote = Math.min(heavy.remote, r.ms);
+    stop();
+  }
+  console.log(`\n${HEAVY} targets, each hashing 64 MiB in its rule (~0.2 s of CPU) and writing 1 MiB, best of ${RUNS}:\n`);
+  console.log(table(['case', 'wall (ms)', 'vs local build'], [
+    ['build, rules run (filling the remote cache)', fmtMs(heavy.local), '1.00×'],
+    ['fresh clone restoring every target from the remote cache', fmtMs(heavy.remote), `${(heavy.remote / heavy.local).toFixed(2)}×`],
+  ]));
 
   // Raw client throughput: the engine's HttpStore (16 in flight, keep-alive) vs curl --parallel.
   start();
