@@ -310,3 +310,22 @@ test('a build killed with SIGKILL leaves its job running; the next build cancels
     assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0, [2-8]\n$/);
   } finally { rig.cleanup(); }
 });
+
+test('the pipeline\'s executors map sends a target to Slurm over its own executor; \'slurm\' alone takes the cluster\'s defaults', { skip: slurmSkip }, () => {
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline(({ profile }) => ({
+  executors: profile === 'laptop' ? {} : { upper: 'slurm' },
+  targets: [defineTarget({ name: 'upper', rule: 'rules/upper.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/upper.txt'], executor: 'local' })],
+}));
+`,
+    'rules/upper.ts': UPPER_RULE,
+    'data/in.txt': 'mapped\n',
+  });
+  try {
+    const r = rig.run(['-v', 'upper']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /slurm: submitted job \d+ \(cluster defaults\)/);
+    assert.equal(rig.read('out/upper.txt'), 'MAPPED\n');
+  } finally { rig.cleanup(); }
+});

@@ -108,7 +108,8 @@ export interface SlurmExecutor {
   graceS?: number;
 }
 
-export type Executor = 'local' | SlurmExecutor;
+/** 'slurm' alone: a Slurm job with the cluster's default resources. */
+export type Executor = 'local' | 'slurm' | SlurmExecutor;
 
 /** One requirement of a target; `why` says what it is for (shown when it is not met). */
 export type UserRequirement =

@@ -137,7 +137,7 @@ export async function loadPipeline(opts: {
   /** The target's Slurm executor (the pipeline's executors map first, then its own), or null when it runs locally. */
   const slurmOf = (t: UserTarget): SlurmExecutor | null => {
     const e = Object.hasOwn(executors, t.name) ? executors[t.name] : t.executor;
-    return e && e !== 'local' ? e : null;
+    return e === 'slurm' ? { kind: 'slurm' } : e && e !== 'local' ? e : null;
   };
   for (const t of decl.targets) {
     if (targets.has(t.name)) {

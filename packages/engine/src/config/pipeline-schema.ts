@@ -9,6 +9,7 @@ const input = z.union([z.string().min(1), targetRef]);
 const slurmTime = /^(\d+-)?\d+(:\d{1,2}){0,2}$|^\d+-\d+$/;
 export const executorSchema = z.union([
   z.literal('local'),
+  z.literal('slurm'),
   z.object({
     kind: z.literal('slurm'),
     partition: z.string().regex(/^[\w.-]+(,[\w.-]+)*$/, 'a partition name (or a comma-separated list)').optional(),
