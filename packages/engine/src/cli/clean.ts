@@ -5,7 +5,8 @@
 // output cache (so a clean followed by a build restores instead of re-running) and rule caches
 // declared `cache: true` (e.g. paid judge calls). A clean of everything also removes the engine's
 // scratch (tmp, journal of an interrupted commit is recovered first) and names what it left.
-// Every path removed or kept is printed.
+// Every path removed or kept is printed. With -n (--dry-run) nothing is removed, locked or
+// rewritten: every path that would be removed is listed with its size.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeManifest } from '../report/manifest.ts';
@@ -17,13 +18,16 @@ import { type Workspace, assertPathsOnDisk } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 
-export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io): number {
+export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io, dryRun = false): number {
   // Never delete outside the workspace: an output under a symlink that leads out is refused.
   assertPathsOnDisk(ws, names.length ? names : ws.pipeline.order);
-  ws.lock.acquire('rc1-build clean');
+  if (!dryRun) ws.lock.acquire('rc1-build clean');
   try {
-    ws.trace.repair();
-    ws.committer.recover();
+    if (!dryRun) {
+      ws.trace.repair();
+      ws.committer.recover();
+    }
+    let bytes = 0;
     const all = !names.length;
     const targets = all ? ws.pipeline.order : names;
     const lines: string[] = [];
@@ -31,11 +35,12 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io)
       const abs = path.join(ws.root, rel);
       if (!fs.existsSync(abs)) return;
       const size = diskUsage(abs) ?? 0;
-      rmrf(abs);
-      lines.push(`  removed ${rel} (${what}, ${formatSize(size)})`);
+      bytes += size;
+      if (!dryRun) rmrf(abs);
+      lines.push(`  ${dryRun ? 'would remove' : 'removed'} ${rel} (${what}, ${formatSize(size)})`);
     };
     const keep = (rel: string, what: string, how: string): void => {
-      if (fs.existsSync(path.join(ws.root, rel))) lines.push(`  kept    ${rel} (${what}; ${how})`);
+      if (fs.existsSync(path.join(ws.root, rel))) lines.push(`  ${dryRun ? 'would keep  ' : 'kept   '} ${rel} (${what}; ${how})`);
     };
     let removed = 0;
     let states = 0;
@@ -44,10 +49,14 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io)
       const t = ws.pipeline.targets.get(n)!;
       for (const o of t.outputs) {
         const abs = path.join(ws.root, o.path);
+        if (dryRun) {
+          if (fs.existsSync(abs)) { removed++; drop(o.dir ? `${o.path}/` : o.path, `output of ${n}`); }
+          continue;
+        }
         if (fs.existsSync(abs)) { rmrf(abs); removed++; }
         ws.stat.forget(o.path);
       }
-      ws.trace.remove(n);
+      if (!dryRun) ws.trace.remove(n);
       const own = targetStateDir(ws.stateDir, n);
       if (fs.existsSync(own)) { states++; drop(path.relative(ws.root, own), `state of ${n}`); }
       for (const st of t.state ?? []) {
@@ -68,8 +77,13 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io)
       for (const e of fs.readdirSync(ws.stateDir)) {
         const rel = `.rc1/${e}`;
         if (ENGINE_STATE[e] || [...declared].some((d) => d === rel || d.startsWith(rel + '/'))) continue;
-        lines.push(`  left    ${rel} (declared by no target; remove it by hand if it is not needed)`);
+        lines.push(`  ${dryRun ? 'would leave ' : 'left   '} ${rel} (declared by no target; remove it by hand if it is not needed)`);
       }
+    }
+    if (dryRun) {
+      io.out(`clean -n (dry run, nothing removed): would remove ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ' and their state' : ''}, ${formatSize(bytes)} in all\n`);
+      for (const l of lines) io.out(l + '\n');
+      return 0;
     }
     writeManifest(ws, { commit: null, dirty: null });
     ws.trace.close();
@@ -78,6 +92,6 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io)
     for (const l of lines) io.out(l + '\n');
     return 0;
   } finally {
-    ws.lock.release();
+    if (!dryRun) ws.lock.release();
   }
 }

@@ -1,17 +1,20 @@
-// `rc1-build graph`: the target graph as Graphviz dot, Mermaid, or JSON.
+// `rc1-build graph [TARGET…]`: the target graph as Graphviz dot, Mermaid, or JSON; with TARGETs,
+// the subgraph of those targets and what they need.
 import { UsageError } from '../config/usage-error.ts';
-import { openWorkspace } from '../workspace/workspace.ts';
+import { closureOf } from '../graph/resolved.ts';
+import { type Workspace, openWorkspace } from '../workspace/workspace.ts';
 
 interface Io { out: (s: string) => void }
 
 const id = (n: string): string => n.replace(/[^\w]/g, '_');
 
-export async function runGraph(root: string, format: string, io: Io): Promise<number> {
+export async function runGraph(root: string, format: string, io: Io, names: readonly string[] = [], opened?: Workspace): Promise<number> {
   if (!['dot', 'mermaid', 'json'].includes(format)) {
     throw new UsageError({ headline: `unknown graph format ${format}`, hint: 'use --format dot, mermaid or json' });
   }
-  const ws = await openWorkspace(root);
-  const targets = ws.pipeline.order.map((n) => ws.pipeline.targets.get(n)!);
+  const ws = opened ?? await openWorkspace(root);
+  const keep = names.length ? new Set(closureOf(ws.pipeline, names)) : null;
+  const targets = ws.pipeline.order.filter((n) => !keep || keep.has(n)).map((n) => ws.pipeline.targets.get(n)!);
   ws.saveCaches();
   if (format === 'json') {
     io.out(JSON.stringify({
@@ -20,7 +23,7 @@ export async function runGraph(root: string, format: string, io: Io): Promise<nu
         inputs: Object.fromEntries(t.inputs.map((g) => [g.group, g.items])), params: t.params, env: t.env,
         ...(t.report ? { report: t.report } : {}), ...(t.description ? { description: t.description } : {}),
       })),
-      defaultTargets: ws.pipeline.defaultTargets,
+      defaultTargets: ws.pipeline.defaultTargets, ...(keep ? { subgraphOf: names } : {}),
     }, null, 2) + '\n');
   } else if (format === 'dot') {
     const lines = ['digraph rc1 {', '  rankdir=LR;', '  node [shape=box, fontname="Helvetica"];'];

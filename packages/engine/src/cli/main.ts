@@ -8,10 +8,11 @@ import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
 import { asEngineWriteError } from '../util/write-error.ts';
 import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
 import { runWatch } from './watch.ts';
-import { type Workspace, openWorkspace } from '../workspace/workspace.ts';
+import { type Workspace, findRoot, openWorkspace } from '../workspace/workspace.ts';
 import { pathToFileURL } from 'node:url';
 import type { CommandContext, PipelineCommand } from '../api/index.ts';
-import { ENGINE_COMMANDS, VALUE_OPTIONS } from '../config/engine-commands.ts';
+import { COMMAND_NAMES, VALUE_FLAGS, commandDef, parseArgsOptions } from './definition.ts';
+import type { Invocation, PipelineCommandInfo } from './program.ts';
 import { runStatus } from './status.ts';
 import { runGraph } from './graph.ts';
 import { runAudit } from './audit.ts';
@@ -44,63 +45,26 @@ export function extractWait(argv: string[]): { argv: string[]; waitS: number } {
 
 export const VERSION = '0.1.0';
 
-const HELP = `rc1-build ${VERSION} — a content-addressed, gate-aware build system for ML pipelines
-
-usage:
-  rc1-build [TARGET…]            build the targets (default: the pipeline's defaultTargets) and what they need
-    -n, --dry-run                print the plan with reasons; run nothing
-    --explain                    print why each target runs or is skipped
-    -j, --jobs N                 parallel rules (default: number of CPUs)
-    -k, --keep-going             continue with independent targets after a failure
-    --wait[=SECONDS]             queue behind a running build instead of refusing (default: no limit)
-    --force                      rebuild the named targets even if up to date
-    --json                       JSON Lines events on stdout (one object per line)
-    -v, --verbose                show rule log lines and up-to-date targets
-    --remote-cache=MODE          off | read | readwrite: the remote cache declared in rc1.build.ts (default: its mode)
-  rc1-build status [--json]      every target: up-to-date | stale (reason) | missing | failed
-  rc1-build graph [--format dot|mermaid|json]
-  rc1-build audit [--json]       verify every artifact on disk against the manifest
-  rc1-build clean [TARGET…] [--cache]   remove outputs and the engine's per-target state (--cache: and the output cache)
-  rc1-build gc [--max-size SIZE] evict least recently used output-cache entries down to the cap (default 10G)
-  rc1-build watch [TARGET…]      rebuild on change of any declared input (Ctrl-C to stop)
-  rc1-build check-determinism TARGET…   build each target twice in scratch dirs and compare the outputs (a target
-                                 that differs is reported and not uploaded to a remote cache)
-  rc1-build why ARTIFACT|TARGET [--depth N|all] [--json]   lineage: producer, rule, params, inputs and
-                                 their producers, the run that built it, up to date or the root cause
-  rc1-build sync [--round N] [--verbose]   write the SYNC hand-off package (<sync dir>/SYNC_round<N>.json)
-  rc1-build audit --sync FILE    check the sha256 of every artifact a SYNC package lists
-  rc1-build log [--limit N] [--json]   the recorded runs, newest first
-  rc1-build diff [RUN_A] [RUN_B] [--all] [--json]   params, outputs, gate checks and metrics of two runs
-                                 (default: the last two; a run id, last~N or a git revision)
-  rc1-build report               write <manifest dir>/index.html: graph, gates, run diff and the pipeline's charts
-  rc1-build failpack             pack logs, preflight and failed gates' reports into <manifestDir>/FAIL_<ts>.tgz
-  rc1-build COMMAND …           a command the pipeline declares (definePipeline({ commands })), listed below
-  rc1-build cache-keygen         print a new Ed25519 key pair for signing remote cache entries
-  common: -C DIR (run in DIR), -h/--help, --version
-
-exit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error
-`;
-
-const COMMANDS = new Set(ENGINE_COMMANDS);
-
 /** Index of the first word that is not an option (or an option's value) in argv; -1 if none. */
 function firstWord(argv: readonly string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') return i + 1 < argv.length ? i + 1 : -1;
-    if (VALUE_OPTIONS.has(a)) { i++; continue; }
+    if (VALUE_FLAGS.has(a)) { i++; continue; }
     if (!a.startsWith('-')) return i;
   }
   return -1;
 }
 
-/** `-C DIR` / `--directory DIR` / `--directory=DIR` before the first word, if any. */
+/** `-C DIR` / `--directory DIR` / `--directory=DIR` / `-CDIR` before `end`, if any. */
 function directoryBefore(argv: readonly string[], end: number): string | undefined {
   let dir: string | undefined;
   for (let i = 0; i < end; i++) {
     const a = argv[i]!;
-    if ((a === '-C' || a === '--directory') && i + 1 < end) dir = argv[++i];
+    if (a === '--') break;
+    if ((a === '-C' || a === '--directory') && i + 1 < argv.length) dir = argv[++i];
     else if (a.startsWith('--directory=')) dir = a.slice('--directory='.length);
+    else if (a.startsWith('-C') && a.length > 2) dir = a.slice(2);
   }
   return dir;
 }
@@ -118,13 +82,12 @@ async function runPipelineCommand(ws: Workspace, name: string, args: string[], i
 }
 
 /** The pipeline's commands for --help (none when the workspace cannot be opened). */
-async function pipelineCommandsHelp(root: string): Promise<string> {
+async function pipelineCommandsOf(root: string): Promise<PipelineCommandInfo[]> {
   try {
     const ws = await openWorkspace(root);
-    const lines = Object.entries(ws.pipeline.commands).map(([n, c]) => `  rc1-build ${`${n} ${c.usage ?? ''}`.trimEnd().padEnd(28)} ${c.summary}`);
-    return lines.length ? `\ncommands of this pipeline:\n${lines.join('\n')}\n` : '';
+    return Object.entries(ws.pipeline.commands).map(([name, c]) => ({ name, summary: c.summary, ...(c.usage ? { usage: c.usage } : {}) }));
   } catch {
-    return '';
+    return [];
   }
 }
 
@@ -136,93 +99,132 @@ const OWN_PARSER: Record<string, () => Promise<{ run: (root: string, args: strin
   sync: () => import('./sync.ts'),
 };
 
+/** The arguments of a command that parses its own, rebuilt from the parsed invocation. */
+function ownArgs(inv: Invocation): string[] {
+  const out = [...inv.positionals];
+  for (const o of commandDef(inv.command)!.options) {
+    const v = inv.values[o.long];
+    if (v === undefined || v === false) continue;
+    out.push(`--${o.long}`, ...(typeof v === 'string' ? [v] : []));
+  }
+  return out;
+}
+
+/**
+ * Target names as given on the command line, or output paths (workspace-relative, or relative to
+ * the working directory when run from a subdirectory; ./ and a trailing / are ignored; a file
+ * inside an output directory names that directory's producer) resolved through the producers map.
+ */
+export function resolveTargets(ws: Workspace, names: readonly string[], cwd: string, firstIsWord: boolean): string[] {
+  const p = ws.pipeline;
+  const producerOf = (rel: string): string | undefined => {
+    for (let q = rel; q && q !== '.' && !q.startsWith('..'); q = path.posix.dirname(q)) {
+      const t = p.producers.get(q);
+      if (t) return t;
+      if (path.posix.dirname(q) === q) break;
+    }
+    return undefined;
+  };
+  return names.map((name, i) => {
+    if (p.targets.has(name)) return name;
+    const clean = name.replace(/\\/g, '/');
+    const candidates = [path.posix.normalize(clean).replace(/\/+$/, '')];
+    const fromCwd = path.relative(ws.root, path.resolve(cwd, name)).split(path.sep).join('/');
+    if (!fromCwd.startsWith('..')) candidates.push(fromCwd);
+    for (const c of candidates) {
+      const t = producerOf(c.replace(/^(\.\/)+/, ''));
+      if (t) return t;
+    }
+    const commands = i === 0 && firstIsWord ? [...COMMAND_NAMES, ...Object.keys(p.commands)] : [];
+    const guess = didYouMean(name, [...commands, ...p.targets.keys()]);
+    throw new UsageError({
+      headline: commands.length ? `${name} is no command, target or output path of this pipeline` : `unknown target ${name}`,
+      hint: guess ? `did you mean ${guess}?` : `rc1-build graph --format json lists the targets and their outputs${commands.length ? '; rc1-build --help the commands' : ''}`,
+    });
+  });
+}
+
 interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
+
+const isHelpFlag = (a: string): boolean => a === '-h' || a === '--help' || a === '--version';
 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   let json = false;
   try {
     // Internal: what a Slurm batch job runs on its node (runner/slurm/slurm-runner.ts).
     if (argv[0] === '__run-target') return await runTargetOnNode(argv[1], io, new URL('./worker.js', import.meta.url));
+    // Internal: shell completion's candidates (completion.ts), from the cached pipeline.
+    if (argv[0] === '__complete') return (await import('./completion.ts')).runComplete(argv.slice(1), io);
+    const cwd = process.cwd();
+    const w = firstWord(argv);
+    const word = w >= 0 ? argv[w] : undefined;
+    const root = findRoot(directoryBefore(argv, argv.length), cwd);
     // A word that is neither an engine command nor an option may be a command of the pipeline,
     // which has its own options: hand it everything after its name.
     let ws: Workspace | undefined;
-    const w = firstWord(argv);
-    if (w >= 0 && !COMMANDS.has(argv[w]!)) {
-      ws = await openWorkspace(path.resolve(directoryBefore(argv, w) ?? process.cwd()));
-      if (Object.hasOwn(ws.pipeline.commands, argv[w]!)) return await runPipelineCommand(ws, argv[w]!, argv.slice(w + 1), io);
-    }
-    const own = w >= 0 ? OWN_PARSER[argv[w]!] : undefined;
-    if (own) {
-      json = argv.includes('--json');
-      return await (await own()).run(path.resolve(directoryBefore(argv, w) ?? process.cwd()), argv.slice(w + 1), io);
+    if (word !== undefined && !COMMAND_NAMES.has(word) && word !== 'help') {
+      ws = await openWorkspace(root);
+      if (Object.hasOwn(ws.pipeline.commands, word)) return await runPipelineCommand(ws, word, argv.slice(w + 1), io);
     }
     const { argv: rest0, waitS } = extractWait(argv);
-    const { values, positionals } = parseArgs({
-      args: rest0,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        'dry-run': { type: 'boolean', short: 'n' },
-        explain: { type: 'boolean' },
-        jobs: { type: 'string', short: 'j' },
-        'keep-going': { type: 'boolean', short: 'k' },
-        'remote-cache': { type: 'string' },
-        force: { type: 'boolean' },
-        json: { type: 'boolean' },
-        verbose: { type: 'boolean', short: 'v' },
-        format: { type: 'string' },
-        cache: { type: 'boolean' },
-        sync: { type: 'string' },
-        'max-size': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-        directory: { type: 'string', short: 'C' },
-      },
-    });
+    const dashdash = rest0.indexOf('--');
+    const helpAsked = (dashdash < 0 ? rest0 : rest0.slice(0, dashdash)).some(isHelpFlag) || word === 'help';
+    let inv: Invocation | undefined;
+    if (!helpAsked && (word === undefined || word === 'build' || !COMMAND_NAMES.has(word))) {
+      // The plain build: node:util parseArgs from the definition (commander is not loaded; see program.ts).
+      try {
+        const { values, positionals } = parseArgs({ args: rest0, allowPositionals: true, strict: true, options: parseArgsOptions('build') });
+        inv = { command: 'build', positionals: positionals[0] === 'build' && word === 'build' ? positionals.slice(1) : positionals, values };
+      } catch (e) {
+        if (!(e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw e;
+        // commander says what is wrong and suggests the nearest option; if it accepts, the parseArgs error stands.
+        json = rest0.includes('--json');
+        (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, []);
+        throw e;
+      }
+    } else {
+      const parsed = (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, helpAsked ? await pipelineCommandsOf(root) : []);
+      if (typeof parsed === 'number') return parsed;
+      inv = parsed;
+    }
+    const values = inv.values;
     json = values.json === true;
-    if (values.help) { io.out(HELP + (await pipelineCommandsHelp(path.resolve(values.directory ?? process.cwd())))); return 0; }
-    if (values.version) { io.out(`${VERSION}\n`); return 0; }
-    const root = path.resolve(values.directory ?? process.cwd());
-    const [first, ...rest] = positionals;
-    const command = first && COMMANDS.has(first) ? first : 'build';
-    const args = command === 'build' && first !== 'build' ? positionals : rest;
+    const command = inv.command;
+    const args = inv.positionals;
 
+    if (command === 'completion') return (await import('./completion.ts')).printCompletion(args[0]!, io);
     if (command === 'cache-keygen') {
       const { generateSigningKey } = await import('../cache/remote/signing.ts');
       const k = generateSigningKey();
       io.out(`key id:      ${k.keyId}\npublic key:  ${k.publicKey}\nprivate key: ${k.privateKey}\n\nrc1.build.ts:  remoteCache: { …, trustedKeys: { <name>: '${k.publicKey}' }, signingKeyEnv: 'RC1_CACHE_SIGNING_KEY' }\nenvironment:   RC1_CACHE_SIGNING_KEY=<private key> (keep it secret: CI secrets, not the repository)\n`);
       return 0;
     }
-    if (command === 'graph') return await runGraph(root, values.format ?? 'dot', io);
-    if (command === 'audit') return values.sync !== undefined ? await (await import('./audit-sync.ts')).runAuditSync(root, values.sync, json, io) : await runAudit(root, json, io);
-
+    const own = OWN_PARSER[command];
+    if (own) return await (await own()).run(root, ownArgs(inv), io);
+    if (command === 'audit') return values.sync !== undefined ? await (await import('./audit-sync.ts')).runAuditSync(root, values.sync as string, json, io) : await runAudit(root, json, io);
 
     ws ??= await openWorkspace(root);
-    for (const name of args) {
-      if (!ws.pipeline.targets.has(name)) {
-        const guess = didYouMean(name, ws.pipeline.targets.keys());
-        throw new UsageError({ headline: `unknown target ${name}`, ...(guess ? { hint: `did you mean ${guess}?` } : { hint: 'rc1-build graph --format json lists the targets' }) });
-      }
-    }
-    if (command === 'status') return runStatus(ws, json, io);
+    const targetsArgs = resolveTargets(ws, args, cwd, command === 'build' && word !== 'build');
+    if (command === 'graph') return await runGraph(root, (values.format as string | undefined) ?? 'dot', io, targetsArgs, ws);
+    if (command === 'status') return runStatus(ws, json, io, targetsArgs);
     if (command === 'failpack') return await runFailpack(ws, io);
     if (command === 'report') return await (await import('./report.ts')).runReport(ws, io);
-    if (command === 'clean') return runClean(ws, args, values.cache === true, io);
-    if (command === 'gc') return runGc(ws, values['max-size'], json, io);
+    if (command === 'clean') return runClean(ws, targetsArgs, values.cache === true, io, values['dry-run'] === true);
+    if (command === 'gc') return runGc(ws, values['max-size'] as string | undefined, json, io);
 
     let jobs = availableParallelism();
     if (values.jobs !== undefined) {
       jobs = Number(values.jobs);
       if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError({ headline: `-j expects a positive integer, got ${JSON.stringify(values.jobs)}` });
     }
-    const targets = args.length ? args : ws.pipeline.defaultTargets;
+    const targets = targetsArgs.length ? targetsArgs : ws.pipeline.defaultTargets;
     const options: BuildCommandOptions = {
       targets, jobs, keepGoing: values['keep-going'] === true, dryRun: values['dry-run'] === true,
       forced: new Set(values.force ? targets : []), explain: values.explain === true, verbose: values.verbose === true, json,
-      command: ['rc1-build', ...argv].join(' '), waitS, remoteCache: parseRemoteFlag(values['remote-cache']),
+      command: ['rc1-build', ...argv].join(' '), waitS, remoteCache: parseRemoteFlag(values['remote-cache'] as string | undefined),
     };
-    if (command === 'watch') return await runWatch(root, ws, args, options, io);
-    if (command === 'check-determinism') return await runCheckDeterminism(root, ws, args, options, io);
+    if (command === 'watch') return await runWatch(root, ws, targetsArgs, options, io);
+    if (command === 'check-determinism') return await runCheckDeterminism(root, ws, targetsArgs, options, io);
     return await runBuildOnce(ws, options, io, { installSignals: true });
   } catch (e) {
     if (e instanceof UsageError) {

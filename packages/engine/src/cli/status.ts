@@ -89,8 +89,10 @@ export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
   return out;
 }
 
-export async function runStatus(ws: Workspace, json: boolean, io: Io): Promise<number> {
-  const list = await targetStatuses(ws);
+/** Every target's status, or (with names) the named targets' only, decided in the context of the whole graph. */
+export async function runStatus(ws: Workspace, json: boolean, io: Io, names: readonly string[] = []): Promise<number> {
+  const all = await targetStatuses(ws);
+  const list = names.length ? all.filter((s) => names.includes(s.name)) : all;
   ws.saveCaches();
   if (json) {
     io.out(JSON.stringify({ profile: ws.profile, targets: list }) + '\n');

@@ -79,6 +79,18 @@ function checkRuleFiles(root: string, pipeline: ResolvedPipeline): void {
   if (diags.length) throw new UsageError(diags);
 }
 
+/**
+ * The workspace root: -C DIR as given, else the nearest directory from the working directory
+ * upwards that holds rc1.build.ts (as git finds .git), else the working directory itself.
+ */
+export function findRoot(dir: string | undefined, cwd: string = process.cwd()): string {
+  if (dir !== undefined) return path.resolve(cwd, dir);
+  for (let d = path.resolve(cwd); ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, PIPELINE_FILE))) return d;
+    if (path.dirname(d) === d) return path.resolve(cwd);
+  }
+}
+
 export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Workspace> {
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
