@@ -137,8 +137,9 @@ export function resolveTargets(ws: Workspace, names: readonly string[], cwd: str
     }
     const commands = i === 0 && firstIsWord ? [...COMMAND_NAMES, ...Object.keys(p.commands)] : [];
     const guess = didYouMean(name, [...commands, ...p.targets.keys()]);
+    const isCommand = guess !== undefined && commands.includes(guess);
     throw new UsageError({
-      headline: commands.length ? `${name} is no command, target or output path of this pipeline` : `unknown target ${name}`,
+      headline: isCommand ? `unknown command ${name} (no target or output path of this pipeline either)` : `unknown target ${name} (no output path of this pipeline either)`,
       hint: guess ? `did you mean ${guess}?` : `rc1-build graph --format json lists the targets and their outputs${commands.length ? '; rc1-build --help the commands' : ''}`,
     });
   });
