@@ -180,11 +180,11 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
         if (!(e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw e;
         // commander says what is wrong and suggests the nearest option; if it accepts, the parseArgs error stands.
         json = rest0.includes('--json');
-        (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, []);
+        await (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, []);
         throw e;
       }
     } else {
-      const parsed = (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, helpAsked ? await pipelineCommandsOf(root) : []);
+      const parsed = await (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, helpAsked ? await pipelineCommandsOf(root) : []);
       if (typeof parsed === 'number') return parsed;
       inv = parsed;
     }

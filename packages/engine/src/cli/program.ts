@@ -3,8 +3,10 @@
 // load costs ~20 ms (min of 40 in-process hrtime runs around `await import('commander')` on the
 // shared 2-core dev box; more than the ~3 ms the no-op build can spare: bench/build-graph.ts's
 // goal is `node -e 0` + 50 ms), so the plain `rc1-build [TARGET…]` is parsed by node:util
-// parseArgs with options generated from the same definition (main.ts).
-import { Command, CommanderError, Option } from 'commander';
+// parseArgs with options generated from the same definition (main.ts). commander itself is
+// imported dynamically below: a static import would be hoisted into the CLI bundle's top level
+// and load on every command.
+import type { Command, Option } from 'commander';
 import { UsageError } from '../config/usage-error.ts';
 import { BUILD_OPTIONS, COMMANDS, type CommandDef, GLOBAL_OPTIONS, type OptionDef } from './definition.ts';
 
@@ -30,7 +32,9 @@ function argsOf(def: CommandDef): string[] {
   });
 }
 
-function optionOf(o: OptionDef): Option {
+type Commander = typeof import('commander');
+
+function optionOf({ Option }: Commander, o: OptionDef): Option {
   // --wait[=SECONDS] is read before parsing (main.ts extractWait); commander shows it in help only.
   const flags = `${o.short ? `-${o.short}, ` : ''}--${o.long}`;
   return new Option(o.value ? `${flags} ${o.attachedValue ? `[${o.value}]` : `<${o.value}>`}` : flags, o.description);
@@ -46,8 +50,8 @@ function valuesOf(cmd: Command, defs: readonly OptionDef[]): Record<string, stri
 const EXIT_NOTE = '\nexit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error, 130/143 interrupted\n';
 
 /** The program: the plain build at the root, every engine command and the pipeline's commands. */
-export function makeProgram(version: string, io: Io, pipelineCommands: readonly PipelineCommandInfo[], onParsed: (i: Invocation) => void): Command {
-  const program = new Command('rc1-build')
+export function makeProgram(commander: Commander, version: string, io: Io, pipelineCommands: readonly PipelineCommandInfo[], onParsed: (i: Invocation) => void): Command {
+  const program = new commander.Command('rc1-build')
     .description(`rc1-build ${version}: a content-addressed, gate-aware build system for ML pipelines\n\nWith no command: build the TARGETs (or output paths) and what they need.`)
     .usage('[options] [TARGET…]  |  rc1-build COMMAND [options] [ARGS…]')
     .version(version, '--version')
@@ -59,12 +63,12 @@ export function makeProgram(version: string, io: Io, pipelineCommands: readonly 
     .configureHelp({ helpWidth: 100, sortSubcommands: false })
     .addHelpText('after', EXIT_NOTE);
   program.argument('[TARGET...]', 'targets or output paths (default: the pipeline\'s defaults)');
-  for (const o of [...GLOBAL_OPTIONS, ...BUILD_OPTIONS]) program.addOption(optionOf(o));
+  for (const o of [...GLOBAL_OPTIONS, ...BUILD_OPTIONS]) program.addOption(optionOf(commander, o));
   program.action((targets: string[]) => onParsed({ command: 'build', positionals: targets, values: valuesOf(program, BUILD_OPTIONS) }));
   for (const def of COMMANDS) {
     const c = program.command(def.name, { hidden: def.hidden === true }).description(def.summary).helpOption('-h, --help', 'show this command\'s help');
     for (const a of argsOf(def)) c.argument(a);
-    for (const o of [...def.options, ...GLOBAL_OPTIONS]) c.addOption(optionOf(o));
+    for (const o of [...def.options, ...GLOBAL_OPTIONS]) c.addOption(optionOf(commander, o));
     c.action((...args: unknown[]) => {
       const positionals = args.slice(0, argsOf(def).length).flatMap((a) => (a === undefined ? [] : Array.isArray(a) ? (a as string[]) : [a as string]));
       onParsed({ command: def.name, positionals, values: valuesOf(c, def.options) });
@@ -78,7 +82,7 @@ export function makeProgram(version: string, io: Io, pipelineCommands: readonly 
 }
 
 /** A commander error as the engine's usage error (exit 64), its suggestion as the hint. */
-function usageErrorOf(e: CommanderError, argv: readonly string[]): UsageError {
+function usageErrorOf(e: Error, argv: readonly string[]): UsageError {
   const [first, ...rest] = e.message.replace(/^error: /, '').split('\n');
   const suggestion = /\(Did you mean (.+)\?\)/.exec(rest.join(' '))?.[1];
   const cmd = argv.find((a) => COMMANDS.some((c) => c.name === a));
@@ -86,13 +90,14 @@ function usageErrorOf(e: CommanderError, argv: readonly string[]): UsageError {
 }
 
 /** Parses argv; a number is the exit code of --help or --version (already printed). */
-export function parseCommandLine(argv: readonly string[], version: string, io: Io, pipelineCommands: readonly PipelineCommandInfo[]): Invocation | number {
+export async function parseCommandLine(argv: readonly string[], version: string, io: Io, pipelineCommands: readonly PipelineCommandInfo[]): Promise<Invocation | number> {
+  const commander = await import('commander');
   let got: Invocation | null = null;
-  const program = makeProgram(version, io, pipelineCommands, (i) => { got = i; });
+  const program = makeProgram(commander, version, io, pipelineCommands, (i) => { got = i; });
   try {
     program.parse([...argv], { from: 'user' });
   } catch (e) {
-    if (!(e instanceof CommanderError)) throw e;
+    if (!(e instanceof commander.CommanderError)) throw e;
     if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
     throw usageErrorOf(e, argv);
   }
