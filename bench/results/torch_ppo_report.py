@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tables of the torch trainer's GPU runs (examples/trainers/torch_ppo/gpu-run.sh), from the files they
-returned, kept in bench/results/torch_ppo/{h200,h100}/ (this revision) and rev1/ (the first revision,
+returned, kept in bench/results/torch_ppo/{h200,h100}/ (this revision) h200-kl/ (the KL hold by controller + early stop) and rev1/ (the first revision,
 its own report beside it). Standard library only; prints markdown:
 `python3 bench/results/torch_ppo_report.py > bench/results/torch_ppo.md`.
 Intervals: 95 % percentile bootstrap over source questions (the unit the shadow set is drawn by;
@@ -112,6 +112,64 @@ def eval_table(ev, mode_is_greedy):
         print(f"| {name} | {len(sub)} | {m0:.4f} [{l0:.4f}, {h0:.4f}] | {m1:.4f} [{l1:.4f}, {h1:.4f}] | {m1 - m0:+.4f} [{ld:+.4f}, {hd:+.4f}] | {q95:.4f}, p = {p:.3f} |")
 
 
+def kl_section(before, after):
+    """The KL hold: the contract run with the pull-back (before) and with the controller + early stop (after)."""
+    ppo_of = lambda sub: [x for x in jl(f"{sub}/metrics_main.jsonl") if x["phase"] == "ppo"]  # noqa: E731
+    b, a = ppo_of(before), ppo_of(after)
+    t = 0.03
+    print(f"## KL to the SFT policy: pull-back (`{before}/`) vs adaptive coefficient + early stop (`{after}/`), {card(after)}\n")
+    print("The same contract run (base 8 × 512, SFT 150 steps, PPO steps 151..230 of 256 episodes, train.lr 1e-5, epochs 4 × 8 "
+          f"minibatches, kl_coef starting at the config's 0.02, target_kl {t}, kl_stop 1.5, so the bound is {1.5 * t:.3f}), the same seed and "
+          "data. Before: the coefficient adapted at rate episodes / kl_horizon (256 / 10 000 per iteration), and a minibatch whose policy "
+          "was over 1.5 × target_kl got a pull-back step instead of the PPO loss. After: the rate is policy tokens / kl_horizon (at most 1: "
+          "every generated token is a transition of token-level PPO), the pull-back is gone, and the epoch loop stops early when the "
+          "projected KL passes the bound and the update raised it (ppo.py). `kl` is in both runs the per-token mean of "
+          "log π − log π_SFT over the rollout's policy tokens, before the iteration's update.\n")
+    print("| run | KL, iterations 151..160 | 161..170 | 171..230 | whole PPO phase | iterations over 1.5 × target | kl_coef range | "
+          "iterations stopped early | minibatch updates done / possible | reward, first 10 / last 10 (mean) | success (sampled), first 10 / last 10 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rng = lambda rows, k: f"{min(x[k] for x in rows):.4f} .. {max(x[k] for x in rows):.4f}"  # noqa: E731
+    for name, r in ((f"before (`{before}`, pull-back)", b), (f"after (`{after}`, controller + early stop)", a)):
+        stops = sum(1 for x in r if x.get("early_stop"))
+        done = sum(x["updates"] for x in r)
+        most = sum(x.get("updates_max", 32) for x in r)
+        pulls = f"; pull-back steps {sum(x['pullbacks'] for x in r)}" if "pullbacks" in r[0] else ""
+        print(f"| {name} | {rng(r[:10], 'kl')} | {rng(r[10:20], 'kl')} | {rng(r[20:], 'kl')} | {rng(r, 'kl')} | "
+              f"{sum(1 for x in r if x['kl'] > 1.5 * t)} of {len(r)} | {rng(r, 'kl_coef')} | {stops} of {len(r)} | {done} / {most}{pulls} | "
+              f"{st.mean(x['reward'] for x in r[:10]):.4f} / {st.mean(x['reward'] for x in r[-10:]):.4f} | "
+              f"{st.mean(x['success'] for x in r[:10]):.4f} / {st.mean(x['success'] for x in r[-10:]):.4f} |")
+    print(f"\nPer iteration, after (`{after}/metrics_main.jsonl`): KL at rollout, the kl_coef its reward used, minibatch updates done of "
+          f"{a[0]['updates_max']}, the projected KL at the stop\n")
+    print("| iterations | KL (min .. max) | kl_coef (min .. max) | updates done (min .. max) | projected KL at the stop (median) | over the bound |")
+    print("|---|---|---|---|---|---|")
+    for i in range(0, len(a), 10):
+        r = a[i: i + 10]
+        print(f"| {r[0]['step']}..{r[-1]['step']} | {rng(r, 'kl')} | {rng(r, 'kl_coef')} | {min(x['updates'] for x in r)} .. "
+              f"{max(x['updates'] for x in r)} | {st.median(x['kl_projected'] for x in r):.4f} | {sum(1 for x in r if x['kl'] > 1.5 * t)} |")
+    late = [x["updates"] for x in a[20:]]
+    print(f"\nThe early stop fired in every iteration. From iteration {a[20]['step']} on it came after {min(late)}..{max(late)} updates "
+          f"({sum(1 for u in late if u == 8)} of {len(late)} times after exactly 8, at the first minibatch of the second epoch): the first "
+          "checks on tokens the update has already trained on, where the importance-weighted estimate is far above what the next "
+          "rollout measures (iteration 151: projected "
+          f"{a[0]['kl_projected']:.3f}, the next rollout {a[1]['kl']:.4f}), so in effect each iteration ran about one epoch. During the overshoot "
+          "(KL over the bound at rollout) it let one to three updates through per iteration, and the KL still rose: what brought it back was the "
+          "coefficient, which had first fallen (the KL was under target for the first iterations) and needed about 14 iterations of +20 % "
+          "to reach ~0.09. The SFT phases of the two runs are not bit-identical (compiled, without --deterministic: SFT loss at step "
+          f"150 {[x for x in jl(f'{before}/metrics_main.jsonl') if x['phase'] == 'sft'][-1]['loss']:.4f} vs "
+          f"{[x for x in jl(f'{after}/metrics_main.jsonl') if x['phase'] == 'sft'][-1]['loss']:.4f}), so PPO started from slightly "
+          "different SFT policies.\n")
+    ev = js(f"{after}/evals.json")
+    sh = [x for x in ev["sft"] if x["mode"] == "greedy"]
+    print(f"### Held-out shadow set, after SFT (step 150) vs after PPO (step {ev['final_step']}), `{after}/`: {len(sh)} scenarios, "
+          f"{len({x['source_id'] for x in sh})} source questions\n")
+    print("Intervals, negative control and reading as in the section above (22 comparisons, uncorrected).\n")
+    print("#### Greedy decoding, one episode per scenario\n")
+    eval_table(ev, True)
+    print(f"\n#### Sampled (temperature 1), {len([x for x in ev['sft'] if x['mode'] != 'greedy']) // len(sh)} episodes per scenario\n")
+    eval_table(ev, False)
+    print()
+
+
 def main():
     h200, h100 = "h200", "h100"
     b200, b100 = js(f"{h200}/bench_sft.json"), js(f"{h100}/bench_sft.json")
@@ -218,10 +276,14 @@ def main():
           + ". With --deterministic the masked attention now runs as an explicit softmax (plain matmuls). Without --deterministic (every "
           "throughput and contract run above) resume exactness was not measured.\n")
 
+    kl_section(h200, "h200-kl")
+
     print("## Which code produced which file\n")
     print("- `h200/*`: this revision before two later changes that do not touch those runs: the deterministic masked-attention path "
           "(only with --deterministic, which the H200 runs did not use) and the per-kind tool-error counts / episode texts in the metrics and "
           "eval records. `h200/resume_report_before_fix.json` is the resume check before the first of them.")
+    print("- `h200-kl/*`: the KL hold by the adaptive coefficient (rate policy tokens / kl_horizon) and the early stop of the epochs, "
+          "no pull-back (ppo.py); everything else as `h100/*`.")
     print("- `h100/*`: this revision; `resume_report_before_fix*.json` before the deterministic masked-attention path.")
     print("- `rev1/*`: the first revision (tools not executed, no document mask), with its report `rev1/torch_ppo_rev1.md`.")
 

@@ -5,12 +5,22 @@ Per token t of the assistant's text: reward r_t = -kl_coef * (log pi_old - log p
 the frozen SFT policy, in the reward as in Ziegler et al. / InstructGPT), plus RC1's reward of the
 episode on its last token; advantages by GAE(gamma, lambda) over the assistant's tokens with the
 value head's estimates; clipped surrogate + clipped value loss - entropy bonus, `epochs` passes
-over minibatches. The reported KL is the mean per-token log pi - log pi_sft over the assistant's
-tokens at rollout time; it is held toward train.ppo.target_kl two ways: the coefficient adapts
-(proportional error clipped to +-0.2, scaled by episodes / kl_horizon: Ziegler et al. 2019), and
-a minibatch whose current policy is over 1.5 x target_kl from the SFT policy on its tokens gets,
-instead of the PPO loss, a pull-back step: the gradient of the k3 KL estimate toward the SFT policy
-(`pullbacks` in the metrics line counts them).
+over minibatches. The reported KL (`kl`) is the mean per-token log pi - log pi_sft over the
+assistant's tokens at rollout time. Two controls hold it toward train.ppo.target_kl:
+  adaptive coefficient  after the iteration, kl_coef *= 1 + clip(kl / target_kl - 1, -0.2, 0.2) *
+                        min(1, n / kl_horizon) (Ziegler et al. 2019), n = the iteration's transitions:
+                        in token-level PPO every generated token is an action, so n is the number of
+                        policy tokens (the built-in engine counts one action per transition the same way)
+  early stop            before each minibatch step, the current policy's KL to the SFT policy is
+                        projected: kl + (its importance-weighted per-token KL on the minibatch's tokens
+                        - the same tokens' KL at rollout); when the projection is above
+                        kl_stop x target_kl and above kl (the update is what raised it), the epoch
+                        loop ends (SB3's target_kl early stop, measured against the SFT policy, which
+                        target_kl is defined against). The first minibatch of an iteration always steps
+                        (its projection is kl itself), so a policy already over the bound is still
+                        updated with the KL-penalised reward.
+`early_stop`, `updates` / `updates_max`, `kl_projected` (at the stop or the end) and `approx_kl_old`
+(SB3's approx KL between the rollout policy and the updated one) go into the metrics line.
 """
 import time
 
@@ -145,8 +155,21 @@ def gae(rew, val, mask, gamma, lam):
     return adv
 
 
+def adapt_kl_coef(coef, kl, target, n, horizon):
+    """Ziegler et al.'s proportional controller: the error clipped to +-0.2, scaled by n / horizon (at most 1)."""
+    err = max(-0.2, min(0.2, kl / max(target, 1e-9) - 1))
+    return coef * (1 + err * min(1.0, n / horizon))
+
+
+def stop_now(kl, kl_projected, target, factor):
+    """The early stop: the projected KL to the SFT policy is over factor x target and the update raised it."""
+    return kl_projected > factor * target and kl_projected > kl
+
+
 def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast, dev):
+    """One iteration's update; returns (mean loss, rollout KL, the next kl_coef, terms, policy tokens)."""
     p = cfg["ppo"]
+    factor = p.get("kl_stop", 1.5)
     ids, am, _ = pad(seqs, masks, args.pad_id, dev)
     mask = am[:, 1:]
     n, mb = len(seqs), max(1, min(p["batch"], len(seqs)))
@@ -168,28 +191,33 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
     adv = (adv - mu) / (sd + 1e-8)
     order = torch.randperm(n, generator=args.ppo_gen)
     terms = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
-    total, count, pulls = 0.0, 0, 0
+    total, count, approx_old = 0.0, 0, 0.0
+    projected, stopped = kl, False
     for _ in range(p["epochs"]):
         for s in range(0, n, mb):
             idx = order[s: s + mb].to(dev)
             m = mask[idx]
             k = m.sum().clamp(min=1)
             lp, v, ent = logprobs_values(model, ids[idx], autocast)
-            ratio = torch.exp(lp - old_lp[idx])
+            log_ratio = lp - old_lp[idx]
+            ratio = torch.exp(log_ratio)
+            with torch.no_grad():
+                # KL(pi_now || pi_sft) estimated on tokens drawn from the rollout policy: importance weights
+                # (self-normalised) on log pi_now - log pi_sft; minus the same tokens' rollout KL = this update's change
+                w = ratio * m
+                kl_now = float((w * (lp - ref_lp[idx])).sum() / w.sum().clamp(min=1e-9))
+                kl_then = float(((old_lp[idx] - ref_lp[idx]) * m).sum() / k)
+                projected = kl + kl_now - kl_then
+                if count > 0 and stop_now(kl, projected, p["target_kl"], factor):
+                    stopped = True
+                    break
+                approx_old += float((((ratio - 1) - log_ratio) * m).sum() / k)
             a = adv[idx]
             pg = torch.max(-a * ratio, -a * ratio.clamp(1 - p["clip"], 1 + p["clip"]))
             vc = old_v[idx] + (v - old_v[idx]).clamp(-p["clip"], p["clip"])
             vl = 0.5 * torch.max((v - ret[idx]) ** 2, (vc - ret[idx]) ** 2)
             pl, vl, el = (pg * m).sum() / k, (vl * m).sum() / k, (ent * m).sum() / k
-            d = ref_lp[idx] - lp
-            kl_now = float((-d.detach() * m).sum() / k)  # the updated policy's KL to the SFT policy on these tokens
-            if kl_now > 1.5 * p["target_kl"]:
-                # over budget: this minibatch's update only pulls the policy back toward the SFT policy
-                # (k3 estimator exp(d) - d - 1 >= 0, whose gradient points at the reference)
-                loss = ((torch.exp(d) - d - 1) * m).sum() / k
-                pulls += 1
-            else:
-                loss = pl + p["vf_coef"] * vl - p["ent_coef"] * el
+            loss = pl + p["vf_coef"] * vl - p["ent_coef"] * el
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.get("max_grad_norm", 0) > 0:
@@ -200,10 +228,12 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
             terms["entropy"] += el.item()
             total += loss.item()
             count += 1
+        if stopped:
+            break
     terms = {k: v / count for k, v in terms.items()}
-    if p.get("adaptive_kl", True):
-        err = max(-0.2, min(0.2, kl / max(p["target_kl"], 1e-9) - 1))
-        kl_coef *= 1 + err * min(1.0, n / p["kl_horizon"])  # n: episodes this iteration (Ziegler et al.'s n_steps)
+    ntokens = float(ntok)
+    next_coef = adapt_kl_coef(kl_coef, kl, p["target_kl"], ntokens, p["kl_horizon"]) if p.get("adaptive_kl", True) else kl_coef
     terms["kl"] = kl
-    terms["updates"], terms["pullbacks"] = count, pulls
-    return total / count, kl, kl_coef, terms, float(ntok)
+    terms.update(updates=count, updates_max=p["epochs"] * ((n + mb - 1) // mb), early_stop=stopped, kl_projected=projected,
+                 approx_kl_old=approx_old / count)
+    return total / count, kl, next_coef, terms, ntokens

@@ -13,7 +13,11 @@ check and exits 1 on the first failure:
   packing    every document is packed whole into exactly one row of an epoch; positions restart at 0
   tools      the calc port (lib/rollouts/calc.ts cases), the wiki lookup (openai-source.ts lookupDoc),
              and an episode that calls a tool gets the tool's output appended, masked out of its actions
+  klcontrol  the adaptive coefficient (Ziegler et al.'s clipped proportional step, rate min(1, n / horizon));
+             a real PPO update of a small model stops its epochs early when the policy's KL to the SFT
+             policy passes kl_stop x target_kl, and runs every minibatch when the bound is far
 """
+import contextlib
 import os
 import random
 import sys
@@ -80,6 +84,7 @@ def main():
     docmask_checks(m, devs)
     packing_checks()
     tool_checks()
+    kl_checks()
 
 
 def docmask_checks(m, devs):
@@ -161,6 +166,45 @@ def tool_checks():
     docs = train.encode_doc(vocab, sc, 512)
     untrained = vocab.decode([x for x, t in zip(*docs) if not t])
     check("tools: the SFT target renders the executed output, left out of the loss", untrained == "42<|obs_end|>", repr(untrained))
+
+
+def kl_checks():
+    a = ppo.adapt_kl_coef
+    check("klcontrol: coefficient steps +20 % / -20 % at most, at rate min(1, n / horizon)",
+          abs(a(0.1, 0.09, 0.03, 50_000, 10_000) - 0.12) < 1e-12 and abs(a(0.1, 0.0, 0.03, 50_000, 10_000) - 0.08) < 1e-12
+          and abs(a(0.1, 0.033, 0.03, 5_000, 10_000) - 0.1 * (1 + 0.1 * 0.5)) < 1e-12 and a(0.1, 0.03, 0.03, 1, 1) == 0.1)
+    check("klcontrol: the stop needs the projection over the bound and above the rollout KL",
+          ppo.stop_now(0.02, 0.046, 0.03, 1.5) and not ppo.stop_now(0.02, 0.044, 0.03, 1.5) and not ppo.stop_now(0.06, 0.055, 0.03, 1.5)
+          and ppo.stop_now(0.06, 0.061, 0.03, 1.5))
+
+    def update(target):
+        torch.manual_seed(1)
+        c = {"vocab": 300, "hidden": 32, "layers": 1, "heads": 2, "kv_heads": 1, "ffn": 64, "rope_theta": 10000.0}
+        model = PolicyLM(c)
+        ref = PolicyLM(c).requires_grad_(False)
+        ref.load_state_dict(model.state_dict())
+        with torch.no_grad():  # a rollout policy already a little away from the reference
+            for q in model.parameters():
+                q.add_(torch.randn_like(q) * 0.01)
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+        g = torch.Generator().manual_seed(2)
+        prompts = [torch.randint(1, 300, (5,), generator=g).tolist() for _ in range(16)]
+        with torch.no_grad():  # episodes sampled from the rollout policy, as in PPO (15 tokens each, no stop token)
+            outs = Sampler(model, torch.float32, set(), 0, False).generate(prompts, 15, 1.0, g)
+        seqs = [p + o for p, o in zip(prompts, outs)]
+        masks = [[0] * 5 + [1] * len(o) for o in outs]
+        cfg = {"max_grad_norm": 0.5, "ppo": {"clip": 0.2, "target_kl": target, "kl_stop": 1.5, "batch": 4, "epochs": 4, "gamma": 1.0, "lam": 0.95,
+                                             "vf_coef": 0.5, "ent_coef": 0.01, "kl_horizon": 10, "adaptive_kl": True}}
+        args = type("A", (), {"pad_id": 0, "ppo_gen": torch.Generator().manual_seed(3)})()
+        rewards = [float(i % 2) for i in range(16)]
+        return ppo.ppo_step(model, ref, opt, seqs, masks, rewards, cfg, 0.02, args, contextlib.nullcontext, torch.device("cpu"))
+
+    _, kl, coef, t, _ = update(1e-6)
+    check("klcontrol: a tight bound stops the epochs early (after the first step), and the coefficient rises 20 %",
+          t["early_stop"] and 1 <= t["updates"] < t["updates_max"] == 16 and t["kl_projected"] > 1.5e-6 and kl > 0 and abs(coef - 0.024) < 1e-12, str(t))
+    _, _, coef, t, _ = update(10.0)
+    check("klcontrol: a far bound runs every minibatch of every epoch, and the coefficient falls 20 %",
+          not t["early_stop"] and t["updates"] == t["updates_max"] == 16 and abs(coef - 0.016) < 1e-12, str(t))
 
 
 if __name__ == "__main__":

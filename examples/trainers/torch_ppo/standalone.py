@@ -27,7 +27,7 @@ TRAIN = {  # configs/train.yaml + configs/ppo_scale.yaml + the dev profile + con
     "engine": "command", "strategy": "ppo", "seed": 20250820, "lr": 1.0e-5,
     "lr_schedule": {"kind": "constant", "warmup_steps": 0, "min_ratio": 1}, "adam": {"beta1": 0.9, "beta2": 0.999, "eps": 1.0e-8},
     "max_grad_norm": 0.5,
-    "ppo": {"clip": 0.2, "kl_coef": 0.02, "target_kl": 0.03, "batch": 32, "rollout_len": 128, "adaptive_kl": True, "kl_horizon": 10000,
+    "ppo": {"clip": 0.2, "kl_coef": 0.02, "target_kl": 0.03, "batch": 32, "rollout_len": 128, "adaptive_kl": True, "kl_horizon": 10000, "kl_stop": 1.5,
             "epochs": 4, "gamma": 1.0, "lam": 0.95, "vf_coef": 0.5, "ent_coef": 0.01},
     "sampling": {"enabled": True, "by_difficulty": {"easy": 0.2, "medium": 0.4, "hard": 0.4}, "low_perf_cap": 0.3, "success_ema": 0.05,
                  "seed_ratio_schedule": [{"step": 0, "ratio": 0.5}]},
