@@ -133,7 +133,7 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
 
   const resume = ctx.paths.resumeFrom;
   const argv = [...cfg.argv, '--config', ctx.paths.effectiveConfig, '--checkpoint-dir', ckDir, '--metrics', p.metrics, ...(resume ? ['--resume-from', resume] : [])];
-  const scenarios = (ctx.inputs.scenarios ?? []).find((f) => f.endsWith('.jsonl'));
+  const scenarios = ctx.inputs.scenarios?.[0]; // the balanced pool: target('balanced_pool', 'pool')
   const declared = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
   const env: NodeJS.ProcessEnv = {
     ...trainerBaseEnv(process.env), ...declared, ...cfg.env,

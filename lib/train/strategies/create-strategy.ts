@@ -20,10 +20,10 @@ export async function createStrategy(
     case 'ppo':
       return new PpoStrategy(cfg, new ScenarioSampler(data.train, cfg.sampling), data.env, rng) as Strategy<TfjsModelHandle, unknown>;
     case 'dpo': {
-      const rollouts = (inputs.rollouts ?? []).filter((f) => f.endsWith('.jsonl'));
-      const scores = (inputs.scores ?? []).filter((f) => f.endsWith('scores.jsonl'));
+      const rollouts = [...(inputs.rollouts ?? [])];
+      const scores = [...(inputs.scores ?? [])];
       if (rollouts.length === 0 || scores.length === 0) {
-        throw new RuleError('train: strategy dpo needs the `rollouts` (data/rollouts/pool_rollouts.jsonl) and `scores` (data/scores/scores.jsonl) input groups');
+        throw new RuleError("train: strategy dpo needs the `rollouts` (target('rollouts_pool')) and `scores` (target('scores', 'scores')) input groups");
       }
       const { pairs, stats } = await buildPairs(rollouts, scores, data.train, data.env, reference, root);
       log(`dpo: ${stats.pairs} preference pairs (best vs worst RC1 reward) from ${stats.scenarios} training scenarios; ${stats.noPair} without a pair`);
