@@ -6,10 +6,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
-import { createRng, type Check, type Rule, type RuleContext, type RuleResult } from '../../packages/engine/src/api/index.ts';
+import { createRng, type Check, type Rule, type RuleResult } from '../../packages/engine/src/api/index.ts';
 import { DIMENSIONS, type DimScores } from '../../lib/scoring/types.ts';
 import { ROOT } from '../fixtures/difficulty/rule-harness.ts';
-import { declaredOutputs, oneInput } from './fake-context-parts.ts';
+import { runRuleUnderContract } from './rule-context.ts';
 
 export { ROOT, compileRule } from '../fixtures/difficulty/rule-harness.ts';
 
@@ -25,23 +25,10 @@ export interface EvalRun { result: RuleResult; checks: Map<string, Check>; logs:
 export async function runEvalRule(rule: Rule, o: {
   params: unknown; inputs: Record<string, string[]>; outputs: Record<string, string> | string[]; root: string; profile?: string; args?: Record<string, unknown>;
 }): Promise<EvalRun> {
-  const logs: string[] = [];
-  const declared = declaredOutputs(o.outputs);
-  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state', state: (p: string) => { throw new Error(`ctx.state('${p}'): these rules declare no state`); },
-    target: rule.name, root: o.root, profile: o.profile ?? 'dev', params: rule.params!.parse(o.params), env: {},
-    args: (o.args ?? {}) as RuleContext<unknown>['args'], outputs: declared.list,
-    inputs: (group) => {
-      const files = o.inputs[group];
-      if (!files) throw new Error(`no input group ${group}`);
-      return files;
-    },
-    input: (group) => oneInput(ctx.inputs, group),
-    outputPath: (p) => declared.pathOf(p),
-    output: (p) => { const abs = join(o.root, 'out', declared.pathOf(p)); mkdirSync(dirname(abs), { recursive: true }); return abs; },
-    rng: createRng, log: (m) => { logs.push(m); }, progress: () => {}, signal: new AbortController().signal,
-  };
-  const result = (await rule.run(ctx)) ?? {};
-  return { result, checks: new Map((result.checks ?? []).map((c) => [c.name, c])), logs };
+  // Every evaluation rule run here is a gate: its report is its `report` output, or its one output.
+  const gate = Array.isArray(o.outputs) ? (o.outputs.length === 1 ? { gate: o.outputs[0]! } : {}) : 'report' in o.outputs ? { gate: 'report' } : {};
+  const r = await runRuleUnderContract(rule, { ...o, outDir: join(o.root, 'out'), ...gate });
+  return { result: r.result, checks: r.checks, logs: r.logs };
 }
 
 export interface SynthOptions {

@@ -12,7 +12,7 @@ import { importCompiled } from '../helpers/compile-rule.ts';
 import fg from 'fast-glob';
 import { createRng, type Rule, type RuleContext } from '../../packages/engine/src/api/index.ts';
 import { PACK_V2, shadowParams } from '../fixtures/pool/harness.ts';
-import { declaredOutputs, oneInput } from '../helpers/fake-context-parts.ts';
+import { runRuleUnderContract } from '../helpers/rule-context.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PARAMS = shadowParams() as { shadow: Record<string, unknown>; data: unknown };
@@ -32,24 +32,14 @@ interface Run { out: string; logs: string[]; result: unknown; jsonl: string; man
 
 async function runRule(name: string, params: unknown, inputs = raw, root = ROOT): Promise<Run> {
   const out = join(dir, name);
-  const logs: string[] = [];
-  const parsed = rule.params!.parse(params);
-  const declared = declaredOutputs({ scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' });
-  const ctx: RuleContext<unknown> = { forced: false, codeHash: '0'.repeat(64), stateDir: '/nonexistent/rule-harness-state', state: (p: string) => { throw new Error(`ctx.state('${p}'): these rules declare no state`); },
-    target: 'shadow_set', root, profile: 'dev', params: parsed, env: {}, args: {}, outputs: declared.list,
-    inputs: (group) => (group === 'v2' ? PACK_V2 : (assert.equal(group, 'raw'), inputs)),
-    input: (group) => oneInput(ctx.inputs, group),
-    outputPath: (p) => declared.pathOf(p),
-    output: (p) => join(out, declared.pathOf(p)),
-    rng: createRng,
-    log: (m) => { logs.push(m); },
-    progress: () => {},
-    signal: new AbortController().signal,
-  };
-  const result = await rule.run(ctx);
+  const r = await runRuleUnderContract(rule, {
+    params, root, outDir: out, target: 'shadow_set',
+    inputs: { v2: PACK_V2, raw: inputs },
+    outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
+  });
   const jsonl = await readFile(join(out, 'data/shadow_eval_245.jsonl'), 'utf8');
   const manifest = JSON.parse(await readFile(join(out, 'reports/rc1/sample_manifest.json'), 'utf8')) as Record<string, unknown>;
-  return { out, logs, result, jsonl, manifest };
+  return { out, logs: r.logs, result: r.result, jsonl, manifest };
 }
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
