@@ -15,6 +15,7 @@ import { validateParams } from '../config/validate-params.ts';
 import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts';
 import { RunRecorder, recordRun } from '../report/run-recorder.ts';
 import { gitState } from '../util/git-state.ts';
+import { colourEnabled } from '../util/colour.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -35,7 +36,10 @@ export interface BuildCommandOptions {
 export interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
 
 export function makeReporter(o: Pick<BuildCommandOptions, 'json' | 'explain' | 'verbose'>, io: Io): Reporter {
-  return o.json ? new JsonReporter(io.out) : new ConsoleReporter({ explain: o.explain, verbose: o.verbose, tty: io.tty, out: io.out, err: io.err });
+  return o.json ? new JsonReporter(io.out) : new ConsoleReporter({
+    explain: o.explain, verbose: o.verbose, tty: io.tty, out: io.out, err: io.err,
+    colour: colourEnabled(process.stdout), columns: () => process.stderr.columns,
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { targetStateDir } from '../state/target-state-dir.ts';
 import { diskUsage, formatSize } from '../util/size.ts';
 import type { Workspace } from '../workspace/workspace.ts';
+import { colourEnabled, painter } from '../util/colour.ts';
 
 interface Io { out: (s: string) => void }
 
@@ -99,11 +100,13 @@ export async function runStatus(ws: Workspace, json: boolean, io: Io, names: rea
     return 0;
   }
   const w = Math.max(...list.map((s) => s.name.length));
+  const paint = painter(colourEnabled(process.stdout));
+  const STYLE = { 'up-to-date': 'green', stale: 'yellow', missing: 'yellow', failed: 'red' } as const;
   for (const s of list) {
     const extra = s.state === 'up-to-date'
       ? s.how === 'restored' ? ' (restored from cache)' : ''
       : ` (${s.restorable ? 'restorable from cache: ' : ''}${s.reasons.join('; ')})`;
-    io.out(`${s.name.padEnd(w)}  ${s.state}${extra}\n`);
+    io.out(`${s.name.padEnd(w)}  ${paint(STYLE[s.state], s.state)}${extra}\n`);
     if (s.ruleState) io.out(`${' '.repeat(w)}  state: ${s.ruleState.map((k) => `${k.path} (${formatSize(k.bytes)}${k.cache ? ', cache' : ''})`).join(', ')}\n`);
     if (s.state === 'failed' && s.gate) {
       const rec = ws.trace.records.get(s.name);

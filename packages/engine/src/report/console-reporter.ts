@@ -1,11 +1,37 @@
-// Renders build events for people. Progress of long rules is a live bar on a terminal (stderr)
-// and plain lines at every 10 % otherwise. Output is golden-tested: keep formats stable.
+// Renders build events for people. Progress of long rules is a live display on a terminal
+// (stderr): one bar per running target, each line cut to the terminal's width so nothing wraps;
+// plain lines at every 10 % otherwise. A waived check is listed once per build (later gates
+// that waive it say so in their count); blocked targets are summarised in one line at the end.
+// Colours (util/colour.ts) only on a terminal or under FORCE_COLOR. Output is golden-tested:
+// keep formats stable.
 import type { Check } from '../api/index.ts';
 import type { BuildEvent, Reporter } from './events.ts';
 import type { RootCause } from '../rebuild/root-cause.ts';
 import { formatReason } from '../hash/fingerprint.ts';
+import { type Paint, painter } from '../util/colour.ts';
 
-export interface ConsoleOptions { explain: boolean; verbose: boolean; tty: boolean; out: (s: string) => void; err: (s: string) => void }
+export interface ConsoleOptions {
+  explain: boolean; verbose: boolean; tty: boolean; out: (s: string) => void; err: (s: string) => void;
+  /** Colour the output (stdout's decision: colourEnabled(process.stdout)). */
+  colour?: boolean;
+  /** The terminal's width for the progress display (default 80). */
+  columns?: () => number | undefined;
+}
+
+interface Bar { done: number; total: number; unit?: string; lastPct: number }
+
+/** One progress line of at most `width` characters: `name [####....] 45% 9/20 steps`. */
+export function barLine(name: string, b: Bar, width: number): string {
+  const pct = b.total > 0 ? Math.min(1, b.done / b.total) : 0;
+  const suffix = ` ${Math.round(pct * 100)}% ${b.done}/${b.total}${b.unit ? ' ' + b.unit : ''}`;
+  let label = name;
+  const room = width - suffix.length - 3; // ' [' and ']'
+  if (label.length + 8 > room) label = room - 8 > 1 ? `${label.slice(0, room - 9)}…` : '';
+  const cells = Math.max(0, Math.min(20, room - label.length));
+  const fill = Math.round(pct * cells);
+  const line = `${label}${label ? ' ' : ''}[${'#'.repeat(fill)}${'.'.repeat(cells - fill)}]${suffix}`;
+  return line.length > width ? line.slice(0, Math.max(0, width)) : line;
+}
 
 export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(2)}s`;
@@ -38,14 +64,23 @@ export function formatBytes(n: number): string {
 }
 
 export class ConsoleReporter implements Reporter {
-  private bars = new Map<string, { done: number; total: number; unit?: string; lastPct: number }>();
-  private barShown = false;
+  private bars = new Map<string, Bar>();
+  /** Lines of the progress display now on the terminal (0: none). */
+  private barLines = 0;
+  private readonly paint: Paint;
+  /** Waived checks already listed in this build (name and reason). */
+  private waivedSeen = new Set<string>();
+  /** Blocked targets and the dependency each waited for; targets not run after a failure. */
+  private blocked: { target: string; by: string }[] = [];
+  private notRun: string[] = [];
   private dryRun = false;
   /** Root cause → the targets it rebuilt (in order) and where early cutoff stopped it. */
   private groups = new Map<string, { targets: string[]; cutoffs: string[] }>();
   private roots = new Map<string, RootCause>();
 
-  constructor(private readonly o: ConsoleOptions) {}
+  constructor(private readonly o: ConsoleOptions) {
+    this.paint = painter(o.colour === true);
+  }
 
   private print(line: string): void {
     this.clearBar();
@@ -54,21 +89,21 @@ export class ConsoleReporter implements Reporter {
   }
 
   private clearBar(): void {
-    if (this.barShown) {
-      this.o.err('\r\x1b[2K');
-      this.barShown = false;
+    if (this.barLines > 0) {
+      // clear the last line, then each line above it, ending at the first line's start
+      this.o.err('\r\x1b[2K' + '\x1b[1A\x1b[2K'.repeat(this.barLines - 1));
+      this.barLines = 0;
     }
   }
 
   private drawBar(): void {
     if (!this.o.tty || this.bars.size === 0) return;
-    const parts = [...this.bars].map(([t, b]) => {
-      const pct = b.total > 0 ? Math.min(1, b.done / b.total) : 0;
-      const fill = Math.round(pct * 20);
-      return `${t} [${'#'.repeat(fill)}${'.'.repeat(20 - fill)}] ${Math.round(pct * 100)}% ${b.done}/${b.total}${b.unit ? ' ' + b.unit : ''}`;
-    });
-    this.o.err('\r\x1b[2K' + parts.join('  '));
-    this.barShown = true;
+    this.clearBar();
+    // one character short of the width: a full line would leave the cursor in the pending wrap
+    const width = Math.max(10, (this.o.columns?.() || 80) - 1);
+    const lines = [...this.bars].map(([t, b]) => barLine(t, b, width));
+    this.o.err(lines.join('\n'));
+    this.barLines = lines.length;
   }
 
   emit(e: BuildEvent): void {
@@ -139,25 +174,32 @@ export class ConsoleReporter implements Reporter {
           const passed = e.checks.filter((c) => c.status === 'pass').length;
           const waived = e.checks.filter((c) => c.status === 'waived').length;
           const na = e.checks.filter((c) => c.status === 'n/a').length;
-          this.print(`gate     ${e.target} ok: ${passed} passed${waived ? `, ${waived} WAIVED` : ''}${na ? `, ${na} n/a` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
-          if (waived || na) for (const l of checksTable(e.checks.filter((c) => c.status === 'waived' || c.status === 'n/a'))) this.print(l);
+          const key = (c: Check): string => `${c.name}\0${c.waived ?? ''}`;
+          const listed = e.checks.filter((c) => c.status === 'waived' && this.waivedSeen.has(key(c))).length;
+          const show = e.checks.filter((c) => (c.status === 'waived' && !this.waivedSeen.has(key(c))) || c.status === 'n/a');
+          for (const c of show) if (c.status === 'waived') this.waivedSeen.add(key(c));
+          const waivedText = waived ? this.paint('yellow', `${waived} WAIVED${listed ? ` (${listed === waived ? '' : `${listed} `}as listed above)` : ''}`) : '';
+          this.print(`gate     ${e.target} ${this.paint('green', 'ok')}: ${passed} passed${waived ? `, ${waivedText}` : ''}${na ? `, ${na} n/a` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
+          if (show.length) for (const l of checksTable(show)) this.print(l);
         } else {
-          this.print(`GATE FAILED ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`);
+          for (const c of e.checks) if (c.status === 'waived') this.waivedSeen.add(`${c.name}\0${c.waived ?? ''}`);
+          this.print(`${this.paint(['bold', 'red'], 'GATE FAILED')} ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`);
           for (const l of checksTable(e.checks)) this.print(l);
           if (!e.checks.some((c) => c.status === 'fail')) this.print('    no check passed: checks that are n/a never make a gate pass on their own');
         }
         return;
       case 'fail':
         this.bars.delete(e.target);
-        this.print(`FAILED   ${e.target}: ${e.error}`);
+        this.print(`${this.paint(['bold', 'red'], 'FAILED')}   ${e.target}: ${e.error}`);
         if (e.lastLines?.length) for (const l of e.lastLines.slice(-10)) this.print(`  ${e.target} | ${l}`);
         if (e.log) this.print(`  see ${e.log}`);
         return;
       case 'blocked':
-        this.print(e.by.startsWith('nothing') ? `not run  ${e.target} (the build stopped after a failure; -k keeps going)` : `blocked  ${e.target} (needs ${e.by})`);
+        if (e.by.startsWith('nothing')) this.notRun.push(e.target);
+        else this.blocked.push({ target: e.target, by: e.by });
         return;
       case 'warning':
-        this.print(`warning: ${e.message}`);
+        this.print(`${this.paint('yellow', 'warning')}: ${e.message}`);
         return;
       case 'recovered':
         this.print(`recovered ${e.targets.join(', ')} (outputs of an interrupted build moved into place)`);
@@ -179,8 +221,9 @@ export class ConsoleReporter implements Reporter {
         if (c.failed) parts.push(`${c.failed} failed`);
         if (c.gateFailed) parts.push(`${c.gateFailed} gate${c.gateFailed > 1 ? 's' : ''} failed`);
         if (c.blocked) parts.push(`${c.blocked} blocked`);
+        for (const l of this.blockedSummary()) this.print(l);
         if (this.o.explain || this.dryRun) for (const l of this.rootSummary()) this.print(l);
-        const head = e.interrupted ? 'INTERRUPTED' : e.ok ? 'ok' : 'FAILED';
+        const head = e.interrupted ? this.paint(['bold', 'yellow'], 'INTERRUPTED') : e.ok ? this.paint(['bold', 'green'], 'ok') : this.paint(['bold', 'red'], 'FAILED');
         this.print(`rc1-build: ${head} · ${parts.join(', ')} · ${formatMs(e.ms)}`);
         return;
       }
@@ -189,6 +232,37 @@ export class ConsoleReporter implements Reporter {
         throw new Error(`internal error: unknown event ${JSON.stringify(never)}; please report`);
       }
     }
+  }
+
+  /**
+   * Blocked targets in one line, by the failed target each waits for (through blocked ones):
+   * `blocked  after_gate (needs g)`, or `blocked  27 targets behind g: a, b, … (+19)`; targets not
+   * run after a failure (without -k) in one more. Names in alphabetical order.
+   */
+  private blockedSummary(): string[] {
+    const out: string[] = [];
+    const list = (names: string[]): string => (names.length > 8 ? `${names.slice(0, 8).join(', ')}, … (+${names.length - 8})` : names.join(', '));
+    const tag = (t: string): string => this.paint('red', t);
+    if (this.blocked.length === 1) out.push(`${tag('blocked')}  ${this.blocked[0]!.target} (needs ${this.blocked[0]!.by})`);
+    else if (this.blocked.length > 1) {
+      const by = new Map(this.blocked.map((b) => [b.target, b.by]));
+      const rootOf = (t: string): string => {
+        let r = by.get(t)!;
+        for (let i = 0; by.has(r) && i < by.size; i++) r = by.get(r)!;
+        return r;
+      };
+      const groups = new Map<string, string[]>();
+      for (const b of [...this.blocked].sort((x, y) => (x.target < y.target ? -1 : 1))) (groups.get(rootOf(b.target)) ?? groups.set(rootOf(b.target), []).get(rootOf(b.target))!).push(b.target);
+      const parts = [...groups].map(([root, names]) => (groups.size === 1 ? `behind ${root}: ${list(names)}` : `${names.length} behind ${root} (${list(names)})`));
+      out.push(`${tag('blocked')}  ${this.blocked.length} targets ${groups.size === 1 ? parts[0] : `: ${parts.join('; ')}`}`.replace(' targets : ', ' targets: '));
+    }
+    this.notRun.sort();
+    if (this.notRun.length) {
+      out.push(`not run  ${this.notRun.length === 1 ? this.notRun[0] : `${this.notRun.length} targets: ${list(this.notRun)}`} (the build stopped after a failure; -k keeps going)`);
+    }
+    this.blocked = [];
+    this.notRun = [];
+    return out;
   }
 
   /** One line per root cause: how many targets it rebuilt (or would), which, and where early cutoff stopped it. */

@@ -1,5 +1,6 @@
 // Prints diagnostics (usage and configuration errors, exit 64) and internal errors.
 import type { Diagnostic } from '../config/usage-error.ts';
+import { colourEnabled, painter } from '../util/colour.ts';
 
 interface Io { out: (s: string) => void; err: (s: string) => void }
 
@@ -12,7 +13,11 @@ export function formatDiagnostic(d: Diagnostic): string {
 }
 
 export function printDiagnostics(ds: readonly Diagnostic[], io: Io, json: boolean, exitCode = 64): void {
-  for (const d of ds) io.err(formatDiagnostic(d));
+  const paint = painter(colourEnabled(process.stderr));
+  for (const d of ds) {
+    const text = formatDiagnostic(d);
+    io.err(text.startsWith('rc1-build: error:') ? paint(['bold', 'red'], 'rc1-build: error:') + text.slice('rc1-build: error:'.length) : text);
+  }
   if (json) io.out(JSON.stringify({ event: 'error', exitCode, diagnostics: ds }) + '\n');
 }
 
