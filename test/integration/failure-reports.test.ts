@@ -1,5 +1,5 @@
 // What a failed build leaves behind for diagnosis: reports/ERROR_<ts>.json for a crashed rule,
-// and `rc1-build failpack` packing logs, preflight and failed gates' reports into a .tgz.
+// and `rc1-build failpack` packing logs and gate reports into a .tgz.
 //   src/a.txt --> a --> b --> g (gate) --> after_gate ;  src/c.txt --> c ;  src/w.txt --> sq --> after_sq
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

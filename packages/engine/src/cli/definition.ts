@@ -71,7 +71,7 @@ export const COMMANDS: readonly CommandDef[] = [
   { name: 'diff', args: '[RUN_A] [RUN_B]', maxArgs: 2, summary: 'params, outputs, gate checks and metrics of two runs (default: the last two; a run id, last~N or a git revision)', options: [{ long: 'all', description: 'also unchanged checks and metrics' }, JSON_OPT] },
   { name: 'sync', maxArgs: 0, summary: 'write the SYNC hand-off package (<sync dir>/SYNC_round<N>.json)', options: [{ long: 'round', value: 'N', description: 'the round (default: the next)' }, { long: 'verbose', short: 'v', description: 'also the round ritual: the last metrics lines and the tree' }, JSON_OPT] },
   { name: 'report', maxArgs: 0, summary: 'write <manifest dir>/index.html: graph, gates, run diff and the pipeline\'s charts', options: [] },
-  { name: 'failpack', maxArgs: 0, summary: 'pack logs, preflight and failed gates\' reports into <manifestDir>/FAIL_<ts>.tgz', options: [] },
+  { name: 'failpack', maxArgs: 0, summary: 'pack logs, gate reports and error reports into <manifestDir>/FAIL_<ts>.tgz', options: [] },
   { name: 'cache-keygen', maxArgs: 0, summary: 'print a new Ed25519 key pair for signing remote cache entries', options: [] },
   { name: 'completion', args: 'bash|zsh|fish', minArgs: 1, maxArgs: 1, summary: 'print the shell completion script', options: [] },
 ];

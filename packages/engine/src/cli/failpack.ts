@@ -1,7 +1,7 @@
 // `rc1-build failpack`: packs what a person needs to diagnose a failed build into
-// <manifestDir>/FAIL_<ts>.tgz — the rule logs (logs/), the preflight reports, the reports of every
-// gate whose recorded result is a failure, the ERROR_*.json reports, the manifest and the
-// status of every target — so it can be attached to an issue or sent to a colleague. Every file
+// <manifestDir>/FAIL_<ts>.tgz — the rule logs (logs/), the report of every gate on disk (the
+// failed ones named in status.json: a failure often needs the passing gates beside it to be read),
+// the ERROR_*.json reports, the manifest and the status of every target — so it can be attached to an issue or sent to a colleague. Every file
 // is packed with the values of the pipeline's declared secrets redacted, in all their encodings
 // (logs and error reports are redacted when written; this also covers what a rule wrote itself).
 import * as fs from 'node:fs';
@@ -27,18 +27,15 @@ export async function runFailpack(ws: Workspace, io: Io): Promise<number> {
   const { root } = ws;
   const files = new Set<string>([
     ...filesUnder(root, 'logs'),
-    ...filesUnder(root, 'reports/preflight'),
   ]);
   for (const f of fs.existsSync(path.join(root, 'reports')) ? fs.readdirSync(path.join(root, 'reports')) : []) {
     if (/^ERROR_.*\.json$/.test(f)) files.add(`reports/${f}`);
   }
   const failedGates: string[] = [];
-  for (const [name, rec] of ws.trace.records) {
-    const t = ws.pipeline.targets.get(name);
-    if (rec.result === 'gate-failed' && t?.report) {
-      failedGates.push(name);
-      if (fs.existsSync(path.join(root, t.report))) files.add(t.report);
-    }
+  for (const t of ws.pipeline.targets.values()) {
+    if (!t.report) continue;
+    if (ws.trace.records.get(t.name)?.result === 'gate-failed') failedGates.push(t.name);
+    if (fs.existsSync(path.join(root, t.report))) files.add(t.report);
   }
   const manifest = manifestPath(ws.pipeline.manifestDir);
   if (fs.existsSync(path.join(root, manifest))) files.add(manifest);
