@@ -1,8 +1,8 @@
 // The commander program generated from the CLI's definition (definition.ts). Loaded only for
-// subcommands, --help, --version and usage errors of the plain build invocation: commander's
-// load costs ~20 ms (min of 40 in-process hrtime runs around `await import('commander')` on the
-// shared 2-core dev box; more than the ~3 ms the no-op build can spare: bench/build-graph.ts's
-// goal is `node -e 0` + 50 ms), so the plain `rc1-build [TARGET…]` is parsed by node:util
+// subcommands, --help, --version and usage errors of the plain build invocation: importing
+// commander costs 10.1 ms (min of 40 in-process hrtime runs around `await import('commander')` on
+// the shared 2-core dev box, 20 ms under load; far more than the ~3 ms the no-op build can spare:
+// bench/build-graph.ts's goal is `node -e 0` + 50 ms), so the plain `rc1-build [TARGET…]` is parsed by node:util
 // parseArgs with options generated from the same definition (main.ts). commander itself is
 // imported dynamically below: a static import would be hoisted into the CLI bundle's top level
 // and load on every command.
