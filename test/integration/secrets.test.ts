@@ -71,7 +71,7 @@ export default defineRule({ name: 'leaky', version: 1, run(ctx) {
     assert.match(r.stdout + r.stderr, /Basic \S*\*\*\*/);
     const pack = rig.run(['failpack'], { JUDGE_API_KEY: KEY });
     assert.equal(pack.code, 0, pack.stdout + pack.stderr);
-    const tgz = /(reports\/rc1\/FAIL_\S+\.tgz)/.exec(pack.stdout)![1]!;
+    const tgz = /(reports\/build\/FAIL_\S+\.tgz)/.exec(pack.stdout)![1]!;
     const unpacked = path.join(rig.dir, 'unpacked');
     fs.mkdirSync(unpacked);
     assert.equal(spawnSync('tar', ['xzf', path.join(rig.dir, tgz), '-C', unpacked]).status, 0);
