@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['hash.ts', 'build-graph.ts', 'durability.ts', 'config-load.ts', 'data-half.ts', 'calibration.ts', 'scoring.ts', 'evaluation.ts', 'train.ts', 'remote-cache.ts'];
+const BENCHMARKS = ['hash.ts', 'build-graph.ts', 'durability.ts', 'config-load.ts', 'data-half.ts', 'calibration.ts', 'scoring.ts', 'evaluation.ts', 'train.ts', 'remote-cache.ts', 'remote-cache-dev.ts'];
 const passThrough = process.argv.slice(2).filter((a) => a === '--quick');
 
 let status = 0;

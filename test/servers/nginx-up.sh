@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Start nginx as a Bazel HTTP cache on 127.0.0.1:$PORT (default 19090), state in $DIR.
+# ACCESS_LOG=1 logs every request to $DIR/access.log (method URI status bytes-sent bytes-received seconds).
 # AUTH_HEADER='Bearer xyz' makes every /ac/ and /cas/ request without that Authorization header a 401.
 # Needs: apt-get install -y --no-install-recommends nginx (block service auto-start first, see README).
 # Prints the master's pid; stop with nginx-down.sh (same DIR). The store is $DIR/store.
@@ -16,7 +17,9 @@ if [ -n "${AUTH_HEADER:-}" ]; then
   case "$AUTH_HEADER" in *[\"\\\'\;\$]*) echo "nginx-up.sh: AUTH_HEADER may not contain quotes, backslashes, ; or \$" >&2; exit 2;; esac
   AUTH="if (\$http_authorization != \"$AUTH_HEADER\") { return 401; }"
 fi
-awk -v port="$PORT" -v auth="$AUTH" '{ gsub(/@PORT@/, port); gsub(/@AUTH@/, auth); print }' "$HERE/nginx-cache.conf.template" > "$DIR/nginx.conf"
+LOG=off
+if [ "${ACCESS_LOG:-}" = 1 ]; then LOG='access.log rc1'; fi
+awk -v port="$PORT" -v auth="$AUTH" -v alog="$LOG" '{ gsub(/@PORT@/, port); gsub(/@AUTH@/, auth); gsub(/@ACCESS_LOG@/, alog); print }' "$HERE/nginx-cache.conf.template" > "$DIR/nginx.conf"
 chmod 600 "$DIR/nginx.conf"
 setsid nginx -p "$DIR" -e stderr -c "$DIR/nginx.conf" </dev/null >"$DIR/stderr.log" 2>&1 &
 echo $! > "$DIR/master.pid"
