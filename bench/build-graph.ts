@@ -12,9 +12,26 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashFileSync, sha256Hex } from '../packages/engine/src/hash/hash-file.ts';
 import {
-  affectedBy, defaultTargets, makeGraph, sourcePath, writeMakeWorkspace, writeNinjaWorkspace, writeRc1Workspace,
+  affectedBy,
+  defaultTargets,
+  makeGraph,
+  sourcePath,
+  writeMakeWorkspace,
+  writeNinjaWorkspace,
+  writeRc1Workspace,
 } from './graph-workspace.ts';
-import { fmtMs, hasFlag, loadNote, machineReport, runChild, sleepMs, summarize, table, toolVersion, type Sample } from './util.ts';
+import {
+  fmtMs,
+  hasFlag,
+  loadNote,
+  machineReport,
+  runChild,
+  sleepMs,
+  summarize,
+  table,
+  toolVersion,
+  type Sample,
+} from './util.ts';
 
 const QUICK = hasFlag('--quick');
 const RUNS = QUICK ? 1 : 3;
@@ -56,7 +73,11 @@ const outputs = graph.map((t) => t.output);
 const expectedReran: Record<CaseId, { make: number; ninja: number; rc1: number }> = {
   full: { make: graph.length, ninja: graph.length, rc1: graph.length },
   noop: { make: 0, ninja: 0, rc1: 0 },
-  change: { make: affectedBy(graph, CHANGED_SOURCE).size, ninja: affectedBy(graph, CHANGED_SOURCE).size, rc1: affectedBy(graph, CHANGED_SOURCE).size },
+  change: {
+    make: affectedBy(graph, CHANGED_SOURCE).size,
+    ninja: affectedBy(graph, CHANGED_SOURCE).size,
+    rc1: affectedBy(graph, CHANGED_SOURCE).size,
+  },
   touch: { make: affectedBy(graph, TOUCHED_SOURCE).size, ninja: affectedBy(graph, TOUCHED_SOURCE).size, rc1: 0 },
 };
 
@@ -72,7 +93,9 @@ const countChanged = (before: string[], after: string[]): number => before.filte
 
 /** One digest over every output (path and content), to check that the tools did the same work. */
 function treeDigest(dir: string): string {
-  return sha256Hex(outputs.map((o) => `${o} ${existsSync(join(dir, o)) ? hashFileSync(join(dir, o)) : 'missing'}`).join('\n'));
+  return sha256Hex(
+    outputs.map((o) => `${o} ${existsSync(join(dir, o)) ? hashFileSync(join(dir, o)) : 'missing'}`).join('\n'),
+  );
 }
 
 function rmOutputs(dir: string): void {
@@ -80,17 +103,32 @@ function rmOutputs(dir: string): void {
 }
 
 function makeTools(root: string): Tool[] {
-  const tool = (id: ToolId, label: string, cmd: string, args: string[], skip: string | null, clean: (dir: string) => void): Tool => {
+  const tool = (
+    id: ToolId,
+    label: string,
+    cmd: string,
+    args: string[],
+    skip: string | null,
+    clean: (dir: string) => void,
+  ): Tool => {
     const dir = join(root, id);
     return { id, label, dir, cmd, args, skip, failed: null, clean: () => clean(dir), samples: {}, reran: {} };
   };
-  const installed = (cmd: string): string | null => (toolVersion(cmd) === 'not found' ? `n/a (${cmd} not installed)` : null);
+  const installed = (cmd: string): string | null =>
+    toolVersion(cmd) === 'not found' ? `n/a (${cmd} not installed)` : null;
   return [
-    tool('rc1', 'rc1-build', process.execPath, [RC1_BIN, '-j', '2'], ENGINE_BUILT ? null : 'n/a (engine not built)', (dir) => {
-      rmOutputs(dir);
-      rmSync(join(dir, '.rc1'), { recursive: true, force: true });
-      rmSync(join(dir, 'reports'), { recursive: true, force: true });
-    }),
+    tool(
+      'rc1',
+      'rc1-build',
+      process.execPath,
+      [RC1_BIN, '-j', '2'],
+      ENGINE_BUILT ? null : 'n/a (engine not built)',
+      (dir) => {
+        rmOutputs(dir);
+        rmSync(join(dir, '.rc1'), { recursive: true, force: true });
+        rmSync(join(dir, 'reports'), { recursive: true, force: true });
+      },
+    ),
     tool('make', 'make -j2', 'make', ['-j2'], installed('make'), rmOutputs),
     tool('ninja', 'ninja -j2', 'ninja', ['-j2'], installed('ninja'), (dir) => {
       rmOutputs(dir);
@@ -106,7 +144,9 @@ function runOnce(t: Tool, extraArgs: string[] = []): { ms: number; reran: number
   const before = t.id === 'node' ? [] : snapshot(t.dir);
   const r = runChild(t.cmd, [...t.args, ...extraArgs], { cwd: t.id === 'node' ? REPO : t.dir });
   if (r.status !== 0) {
-    throw new Error(`${t.label} exited ${r.status}\n${(r.stderr || r.stdout).trim().split('\n').slice(-15).join('\n')}`);
+    throw new Error(
+      `${t.label} exited ${r.status}\n${(r.stderr || r.stdout).trim().split('\n').slice(-15).join('\n')}`,
+    );
   }
   const reran = t.id === 'node' ? 0 : countChanged(before, snapshot(t.dir));
   return { ms: r.ms, reran, stdout: r.stdout };
@@ -165,18 +205,32 @@ function measure(tools: Tool[]): void {
 function rc1TouchAudit(t: Tool): string[] {
   const notes: string[] = [];
   const touched = join(t.dir, TOUCHED_SOURCE);
-  const touch = (): void => { settleRc1(); const now = new Date(); utimesSync(touched, now, now); };
+  const touch = (): void => {
+    settleRc1();
+    const now = new Date();
+    utimesSync(touched, now, now);
+  };
   touch();
   const json = runChild(t.cmd, [...t.args, '--json'], { cwd: t.dir });
-  const events = json.stdout.split('\n').filter((l) => l.trim().startsWith('{')).flatMap((l) => {
-    try { return [JSON.parse(l) as Record<string, unknown>]; } catch { return []; }
-  }).filter((e) => typeof e.event === 'string');
+  const events = json.stdout
+    .split('\n')
+    .filter((l) => l.trim().startsWith('{'))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    })
+    .filter((e) => typeof e.event === 'string');
   if (json.status !== 0 || events.length === 0) {
     notes.push(`rc1-build --json: not available (exit ${json.status}, ${events.length} events); --json check skipped`);
   } else {
     const started = events.filter((e) => e.event === 'start').length;
     const skipped = events.filter((e) => e.event === 'skip').length;
-    notes.push(`rc1-build --json after a touch: ${started} start events, ${skipped} skip events (want 0 starts): ${started === 0 ? 'ok' : 'NOT OK'}`);
+    notes.push(
+      `rc1-build --json after a touch: ${started} start events, ${skipped} skip events (want 0 starts): ${started === 0 ? 'ok' : 'NOT OK'}`,
+    );
     const hashed = new Set<string>();
     const walk = (v: unknown, key: string): void => {
       if (Array.isArray(v)) {
@@ -186,9 +240,11 @@ function rc1TouchAudit(t: Tool): string[] {
     };
     events.forEach((e) => walk(e, ''));
     const workspaceFiles = [...hashed].filter((p) => /(^|\/)(src|out)\//.test(p));
-    notes.push(hashed.size === 0
-      ? 'rc1-build --json: events list no hashed files; re-read check by --json skipped'
-      : `rc1-build --json: re-hashed workspace files: ${workspaceFiles.join(', ') || 'none'} (want only ${TOUCHED_SOURCE}): ${workspaceFiles.length === 1 && workspaceFiles[0]!.endsWith(TOUCHED_SOURCE) ? 'ok' : 'NOT OK'}`);
+    notes.push(
+      hashed.size === 0
+        ? 'rc1-build --json: events list no hashed files; re-read check by --json skipped'
+        : `rc1-build --json: re-hashed workspace files: ${workspaceFiles.join(', ') || 'none'} (want only ${TOUCHED_SOURCE}): ${workspaceFiles.length === 1 && workspaceFiles[0]!.endsWith(TOUCHED_SOURCE) ? 'ok' : 'NOT OK'}`,
+    );
   }
   if (toolVersion('strace', ['-V']) === 'not found') {
     notes.push('strace not installed: open(2) check skipped');
@@ -196,7 +252,9 @@ function rc1TouchAudit(t: Tool): string[] {
   }
   touch();
   const trace = join(t.dir, '..', 'rc1-touch.strace');
-  const st = runChild('strace', ['-f', '-qq', '-e', 'trace=open,openat', '-o', trace, t.cmd, ...t.args], { cwd: t.dir });
+  const st = runChild('strace', ['-f', '-qq', '-e', 'trace=open,openat', '-o', trace, t.cmd, ...t.args], {
+    cwd: t.dir,
+  });
   if (st.status !== 0) {
     notes.push(`strace run failed (exit ${st.status}): open(2) check skipped`);
     return notes;
@@ -209,7 +267,9 @@ function rc1TouchAudit(t: Tool): string[] {
     for (const sub of ['src/', 'out/']) if (p.startsWith(join(t.dir, sub))) opened.add(p.slice(t.dir.length + 1));
   }
   const list = [...opened].sort();
-  notes.push(`rc1-build after a touch opened (strace, src/ and out/): ${list.join(', ') || 'nothing'} (want only ${TOUCHED_SOURCE}): ${list.length === 1 && list[0] === TOUCHED_SOURCE ? 'ok' : 'NOT OK'}`);
+  notes.push(
+    `rc1-build after a touch opened (strace, src/ and out/): ${list.join(', ') || 'nothing'} (want only ${TOUCHED_SOURCE}): ${list.length === 1 && list[0] === TOUCHED_SOURCE ? 'ok' : 'NOT OK'}`,
+  );
   return notes;
 }
 
@@ -233,15 +293,38 @@ function report(tools: Tool[]): void {
   };
   const yes = (v: boolean | undefined): string => (v === undefined ? 'n/a' : v ? 'yes' : 'NO');
   const goals: Record<CaseId, [string, boolean | undefined]> = {
-    full: [`≤ ninja's full build`, best(rc1, 'full') !== undefined && best(ninja, 'full') !== undefined ? best(rc1, 'full')! <= best(ninja, 'full')! : undefined],
-    noop: [`≤ node -e 0 + ${NOOP_SLACK_MS} ms`, best(rc1, 'noop') !== undefined && best(node, 'noop') !== undefined ? best(rc1, 'noop')! <= best(node, 'noop')! + NOOP_SLACK_MS : undefined],
-    change: [`re-runs only the ${expectedReran.change.rc1} affected targets`, reranAll(rc1, 'change', expectedReran.change.rc1)],
+    full: [
+      `≤ ninja's full build`,
+      best(rc1, 'full') !== undefined && best(ninja, 'full') !== undefined
+        ? best(rc1, 'full')! <= best(ninja, 'full')!
+        : undefined,
+    ],
+    noop: [
+      `≤ node -e 0 + ${NOOP_SLACK_MS} ms`,
+      best(rc1, 'noop') !== undefined && best(node, 'noop') !== undefined
+        ? best(rc1, 'noop')! <= best(node, 'noop')! + NOOP_SLACK_MS
+        : undefined,
+    ],
+    change: [
+      `re-runs only the ${expectedReran.change.rc1} affected targets`,
+      reranAll(rc1, 'change', expectedReran.change.rc1),
+    ],
     touch: ['runs no target', reranAll(rc1, 'touch', 0)],
   };
-  console.log(table(
-    ['case (best / median of ' + RUNS + ', ms)', 'rc1-build', 'make -j2', 'ninja -j2', 'node -e 0', 'goal', 'met'],
-    CASES.map(({ id, label }) => [label, cell(rc1, id), cell(make, id), cell(ninja, id), cell(node, id), goals[id][0], yes(goals[id][1])]),
-  ));
+  console.log(
+    table(
+      ['case (best / median of ' + RUNS + ', ms)', 'rc1-build', 'make -j2', 'ninja -j2', 'node -e 0', 'goal', 'met'],
+      CASES.map(({ id, label }) => [
+        label,
+        cell(rc1, id),
+        cell(make, id),
+        cell(ninja, id),
+        cell(node, id),
+        goals[id][0],
+        yes(goals[id][1]),
+      ]),
+    ),
+  );
   console.log('\ntargets re-run per run (outputs whose mtime or inode changed; expected in brackets):\n');
   const reranCell = (t: Tool, c: CaseId): string => {
     if (t.skip) return t.skip;
@@ -249,20 +332,31 @@ function report(tools: Tool[]): void {
     const want = expectedReran[c][t.id as 'rc1' | 'make' | 'ninja'];
     return r && r.length > 0 ? `${r.join(', ')} [${want}]${r.every((n) => n === want) ? '' : ' ≠'}` : 'not run';
   };
-  console.log(table(['case', 'rc1-build', 'make -j2', 'ninja -j2'],
-    CASES.map(({ id, label }) => [label, reranCell(rc1, id), reranCell(make, id), reranCell(ninja, id)])));
+  console.log(
+    table(
+      ['case', 'rc1-build', 'make -j2', 'ninja -j2'],
+      CASES.map(({ id, label }) => [label, reranCell(rc1, id), reranCell(make, id), reranCell(ninja, id)]),
+    ),
+  );
   for (const t of tools) if (t.failed) console.log(`\n${t.label} failed in ${t.failed}`);
 }
 
 function main(): void {
   console.log(`# rc1-build build-graph benchmark${QUICK ? ' (--quick)' : ''}\n`);
   console.log(machineReport());
-  console.log(`${toolVersion('make')}; ninja ${toolVersion('ninja')}; rc1-build: ${ENGINE_BUILT ? `dist/cli.js via ${RC1_BIN}` : 'engine not built (no dist/cli.js)'}`);
-  console.log(`graph: ${graph.length} targets in 10 layers, ${defaultTargets(graph).length} default targets; ` +
-    `a +1 byte change of ${CHANGED_SOURCE} re-runs ${expectedReran.change.make}, a touch of ${TOUCHED_SOURCE} ${expectedReran.touch.make} (mtime tools)\n`);
+  console.log(
+    `${toolVersion('make')}; ninja ${toolVersion('ninja')}; rc1-build: ${ENGINE_BUILT ? `dist/cli.js via ${RC1_BIN}` : 'engine not built (no dist/cli.js)'}`,
+  );
+  console.log(
+    `graph: ${graph.length} targets in 10 layers, ${defaultTargets(graph).length} default targets; ` +
+      `a +1 byte change of ${CHANGED_SOURCE} re-runs ${expectedReran.change.make}, a touch of ${TOUCHED_SOURCE} ${expectedReran.touch.make} (mtime tools)\n`,
+  );
   const root = mkdtempSync(join(tmpdir(), 'rc1-bench-graph-'));
   const cleanup = (): void => rmSync(root, { recursive: true, force: true });
-  process.once('SIGINT', () => { cleanup(); process.exit(130); });
+  process.once('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
   try {
     const tools = makeTools(root);
     const [rc1, make, ninja] = tools as [Tool, Tool, Tool, Tool];
@@ -273,7 +367,9 @@ function main(): void {
     report(tools);
     const built = [rc1, make, ninja].filter((t) => !t.skip && !t.failed);
     const digests = new Set(built.map((t) => treeDigest(t.dir)));
-    console.log(`\noutputs byte-identical across ${built.map((t) => t.label).join(', ')}: ${digests.size === 1 ? 'yes' : 'NO'}`);
+    console.log(
+      `\noutputs byte-identical across ${built.map((t) => t.label).join(', ')}: ${digests.size === 1 ? 'yes' : 'NO'}`,
+    );
     if (!rc1.skip && !rc1.failed) for (const n of rc1TouchAudit(rc1)) console.log(n);
     console.log(`\n${loadNote('at end')}`);
   } finally {

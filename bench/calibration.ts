@@ -9,7 +9,15 @@
 // Run: node --import tsx bench/calibration.ts [--quick]   (--quick: one run per row instead of 3)
 import { createRng } from 'rc1-build';
 import {
-  calibrateWeights, gram, kendallTauB, matVec, matrix, simplexNnls, spearman, type CalibrationData, type CalibrationOptions,
+  calibrateWeights,
+  gram,
+  kendallTauB,
+  matVec,
+  matrix,
+  simplexNnls,
+  spearman,
+  type CalibrationData,
+  type CalibrationOptions,
 } from '../lib/stats/index.ts';
 import { fmtMs, hasFlag, loadNote, machineReport, summarize, table, timeSync, type Sample } from './util.ts';
 
@@ -55,10 +63,14 @@ console.log('# Calibration benchmark (synthetic data)\n');
 console.log(machineReport());
 const data = synthetic(N, 20250820);
 const positives = Array.from(data.success).reduce((a, b) => a + b, 0);
-console.log(`data: SYNTHETIC, ${N} items × ${NAMES.length} dimensions, success rate ${(positives / N).toFixed(3)}, ` +
-  `ground truth ${TRUTH.join(' / ')}, old weights uniform 1/7`);
-console.log(`protocol: ${PROTOCOL.folds}-fold CV (stratified by success) × ${PROTOCOL.resamples} bootstraps, l2 ${PROTOCOL.l2}, ` +
-  `each weight ≤ ${PROTOCOL.upper}, seed ${PROTOCOL.seed}; ${RUNS} run(s) per row\n`);
+console.log(
+  `data: SYNTHETIC, ${N} items × ${NAMES.length} dimensions, success rate ${(positives / N).toFixed(3)}, ` +
+    `ground truth ${TRUTH.join(' / ')}, old weights uniform 1/7`,
+);
+console.log(
+  `protocol: ${PROTOCOL.folds}-fold CV (stratified by success) × ${PROTOCOL.resamples} bootstraps, l2 ${PROTOCOL.l2}, ` +
+    `each weight ≤ ${PROTOCOL.upper}, seed ${PROTOCOL.seed}; ${RUNS} run(s) per row\n`,
+);
 
 const rssBefore = rssMiB();
 const peakBefore = peakRssMiB();
@@ -71,36 +83,59 @@ const fits = PROTOCOL.folds * (PROTOCOL.resamples + 1) + 1;
 const single = measure(() => simplexNnls(gram(data.X, data.y), { l2: PROTOCOL.l2, prior: OLD, upper: PROTOCOL.upper }));
 const g = gram(data.X, data.y);
 const gramOnly = measure(() => gram(data.X, data.y));
-const solveOnly = summarize(Array.from({ length: RUNS }, () => timeSync(() => {
-  for (let r = 0; r < 1000; r++) simplexNnls(g, { l2: PROTOCOL.l2, prior: OLD, upper: PROTOCOL.upper });
-}) / 1000));
+const solveOnly = summarize(
+  Array.from(
+    { length: RUNS },
+    () =>
+      timeSync(() => {
+        for (let r = 0; r < 1000; r++) simplexNnls(g, { l2: PROTOCOL.l2, prior: OLD, upper: PROTOCOL.upper });
+      }) / 1000,
+  ),
+);
 const score = matVec(data.X, OLD);
 const sp = measure(() => spearman(score, data.success));
 const kt = measure(() => kendallTauB(score, data.success));
 
 const perFit = (s: Sample): Sample => summarize(s.runs.map((ms) => ms / fits));
 const row = (name: string, s: Sample, note: string): string[] => [name, fmtMs(s.median), fmtMs(s.best), note];
-console.log(table(['what', 'median ms', 'best ms', 'note'], [
-  row('calibration protocol, constrained NNLS', protocol, `${fits} fits and ${PROTOCOL.folds * (PROTOCOL.resamples + 2)} held-out scorings`),
-  row('same protocol, unconstrained ridge (baseline)', baseline, 'Cholesky solve in place of the active-set QP'),
-  row('  protocol per fit, constrained', perFit(protocol), 'resample + Gram + solve + held-out ρ, τ-b, MAE'),
-  row('  protocol per fit, baseline', perFit(baseline), ''),
-  row('one constrained fit, 30 000 rows', single, 'Gram pass + active-set QP'),
-  row('Gram pass XᵀX, Xᵀy, 30 000 rows', gramOnly, ''),
-  row('active-set QP solve alone (d = 7)', solveOnly, 'mean of 1000 solves'),
-  row('Spearman ρ, 30 000 items', sp, 'old-weight score vs success'),
-  row('Kendall τ-b, 30 000 items', kt, 'Knight O(n log n), ties in both'),
-]));
-console.log(`\nconstrained protocol / unconstrained baseline protocol: ${(protocol.median / baseline.median).toFixed(2)}× (medians)`);
+console.log(
+  table(
+    ['what', 'median ms', 'best ms', 'note'],
+    [
+      row(
+        'calibration protocol, constrained NNLS',
+        protocol,
+        `${fits} fits and ${PROTOCOL.folds * (PROTOCOL.resamples + 2)} held-out scorings`,
+      ),
+      row('same protocol, unconstrained ridge (baseline)', baseline, 'Cholesky solve in place of the active-set QP'),
+      row('  protocol per fit, constrained', perFit(protocol), 'resample + Gram + solve + held-out ρ, τ-b, MAE'),
+      row('  protocol per fit, baseline', perFit(baseline), ''),
+      row('one constrained fit, 30 000 rows', single, 'Gram pass + active-set QP'),
+      row('Gram pass XᵀX, Xᵀy, 30 000 rows', gramOnly, ''),
+      row('active-set QP solve alone (d = 7)', solveOnly, 'mean of 1000 solves'),
+      row('Spearman ρ, 30 000 items', sp, 'old-weight score vs success'),
+      row('Kendall τ-b, 30 000 items', kt, 'Knight O(n log n), ties in both'),
+    ],
+  ),
+);
+console.log(
+  `\nconstrained protocol / unconstrained baseline protocol: ${(protocol.median / baseline.median).toFixed(2)}× (medians)`,
+);
 console.log('');
-console.log(`peak RSS: ${peakAfter.toFixed(0)} MiB for the whole process (${peakBefore.toFixed(0)} MiB before the protocol ran, ` +
-  `RSS then ${rssBefore.toFixed(0)} MiB); growth during the protocol ${(peakAfter - peakBefore).toFixed(0)} MiB`);
+console.log(
+  `peak RSS: ${peakAfter.toFixed(0)} MiB for the whole process (${peakBefore.toFixed(0)} MiB before the protocol ran, ` +
+    `RSS then ${rssBefore.toFixed(0)} MiB); growth during the protocol ${(peakAfter - peakBefore).toFixed(0)} MiB`,
+);
 console.log(loadNote('at end'));
 const fmtW = (w: Record<string, number>): string => NAMES.map((n) => w[n]!.toFixed(3)).join(' / ');
 console.log(`\nfitted weights (all rows): ${fmtW(result.weights)}  (truth ${TRUTH.join(' / ')})`);
 console.log(`unconstrained baseline:    ${fmtW(baselineResult.weights)}`);
-console.log(`median held-out Spearman with success: fitted ${result.median.metrics.spearman.toFixed(4)}, old ${result.median.prior.spearman.toFixed(4)}; ` +
-  `Kendall ${result.median.metrics.kendall.toFixed(4)} vs ${result.median.prior.kendall.toFixed(4)}; ` +
-  `MAE ${result.median.metrics.mae.toFixed(4)} vs ${result.median.prior.mae.toFixed(4)}`);
+console.log(
+  `median held-out Spearman with success: fitted ${result.median.metrics.spearman.toFixed(4)}, old ${result.median.prior.spearman.toFixed(4)}; ` +
+    `Kendall ${result.median.metrics.kendall.toFixed(4)} vs ${result.median.prior.kendall.toFixed(4)}; ` +
+    `MAE ${result.median.metrics.mae.toFixed(4)} vs ${result.median.prior.mae.toFixed(4)}`,
+);
 const ok = protocol.median <= GOAL_MS;
-console.log(`\ngoal: protocol ≤ ${GOAL_MS / 1000} s — ${ok ? 'met' : 'NOT met'} (median ${(protocol.median / 1000).toFixed(2)} s)`);
+console.log(
+  `\ngoal: protocol ≤ ${GOAL_MS / 1000} s — ${ok ? 'met' : 'NOT met'} (median ${(protocol.median / 1000).toFixed(2)} s)`,
+);

@@ -10,7 +10,18 @@ import { join, resolve } from 'node:path';
 import * as YAML from 'yaml';
 import { loadConfigs } from '../packages/engine/src/config/load-configs.ts';
 import { StatCache } from '../packages/engine/src/hash/stat-cache.ts';
-import { fmtInt, fmtMs, hasFlag, loadNote, machineReport, runChildOk, summarize, table, timeAsync, timeSync } from './util.ts';
+import {
+  fmtInt,
+  fmtMs,
+  hasFlag,
+  loadNote,
+  machineReport,
+  runChildOk,
+  summarize,
+  table,
+  timeAsync,
+  timeSync,
+} from './util.ts';
 
 const QUICK = hasFlag('--quick');
 const SIZES = [10_000, 20_000, 40_000];
@@ -36,8 +47,14 @@ function workspace(n: number): string {
   mkdirSync(join(dir, 'configs'));
   mkdirSync(join(dir, 'rules'));
   writeFileSync(join(dir, 'configs', 'default.yaml'), configText(n));
-  writeFileSync(join(dir, 'rules', 'noop.ts'), `import { defineRule } from 'rc1-build';\nexport default defineRule({ name: 'noop', version: 1, run() {} });\n`);
-  writeFileSync(join(dir, 'rc1.build.ts'), `import { definePipeline, defineTarget } from 'rc1-build';\nexport default definePipeline({ targets: [defineTarget({ name: 'noop', rule: 'rules/noop.ts', outputs: ['out/x'], params: ['big'] })] });\n`);
+  writeFileSync(
+    join(dir, 'rules', 'noop.ts'),
+    `import { defineRule } from 'rc1-build';\nexport default defineRule({ name: 'noop', version: 1, run() {} });\n`,
+  );
+  writeFileSync(
+    join(dir, 'rc1.build.ts'),
+    `import { definePipeline, defineTarget } from 'rc1-build';\nexport default definePipeline({ targets: [defineTarget({ name: 'noop', rule: 'rules/noop.ts', outputs: ['out/x'], params: ['big'] })] });\n`,
+  );
   return dir;
 }
 
@@ -49,24 +66,58 @@ for (const n of SIZES) {
   const dir = workspace(n);
   const text = configText(n);
   try {
-    const baseline = summarize(Array.from({ length: RUNS }, () => timeSync(() => YAML.parseDocument(text, { uniqueKeys: true }).toJS())));
+    const baseline = summarize(
+      Array.from({ length: RUNS }, () => timeSync(() => YAML.parseDocument(text, { uniqueKeys: true }).toJS())),
+    );
     const loader: number[] = [];
     for (let i = 0; i < RUNS; i++) {
       const cache = join(dir, `.bench-cache-${i}.json`);
-      loader.push(await timeAsync(() => loadConfigs(dir, { base: ['configs/default.yaml'], overlay: 'configs/profiles/dev.yaml' }, new StatCache(dir, join(dir, '.bench-stat.json')), cache)));
+      loader.push(
+        await timeAsync(() =>
+          loadConfigs(
+            dir,
+            { base: ['configs/default.yaml'], overlay: 'configs/profiles/dev.yaml' },
+            new StatCache(dir, join(dir, '.bench-stat.json')),
+            cache,
+          ),
+        ),
+      );
     }
-    const cli = summarize(Array.from({ length: RUNS }, () => {
-      rmSync(join(dir, '.rc1'), { recursive: true, force: true });
-      return runChildOk(process.execPath, [CLI, '-n'], { cwd: dir }).ms;
-    }));
+    const cli = summarize(
+      Array.from({ length: RUNS }, () => {
+        rmSync(join(dir, '.rc1'), { recursive: true, force: true });
+        return runChildOk(process.execPath, [CLI, '-n'], { cwd: dir }).ms;
+      }),
+    );
     const node0 = summarize(Array.from({ length: RUNS }, () => runChildOk(process.execPath, ['-e', '0']).ms));
     const l = summarize(loader);
     worst = Math.max(worst, l.median);
-    rows.push([fmtInt(n), fmtMs(baseline.median), fmtMs(l.median), fmtMs((l.median / n) * 1000), fmtMs(cli.median), fmtMs(node0.median)]);
+    rows.push([
+      fmtInt(n),
+      fmtMs(baseline.median),
+      fmtMs(l.median),
+      fmtMs((l.median / n) * 1000),
+      fmtMs(cli.median),
+      fmtMs(node0.median),
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log(table(['keys', 'yaml uniqueKeys parse (before) ms', 'loadConfigs ms', 'µs/key', 'cold `rc1-build -n` ms', '`node -e 0` ms'], rows));
-console.log(`\nmedian of ${RUNS} run(s); goal: 40,000 keys load in < ${GOAL_MS} ms — ${worst < GOAL_MS ? 'met' : 'NOT met'} (slowest ${fmtMs(worst)} ms)`);
+console.log(
+  table(
+    [
+      'keys',
+      'yaml uniqueKeys parse (before) ms',
+      'loadConfigs ms',
+      'µs/key',
+      'cold `rc1-build -n` ms',
+      '`node -e 0` ms',
+    ],
+    rows,
+  ),
+);
+console.log(
+  `\nmedian of ${RUNS} run(s); goal: 40,000 keys load in < ${GOAL_MS} ms — ${worst < GOAL_MS ? 'met' : 'NOT met'} (slowest ${fmtMs(worst)} ms)`,
+);
 console.log(loadNote('at end'));

@@ -14,7 +14,17 @@
 //      whole builds do.
 // Every CLI figure is the wall time of the whole process, best / median of the runs.
 // Run: node --import tsx bench/durability.ts [--quick] [--part train|fsync]   (needs dist/)
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync, mkdirSync, symlinkSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  mkdirSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,12 +38,21 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 const STEPS = QUICK ? 30 : 60;
 
-interface Timed { ms: number; events: { event: string; target?: string }[] }
+interface Timed {
+  ms: number;
+  events: { event: string; target?: string }[];
+}
 
 function build(dir: string, args: string[], env: Record<string, string> = {}): Timed {
   const r = runChild(process.execPath, [BIN, ...args, '--json'], { cwd: dir, env: { ...process.env, ...env } });
-  if (r.status !== 0) throw new Error(`rc1-build ${args.join(' ')} in ${dir} exited ${r.status}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`);
-  const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Timed['events'][number]);
+  if (r.status !== 0)
+    throw new Error(
+      `rc1-build ${args.join(' ')} in ${dir} exited ${r.status}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`,
+    );
+  const events = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Timed['events'][number]);
   return { ms: r.ms, events };
 }
 
@@ -51,7 +70,10 @@ function trainTable(): string {
     rig.write('configs/profiles/dev.yaml', `${JSON.stringify({ ...SMALL, ppo: { ...SMALL.ppo, steps: STEPS } })}\n`);
     const weights = rig.read('configs/weights.json');
     // A new edit each round (never seen before), so every edit build really trains.
-    const edited = (i: number): string => weights.replace('"correctness": 0.3', `"correctness": ${0.3 + (i + 1) / 100}`).replace('"reasoning": 0.15', `"reasoning": ${0.15 - (i + 1) / 100}`);
+    const edited = (i: number): string =>
+      weights
+        .replace('"correctness": 0.3', `"correctness": ${0.3 + (i + 1) / 100}`)
+        .replace('"reasoning": 0.15', `"reasoning": ${0.15 - (i + 1) / 100}`);
     const first = build(rig.dir, ['train']);
     if (what(first, 'train') !== 'ran') throw new Error('the first build did not run train');
     const restores: number[] = [];
@@ -64,7 +86,8 @@ function trainTable(): string {
       edits.push(e.ms);
       rig.write('configs/weights.json', weights);
       const r = build(rig.dir, ['train']);
-      if (what(r, 'train') !== 'restored') throw new Error(`after the revert train was ${what(r, 'train')}, not restored`);
+      if (what(r, 'train') !== 'restored')
+        throw new Error(`after the revert train was ${what(r, 'train')}, not restored`);
       restores.push(r.ms);
       const f = build(rig.dir, ['train', '--force']);
       if (what(f, 'train') !== 'ran') throw new Error('--force train did not run');
@@ -75,14 +98,23 @@ function trainTable(): string {
     return [
       `## train: restore from the local cache after a revert vs rerun (${STEPS} PPO steps, tfjs/wasm; ${RUNS} run${RUNS > 1 ? 's' : ''})`,
       '',
-      table(['case (best / median ms)', 'wall time', 'train was'], [
-        ['edit configs/weights.json, build', cell(summarize(edits)), 'ran'],
-        ['revert it, build (restore)', cell(restore), 'restored'],
-        ['baseline: --force train (rerun)', cell(rerun), 'ran'],
-        ['restore / rerun', `${(restore.median / rerun.median * 100).toFixed(1)} %`, `${(rerun.median / restore.median).toFixed(1)}× faster`],
-      ]),
+      table(
+        ['case (best / median ms)', 'wall time', 'train was'],
+        [
+          ['edit configs/weights.json, build', cell(summarize(edits)), 'ran'],
+          ['revert it, build (restore)', cell(restore), 'restored'],
+          ['baseline: --force train (rerun)', cell(rerun), 'ran'],
+          [
+            'restore / rerun',
+            `${((restore.median / rerun.median) * 100).toFixed(1)} %`,
+            `${(rerun.median / restore.median).toFixed(1)}× faster`,
+          ],
+        ],
+      ),
     ].join('\n');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 }
 
 const BIG_RULE = `import { defineRule } from 'rc1-build';
@@ -107,14 +139,27 @@ function bigWorkspace(dir: string): void {
   writeFileSync(join(dir, 'package.json'), '{"name":"rc1-bench-big","private":true,"type":"module"}\n');
   writeFileSync(join(dir, 'rules', 'big.ts'), BIG_RULE);
   writeFileSync(join(dir, 'src', 'v.txt'), 'v');
-  writeFileSync(join(dir, 'rc1.build.ts'), `import { definePipeline, defineTarget } from 'rc1-build';
+  writeFileSync(
+    join(dir, 'rc1.build.ts'),
+    `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({ targets: [defineTarget({ name: 'big', rule: 'rules/big.ts', inputs: { v: 'src/v.txt' }, outputs: ['ckpt/'] })] });
-`);
+`,
+  );
 }
 
 /** Full build from clean: outputs, manifest and state removed (the compile cache is kept, as in any rebuild). */
 function fromClean(dir: string, env: Record<string, string>): number {
-  for (const p of ['out', 'ckpt', 'reports', 'logs', '.rc1/trace.log', '.rc1/cache', '.rc1/statcache.json', '.rc1/state']) rmSync(join(dir, p), { recursive: true, force: true });
+  for (const p of [
+    'out',
+    'ckpt',
+    'reports',
+    'logs',
+    '.rc1/trace.log',
+    '.rc1/cache',
+    '.rc1/statcache.json',
+    '.rc1/state',
+  ])
+    rmSync(join(dir, p), { recursive: true, force: true });
   return build(dir, ['-j', '2'], env).ms;
 }
 
@@ -139,29 +184,46 @@ function fsyncTable(): string {
     for (const c of cases) {
       const on: number[] = [];
       const off: number[] = [];
-      for (let i = 0; i < RUNS; i++) { on.push(c.run(ON)); off.push(c.run(OFF)); } // interleaved
+      for (let i = 0; i < RUNS; i++) {
+        on.push(c.run(ON));
+        off.push(c.run(OFF));
+      } // interleaved
       const a = summarize(on);
       const b = summarize(off);
-      rows.push([c.label, cell(a), cell(b), `${fmtMs(a.median - b.median)} ms (${((a.median / b.median - 1) * 100).toFixed(0)} %)`]);
+      rows.push([
+        c.label,
+        cell(a),
+        cell(b),
+        `${fmtMs(a.median - b.median)} ms (${((a.median / b.median - 1) * 100).toFixed(0)} %)`,
+      ]);
     }
     return [
       `## commit with vs without fsync (filesystem of ${tmpdir()}; ${RUNS} run${RUNS > 1 ? 's' : ''} each, interleaved)`,
       '',
-      table(['case (best / median ms)', 'fsync on (default)', 'baseline: RC1_FSYNC=off', 'cost of fsync (median)'], rows),
+      table(
+        ['case (best / median ms)', 'fsync on (default)', 'baseline: RC1_FSYNC=off', 'cost of fsync (median)'],
+        rows,
+      ),
     ].join('\n');
-  } finally { rmSync(base, { recursive: true, force: true }); }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 }
 
 function fsyncMicroTable(): string {
   const base = mkdtempSync(join(tmpdir(), 'rc1-bench-fsync-'));
   try {
     const rows: string[][] = [];
-    for (const [label, size, count] of [['4 KiB file', 4096, 200], ['32 MiB file', 32 << 20, 4]] as const) {
+    for (const [label, size, count] of [
+      ['4 KiB file', 4096, 200],
+      ['32 MiB file', 32 << 20, 4],
+    ] as const) {
       const data = Buffer.alloc(size, 7);
       const on: number[] = [];
       const off: number[] = [];
       for (let i = 0; i < count; i++) {
-        for (const sync of i % 2 ? [true, false] : [false, true]) { // interleaved
+        for (const sync of i % 2 ? [true, false] : [false, true]) {
+          // interleaved
           const f = join(base, `f${i}-${sync}`);
           const t0 = performance.now();
           const fd = openSync(f, 'w');
@@ -181,7 +243,9 @@ function fsyncMicroTable(): string {
       '',
       table(['case (best / median ms per file)', 'write + fsync', 'baseline: write alone', 'fsync (median)'], rows),
     ].join('\n');
-  } finally { rmSync(base, { recursive: true, force: true }); }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 }
 
 const PART = process.argv.includes('--part') ? process.argv[process.argv.indexOf('--part') + 1] : 'all';

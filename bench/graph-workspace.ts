@@ -47,7 +47,8 @@ export const defaultTargets = (graph: GraphTarget[]): GraphTarget[] => graph.sli
 /** Targets that must re-run when `source` changes: its reader and everything downstream. */
 export function affectedBy(graph: GraphTarget[], source: string): Set<string> {
   const hit = new Set<string>();
-  for (const t of graph) { // layer order, so a target's deps are decided before it
+  for (const t of graph) {
+    // layer order, so a target's deps are decided before it
     if (t.source === source || t.deps.some((d) => hit.has(d))) hit.add(t.name);
   }
   return hit;
@@ -73,7 +74,9 @@ export function writeMakeWorkspace(dir: string, graph: GraphTarget[]): void {
     'MAKEFLAGS += --no-builtin-rules',
     '.SUFFIXES:',
     '.PHONY: all',
-    `all: ${defaultTargets(graph).map((t) => t.output).join(' ')}`,
+    `all: ${defaultTargets(graph)
+      .map((t) => t.output)
+      .join(' ')}`,
     '',
   ];
   for (const t of graph) {
@@ -92,7 +95,13 @@ export function writeNinjaWorkspace(dir: string, graph: GraphTarget[]): void {
     '',
   ];
   for (const t of graph) lines.push(`build ${t.output}: concat ${t.inputs.join(' ')}`, `  name = ${t.name}`);
-  lines.push('', `build all: phony ${defaultTargets(graph).map((t) => t.output).join(' ')}`, 'default all');
+  lines.push(
+    '',
+    `build all: phony ${defaultTargets(graph)
+      .map((t) => t.output)
+      .join(' ')}`,
+    'default all',
+  );
   writeFileSync(join(dir, 'build.ninja'), `${lines.join('\n')}\n`);
 }
 
@@ -119,7 +128,10 @@ export function writeRc1Workspace(dir: string, graph: GraphTarget[], engineRoot:
   mkdirSync(join(dir, 'rules'));
   mkdirSync(join(dir, 'node_modules'));
   symlinkSync(engineRoot, join(dir, 'node_modules', 'rc1-build'), 'dir');
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'rc1-bench-graph', private: true, type: 'module' }, null, 2)}\n`);
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'rc1-bench-graph', private: true, type: 'module' }, null, 2)}\n`,
+  );
   writeFileSync(join(dir, 'rules', 'concat.ts'), CONCAT_RULE);
   const q = (s: string): string => `'${s}'`;
   const entry = (t: GraphTarget): string => {
@@ -131,7 +143,9 @@ export function writeRc1Workspace(dir: string, graph: GraphTarget[], engineRoot:
     "import { definePipeline, defineTarget, target } from 'rc1-build';",
     '',
     'export default definePipeline({',
-    `  defaultTargets: [${defaultTargets(graph).map((t) => q(t.name)).join(', ')}],`,
+    `  defaultTargets: [${defaultTargets(graph)
+      .map((t) => q(t.name))
+      .join(', ')}],`,
     '  targets: [',
     ...graph.map(entry),
     '  ],',

@@ -30,15 +30,20 @@ export class HashPool {
   /** Splits paths into one contiguous slice per worker; returns the digests in path order. */
   async hashAll(paths: string[]): Promise<string[]> {
     const per = Math.ceil(paths.length / this.workers.length);
-    const parts = await Promise.all(this.workers.map((w, i) => new Promise<string[]>((resolve, reject) => {
-      const onError = (e: Error): void => reject(e);
-      w.once('error', onError);
-      w.once('message', (digests: string[]) => {
-        w.off('error', onError);
-        resolve(digests);
-      });
-      w.postMessage(paths.slice(i * per, (i + 1) * per));
-    })));
+    const parts = await Promise.all(
+      this.workers.map(
+        (w, i) =>
+          new Promise<string[]>((resolve, reject) => {
+            const onError = (e: Error): void => reject(e);
+            w.once('error', onError);
+            w.once('message', (digests: string[]) => {
+              w.off('error', onError);
+              resolve(digests);
+            });
+            w.postMessage(paths.slice(i * per, (i + 1) * per));
+          }),
+      ),
+    );
     return parts.flat();
   }
 
@@ -49,14 +54,25 @@ export class HashPool {
 
 export function writeWorker(dir: string): string {
   const engine = join(dir, 'hash-file.mjs');
-  buildSync({ entryPoints: [ENGINE_SOURCE], outfile: engine, bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+  buildSync({
+    entryPoints: [ENGINE_SOURCE],
+    outfile: engine,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
+  });
   const worker = join(dir, 'hash-worker.mjs');
-  writeFileSync(worker, [
-    "import { parentPort } from 'node:worker_threads';",
-    "import { hashFileSync } from './hash-file.mjs';",
-    'parentPort.on("message", (paths) => parentPort.postMessage(paths.map((p) => hashFileSync(p))));',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    worker,
+    [
+      "import { parentPort } from 'node:worker_threads';",
+      "import { hashFileSync } from './hash-file.mjs';",
+      'parentPort.on("message", (paths) => parentPort.postMessage(paths.map((p) => hashFileSync(p))));',
+      '',
+    ].join('\n'),
+  );
   return worker;
 }
 

@@ -13,7 +13,17 @@ import { join } from 'node:path';
 import { hashFileSync } from '../packages/engine/src/hash/hash-file.ts';
 import { exactSizeHash, HashPool, loopHash, streamHash, streamHashAll, writeWorker } from './hash-variants.ts';
 import {
-  fmtInt, fmtMs, hasFlag, loadNote, machineReport, runChildOk, summarize, table, timeAsync, timeSync, toolVersion,
+  fmtInt,
+  fmtMs,
+  hasFlag,
+  loadNote,
+  machineReport,
+  runChildOk,
+  summarize,
+  table,
+  timeAsync,
+  timeSync,
+  toolVersion,
   type Sample,
 } from './util.ts';
 
@@ -75,7 +85,10 @@ function xargsCommand(dir: string): string {
 
 // ------------------------------------------------------------------ measurement
 
-interface Row { name: string; sample: Sample }
+interface Row {
+  name: string;
+  sample: Sample;
+}
 
 function expectAll(got: string[], want: string[], what: string): void {
   for (let i = 0; i < want.length; i++) {
@@ -91,7 +104,10 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'rc1-bench-hash-'));
   const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
-  process.once('SIGINT', () => { cleanup(); process.exit(130); });
+  process.once('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
   try {
     // ---------------------------------------------------------------- (a) one big file
     const big = join(dir, 'big.bin');
@@ -102,9 +118,14 @@ async function main(): Promise<void> {
     }
     const engineBig: number[] = [];
     const opensslBig: number[] = [];
-    for (let r = 0; r < RUNS; r++) { // interleaved, so drift hits both alike
+    for (let r = 0; r < RUNS; r++) {
+      // interleaved, so drift hits both alike
       let got = '';
-      engineBig.push(timeSync(() => { got = hashFileSync(big); }));
+      engineBig.push(
+        timeSync(() => {
+          got = hashFileSync(big);
+        }),
+      );
       if (got !== want) throw new Error('hashFileSync gave two different digests for the big file');
       opensslBig.push(runChildOk('openssl', ['dgst', '-sha256', big]).ms);
     }
@@ -115,7 +136,9 @@ async function main(): Promise<void> {
     const smallDir = join(dir, 'small');
     const paths = writeSmallFiles(smallDir);
     const wantSmall = paths.map((p) => hashFileSync(p)); // warm-up: page cache, dentries, JIT
-    const sampleOut = runChildOk('openssl', ['dgst', '-sha256', ...paths.slice(0, 20)]).stdout.trim().split('\n');
+    const sampleOut = runChildOk('openssl', ['dgst', '-sha256', ...paths.slice(0, 20)])
+      .stdout.trim()
+      .split('\n');
     expectAll(sampleOut.map(opensslDigest), wantSmall.slice(0, 20), 'openssl vs hashFileSync (small files)');
     runChildOk('sh', ['-c', xargsCommand(smallDir)]); // warm-up for the baseline
 
@@ -129,16 +152,26 @@ async function main(): Promise<void> {
     const xargsRuns: number[] = [];
     for (let r = 0; r < RUNS; r++) {
       let got: string[] = [];
-      singleRuns.push(timeSync(() => { got = paths.map((p) => hashFileSync(p)); }));
+      singleRuns.push(
+        timeSync(() => {
+          got = paths.map((p) => hashFileSync(p));
+        }),
+      );
       expectAll(got, wantSmall, 'hashFileSync loop');
       let cold: HashPool | undefined;
-      coldRuns.push(await timeAsync(async () => {
-        cold = HashPool.start(workerFile, 2);
-        got = await cold.hashAll(paths);
-      }));
+      coldRuns.push(
+        await timeAsync(async () => {
+          cold = HashPool.start(workerFile, 2);
+          got = await cold.hashAll(paths);
+        }),
+      );
       await cold?.close();
       expectAll(got, wantSmall, '2 worker_threads');
-      warmRuns.push(await timeAsync(async () => { got = await pool.hashAll(paths); }));
+      warmRuns.push(
+        await timeAsync(async () => {
+          got = await pool.hashAll(paths);
+        }),
+      );
       expectAll(got, wantSmall, '2 worker_threads (pool already running)');
       xargsRuns.push(runChildOk('sh', ['-c', xargsCommand(smallDir)]).ms);
     }
@@ -156,33 +189,56 @@ async function main(): Promise<void> {
       { name: '2 worker_threads, pool already running', sample: summarize(warmRuns) },
     ];
     const rows: string[][] = [
-      [bigCase, `${fmtInt(mbps(BIG_BYTES, eBig.best))} (${fmtMs(eBig.best)} ms)`,
+      [
+        bigCase,
+        `${fmtInt(mbps(BIG_BYTES, eBig.best))} (${fmtMs(eBig.best)} ms)`,
         `openssl dgst: ${fmtInt(mbps(BIG_BYTES, oBig.best))} (${fmtMs(oBig.best)} ms)`,
-        `${bigRatio.toFixed(2)}× throughput`, `≥ ${BIG_GOAL}×`, bigRatio >= BIG_GOAL ? 'yes' : 'NO'],
+        `${bigRatio.toFixed(2)}× throughput`,
+        `≥ ${BIG_GOAL}×`,
+        bigRatio >= BIG_GOAL ? 'yes' : 'NO',
+      ],
       ...smallRows.map(({ name, sample }) => {
         const ratio = sample.best / xargs.best;
-        return [`${fmtInt(SMALL_FILES)} × 2 KiB, files/s: ${name}`,
+        return [
+          `${fmtInt(SMALL_FILES)} × 2 KiB, files/s: ${name}`,
           `${fmtInt(filesPerS(SMALL_FILES, sample.best))} (${fmtMs(sample.best)} ms)`,
           `xargs -P2 openssl: ${fmtInt(filesPerS(SMALL_FILES, xargs.best))} (${fmtMs(xargs.best)} ms)`,
-          `${ratio.toFixed(2)}× time`, `≤ ${SMALL_GOAL}× time`, ratio <= SMALL_GOAL ? 'yes' : 'NO'];
+          `${ratio.toFixed(2)}× time`,
+          `≤ ${SMALL_GOAL}× time`,
+          ratio <= SMALL_GOAL ? 'yes' : 'NO',
+        ];
       }),
     ];
     console.log(table(['case', 'rc1-build', 'baseline', 'ratio', 'goal', 'met'], rows));
     console.log('\nruns (ms):');
-    console.log(`  hashFileSync ${sizeLabel(BIG_BYTES)}: ${eBig.runs.map(fmtMs).join(', ')} (median ${fmtMs(eBig.median)})`);
-    console.log(`  openssl dgst ${sizeLabel(BIG_BYTES)}: ${oBig.runs.map(fmtMs).join(', ')} (median ${fmtMs(oBig.median)})`);
+    console.log(
+      `  hashFileSync ${sizeLabel(BIG_BYTES)}: ${eBig.runs.map(fmtMs).join(', ')} (median ${fmtMs(eBig.median)})`,
+    );
+    console.log(
+      `  openssl dgst ${sizeLabel(BIG_BYTES)}: ${oBig.runs.map(fmtMs).join(', ')} (median ${fmtMs(oBig.median)})`,
+    );
     for (const { name, sample } of smallRows) {
       console.log(`  ${name}: ${sample.runs.map(fmtMs).join(', ')} (median ${fmtMs(sample.median)})`);
     }
     console.log(`  find | xargs -P2 openssl: ${xargs.runs.map(fmtMs).join(', ')} (median ${fmtMs(xargs.median)})`);
-    console.log(`  node -e 0 (startup, not in the in-process figures): ${nodeStart.runs.map(fmtMs).join(', ')} (median ${fmtMs(nodeStart.median)})`);
-    console.log('  in-process figures are what the engine pays inside a build; the openssl figures include its process starts.');
+    console.log(
+      `  node -e 0 (startup, not in the in-process figures): ${nodeStart.runs.map(fmtMs).join(', ')} (median ${fmtMs(nodeStart.median)})`,
+    );
+    console.log(
+      '  in-process figures are what the engine pays inside a build; the openssl figures include its process starts.',
+    );
 
     // ---------------------------------------------------------------- buffer-size sweep
     console.log(`\n## read-buffer sweep (the engine's read loop; best of ${RUNS})\n`);
     // Every candidate is measured once per round, in a rotated order, so drift and JIT warm-up
     // hit all of them alike; each candidate is warmed up once before the first round.
-    interface Candidate { label: string; column: 'big' | 'create' | 'oneShot'; files: string[]; fn: (p: string) => string; want: string[] }
+    interface Candidate {
+      label: string;
+      column: 'big' | 'create' | 'oneShot';
+      files: string[];
+      fn: (p: string) => string;
+      want: string[];
+    }
     const candidates: Candidate[] = [];
     for (const size of SWEEP_SIZES) {
       const buf = Buffer.allocUnsafeSlow(size);
@@ -207,7 +263,11 @@ async function main(): Promise<void> {
         const i = (k + r) % candidates.length; // each round starts one candidate later
         const c = candidates[i]!;
         let got: string[] = [];
-        times[i]!.push(timeSync(() => { got = c.files.map(c.fn); }));
+        times[i]!.push(
+          timeSync(() => {
+            got = c.files.map(c.fn);
+          }),
+        );
         expectAll(got, c.want, `sweep ${c.label}`);
       }
     }
@@ -221,9 +281,17 @@ async function main(): Promise<void> {
       };
       return [label, cell('big'), cell('create'), cell('oneShot')];
     });
-    console.log(table([
-      'read loop', `${sizeLabel(BIG_BYTES)} file, MB/s`, '2 KiB files/s, createHash/update/digest', '2 KiB files/s, fill buffer + one-shot crypto.hash',
-    ], sweepRows));
+    console.log(
+      table(
+        [
+          'read loop',
+          `${sizeLabel(BIG_BYTES)} file, MB/s`,
+          '2 KiB files/s, createHash/update/digest',
+          '2 KiB files/s, fill buffer + one-shot crypto.hash',
+        ],
+        sweepRows,
+      ),
+    );
 
     // ---------------------------------------------------------------- streams
     console.log(`\n## why synchronous: fs.createReadStream + pipeline into a Hash (best of ${RUNS})\n`);
@@ -233,18 +301,31 @@ async function main(): Promise<void> {
       const smallRuns: number[] = [];
       for (let r = 0; r < RUNS; r++) {
         let got = '';
-        bigRuns.push(await timeAsync(async () => { got = await streamHash(big, hwm); }));
+        bigRuns.push(
+          await timeAsync(async () => {
+            got = await streamHash(big, hwm);
+          }),
+        );
         if (got !== want) throw new Error('streamHash: big digest differs');
         let gotSmall: string[] = [];
-        smallRuns.push(await timeAsync(async () => { gotSmall = await streamHashAll(paths, hwm, 16); }));
+        smallRuns.push(
+          await timeAsync(async () => {
+            gotSmall = await streamHashAll(paths, hwm, 16);
+          }),
+        );
         expectAll(gotSmall, wantSmall, 'streamHashAll');
       }
       const b = summarize(bigRuns).best;
       const sm = summarize(smallRuns).best;
-      streamRows.push([`highWaterMark ${sizeLabel(hwm)}`, `${fmtInt(mbps(BIG_BYTES, b))} (${(b / eBig.best).toFixed(2)}× the sync time)`,
-        `${fmtInt(filesPerS(SMALL_FILES, sm))} (${(sm / single.best).toFixed(1)}× the sync time)`]);
+      streamRows.push([
+        `highWaterMark ${sizeLabel(hwm)}`,
+        `${fmtInt(mbps(BIG_BYTES, b))} (${(b / eBig.best).toFixed(2)}× the sync time)`,
+        `${fmtInt(filesPerS(SMALL_FILES, sm))} (${(sm / single.best).toFixed(1)}× the sync time)`,
+      ]);
     }
-    console.log(table(['stream', `${sizeLabel(BIG_BYTES)} file, MB/s`, '2 KiB files/s, 16 files in flight'], streamRows));
+    console.log(
+      table(['stream', `${sizeLabel(BIG_BYTES)} file, MB/s`, '2 KiB files/s, 16 files in flight'], streamRows),
+    );
     console.log(`\n${loadNote('at end')}`);
   } finally {
     cleanup();

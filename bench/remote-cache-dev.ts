@@ -51,28 +51,59 @@ function workspace(name: string): string {
   const file = join(dir, 'rc1.build.ts');
   const text = fs.readFileSync(file, 'utf8');
   const anchor = '    report: { sections:';
-  if (!text.includes(anchor)) throw new Error(`rc1.build.ts no longer has "${anchor.trim()}": update bench/remote-cache-dev.ts`);
-  fs.writeFileSync(file, text.replace(anchor, `    remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },\n${anchor}`));
+  if (!text.includes(anchor))
+    throw new Error(`rc1.build.ts no longer has "${anchor.trim()}": update bench/remote-cache-dev.ts`);
+  fs.writeFileSync(
+    file,
+    text.replace(
+      anchor,
+      `    remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },\n${anchor}`,
+    ),
+  );
   return dir;
 }
 
-interface Phase { name: string; ms: number; summary: string; remote: string; load: string; log: string[] }
+interface Phase {
+  name: string;
+  ms: number;
+  summary: string;
+  remote: string;
+  load: string;
+  log: string[];
+}
 let logOffset = 0;
 /** The access log's lines since the last call. */
 function newLogLines(): string[] {
   const all = fs.existsSync(accessLog) ? fs.readFileSync(accessLog, 'utf8') : '';
-  const lines = all.slice(logOffset).split('\n').filter((l) => l && !l.startsWith('GET /healthz'));
+  const lines = all
+    .slice(logOffset)
+    .split('\n')
+    .filter((l) => l && !l.startsWith('GET /healthz'));
   logOffset = all.length;
   return lines;
 }
 
 function phase(name: string, dir: string, mode: string): Phase {
   newLogLines();
-  const r = runChild(process.execPath, [RC1_BIN, 'train', '-j', JOBS, `--remote-cache=${mode}`], { cwd: dir, env, maxBuffer: 1 << 28 });
+  const r = runChild(process.execPath, [RC1_BIN, 'train', '-j', JOBS, `--remote-cache=${mode}`], {
+    cwd: dir,
+    env,
+    maxBuffer: 1 << 28,
+  });
   const out = r.stdout ?? '';
-  const summary = out.split('\n').filter((l) => l.startsWith('rc1-build:')).pop() ?? '';
+  const summary =
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('rc1-build:'))
+      .pop() ?? '';
   if (r.status !== 0) throw new Error(`${name}: rc1-build train exited ${r.status}\n${out.slice(-4000)}\n${r.stderr}`);
-  if (/warning: remote cache/.test(out)) throw new Error(`${name}: unexpected warning:\n${out.split('\n').filter((l) => l.startsWith('warning')).join('\n')}`);
+  if (/warning: remote cache/.test(out))
+    throw new Error(
+      `${name}: unexpected warning:\n${out
+        .split('\n')
+        .filter((l) => l.startsWith('warning'))
+        .join('\n')}`,
+    );
   const remote = out.split('\n').find((l) => l.startsWith('remote ')) ?? '';
   return { name, ms: r.ms, summary, remote, load: loadavg()[0]!.toFixed(2), log: newLogLines() };
 }
@@ -94,13 +125,16 @@ function requestRows(p: Phase): string[][] {
     by.set(k, v);
   }
   if (by.size === 0) return [[p.name, '(none)', '0', '—', '—', '—']];
-  return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [p.name, k, fmtInt(v.n), MiB(v.sent), MiB(v.recv), `${((v.secs / v.n) * 1000).toFixed(2)} ms`]);
+  return [...by]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => [p.name, k, fmtInt(v.n), MiB(v.sent), MiB(v.recv), `${((v.secs / v.n) * 1000).toFixed(2)} ms`]);
 }
 
 function walk(dir: string): number[] {
   if (!fs.existsSync(dir)) return [];
   const sizes: number[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) sizes.push(fs.statSync(join(e.parentPath, e.name)).size);
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) sizes.push(fs.statSync(join(e.parentPath, e.name)).size);
   return sizes.sort((a, b) => a - b);
 }
 
@@ -108,14 +142,21 @@ function walk(dir: string): number[] {
 function manifest(store: string): string[][] {
   const rows: { target: string; objects: number; bytes: number; largest: number }[] = [];
   for (const name of fs.readdirSync(join(store, 'ac'))) {
-    const env = JSON.parse(fs.readFileSync(join(store, 'ac', name), 'utf8')) as { entry: { target: string; outputs: { dir?: boolean; sha256: string; files?: Record<string, string> }[] } };
+    const env = JSON.parse(fs.readFileSync(join(store, 'ac', name), 'utf8')) as {
+      entry: { target: string; outputs: { dir?: boolean; sha256: string; files?: Record<string, string> }[] };
+    };
     const shas = new Set<string>();
     for (const o of env.entry.outputs) {
       if (o.dir) for (const sha of Object.values(o.files ?? {})) shas.add(sha);
       else shas.add(o.sha256);
     }
     const sizes = [...shas].map((sha) => fs.statSync(join(store, 'cas', sha)).size);
-    rows.push({ target: env.entry.target, objects: shas.size, bytes: sizes.reduce((a, b) => a + b, 0), largest: Math.max(0, ...sizes) });
+    rows.push({
+      target: env.entry.target,
+      objects: shas.size,
+      bytes: sizes.reduce((a, b) => a + b, 0),
+      largest: Math.max(0, ...sizes),
+    });
   }
   rows.sort((a, b) => b.bytes - a.bytes || a.target.localeCompare(b.target));
   return rows.map((r) => [r.target, fmtInt(r.objects), fmtInt(r.bytes), fmtInt(r.largest)]);
@@ -123,7 +164,10 @@ function manifest(store: string): string[][] {
 
 try {
   fs.mkdirSync(serverDir);
-  const up = spawnSync('bash', [join(SERVERS, 'nginx-up.sh')], { env: { ...process.env, DIR: serverDir, PORT: String(PORT), ACCESS_LOG: '1' }, encoding: 'utf8' });
+  const up = spawnSync('bash', [join(SERVERS, 'nginx-up.sh')], {
+    env: { ...process.env, DIR: serverDir, PORT: String(PORT), ACCESS_LOG: '1' },
+    encoding: 'utf8',
+  });
   if (up.status !== 0) throw new Error(`nginx-up.sh: ${up.stderr}`);
   const a = workspace('a');
   const b = workspace('b');
@@ -133,7 +177,10 @@ try {
   const ac = walk(join(serverDir, 'store', 'ac'));
   const perTarget = manifest(join(serverDir, 'store'));
   phases.push(phase('fresh copy restoring (read)', b, 'read'));
-  if (!/\b0 ran\b/.test(phases[1]!.summary)) throw new Error(`the fresh copy ran rules instead of restoring everything: ${phases[1]!.summary}\n${phases[1]!.remote}`);
+  if (!/\b0 ran\b/.test(phases[1]!.summary))
+    throw new Error(
+      `the fresh copy ran rules instead of restoring everything: ${phases[1]!.summary}\n${phases[1]!.remote}`,
+    );
   phases.push(phase('no-op in the copy (read)', b, 'read'));
   const edited = join(b, EDITED);
   const tpl = JSON.parse(fs.readFileSync(edited, 'utf8')) as unknown;
@@ -142,19 +189,59 @@ try {
 
   const [build, restore] = phases as [Phase, Phase];
   console.log(`\n\`rc1-build train -j ${JOBS}\`, dev profile, one run each (wall time of the whole CLI process):\n`);
-  console.log(table(['phase', 'wall (ms)', 'vs build', 'load (1 min) after', 'summary'], phases.map((p) => [p.name, fmtMs(p.ms), `${(p.ms / build.ms).toFixed(3)}×`, p.load, p.summary.replace(/^rc1-build: /, '')])));
-  console.log(`\nrestore / rebuild: ${(restore.ms / build.ms).toFixed(3)}× (${(build.ms / restore.ms).toFixed(1)} times faster)`);
+  console.log(
+    table(
+      ['phase', 'wall (ms)', 'vs build', 'load (1 min) after', 'summary'],
+      phases.map((p) => [
+        p.name,
+        fmtMs(p.ms),
+        `${(p.ms / build.ms).toFixed(3)}×`,
+        p.load,
+        p.summary.replace(/^rc1-build: /, ''),
+      ]),
+    ),
+  );
+  console.log(
+    `\nrestore / rebuild: ${(restore.ms / build.ms).toFixed(3)}× (${(build.ms / restore.ms).toFixed(1)} times faster)`,
+  );
   for (const p of phases) if (p.remote) console.log(`${p.name}: ${p.remote.replace(/\s+/g, ' ')}`);
-  console.log('\nRequests nginx logged per phase (bytes as nginx counts them, headers included; time: nginx\'s $request_time, mean):\n');
-  console.log(table(['phase', 'request', 'count', 'bytes sent', 'bytes received', 'nginx time'], phases.flatMap(requestRows)));
+  console.log(
+    "\nRequests nginx logged per phase (bytes as nginx counts them, headers included; time: nginx's $request_time, mean):\n",
+  );
+  console.log(
+    table(['phase', 'request', 'count', 'bytes sent', 'bytes received', 'nginx time'], phases.flatMap(requestRows)),
+  );
   const sum = (xs: number[]): number => xs.reduce((s, x) => s + x, 0);
   const q = (xs: number[], f: number): number => xs[Math.min(xs.length - 1, Math.floor(f * xs.length))] ?? 0;
-  console.log('\nWhat one dev build leaves in the cache (the server\'s store after the first build):\n');
-  console.log(table(['namespace', 'objects', 'total', 'median', 'p90', 'largest', '≥ 1 MiB (HEAD before PUT)'], [
-    ['/cas/ (outputs, by sha256)', fmtInt(cas.length), MiB(sum(cas)), `${fmtInt(q(cas, 0.5))} B`, `${fmtInt(q(cas, 0.9))} B`, MiB(cas.at(-1) ?? 0), fmtInt(cas.filter((s) => s >= 1 << 20).length)],
-    ['/ac/ (signed entries, one per target)', fmtInt(ac.length), MiB(sum(ac)), `${fmtInt(q(ac, 0.5))} B`, `${fmtInt(q(ac, 0.9))} B`, MiB(ac.at(-1) ?? 0), '—'],
-  ]));
-  console.log('\nPer target (from the signed /ac/ entries on the server; objects shared between targets count in each):\n');
+  console.log("\nWhat one dev build leaves in the cache (the server's store after the first build):\n");
+  console.log(
+    table(
+      ['namespace', 'objects', 'total', 'median', 'p90', 'largest', '≥ 1 MiB (HEAD before PUT)'],
+      [
+        [
+          '/cas/ (outputs, by sha256)',
+          fmtInt(cas.length),
+          MiB(sum(cas)),
+          `${fmtInt(q(cas, 0.5))} B`,
+          `${fmtInt(q(cas, 0.9))} B`,
+          MiB(cas.at(-1) ?? 0),
+          fmtInt(cas.filter((s) => s >= 1 << 20).length),
+        ],
+        [
+          '/ac/ (signed entries, one per target)',
+          fmtInt(ac.length),
+          MiB(sum(ac)),
+          `${fmtInt(q(ac, 0.5))} B`,
+          `${fmtInt(q(ac, 0.9))} B`,
+          MiB(ac.at(-1) ?? 0),
+          '—',
+        ],
+      ],
+    ),
+  );
+  console.log(
+    '\nPer target (from the signed /ac/ entries on the server; objects shared between targets count in each):\n',
+  );
   console.log(table(['target', 'objects', 'bytes', 'largest object (bytes)'], perTarget));
   console.log(`\n${loadNote('at end')}`);
 } finally {

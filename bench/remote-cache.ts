@@ -43,10 +43,15 @@ chmodSync(root, 0o755); // nginx's workers (nobody) must reach the store under i
 const serverDir = join(root, 'nginx');
 const start = (): void => {
   rmSync(serverDir, { recursive: true, force: true });
-  const r = spawnSync('bash', [join(SERVERS, 'nginx-up.sh')], { env: { ...process.env, DIR: serverDir, PORT: String(PORT) }, encoding: 'utf8' });
+  const r = spawnSync('bash', [join(SERVERS, 'nginx-up.sh')], {
+    env: { ...process.env, DIR: serverDir, PORT: String(PORT) },
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`nginx-up.sh: ${r.stderr}`);
 };
-const stop = (): void => { spawnSync('bash', [join(SERVERS, 'nginx-down.sh')], { env: { ...process.env, DIR: serverDir } }); };
+const stop = (): void => {
+  spawnSync('bash', [join(SERVERS, 'nginx-down.sh')], { env: { ...process.env, DIR: serverDir } });
+};
 const url = `http://127.0.0.1:${PORT}`;
 const key = generateSigningKey();
 const env = { ...process.env, RC1_CACHE_SIGNING_KEY: key.privateKey, RC1_FSYNC: 'off' };
@@ -58,14 +63,27 @@ function workspace(name: string): string {
   writeRc1Workspace(dir, graph, join(REPO, 'packages', 'engine'));
   const p = join(dir, 'rc1.build.ts');
   const text = spawnSync('cat', [p], { encoding: 'utf8' }).stdout;
-  writeFileSync(p, text.replace('export default definePipeline({', `export default definePipeline({\n  remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },`));
+  writeFileSync(
+    p,
+    text.replace(
+      'export default definePipeline({',
+      `export default definePipeline({\n  remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },`,
+    ),
+  );
   return dir;
 }
 
 function build(dir: string, args: string[]): number {
   const r = runChild(process.execPath, [RC1_BIN, ...args], { cwd: dir, env });
-  if (r.status !== 0) throw new Error(`rc1-build ${args.join(' ')} in ${dir}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
-  if (/warning: remote cache/.test(r.stdout)) throw new Error(`unexpected warning:\n${r.stdout.split('\n').filter((l) => l.startsWith('warning')).join('\n')}`);
+  if (r.status !== 0)
+    throw new Error(`rc1-build ${args.join(' ')} in ${dir}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+  if (/warning: remote cache/.test(r.stdout))
+    throw new Error(
+      `unexpected warning:\n${r.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('warning'))
+        .join('\n')}`,
+    );
   return r.ms;
 }
 
@@ -94,13 +112,23 @@ function heavyWorkspace(name: string): string {
   symlinkSync(join(REPO, 'packages', 'engine'), join(dir, 'node_modules', 'rc1-build'), 'dir');
   writeFileSync(join(dir, 'package.json'), '{"name":"rc1-bench-heavy","private":true,"type":"module"}\n');
   writeFileSync(join(dir, 'rules', 'work.ts'), WORK_RULE);
-  const targets = Array.from({ length: HEAVY }, (_, i) => `    defineTarget({ name: 'w${i}', rule: 'rules/work.ts', outputs: ['out/w${i}.bin'] }),`);
-  writeFileSync(join(dir, 'rc1.build.ts'), [
-    "import { definePipeline, defineTarget } from 'rc1-build';",
-    'export default definePipeline({',
-    `  remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },`,
-    '  targets: [', ...targets, '  ],', '});', '',
-  ].join('\n'));
+  const targets = Array.from(
+    { length: HEAVY },
+    (_, i) => `    defineTarget({ name: 'w${i}', rule: 'rules/work.ts', outputs: ['out/w${i}.bin'] }),`,
+  );
+  writeFileSync(
+    join(dir, 'rc1.build.ts'),
+    [
+      "import { definePipeline, defineTarget } from 'rc1-build';",
+      'export default definePipeline({',
+      `  remoteCache: { url: '${url}', signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: { bench: '${key.publicKey}' } },`,
+      '  targets: [',
+      ...targets,
+      '  ],',
+      '});',
+      '',
+    ].join('\n'),
+  );
   return dir;
 }
 
@@ -117,21 +145,29 @@ try {
     best.upload = Math.min(best.upload, build(a, ['--remote-cache=readwrite']));
     const t0 = performance.now();
     const r = runChild(process.execPath, [RC1_BIN, '--remote-cache=read'], { cwd: b, env });
-    if (r.status !== 0 || !/0 ran, 1000 restored/.test(r.stdout)) throw new Error(`clone restore did not restore everything:\n${r.stdout}\n${r.stderr}`);
+    if (r.status !== 0 || !/0 ran, 1000 restored/.test(r.stdout))
+      throw new Error(`clone restore did not restore everything:\n${r.stdout}\n${r.stderr}`);
     best.remote = Math.min(best.remote, performance.now() - t0);
     restoredLine = r.stdout.split('\n').find((l) => l.startsWith('remote ')) ?? '';
     build(a, ['clean']);
     best.localCache = Math.min(best.localCache, build(a, ['--remote-cache=off']));
     stop();
   }
-  console.log(`\n1 000-target graph (concat rules), -j ${(await import('node:os')).availableParallelism()}, RC1_FSYNC=off, best of ${RUNS}:\n`);
+  console.log(
+    `\n1 000-target graph (concat rules), -j ${(await import('node:os')).availableParallelism()}, RC1_FSYNC=off, best of ${RUNS}:\n`,
+  );
   const ratio = (x: number): string => `${(x / best.local).toFixed(2)}×`;
-  console.log(table(['case', 'wall (ms)', 'vs local build'], [
-    ['local build from clean (rules run, no remote cache)', fmtMs(best.local), '1.00×'],
-    ['same, filling the remote cache (readwrite, waits for uploads)', fmtMs(best.upload), ratio(best.upload)],
-    ['fresh clone restoring every target from the remote cache', fmtMs(best.remote), ratio(best.remote)],
-    ['after `clean`, restoring every target from the local cache', fmtMs(best.localCache), ratio(best.localCache)],
-  ]));
+  console.log(
+    table(
+      ['case', 'wall (ms)', 'vs local build'],
+      [
+        ['local build from clean (rules run, no remote cache)', fmtMs(best.local), '1.00×'],
+        ['same, filling the remote cache (readwrite, waits for uploads)', fmtMs(best.upload), ratio(best.upload)],
+        ['fresh clone restoring every target from the remote cache', fmtMs(best.remote), ratio(best.remote)],
+        ['after `clean`, restoring every target from the local cache', fmtMs(best.localCache), ratio(best.localCache)],
+      ],
+    ),
+  );
   console.log(`\nthe clone's summary line: ${restoredLine}`);
 
   // Targets whose rules do real work: where a shared cache pays off.
@@ -141,15 +177,27 @@ try {
     const [h1, h2] = [heavyWorkspace(`h1-${run}`), heavyWorkspace(`h2-${run}`)];
     heavy.local = Math.min(heavy.local, build(h1, ['--remote-cache=readwrite']));
     const r = runChild(process.execPath, [RC1_BIN, '--remote-cache=read'], { cwd: h2, env });
-    if (r.status !== 0 || !new RegExp(`0 ran, ${HEAVY} restored`).test(r.stdout)) throw new Error(`heavy clone restore:\n${r.stdout}\n${r.stderr}`);
+    if (r.status !== 0 || !new RegExp(`0 ran, ${HEAVY} restored`).test(r.stdout))
+      throw new Error(`heavy clone restore:\n${r.stdout}\n${r.stderr}`);
     heavy.remote = Math.min(heavy.remote, r.ms);
     stop();
   }
-  console.log(`\n${HEAVY} targets, each hashing 64 MiB in its rule (~0.2 s of CPU) and writing 1 MiB, best of ${RUNS}:\n`);
-  console.log(table(['case', 'wall (ms)', 'vs local build'], [
-    ['build, rules run (filling the remote cache)', fmtMs(heavy.local), '1.00×'],
-    ['fresh clone restoring every target from the remote cache', fmtMs(heavy.remote), `${(heavy.remote / heavy.local).toFixed(2)}×`],
-  ]));
+  console.log(
+    `\n${HEAVY} targets, each hashing 64 MiB in its rule (~0.2 s of CPU) and writing 1 MiB, best of ${RUNS}:\n`,
+  );
+  console.log(
+    table(
+      ['case', 'wall (ms)', 'vs local build'],
+      [
+        ['build, rules run (filling the remote cache)', fmtMs(heavy.local), '1.00×'],
+        [
+          'fresh clone restoring every target from the remote cache',
+          fmtMs(heavy.remote),
+          `${(heavy.remote / heavy.local).toFixed(2)}×`,
+        ],
+      ],
+    ),
+  );
 
   // Raw client throughput: the engine's HttpStore (16 in flight, keep-alive) vs curl --parallel.
   start();
@@ -166,7 +214,11 @@ try {
   const pool = async (fn: (sha: string) => Promise<unknown>): Promise<number> => {
     const t0 = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => { while (next < shas.length) await fn(shas[next++]!); }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < shas.length) await fn(shas[next++]!);
+      }),
+    );
     return performance.now() - t0;
   };
   const putMs = await pool((sha) => store.upload('cas', sha, { file: join(blobDir, sha), size: 4096 }));
@@ -177,7 +229,9 @@ try {
     if (got?.sha256 !== sha) throw new Error(`download of ${sha} did not verify`);
   });
   await store.close();
-  const cfgPut = shas.map((s) => `upload-file = "${join(blobDir, s)}"\nurl = "${url}/cas/${s}"\noutput = "/dev/null"`).join('\n');
+  const cfgPut = shas
+    .map((s) => `upload-file = "${join(blobDir, s)}"\nurl = "${url}/cas/${s}"\noutput = "/dev/null"`)
+    .join('\n');
   const cfgGet = shas.map((s) => `url = "${url}/cas/${s}"\noutput = "${join(root, 'curl-dl', s)}"`).join('\n');
   writeFileSync(join(root, 'put.cfg'), cfgPut);
   writeFileSync(join(root, 'get.cfg'), cfgGet);
@@ -188,11 +242,30 @@ try {
   if (curlPut.status !== 0 || curlGet.status !== 0) throw new Error(`curl failed: ${curlPut.stderr} ${curlGet.stderr}`);
   stop();
   const rate = (ms: number): string => `${Math.round((BLOBS / ms) * 1000).toLocaleString('en-US')}/s`;
-  console.log(`\n${BLOBS} × 4 KiB objects, 16 in flight, one run (the engine's client verifies sha256 on every GET):\n`);
-  console.log(table(['client', 'PUT (ms)', 'GET (ms)', 'PUT vs curl', 'GET vs curl'], [
-    ['rc1-build HttpStore (node:http, keep-alive)', `${fmtMs(putMs)} (${rate(putMs)})`, `${fmtMs(getMs)} (${rate(getMs)})`, `${(curlPut.ms / putMs).toFixed(2)}×`, `${(curlGet.ms / getMs).toFixed(2)}×`],
-    ['curl --parallel --parallel-max 16 (one process)', `${fmtMs(curlPut.ms)} (${rate(curlPut.ms)})`, `${fmtMs(curlGet.ms)} (${rate(curlGet.ms)})`, '1.00×', '1.00×'],
-  ]));
+  console.log(
+    `\n${BLOBS} × 4 KiB objects, 16 in flight, one run (the engine's client verifies sha256 on every GET):\n`,
+  );
+  console.log(
+    table(
+      ['client', 'PUT (ms)', 'GET (ms)', 'PUT vs curl', 'GET vs curl'],
+      [
+        [
+          'rc1-build HttpStore (node:http, keep-alive)',
+          `${fmtMs(putMs)} (${rate(putMs)})`,
+          `${fmtMs(getMs)} (${rate(getMs)})`,
+          `${(curlPut.ms / putMs).toFixed(2)}×`,
+          `${(curlGet.ms / getMs).toFixed(2)}×`,
+        ],
+        [
+          'curl --parallel --parallel-max 16 (one process)',
+          `${fmtMs(curlPut.ms)} (${rate(curlPut.ms)})`,
+          `${fmtMs(curlGet.ms)} (${rate(curlGet.ms)})`,
+          '1.00×',
+          '1.00×',
+        ],
+      ],
+    ),
+  );
   console.log(`\n${loadNote('at end')}`);
 } finally {
   stop();

@@ -44,7 +44,11 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-bench-scoring-'));
 /** The fake server in a process of its own, so that it does not share the client's event loop. */
 async function spawnServer(R: number): Promise<{ url: string; stop(): void }> {
   const script = fileURLToPath(new URL('../test/helpers/fake-openai-server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, '--rps-cap', String(R), '--latency-ms', String(LATENCY), '--api-key', KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', script, '--rps-cap', String(R), '--latency-ms', String(LATENCY), '--api-key', KEY],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (b: Buffer) => {
@@ -59,22 +63,54 @@ async function spawnServer(R: number): Promise<{ url: string; stop(): void }> {
 
 async function throughput(R: number, margin: number): Promise<string[]> {
   const server = await spawnServer(R);
-  const opened = openScoreCache({ path: path.join(tmp, `tp-${R}-${margin}.sqlite`), ttlDays: 14, synchronous: 'normal' });
+  const opened = openScoreCache({
+    path: path.join(tmp, `tp-${R}-${margin}.sqlite`),
+    ttlDays: 14,
+    synchronous: 'normal',
+  });
   if (!opened.ok) throw new Error(opened.error);
-  const limiter = createRateLimiter({ ...FAST_LIMITS, requestsPerSecond: R * margin, burst: 2, timeoutMs: 10_000, maxAttempts: 10, backoffBaseMs: 100, backoffMaxMs: 2000 });
+  const limiter = createRateLimiter({
+    ...FAST_LIMITS,
+    requestsPerSecond: R * margin,
+    burst: 2,
+    timeoutMs: 10_000,
+    maxAttempts: 10,
+    backoffBaseMs: 100,
+    backoffMaxMs: 2000,
+  });
   const n = Math.ceil(R * (WARMUP_S + MEASURE_S));
-  const items = syntheticItems(n).map((it) => ({ ...it, messages: it.messages.map((m) => ({ ...m, content: `${m.content} [R=${R} ${margin}]` })) }));
+  const items = syntheticItems(n).map((it) => ({
+    ...it,
+    messages: it.messages.map((m) => ({ ...m, content: `${m.content} [R=${R} ${margin}]` })),
+  }));
   const t0 = performance.timeOrigin + performance.now();
-  const r = await scoreLoop({ provider: testProvider(server.url, KEY), limiter, cache: opened.cache, items, k: 1, maxTokens: 64 });
+  const r = await scoreLoop({
+    provider: testProvider(server.url, KEY),
+    limiter,
+    cache: opened.cache,
+    items,
+    k: 1,
+    maxTokens: 64,
+  });
   const all = limiter.metrics();
   const m = limiter.metrics(t0 + WARMUP_S * 1000);
   opened.cache.close();
   server.stop();
   const verdict = m.rps >= 0.9 * R && m['429_rate'] <= 0.05 ? 'pass' : 'FAIL';
   return [
-    String(R), `${(R * margin).toFixed(R * margin % 1 === 0 ? 0 : 1)} (${margin.toFixed(2)}·R)`, fmtInt(n), `${r.scored}/${r.failed}`, m.rps.toFixed(1), `${((m.rps / R) * 100).toFixed(1)} %`, `${(m['429_rate'] * 100).toFixed(2)} %`,
-    `${(all['429_rate'] * 100).toFixed(2)} %`, m.avg_latency_ms.toFixed(1), m.p95_latency_ms.toFixed(1), `${all.concurrency_low}..${all.concurrency_high} (${all.concurrency})`,
-    String(all.retries), verdict,
+    String(R),
+    `${(R * margin).toFixed((R * margin) % 1 === 0 ? 0 : 1)} (${margin.toFixed(2)}·R)`,
+    fmtInt(n),
+    `${r.scored}/${r.failed}`,
+    m.rps.toFixed(1),
+    `${((m.rps / R) * 100).toFixed(1)} %`,
+    `${(m['429_rate'] * 100).toFixed(2)} %`,
+    `${(all['429_rate'] * 100).toFixed(2)} %`,
+    m.avg_latency_ms.toFixed(1),
+    m.p95_latency_ms.toFixed(1),
+    `${all.concurrency_low}..${all.concurrency_high} (${all.concurrency})`,
+    String(all.retries),
+    verdict,
   ];
 }
 
@@ -92,8 +128,27 @@ async function warmCache(): Promise<string[][]> {
         const item = toScoreItem(r);
         for (let s = 0; s < K; s++) {
           const scores = Object.fromEntries(DIMENSIONS.map((d, j) => [d, ((i + j + s) % 11) / 10])) as DimScores;
-          o.cache.put({ provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: PROMPT_VERSION, itemHash: item.itemHash, sampleIndex: s },
-            { provider: provider.provider, model: provider.model, live: true, billable: true, scores, latencyMs: 900, promptTokens: 700, completionTokens: 60, cached: false });
+          o.cache.put(
+            {
+              provider: provider.provider,
+              model: provider.model,
+              rubricVersion: RUBRIC_VERSION,
+              promptVersion: PROMPT_VERSION,
+              itemHash: item.itemHash,
+              sampleIndex: s,
+            },
+            {
+              provider: provider.provider,
+              model: provider.model,
+              live: true,
+              billable: true,
+              scores,
+              latencyMs: 900,
+              promptTokens: 700,
+              completionTokens: 60,
+              cached: false,
+            },
+          );
         }
       }
     })();
@@ -107,20 +162,41 @@ async function warmCache(): Promise<string[][]> {
     const items = rollouts.map(toScoreItem);
     const tHashed = performance.now();
     const limiter = createRateLimiter(FAST_LIMITS);
-    const r = await scoreItems(items, { providerFor: () => provider, k: K, temperature: 0.7, signal: new AbortController().signal, cache: o.cache, limiter });
+    const r = await scoreItems(items, {
+      providerFor: () => provider,
+      k: K,
+      temperature: 0.7,
+      signal: new AbortController().signal,
+      cache: o.cache,
+      limiter,
+    });
     const tLooked = performance.now();
     let aggregated = 0;
     for (const res of r.results) {
       if (res.status !== 'scored') throw new Error(`${res.item.id} not scored from the cache`);
-      if (aggregateSamples(res.samples.map((x) => x.scores), { unstableVariance: 0.08, unstableWeight: 0.5 }).weight > 0) aggregated++;
+      if (
+        aggregateSamples(
+          res.samples.map((x) => x.scores),
+          { unstableVariance: 0.08, unstableWeight: 0.5 },
+        ).weight > 0
+      )
+        aggregated++;
     }
     const tDone = performance.now();
     o.cache.close();
     const total = (tDone - t) / 1000;
     const m = r.metrics;
     rows.push([
-      String(run), fmtInt(ITEMS), fmtInt(ITEMS * K), `${m.cache_hits}/${m.calls}`, String(server.stats.requests), ((tHashed - t) / 1000).toFixed(2),
-      ((tLooked - tHashed) / 1000).toFixed(2), ((tDone - tLooked) / 1000).toFixed(2), total.toFixed(2), fmtInt((ITEMS * K) / total),
+      String(run),
+      fmtInt(ITEMS),
+      fmtInt(ITEMS * K),
+      `${m.cache_hits}/${m.calls}`,
+      String(server.stats.requests),
+      ((tHashed - t) / 1000).toFixed(2),
+      ((tLooked - tHashed) / 1000).toFixed(2),
+      ((tDone - tLooked) / 1000).toFixed(2),
+      total.toFixed(2),
+      fmtInt((ITEMS * K) / total),
       total <= 3 && m.calls === 0 && server.stats.requests === 0 && aggregated === ITEMS ? 'pass' : 'FAIL',
     ]);
   }
@@ -130,13 +206,54 @@ async function warmCache(): Promise<string[][]> {
 
 console.log(`# bench/scoring.ts${quick ? ' --quick' : ''}`);
 console.log(machineReport());
-console.log(`\nthroughput against a server capped at R requests/s (429 + Retry-After above R in any 1 s window), ${LATENCY} ms per answer;`);
-console.log(`client: token bucket at 0.95·R (a margin under the published limit; rows at exactly R below) with burst 2, concurrency 2..8 from 4, AIMD window 20, target 429 ratio 0.05; warm-up ${WARMUP_S} s, then ${MEASURE_S} s measured`);
-console.log(table(
-  ['R', 'client req/s', 'requests', 'scored/failed', 'rps after warm-up', 'of R', '429 after warm-up', '429 overall', 'avg ms', 'p95 ms', 'concurrency low..high (end)', 'retries', '≥0.9R, ≤5 %'],
-  [await throughput(20, 0.95), await throughput(100, 0.95), await throughput(20, 1), await throughput(100, 1)],
-));
-console.log(`\nwarm-cache rescoring with the scoring driver (score-items.ts): ${fmtInt(ITEMS)} fixture rollouts × K=${K} samples, every sample cached`);
-console.log('times in s: open the cache file + sha256 of every rollout\'s canonical JSON | scoreItems (3 lookups per item, limiter and provider wired) | medians and variances (aggregateSamples)');
-console.log(table(['run', 'items', 'lookups', 'hits/calls', 'server requests', 'open+hash', 'lookups', 'medians', 'total', 'lookups/s', '≤3 s'], await warmCache()));
+console.log(
+  `\nthroughput against a server capped at R requests/s (429 + Retry-After above R in any 1 s window), ${LATENCY} ms per answer;`,
+);
+console.log(
+  `client: token bucket at 0.95·R (a margin under the published limit; rows at exactly R below) with burst 2, concurrency 2..8 from 4, AIMD window 20, target 429 ratio 0.05; warm-up ${WARMUP_S} s, then ${MEASURE_S} s measured`,
+);
+console.log(
+  table(
+    [
+      'R',
+      'client req/s',
+      'requests',
+      'scored/failed',
+      'rps after warm-up',
+      'of R',
+      '429 after warm-up',
+      '429 overall',
+      'avg ms',
+      'p95 ms',
+      'concurrency low..high (end)',
+      'retries',
+      '≥0.9R, ≤5 %',
+    ],
+    [await throughput(20, 0.95), await throughput(100, 0.95), await throughput(20, 1), await throughput(100, 1)],
+  ),
+);
+console.log(
+  `\nwarm-cache rescoring with the scoring driver (score-items.ts): ${fmtInt(ITEMS)} fixture rollouts × K=${K} samples, every sample cached`,
+);
+console.log(
+  "times in s: open the cache file + sha256 of every rollout's canonical JSON | scoreItems (3 lookups per item, limiter and provider wired) | medians and variances (aggregateSamples)",
+);
+console.log(
+  table(
+    [
+      'run',
+      'items',
+      'lookups',
+      'hits/calls',
+      'server requests',
+      'open+hash',
+      'lookups',
+      'medians',
+      'total',
+      'lookups/s',
+      '≤3 s',
+    ],
+    await warmCache(),
+  ),
+);
 fs.rmSync(tmp, { recursive: true, force: true });

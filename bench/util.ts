@@ -108,7 +108,9 @@ export function machineReport(): string {
 
 /** The load averages, so a reader can tell whether other work shared the machine. */
 export function loadNote(when: string): string {
-  return `load average ${when}: ${loadavg().map((x) => x.toFixed(2)).join(' / ')} (1 / 5 / 15 min)`;
+  return `load average ${when}: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ')} (1 / 5 / 15 min)`;
 }
 
 export function hasFlag(name: string): boolean {

@@ -19,8 +19,19 @@ import { dirname } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
-  BALANCE_METHOD, BUCKETS, LineWriter, TIE_RULE, balanceParams, bucketOf, lineId, normaliseShares, planBalance, readLines, readMetrics,
-  withDifficulty, type Bucket,
+  BALANCE_METHOD,
+  BUCKETS,
+  LineWriter,
+  TIE_RULE,
+  balanceParams,
+  bucketOf,
+  lineId,
+  normaliseShares,
+  planBalance,
+  readLines,
+  readMetrics,
+  withDifficulty,
+  type Bucket,
 } from '../lib/difficulty/index.ts';
 
 const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
@@ -36,7 +47,11 @@ export default defineRule({
 
     const metrics = await readMetrics(metricsFile, ctx.root);
     const buckets: Bucket[] = metrics.map((m) => bucketOf(bands, dimensions, m).bucket);
-    const plan = planBalance(metrics.map((m, i) => ({ task: m.task, bucket: buckets[i]!, clarify: m.needs_clarification })), balance, ctx.rng);
+    const plan = planBalance(
+      metrics.map((m, i) => ({ task: m.task, bucket: buckets[i]!, clarify: m.needs_clarification })),
+      balance,
+      ctx.rng,
+    );
     ctx.progress(1, 3, 'steps');
 
     const file = displayPath(pool, ctx.root);
@@ -48,7 +63,12 @@ export default defineRule({
         const id = lineId(text, at);
         const m = metrics[i];
         if (m === undefined || m.id !== id) {
-          throw new DataError(at, 'id', `the id of line ${i + 1} of ${displayPath(metricsFile, ctx.root)} (the metrics must be of this pool, in its order)`, describeValue(m?.id ?? '(no more metrics lines)'));
+          throw new DataError(
+            at,
+            'id',
+            `the id of line ${i + 1} of ${displayPath(metricsFile, ctx.root)} (the metrics must be of this pool, in its order)`,
+            describeValue(m?.id ?? '(no more metrics lines)'),
+          );
         }
         if (plan.keep[i]) writer.write(`${withDifficulty(text, buckets[i]!, at)}\n`);
         i += 1;
@@ -57,7 +77,10 @@ export default defineRule({
     } finally {
       writer.close();
     }
-    if (i !== metrics.length) throw new RuleError(`balanced_pool: ${displayPath(metricsFile, ctx.root)} has ${metrics.length} lines but the pool has ${i} scenarios; rebuild the metrics`);
+    if (i !== metrics.length)
+      throw new RuleError(
+        `balanced_pool: ${displayPath(metricsFile, ctx.root)} has ${metrics.length} lines but the pool has ${i} scenarios; rebuild the metrics`,
+      );
     ctx.progress(2, 3, 'steps');
 
     const total = (key: 'available' | 'kept' | 'dropped') =>
@@ -75,17 +98,21 @@ export default defineRule({
       target_shares: normaliseShares(balance.target),
       scenarios: { pool: metrics.length, kept, dropped: metrics.length - kept, duplicated: 0 },
       totals: { available: total('available'), kept: total('kept'), dropped: total('dropped') },
-      task_shares: Object.fromEntries(Object.entries(plan.tasks).map(([t, p]) => {
-        const before = p.available.easy + p.available.medium + p.available.hard;
-        return [t, { pool: round4(before / metrics.length), kept: kept === 0 ? null : round4(p.size / kept) }];
-      })),
+      task_shares: Object.fromEntries(
+        Object.entries(plan.tasks).map(([t, p]) => {
+          const before = p.available.easy + p.available.medium + p.available.hard;
+          return [t, { pool: round4(before / metrics.length), kept: kept === 0 ? null : round4(p.size / kept) }];
+        }),
+      ),
       tasks: plan.tasks,
     };
     await mkdir(dirname(ctx.output('report')), { recursive: true });
     await writeFile(ctx.output('report'), `${JSON.stringify(report, null, 2)}\n`);
     ctx.progress(3, 3, 'steps');
 
-    const perTask = Object.entries(plan.tasks).map(([t, p]) => `${t} ${p.size}/${p.available.easy + p.available.medium + p.available.hard}`).join(', ');
+    const perTask = Object.entries(plan.tasks)
+      .map(([t, p]) => `${t} ${p.size}/${p.available.easy + p.available.medium + p.available.hard}`)
+      .join(', ');
     return { summary: `kept ${kept} of ${metrics.length} scenarios (${perTask || 'none'}), none duplicated` };
   },
 });

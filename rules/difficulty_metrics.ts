@@ -22,12 +22,22 @@ export default defineRule({
     const t0 = performance.now();
     const size = (await stat(pool)).size;
     const s = await writeMetrics({
-      pool, file: displayPath(pool, ctx.root), out: ctx.output('metrics'), multiEntityMin, workers, signal: ctx.signal,
+      pool,
+      file: displayPath(pool, ctx.root),
+      out: ctx.output('metrics'),
+      multiEntityMin,
+      workers,
+      signal: ctx.signal,
       progress: (done) => ctx.progress(done, size, 'bytes'),
     });
     ctx.progress(size, size, 'bytes');
-    ctx.log(`${s.scenarios} scenarios in ${Math.round(performance.now() - t0)} ms on ${s.workers} thread(s); Qwen3 counting: ${s.mode}`);
-    const tasks = Object.keys(s.perTask).sort().map((t) => `${t} ${s.perTask[t]}`).join(', ');
+    ctx.log(
+      `${s.scenarios} scenarios in ${Math.round(performance.now() - t0)} ms on ${s.workers} thread(s); Qwen3 counting: ${s.mode}`,
+    );
+    const tasks = Object.keys(s.perTask)
+      .sort()
+      .map((t) => `${t} ${s.perTask[t]}`)
+      .join(', ');
     const mean = s.scenarios === 0 ? 0 : Math.round(s.tokens / s.scenarios);
     return { summary: `${s.scenarios} scenarios (${tasks || 'none'}); mean ${mean} Qwen3 tokens` };
   },

@@ -11,7 +11,16 @@
 import { defineRule } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
-  balancedEntry, bucketOf, clueNotApplicable, difficultyChecks, difficultyReport, readLines, readMetrics, reportParams, tasksOf, type DifficultyMetrics,
+  balancedEntry,
+  bucketOf,
+  clueNotApplicable,
+  difficultyChecks,
+  difficultyReport,
+  readLines,
+  readMetrics,
+  reportParams,
+  tasksOf,
+  type DifficultyMetrics,
   type Scored,
 } from '../lib/difficulty/index.ts';
 
@@ -37,10 +46,16 @@ export default defineRule({
       const at: Location = { file, line, unit: 'line' };
       const { id, bucket } = balancedEntry(text, at);
       const m = byId.get(id);
-      if (m === undefined) throw new DataError(at, 'id', `an id of ${displayPath(metricsFile, ctx.root)}`, describeValue(id));
+      if (m === undefined)
+        throw new DataError(at, 'id', `an id of ${displayPath(metricsFile, ctx.root)}`, describeValue(id));
       if (seen.has(id)) throw new DataError(at, 'id', 'an id not used before in the balanced pool', describeValue(id));
       if (poolBucket.get(id) !== bucket) {
-        throw new DataError(at, 'difficulty', `${poolBucket.get(id)} (the bucket its metrics give with the configured bands; rebuild balanced_pool)`, describeValue(bucket));
+        throw new DataError(
+          at,
+          'difficulty',
+          `${poolBucket.get(id)} (the bucket its metrics give with the configured bands; rebuild balanced_pool)`,
+          describeValue(bucket),
+        );
       }
       seen.add(id);
       balanced.push({ m, bucket });
@@ -59,6 +74,10 @@ export default defineRule({
     ctx.progress(3, 3, 'steps');
     const failed = checks.filter((c) => c.status === 'fail').length;
     const na = checks.filter((c) => c.status === 'n/a').length;
-    return { checks, report, summary: `${balanced.length} balanced of ${metrics.length} scenarios; ${failed} of ${checks.length} checks failed, ${na} n/a` };
+    return {
+      checks,
+      report,
+      summary: `${balanced.length} balanced of ${metrics.length} scenarios; ${failed} of ${checks.length} checks failed, ${na} n/a`,
+    };
   },
 });

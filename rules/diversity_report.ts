@@ -8,15 +8,23 @@
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
 import { deriveSeed } from '../lib/data/index.ts';
-import { DiversityParamsSchema, loadPack, renderPackSample, TemplatesParamsSchema, type Pack } from '../lib/templates/index.ts';
+import {
+  DiversityParamsSchema,
+  loadPack,
+  renderPackSample,
+  TemplatesParamsSchema,
+  type Pack,
+} from '../lib/templates/index.ts';
 import { corpusStats, coverage, ngramKl, TEXT_STAT_DEFINITIONS } from '../lib/text/index.ts';
 
 const HINTS = {
-  distinct_2: 'add templates, persona lines or style directives in new wording; repeated phrasing across templates lowers distinct-2',
+  distinct_2:
+    'add templates, persona lines or style directives in new wording; repeated phrasing across templates lowers distinct-2',
   kl: 'pack_v2 reads too much like pack_v1: write new phrasing rather than editing the v1 templates',
   roles: 'add roles to templates/pack_v2/roles.json, each with its own persona lines (seeds 000: ≥ 4 roles)',
   styles: 'add styles to templates/pack_v2/styles.json, each with its own directive lines (seeds 000: ≥ 3 styles)',
-  templates: 'write more templates of this category in templates/pack_v2 (seeds 000: ≥ 6 per category math / multihop / clarify)',
+  templates:
+    'write more templates of this category in templates/pack_v2 (seeds 000: ≥ 6 per category math / multihop / clarify)',
 };
 
 export default defineRule({
@@ -27,11 +35,22 @@ export default defineRule({
     const { templates: t, diversity: d } = ctx.params;
     const v1 = await loadPack(ctx.inputs('v1'), ctx.root);
     const v2 = await loadPack(ctx.inputs('v2'), ctx.root);
-    if (v1.name !== t.baseline) throw new RuleError(`diversity_report: the v1 inputs are pack ${JSON.stringify(v1.name)}, but templates.baseline is ${JSON.stringify(t.baseline)}`);
-    if (v2.name !== t.pack) throw new RuleError(`diversity_report: the v2 inputs are pack ${JSON.stringify(v2.name)}, but templates.pack is ${JSON.stringify(t.pack)}`);
+    if (v1.name !== t.baseline)
+      throw new RuleError(
+        `diversity_report: the v1 inputs are pack ${JSON.stringify(v1.name)}, but templates.baseline is ${JSON.stringify(t.baseline)}`,
+      );
+    if (v2.name !== t.pack)
+      throw new RuleError(
+        `diversity_report: the v2 inputs are pack ${JSON.stringify(v2.name)}, but templates.pack is ${JSON.stringify(t.pack)}`,
+      );
 
-    const render = (pack: Pack, salt: string) => renderPackSample(pack, d.renderings, ctx.rng(deriveSeed(d.seed, salt)));
-    const statOpts = { batchSize: d.batch_size, maxBatches: Math.ceil(d.renderings / d.batch_size), zipfMaxRank: d.zipf_max_rank };
+    const render = (pack: Pack, salt: string) =>
+      renderPackSample(pack, d.renderings, ctx.rng(deriveSeed(d.seed, salt)));
+    const statOpts = {
+      batchSize: d.batch_size,
+      maxBatches: Math.ceil(d.renderings / d.batch_size),
+      zipfMaxRank: d.zipf_max_rank,
+    };
     const r1 = render(v1, 'v1');
     const r2 = render(v2, 'v2');
     const s1 = corpusStats(r1.docs, { ...statOpts, rng: ctx.rng(deriveSeed(d.seed, 'batches')) });
@@ -44,20 +63,34 @@ export default defineRule({
       name: pack.name,
       files: pack.files,
       templates: Object.fromEntries(Object.entries(pack.templatesByCategory).map(([c, ts]) => [c, ts.length])),
-      roles: coverage(pack.roles.map((x) => x.id), r.roles),
-      styles: coverage(pack.styles.map((x) => x.id), r.styles),
+      roles: coverage(
+        pack.roles.map((x) => x.id),
+        r.roles,
+      ),
+      styles: coverage(
+        pack.styles.map((x) => x.id),
+        r.styles,
+      ),
       stats: s,
     });
     const perCategory = t.categories.map((c) => [c, v2.templatesByCategory[c]?.length ?? 0] as const);
-    const roles = coverage(v2.roles.map((x) => x.id), r2.roles);
-    const styles = coverage(v2.styles.map((x) => x.id), r2.styles);
+    const roles = coverage(
+      v2.roles.map((x) => x.id),
+      r2.roles,
+    );
+    const styles = coverage(
+      v2.styles.map((x) => x.id),
+      r2.styles,
+    );
     const round = (x: number) => Number(x.toFixed(4));
     const checks = [
       check('distinct_2', round(s2.distinct_2.mean), '>=', d.min_distinct_2, HINTS.distinct_2),
       check(`kl${d.kl.n}_v2_vs_v1`, round(kl), '>=', d.min_kl, HINTS.kl),
       check('roles', roles.count, '>=', d.min_roles, HINTS.roles),
       check('styles', styles.count, '>=', d.min_styles, HINTS.styles),
-      ...perCategory.map(([c, count]) => check(`templates_${c}`, count, '>=', d.min_templates_per_category, HINTS.templates)),
+      ...perCategory.map(([c, count]) =>
+        check(`templates_${c}`, count, '>=', d.min_templates_per_category, HINTS.templates),
+      ),
     ];
     ctx.progress(2, 2, 'packs');
     const counts = perCategory.map(([c, count]) => `${c} ${count}`).join(', ');

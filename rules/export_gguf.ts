@@ -25,7 +25,12 @@ export default defineRule({
     const index = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8')) as ModelIndex;
     const policy = await loadPolicy(dir);
     const content = policyGgufContent(policy, {
-      name: 'rc1-policy', actions: index.actions, featureNames: index.feature_names, env: index.env, step: meta.step, configHash: meta.config_hash,
+      name: 'rc1-policy',
+      actions: index.actions,
+      featureNames: index.feature_names,
+      env: index.env,
+      step: meta.step,
+      configHash: meta.config_hash,
     });
     const out = ctx.outputPath('model');
     const file = ctx.output('model');
@@ -33,14 +38,26 @@ export default defineRule({
     const layout = writeGguf(file, content);
     ctx.progress(1, 2, 'steps');
     const v = await verifyGguf(file, content);
-    if (!v.ok) throw new RuleError(`${ctx.target}: ${out} does not read back as written (${GGUF_PARSER}):\n  ${v.differences.join('\n  ')}`);
+    if (!v.ok)
+      throw new RuleError(
+        `${ctx.target}: ${out} does not read back as written (${GGUF_PARSER}):\n  ${v.differences.join('\n  ')}`,
+      );
     const worst = await ggmlForwardDifference(file, policy, OBSERVATIONS, 20250820);
-    if (!(worst <= FORWARD_TOLERANCE)) throw new RuleError(`${ctx.target}: ${out}: a forward pass through its tensors as ggml multiplies them differs from the policy's by ${worst} in log-probability (tolerance ${FORWARD_TOLERANCE})`);
+    if (!(worst <= FORWARD_TOLERANCE))
+      throw new RuleError(
+        `${ctx.target}: ${out}: a forward pass through its tensors as ggml multiplies them differs from the policy's by ${worst} in log-probability (tolerance ${FORWARD_TOLERANCE})`,
+      );
     ctx.progress(2, 2, 'steps');
     const params = content.tensors.reduce((a, t) => a + t.data.length, 0);
     for (const t of v.readBack.tensors) ctx.log(`${t.name}: ne [${t.shape.join(', ')}] F32 at data offset ${t.offset}`);
-    ctx.log(`read back by ${GGUF_PARSER}: GGUF v${v.readBack.version}, ${v.readBack.metadataKeys.length} metadata keys, tensor data at byte ${v.readBack.tensorDataOffset}; metadata, shapes, types and data bytes match`);
-    ctx.log(`forward pass through the file's tensors as ggml computes it (y = W x + b, W ne = [n_in, n_out]) on ${OBSERVATIONS} seeded observations: max |Δ log-prob| vs the policy ${worst}`);
-    return { summary: `${out}: ${content.tensors.length} tensors, ${params} parameters, ${layout.size} bytes, from ${name} (step ${meta.step}); verified by reading it back with ${GGUF_PARSER}` };
+    ctx.log(
+      `read back by ${GGUF_PARSER}: GGUF v${v.readBack.version}, ${v.readBack.metadataKeys.length} metadata keys, tensor data at byte ${v.readBack.tensorDataOffset}; metadata, shapes, types and data bytes match`,
+    );
+    ctx.log(
+      `forward pass through the file's tensors as ggml computes it (y = W x + b, W ne = [n_in, n_out]) on ${OBSERVATIONS} seeded observations: max |Δ log-prob| vs the policy ${worst}`,
+    );
+    return {
+      summary: `${out}: ${content.tensors.length} tensors, ${params} parameters, ${layout.size} bytes, from ${name} (step ${meta.step}); verified by reading it back with ${GGUF_PARSER}`,
+    };
   },
 });

@@ -20,7 +20,8 @@ export default defineRule({
   async run(ctx) {
     const cfg = ctx.params.scoring.not_simulated;
     const round = ctx.args.round ?? 1;
-    if (round !== 1 && round !== 2) throw new RuleError(`${ctx.target}: args.round must be 1 or 2, got ${JSON.stringify(round)}`);
+    if (round !== 1 && round !== 2)
+      throw new RuleError(`${ctx.target}: args.round must be 1 or 2, got ${JSON.stringify(round)}`);
     const threshold = round === 1 ? cfg.max_cache_hit_rate.round1 : cfg.max_cache_hit_rate.round2;
     const file = ctx.input('scores');
     const records = await readScores(file);
@@ -29,7 +30,12 @@ export default defineRule({
     const window = scored.slice(-cfg.window);
     let samples = 0;
     let cached = 0;
-    for (const r of window) for (const s of r.samples) if (s.ok) { samples++; if (s.cached) cached++; }
+    for (const r of window)
+      for (const s of r.samples)
+        if (s.ok) {
+          samples++;
+          if (s.cached) cached++;
+        }
     const hitRate = samples === 0 ? null : cached / samples;
 
     let heuristic = 0;
@@ -46,17 +52,36 @@ export default defineRule({
     }
 
     let checks: Check[] = [
-      check(`cache_hit_rate_last_${cfg.window}`, hitRate, '<', threshold,
-        `round ${round}: nearly every recent score came from the cache; a stub or a stale cache is the likely cause: rescore (rc1-build scorecache invalidate --spec …) or check REWARD_LIVE_MODE`),
-      check('heuristic_samples', heuristic, '==', 0, 'scores from the heuristic (or another non-live) provider: run with RUN_MODE=prod and the live judge configured (REWARD_LIVE_MODE=1, API key set)'),
+      check(
+        `cache_hit_rate_last_${cfg.window}`,
+        hitRate,
+        '<',
+        threshold,
+        `round ${round}: nearly every recent score came from the cache; a stub or a stale cache is the likely cause: rescore (rc1-build scorecache invalidate --spec …) or check REWARD_LIVE_MODE`,
+      ),
+      check(
+        'heuristic_samples',
+        heuristic,
+        '==',
+        0,
+        'scores from the heuristic (or another non-live) provider: run with RUN_MODE=prod and the live judge configured (REWARD_LIVE_MODE=1, API key set)',
+      ),
       check('live_samples', live, '>=', 1, 'no score came from a live judge: configure scoring_live and the API key'),
     ];
     if (ctx.profile !== 'prod') checks = checks.map((c) => waive(c, 'profile dev'));
     return {
       checks,
       report: {
-        round, window: cfg.window, max_cache_hit_rate: threshold, records: records.length, window_records: window.length,
-        window_samples: samples, window_cached: cached, cache_hit_rate: hitRate, heuristic_samples: heuristic, live_samples: live,
+        round,
+        window: cfg.window,
+        max_cache_hit_rate: threshold,
+        records: records.length,
+        window_records: window.length,
+        window_samples: samples,
+        window_cached: cached,
+        cache_hit_rate: hitRate,
+        heuristic_samples: heuristic,
+        live_samples: live,
         providers: Object.fromEntries([...providers.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       },
       summary: `round ${round}: cache hit rate ${hitRate === null ? 'n/a' : hitRate.toFixed(3)} over the last ${window.length} scores, ${heuristic} heuristic samples${ctx.profile !== 'prod' ? ' (waived: profile dev)' : ''}`,

@@ -24,9 +24,30 @@ import { PoolParamsSchema } from '../lib/pool/index.ts';
 import { readScenarios } from '../lib/rollouts/index.ts';
 import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
 import {
-  assertStartedFromSft, BASELINE_NAMES, baselineActor, builtInCheckpoint, checkpointDirOf, comparePolicies, comparisonSummary, drawLearningCurve, evaluatePolicy, heldOutSet, loadPolicy,
-  policyRows, PPO_EVAL_DEFINITIONS, ppoEvalSchema, readCurve, readWeights, resolveTrainConfig, scenarioSpec, trainSectionSchema, underspecifiedTwins,
-  type Actor, type PolicyRows, type ScenarioInfo, type SeedRun,
+  assertStartedFromSft,
+  BASELINE_NAMES,
+  baselineActor,
+  builtInCheckpoint,
+  checkpointDirOf,
+  comparePolicies,
+  comparisonSummary,
+  drawLearningCurve,
+  evaluatePolicy,
+  heldOutSet,
+  loadPolicy,
+  policyRows,
+  PPO_EVAL_DEFINITIONS,
+  ppoEvalSchema,
+  readCurve,
+  readWeights,
+  resolveTrainConfig,
+  scenarioSpec,
+  trainSectionSchema,
+  underspecifiedTwins,
+  type Actor,
+  type PolicyRows,
+  type ScenarioInfo,
+  type SeedRun,
 } from '../lib/train/index.ts';
 
 /** KL(p ‖ q) of two categorical distributions given as log-probabilities. */
@@ -56,31 +77,55 @@ export default defineRule({
     const seeds = ctx.params.ppo.seeds;
     const runs = seeds.map((seed) => {
       const dir = join(ckDir, `seed_${seed}`);
-      if (!existsSync(dir)) throw new RuleError(`${ctx.target}: ${basename(ckDir)}/seed_${seed}/ is missing: the train target makes one run per seed of ppo.seeds (rebuild train)`);
+      if (!existsSync(dir))
+        throw new RuleError(
+          `${ctx.target}: ${basename(ckDir)}/seed_${seed}/ is missing: the train target makes one run per seed of ppo.seeds (rebuild train)`,
+        );
       return { seed, dir, ck: builtInCheckpoint(dir, 'latest', ctx.target), metrics: join(dir, 'metrics.jsonl') };
     });
-    const sftIndex = ctx.inputs('sft').map((p) => (basename(p) === 'model.json' ? p : join(p, 'model.json'))).find((p) => existsSync(p));
-    if (!sftIndex) throw new RuleError(`${ctx.target}: the \`sft\` input holds no model.json (declare target('sft'), whose output is checkpoints/sft/)`);
+    const sftIndex = ctx
+      .inputs('sft')
+      .map((p) => (basename(p) === 'model.json' ? p : join(p, 'model.json')))
+      .find((p) => existsSync(p));
+    if (!sftIndex)
+      throw new RuleError(
+        `${ctx.target}: the \`sft\` input holds no model.json (declare target('sft'), whose output is checkpoints/sft/)`,
+      );
     assertStartedFromSft(dirname(sftIndex), runs, ctx.target, ctx.root);
     const sft = await loadPolicy(dirname(sftIndex));
     const trained = await Promise.all(runs.map((r) => loadPolicy(r.ck.dir)));
     const [shadowFile, ...more] = ctx.inputs('shadow');
-    if (!shadowFile || more.length) throw new RuleError(`${ctx.target}: the \`shadow\` input must be the shadow set's scenarios JSONL alone (declare target('shadow_set', 'scenarios'))`);
+    if (!shadowFile || more.length)
+      throw new RuleError(
+        `${ctx.target}: the \`shadow\` input must be the shadow set's scenarios JSONL alone (declare target('shadow_set', 'scenarios'))`,
+      );
     const shadow = await readScenarios([shadowFile], ctx.root);
     const [weightsFile, ...moreWeights] = ctx.inputs('weights');
-    if (!weightsFile || moreWeights.length) throw new RuleError(`${ctx.target}: the \`weights\` input must be the weights file alone (declare target('weights', 'weights'))`);
+    if (!weightsFile || moreWeights.length)
+      throw new RuleError(
+        `${ctx.target}: the \`weights\` input must be the weights file alone (declare target('weights', 'weights'))`,
+      );
     const weights = await readWeights(weightsFile, 'configs/weights.json');
     ctx.progress(1, 5, 'steps');
 
     let twins: ReturnType<typeof underspecifiedTwins> = { scenarios: [], skipped: [] };
     if (cfg.twins) {
       const held = new Set(shadow.map((s) => s.source_id));
-      const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
+      const files = ctx
+        .inputs('raw')
+        .filter((f) => dataFileFormat(f) !== null)
+        .sort();
       const loaded = await loadSources(files, { onError: ctx.params.data.on_error, root: ctx.root });
       const items: SourceItem[] = loaded.items.filter((i) => held.has(i.source_id));
-      if (items.length !== held.size) throw new RuleError(`${ctx.target}: the raw datasets hold ${items.length} of the shadow set's ${held.size} source items: the twins need them all (same data/raw as shadow_set?)`);
+      if (items.length !== held.size)
+        throw new RuleError(
+          `${ctx.target}: the raw datasets hold ${items.length} of the shadow set's ${held.size} source items: the twins need them all (same data/raw as shadow_set?)`,
+        );
       const pack = await loadPack(ctx.inputs('v2'), ctx.root);
-      if (pack.name !== ctx.params.templates.pack) throw new RuleError(`${ctx.target}: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(ctx.params.templates.pack)}`);
+      if (pack.name !== ctx.params.templates.pack)
+        throw new RuleError(
+          `${ctx.target}: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(ctx.params.templates.pack)}`,
+        );
       twins = underspecifiedTwins(items, pack, pool, cfg.seed, shadow.length, (seed) => ctx.rng(seed));
     }
     ctx.signal.throwIfAborted();
@@ -91,28 +136,67 @@ export default defineRule({
     const shadowBucket = new Map(shadow.map((sc) => [sc.source_id, set.bucket.get(sc.id)]));
     const specs = set.scenarios.map(scenarioSpec);
     const info: ScenarioInfo[] = set.scenarios.map((sc) => ({
-      id: sc.id, cluster: sc.source_id, needsClarification: sc.needs_clarification,
+      id: sc.id,
+      cluster: sc.source_id,
+      needsClarification: sc.needs_clarification,
       hardQa: (sc.task === 'hotpotqa' || sc.task === 'strategyqa') && shadowBucket.get(sc.source_id) === 'hard',
     }));
     const samples = cfg.actions === 'greedy' ? 1 : cfg.samples;
-    const env = { weights, reward: { ...train.reward }, noise: { ...train.env.noise }, maxTurns: train.env.max_turns, greedy: cfg.actions === 'greedy' };
-    const play = (actor: Actor): PolicyRows => policyRows(info, Array.from({ length: samples }, (_, i) => evaluatePolicy(actor, specs, { ...env, seed: deriveSeed(cfg.seed, `episode-set:${i}`) }).episodes).flat());
+    const env = {
+      weights,
+      reward: { ...train.reward },
+      noise: { ...train.env.noise },
+      maxTurns: train.env.max_turns,
+      greedy: cfg.actions === 'greedy',
+    };
+    const play = (actor: Actor): PolicyRows =>
+      policyRows(
+        info,
+        Array.from(
+          { length: samples },
+          (_, i) => evaluatePolicy(actor, specs, { ...env, seed: deriveSeed(cfg.seed, `episode-set:${i}`) }).episodes,
+        ).flat(),
+      );
     const sftRows = play(sft);
     ctx.progress(3, 5, 'steps');
     const seedRuns: SeedRun[] = runs.map((r, k) => {
       const policy = trained[k]!;
       let kl = 0;
       let n = 0;
-      const measured: Actor = { maxTurns: policy.maxTurns, logProbs: (obs, off) => { const lp = policy.logProbs(obs, off); kl += klOf(lp, sft.logProbs(obs, off)); n += 1; return lp; } };
+      const measured: Actor = {
+        maxTurns: policy.maxTurns,
+        logProbs: (obs, off) => {
+          const lp = policy.logProbs(obs, off);
+          kl += klOf(lp, sft.logProbs(obs, off));
+          n += 1;
+          return lp;
+        },
+      };
       const rows = play(measured);
       const curve = readCurve(r.metrics);
       const noRollout = curve.find((p) => p.kl_rollout === null);
-      if (curve.length === 0 || noRollout) throw new RuleError(`${ctx.target}: ${relative(ctx.root, r.metrics)} ${noRollout ? `has no kl_rollout at step ${noRollout.step}` : 'has no step'}: the KL check needs the rollout KL of every step (a run by an older trainer: rebuild with --force train)`);
-      return { seed: r.seed, rows, klRolloutMax: Math.max(...curve.map((p) => p.kl_rollout!)), klPostUpdateMax: Math.max(...curve.map((p) => p.kl ?? 0)), klEval: n === 0 ? 0 : kl / n };
+      if (curve.length === 0 || noRollout)
+        throw new RuleError(
+          `${ctx.target}: ${relative(ctx.root, r.metrics)} ${noRollout ? `has no kl_rollout at step ${noRollout.step}` : 'has no step'}: the KL check needs the rollout KL of every step (a run by an older trainer: rebuild with --force train)`,
+        );
+      return {
+        seed: r.seed,
+        rows,
+        klRolloutMax: Math.max(...curve.map((p) => p.kl_rollout!)),
+        klPostUpdateMax: Math.max(...curve.map((p) => p.kl ?? 0)),
+        klEval: n === 0 ? 0 : kl / n,
+      };
     });
     const baselines = BASELINE_NAMES.map((name) => ({ name, rows: play(baselineActor(name, train.env.max_turns)) }));
     ctx.signal.throwIfAborted();
-    const cmp = comparePolicies({ scenarios: info, sft: sftRows, seeds: seedRuns, baselines, cfg, targetKl: train.ppo.target_kl });
+    const cmp = comparePolicies({
+      scenarios: info,
+      sft: sftRows,
+      seeds: seedRuns,
+      baselines,
+      cfg,
+      targetKl: train.ppo.target_kl,
+    });
     ctx.log(`ppo_eval table:\n${cmp.table_markdown}`);
     ctx.progress(4, 5, 'steps');
 
@@ -120,8 +204,17 @@ export default defineRule({
     const png = ctx.output('curve');
     mkdirSync(dirname(png), { recursive: true });
     const last = points.at(-1);
-    writeFileSync(png, drawLearningCurve(points, `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`));
-    const klCurves = runs.map((r) => ({ seed: r.seed, points: readCurve(r.metrics).map((p) => ({ step: p.step, kl_rollout: p.kl_rollout, kl_post_update: p.kl })) }));
+    writeFileSync(
+      png,
+      drawLearningCurve(
+        points,
+        `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`,
+      ),
+    );
+    const klCurves = runs.map((r) => ({
+      seed: r.seed,
+      points: readCurve(r.metrics).map((p) => ({ step: p.step, kl_rollout: p.kl_rollout, kl_post_update: p.kl })),
+    }));
     ctx.progress(5, 5, 'steps');
 
     const counts: Record<string, Record<string, number>> = {};
@@ -131,23 +224,49 @@ export default defineRule({
       const b = set.bucket.get(s.id) ?? 'none';
       counts[key]![b] = (counts[key]![b] ?? 0) + 1;
     }
-    const describe = (c: { name: string; meta: { step: number; config_hash: string; files: Record<string, string> } }) => ({ checkpoint: c.name, step: c.meta.step, config_hash: c.meta.config_hash, model_bin_sha256: c.meta.files['model.bin'] ?? null });
+    const describe = (c: {
+      name: string;
+      meta: { step: number; config_hash: string; files: Record<string, string> };
+    }) => ({
+      checkpoint: c.name,
+      step: c.meta.step,
+      config_hash: c.meta.config_hash,
+      model_bin_sha256: c.meta.files['model.bin'] ?? null,
+    });
     return {
       checks: cmp.checks,
       summary: comparisonSummary(cmp),
       report: {
-        environment: 'simulated-dialogue-v2: a simulation built from the data (lib/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
+        environment:
+          'simulated-dialogue-v2: a simulation built from the data (lib/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
         definitions: PPO_EVAL_DEFINITIONS,
         thresholds: cfg.thresholds,
-        policies: { sft: { model: relative(ctx.root, dirname(sftIndex)), hidden: sft.shape.hidden }, seeds: runs.map((r) => ({ seed: r.seed, ...describe(r.ck) })), baselines: BASELINE_NAMES },
-        eval_set: { scenarios: set.scenarios.length, items: cmp.items, episodes_per_policy: set.scenarios.length * samples, actions: cfg.actions, seed: cfg.seed, notes: set.notes, counts_by_set_task_bucket: counts },
+        policies: {
+          sft: { model: relative(ctx.root, dirname(sftIndex)), hidden: sft.shape.hidden },
+          seeds: runs.map((r) => ({ seed: r.seed, ...describe(r.ck) })),
+          baselines: BASELINE_NAMES,
+        },
+        eval_set: {
+          scenarios: set.scenarios.length,
+          items: cmp.items,
+          episodes_per_policy: set.scenarios.length * samples,
+          actions: cfg.actions,
+          seed: cfg.seed,
+          notes: set.notes,
+          counts_by_set_task_bucket: counts,
+        },
         table: cmp.table,
         table_markdown: cmp.table_markdown,
         gains: cmp.gains,
         negative_control: cmp.negative_control,
         best_baseline: cmp.best_baseline,
         kl: { ...cmp.kl, bound: cfg.thresholds.max_kl_over_target * train.ppo.target_kl, curves: klCurves },
-        learning_curve: { path: ctx.outputPath('curve'), seed: runs[0]!.seed, points: points.length, metrics: join('checkpoints', 'rc1', `seed_${runs[0]!.seed}`, 'metrics.jsonl') },
+        learning_curve: {
+          path: ctx.outputPath('curve'),
+          seed: runs[0]!.seed,
+          points: points.length,
+          metrics: join('checkpoints', 'rc1', `seed_${runs[0]!.seed}`, 'metrics.jsonl'),
+        },
       },
     };
   },

@@ -12,7 +12,16 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { defineRule } from 'rc1-build';
 import {
-  diskCheck, diskLogLine, freeDiskGiB, okLines, ppoChecks, ppoSchema, preflightSchema, rewardSchema, sha256File, weightsChecks,
+  diskCheck,
+  diskLogLine,
+  freeDiskGiB,
+  okLines,
+  ppoChecks,
+  ppoSchema,
+  preflightSchema,
+  rewardSchema,
+  sha256File,
+  weightsChecks,
 } from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
@@ -29,12 +38,18 @@ export default defineRule({
     const weightsFile = ctx.input('weights');
     const ppoFiles = ctx.inputs('ppo_config');
     const { ppo, preflight, reward, pool } = ctx.params;
-    const w = weightsChecks(readFileSync(weightsFile), { sumTolerance: preflight.weights.sum_tolerance, maxWeight: preflight.weights.max_weight });
+    const w = weightsChecks(readFileSync(weightsFile), {
+      sumTolerance: preflight.weights.sum_tolerance,
+      maxWeight: preflight.weights.max_weight,
+    });
     const ppoCs = ppoChecks(ppo, { preflight, poolMix: pool.mix, rewardBeta: reward.beta, profile: ctx.profile });
     const free = freeDiskGiB(ctx.root);
     const disk = diskCheck(free, preflight.min_free_disk_gb);
     ctx.log(diskLogLine(free, preflight.min_free_disk_gb));
-    const lines = okLines({ weights: w.checks, ppo: ppoCs, disk: { ...disk, minGiB: preflight.min_free_disk_gb } }, w.sha256);
+    const lines = okLines(
+      { weights: w.checks, ppo: ppoCs, disk: { ...disk, minGiB: preflight.min_free_disk_gb } },
+      w.sha256,
+    );
     for (const l of lines) ctx.log(l);
     ctx.progress(1, 1);
     return {
@@ -42,8 +57,18 @@ export default defineRule({
       report: {
         lines,
         weights: { path: relative(ctx.root, weightsFile), sha256: w.sha256, weights: w.weights },
-        ppo_config: { files: ppoFiles.map((f) => ({ path: relative(ctx.root, f), sha256: sha256File(f) })), effective: ppo },
-        disk: { path: '.', min_free_gib: preflight.min_free_disk_gb, above_min: disk.pass, unit: 'GiB (2^30 bytes)', measured: 'statfs of the workspace when the gate ran (not part of its key); the figure is in the log, not here, so the report is the same on every machine' },
+        ppo_config: {
+          files: ppoFiles.map((f) => ({ path: relative(ctx.root, f), sha256: sha256File(f) })),
+          effective: ppo,
+        },
+        disk: {
+          path: '.',
+          min_free_gib: preflight.min_free_disk_gb,
+          above_min: disk.pass,
+          unit: 'GiB (2^30 bytes)',
+          measured:
+            'statfs of the workspace when the gate ran (not part of its key); the figure is in the log, not here, so the report is the same on every machine',
+        },
       },
       summary: lines.join('; ') || 'no OK line: see the failed checks',
     };

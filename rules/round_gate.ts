@@ -12,7 +12,15 @@
 import { readFileSync, statSync } from 'node:fs';
 import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
-import { parseGateReport, preflightSchema, round1, round2, sha256Of, type Artifact, type GateReport } from '../lib/evaluation/index.ts';
+import {
+  parseGateReport,
+  preflightSchema,
+  round1,
+  round2,
+  sha256Of,
+  type Artifact,
+  type GateReport,
+} from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
 export default defineRule({
@@ -21,7 +29,8 @@ export default defineRule({
   params: z.object({ preflight: z.object({ rounds: preflightSchema.shape.rounds }) }),
   async run(ctx) {
     const round = ctx.args.round;
-    if (round !== 1 && round !== 2) throw new RuleError(`${ctx.target}: args.round must be 1 or 2, got ${JSON.stringify(round)}`);
+    if (round !== 1 && round !== 2)
+      throw new RuleError(`${ctx.target}: args.round must be 1 or 2, got ${JSON.stringify(round)}`);
     const reports: GateReport[] = [];
     const artifacts: Artifact[] = [];
     const read = (file: string, asReport: boolean): GateReport | null => {
@@ -32,7 +41,10 @@ export default defineRule({
       if (!rep) artifacts.push({ path, sha256, bytes: statSync(file).size });
       return rep;
     };
-    for (const f of ctx.inputs('reports')) { const r = read(f, true); if (r) reports.push(r); }
+    for (const f of ctx.inputs('reports')) {
+      const r = read(f, true);
+      if (r) reports.push(r);
+    }
     for (const f of ctx.inputs('artifacts')) read(f, false);
     artifacts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const required = round === 1 ? ctx.params.preflight.rounds.round1 : ctx.params.preflight.rounds.round2;
@@ -44,9 +56,13 @@ export default defineRule({
       const files = ctx.inputs('round1');
       const bytes = files.length === 1 ? readFileSync(files[0]!) : null;
       const r1 = bytes ? parseGateReport(relative(ctx.root, files[0]!), sha256Of(bytes), bytes.toString('utf8')) : null;
-      if (!r1) throw new RuleError(`${ctx.target}: the round1 input group must hold the round-1 report (one gate report JSON)`);
+      if (!r1)
+        throw new RuleError(
+          `${ctx.target}: the round1 input group must hold the round-1 report (one gate report JSON)`,
+        );
       const vouched = (JSON.parse(bytes!.toString('utf8')) as { vouched?: Record<string, string> }).vouched;
-      if (!vouched) throw new RuleError(`${relative(ctx.root, files[0]!)}: no "vouched" map: not a round-1 report of this rule`);
+      if (!vouched)
+        throw new RuleError(`${relative(ctx.root, files[0]!)}: no "vouched" map: not a round-1 report of this rule`);
       res = round2({ profile: ctx.profile, reports, artifacts, required, round1: r1, round1Vouched: vouched });
     }
     ctx.progress(2, 2, 'steps');

@@ -21,10 +21,28 @@ import { defineRule, RuleError } from 'rc1-build';
 import { toJsonl } from '../lib/data/index.ts';
 import { readValidated, rolloutSchema, type Rollout } from '../lib/rollouts/index.ts';
 import {
-  PROMPT_VERSION, RUBRIC_VERSION, aggregateConfigSchema, createProvider, createRateLimiter, formatProviderFailure, heuristicConfigSchema,
-  judgeConfigSchema, judgeSpec, limiterOptionsFromConfig, liveViolation, openScoreCache, promptKey, resolveEndpoint, scoreItems, specHash,
-  toScoreItem, toScoreRecord,
-  type RateLimiter, type ScoreCache, type ScoreRecord, type UnstableItemRecord,
+  PROMPT_VERSION,
+  RUBRIC_VERSION,
+  aggregateConfigSchema,
+  createProvider,
+  createRateLimiter,
+  formatProviderFailure,
+  heuristicConfigSchema,
+  judgeConfigSchema,
+  judgeSpec,
+  limiterOptionsFromConfig,
+  liveViolation,
+  openScoreCache,
+  promptKey,
+  resolveEndpoint,
+  scoreItems,
+  specHash,
+  toScoreItem,
+  toScoreRecord,
+  type RateLimiter,
+  type ScoreCache,
+  type ScoreRecord,
+  type UnstableItemRecord,
 } from '../lib/scoring/index.ts';
 import { z } from 'zod';
 
@@ -37,7 +55,9 @@ export default defineRule({
   name: 'scores',
   version: 1,
   params: z.object({
-    scoring: z.object({ judge: judgeConfigSchema, aggregate: aggregateConfigSchema, heuristic: heuristicConfigSchema }).strict(),
+    scoring: z
+      .object({ judge: judgeConfigSchema, aggregate: aggregateConfigSchema, heuristic: heuristicConfigSchema })
+      .strict(),
     scoring_live: z.unknown().optional(),
   }),
   async run(ctx) {
@@ -48,22 +68,38 @@ export default defineRule({
     for (const f of ctx.inputs('rollouts')) {
       for (const { at, value } of await readValidated(f, rolloutSchema, ctx.root)) {
         const first = seen.get(value.rollout_id);
-        if (first) throw new RuleError(`${at.file}:${at.line}: rollout_id ${value.rollout_id} was already read at ${first}: rollout ids must be unique across the rollouts inputs`);
+        if (first)
+          throw new RuleError(
+            `${at.file}:${at.line}: rollout_id ${value.rollout_id} was already read at ${first}: rollout ids must be unique across the rollouts inputs`,
+          );
         seen.set(value.rollout_id, `${at.file}:${at.line}`);
         rollouts.push(value);
       }
     }
 
-    const choice = createProvider({ config: ctx.params, env: ctx.env, profile: ctx.profile, heuristic: { jitter: heuristic.jitter, ambiguityJitter: heuristic.ambiguity_jitter } });
+    const choice = createProvider({
+      config: ctx.params,
+      env: ctx.env,
+      profile: ctx.profile,
+      heuristic: { jitter: heuristic.jitter, ambiguityJitter: heuristic.ambiguity_jitter },
+    });
     if (!choice.ok) throw new RuleError(formatProviderFailure(choice.failure));
     const { provider, mode, note, config: live } = choice.value;
     const endpoint = mode === 'live' && live ? resolveEndpoint(live) : null;
     const spec = judgeSpec({
-      provider: provider.provider, model: provider.model, endpoint: endpoint?.baseUrl ?? null, temperature: judge.temperature, topP: null,
-      maxTokens: endpoint?.maxTokens ?? null, responseFormat: endpoint?.responseFormat ?? null, k: judge.k,
+      provider: provider.provider,
+      model: provider.model,
+      endpoint: endpoint?.baseUrl ?? null,
+      temperature: judge.temperature,
+      topP: null,
+      maxTokens: endpoint?.maxTokens ?? null,
+      responseFormat: endpoint?.responseFormat ?? null,
+      k: judge.k,
     });
     const key = promptKey(spec);
-    ctx.log(`${note}; rubric ${RUBRIC_VERSION}, prompt ${PROMPT_VERSION}, judge spec ${specHash(spec)}; ${rollouts.length} rollouts × K=${judge.k}`);
+    ctx.log(
+      `${note}; rubric ${RUBRIC_VERSION}, prompt ${PROMPT_VERSION}, judge spec ${specHash(spec)}; ${rollouts.length} rollouts × K=${judge.k}`,
+    );
 
     let cache: ScoreCache | undefined;
     let limiter: RateLimiter | undefined;
@@ -85,22 +121,46 @@ export default defineRule({
     let run: Awaited<ReturnType<typeof scoreItems>>;
     try {
       run = await scoreItems(items, {
-        providerFor: () => provider, k: judge.k, temperature: judge.temperature, promptKey: key, signal: ctx.signal,
-        ...(cache ? { cache } : {}), ...(limiter ? { limiter } : {}),
+        providerFor: () => provider,
+        k: judge.k,
+        temperature: judge.temperature,
+        promptKey: key,
+        signal: ctx.signal,
+        ...(cache ? { cache } : {}),
+        ...(limiter ? { limiter } : {}),
         onProgress: (p) => {
           if (p.done % every !== 0 && p.done !== p.total) return;
-          if (!limiter) { ctx.progress(p.done, p.total, 'items'); return; }
+          if (!limiter) {
+            ctx.progress(p.done, p.total, 'items');
+            return;
+          }
           const lm = limiter.metrics();
-          ctx.progress(p.done, p.total, `items (rps ${lm.rps.toFixed(1)}, 429 ${(100 * lm['429_rate']).toFixed(1)}%, p95 ${Math.round(lm.p95_latency_ms)} ms, cache hits ${p.cacheHits}, failures ${p.failures})`);
+          ctx.progress(
+            p.done,
+            p.total,
+            `items (rps ${lm.rps.toFixed(1)}, 429 ${(100 * lm['429_rate']).toFixed(1)}%, p95 ${Math.round(lm.p95_latency_ms)} ms, cache hits ${p.cacheHits}, failures ${p.failures})`,
+          );
         },
       });
       for (const res of run.results) {
-        const r = toScoreRecord(res, { unstableVariance: aggregate.unstable_variance, unstableWeight: aggregate.unstable_weight });
+        const r = toScoreRecord(res, {
+          unstableVariance: aggregate.unstable_variance,
+          unstableWeight: aggregate.unstable_weight,
+        });
         records.push(r.record);
         if (r.unstable) {
           unstable.push(r.unstable);
           // For `scorecache replay-bad`: the unstable item's samples are set aside and asked again.
-          cache?.markUnstable({ provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: key, itemHash: r.unstable.item_hash }, r.unstable.item_variance);
+          cache?.markUnstable(
+            {
+              provider: provider.provider,
+              model: provider.model,
+              rubricVersion: RUBRIC_VERSION,
+              promptVersion: key,
+              itemHash: r.unstable.item_hash,
+            },
+            r.unstable.item_variance,
+          );
         }
       }
     } finally {
@@ -109,15 +169,22 @@ export default defineRule({
     const m = run.metrics;
 
     if (ctx.profile === 'prod') {
-      const bad = liveViolation(run.results.flatMap((res) => res.samples.flatMap((s) => (s ? [{ ...s, itemId: res.item.id }] : []))));
+      const bad = liveViolation(
+        run.results.flatMap((res) => res.samples.flatMap((s) => (s ? [{ ...s, itemId: res.item.id }] : []))),
+      );
       if (bad) throw new RuleError(`scoring: ${bad}`);
     }
     const failedShare = m.items === 0 ? 0 : m.failed_items / m.items;
     if (failedShare > judge.max_failed_share) {
       const first = run.results.find((r) => r.status === 'failed');
-      const why = first && first.status === 'failed' ? `${first.item.id}: ${first.failures[0]?.error ?? 'incomplete'}` : '';
-      const resume = cache ? '. Every successful sample is in the score cache: a rerun asks only for the missing ones' : '';
-      throw new RuleError(`scoring: ${m.failed_items} of ${m.items} items ended failed (share ${failedShare.toFixed(4)} > scoring.judge.max_failed_share ${judge.max_failed_share}); first: ${why}${resume}`);
+      const why =
+        first && first.status === 'failed' ? `${first.item.id}: ${first.failures[0]?.error ?? 'incomplete'}` : '';
+      const resume = cache
+        ? '. Every successful sample is in the score cache: a rerun asks only for the missing ones'
+        : '';
+      throw new RuleError(
+        `scoring: ${m.failed_items} of ${m.items} items ended failed (share ${failedShare.toFixed(4)} > scoring.judge.max_failed_share ${judge.max_failed_share}); first: ${why}${resume}`,
+      );
     }
 
     const timed = m.live_calls > 0;
@@ -125,7 +192,12 @@ export default defineRule({
     const metrics = {
       profile: ctx.profile,
       mode,
-      provider: { provider: provider.provider, model: provider.model, live: provider.live, billable: provider.billable },
+      provider: {
+        provider: provider.provider,
+        model: provider.model,
+        live: provider.live,
+        billable: provider.billable,
+      },
       rubric_version: RUBRIC_VERSION,
       prompt_version: PROMPT_VERSION,
       judge_spec: { hash: specHash(spec), cache_prompt_key: key, ...spec },
@@ -146,10 +218,16 @@ export default defineRule({
       cache_hits: m.cache_hits,
       cache_hit_rate: m.cache_hit_rate,
       failures: m.failures,
-      tokens: { prompt: m.prompt_tokens, completion: m.completion_tokens, total: m.prompt_tokens + m.completion_tokens },
+      tokens: {
+        prompt: m.prompt_tokens,
+        completion: m.completion_tokens,
+        total: m.prompt_tokens + m.completion_tokens,
+      },
       timing: timed
         ? 'measured over the live calls of this build'
-        : mode === 'live' ? 'not measured: no live call was made (every sample came from the score cache)' : 'not measured: no live call (heuristic samples are computed, not timed)',
+        : mode === 'live'
+          ? 'not measured: no live call was made (every sample came from the score cache)'
+          : 'not measured: no live call (heuristic samples are computed, not timed)',
       rps: timed ? (lm ? lm.rps : m.live_calls / Math.max(1e-9, m.wall_ms / 1000)) : null,
       '429_rate': lm ? lm['429_rate'] : null,
       avg_latency_ms: m.latency_ms?.avg ?? null,

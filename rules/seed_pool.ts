@@ -32,12 +32,18 @@ export default defineRule({
       throw new RuleError(`seed_pool: args.n must be a positive integer (the stage size), got ${JSON.stringify(n)}`);
     }
 
-    const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
+    const files = ctx
+      .inputs('raw')
+      .filter((f) => dataFileFormat(f) !== null)
+      .sort();
     if (files.length === 0) throw new RuleError('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
     const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     if (loaded.skipped > 0) ctx.log(`skipped ${loaded.skipped} malformed records (data.on_error: skip)`);
     const pack = await loadPack(ctx.inputs('v2'), ctx.root);
-    if (pack.name !== templates.pack) throw new RuleError(`seed_pool: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`);
+    if (pack.name !== templates.pack)
+      throw new RuleError(
+        `seed_pool: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`,
+      );
     const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     ctx.signal.throwIfAborted();
 
@@ -47,7 +53,11 @@ export default defineRule({
     const builder = new PoolBuilder(loaded.items, excluded, pack, poolConfig(pool), (seed) => ctx.rng(seed));
     for (const t of TASKS) {
       const e = builder.stats.eligible[t];
-      ctx.log(`${t}: ${e.items} items after the shadow set; renderable per kind: ${Object.entries(e.kinds).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+      ctx.log(
+        `${t}: ${e.items} items after the shadow set; renderable per kind: ${Object.entries(e.kinds)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+      );
     }
 
     const path = ctx.output('pool');
@@ -77,8 +87,13 @@ export default defineRule({
       closeSync(fd);
     }
     ctx.progress(n, n, 'scenarios');
-    if (builder.stats.fallbacks > 0) ctx.log(`${builder.stats.fallbacks} scenarios took another gap or item because the detail showed in the turns`);
-    const mix = TASKS.filter((t) => counts[t]).map((t) => `${t} ${counts[t]}`).join(', ');
-    return { summary: `${n} scenarios (${mix}; ${clarify} under-specified; ${builder.stats.excluded} shadow items excluded)` };
+    if (builder.stats.fallbacks > 0)
+      ctx.log(`${builder.stats.fallbacks} scenarios took another gap or item because the detail showed in the turns`);
+    const mix = TASKS.filter((t) => counts[t])
+      .map((t) => `${t} ${counts[t]}`)
+      .join(', ');
+    return {
+      summary: `${n} scenarios (${mix}; ${clarify} under-specified; ${builder.stats.excluded} shadow items excluded)`,
+    };
   },
 });

@@ -12,7 +12,11 @@ import { z } from 'zod';
 import { checkRound2 } from './train.ts';
 
 function group(ctx: RuleContext<unknown>, name: string): string[] {
-  try { return ctx.inputs(name); } catch { return []; }
+  try {
+    return ctx.inputs(name);
+  } catch {
+    return [];
+  }
 }
 
 export default defineRule({
@@ -22,11 +26,23 @@ export default defineRule({
   async run(ctx) {
     checkRound2(group(ctx, 'round2'), ctx.root);
     const config = resolveTrainConfig(ctx.params);
-    if (ctx.profile === 'prod' && config.engine === 'tfjs') throw new RuleError('sft: the built-in engine clones a policy in a simulated environment, and the prod profile allows no simulated anything: the team\'s trainer does its own SFT');
+    if (ctx.profile === 'prod' && config.engine === 'tfjs')
+      throw new RuleError(
+        "sft: the built-in engine clones a policy in a simulated environment, and the prod profile allows no simulated anything: the team's trainer does its own SFT",
+      );
     const inputs = { scenarios: group(ctx, 'scenarios'), weights: group(ctx, 'weights') };
-    const report = await runSft({ config, inputs, root: ctx.root, outDir: ctx.output('checkpoints'), signal: ctx.signal, log: (l) => ctx.log(l) });
+    const report = await runSft({
+      config,
+      inputs,
+      root: ctx.root,
+      outDir: ctx.output('checkpoints'),
+      signal: ctx.signal,
+      log: (l) => ctx.log(l),
+    });
     writeFileSync(ctx.output('report'), `${JSON.stringify({ profile: ctx.profile, ...report }, null, 2)}\n`);
     const f = report.final as { train_accuracy: number; holdout_accuracy: number | null };
-    return { summary: `behaviour cloning: accuracy ${f.train_accuracy.toFixed(3)} (held out ${f.holdout_accuracy?.toFixed(3) ?? 'n/a'})` };
+    return {
+      summary: `behaviour cloning: accuracy ${f.train_accuracy.toFixed(3)} (held out ${f.holdout_accuracy?.toFixed(3) ?? 'n/a'})`,
+    };
   },
 });

@@ -12,8 +12,22 @@
 import { relative } from 'node:path';
 import { defineRule, RuleError } from 'rc1-build';
 import {
-  REWARD_DEFINITIONS, bandsSchema, bucketsFromMetrics, dimensionsSchema, normalise, overclarSchema, ppoSchema, readItems, readWeights,
-  rewardSchema, shadowRunSchema, shadowRun, statisticsSchema, waiveInconclusiveAgreement, withBuckets, type RewardSettings,
+  REWARD_DEFINITIONS,
+  bandsSchema,
+  bucketsFromMetrics,
+  dimensionsSchema,
+  normalise,
+  overclarSchema,
+  ppoSchema,
+  readItems,
+  readWeights,
+  rewardSchema,
+  shadowRunSchema,
+  shadowRun,
+  statisticsSchema,
+  waiveInconclusiveAgreement,
+  withBuckets,
+  type RewardSettings,
 } from '../lib/evaluation/index.ts';
 import { z } from 'zod';
 
@@ -31,16 +45,20 @@ export default defineRule({
   async run(ctx) {
     const tag = ctx.args.tag;
     const from = ctx.args.reward_from ?? 'reward';
-    if (typeof tag !== 'string' || tag === '') throw new RuleError(`${ctx.target}: args.tag must name the run (round1, pre_run_check, …)`);
-    if (from !== 'reward' && from !== 'ppo') throw new RuleError(`${ctx.target}: args.reward_from must be 'reward' or 'ppo', got ${JSON.stringify(from)}`);
+    if (typeof tag !== 'string' || tag === '')
+      throw new RuleError(`${ctx.target}: args.tag must name the run (round1, pre_run_check, …)`);
+    if (from !== 'reward' && from !== 'ppo')
+      throw new RuleError(`${ctx.target}: args.reward_from must be 'reward' or 'ppo', got ${JSON.stringify(from)}`);
     const { reward, overclar, shadow_run: cfg, statistics, difficulty, ppo } = ctx.params;
-    if (from === 'ppo' && !ppo) throw new RuleError(`${ctx.target}: args.reward_from is 'ppo': declare the param 'ppo' (configs/ppo_scale.yaml)`);
+    if (from === 'ppo' && !ppo)
+      throw new RuleError(`${ctx.target}: args.reward_from is 'ppo': declare the param 'ppo' (configs/ppo_scale.yaml)`);
 
     const rollouts = ctx.inputs('rollouts');
     const scores = ctx.input('scores');
     const weightsFile = ctx.input('weights');
     const metrics = [ctx.input('metrics')];
-    if (rollouts.length === 0) throw new RuleError(`${ctx.target}: the rollouts input group is empty (declare the shadow set's rollouts JSONL)`);
+    if (rollouts.length === 0)
+      throw new RuleError(`${ctx.target}: the rollouts input group is empty (declare the shadow set's rollouts JSONL)`);
     const { items: raw, failed } = await readItems(rollouts, scores, ctx.root);
     const buckets = await bucketsFromMetrics(metrics[0]!, ctx.root, difficulty.bands, difficulty.dimensions);
     const items = withBuckets(raw, buckets);
@@ -57,12 +75,18 @@ export default defineRule({
     ctx.progress(2, 2, 'steps');
     // Outside prod, an inconclusive agreement check is waived visibly (see waiveInconclusiveAgreement).
     const checks = res.checks.map((c) => waiveInconclusiveAgreement(c, ctx.profile));
-    const overall = res.report.overall as { spearman_old_new: number; success: { rank_corr_gain: number; new: { spearman: number } } };
+    const overall = res.report.overall as {
+      spearman_old_new: number;
+      success: { rank_corr_gain: number; new: { spearman: number } };
+    };
     return {
       checks,
       report: {
         tag,
-        reward_from: from === 'ppo' ? 'ppo (configs/ppo_scale.yaml: reward.beta, use_overclar_penalty)' : 'reward (configs/evaluation.yaml)',
+        reward_from:
+          from === 'ppo'
+            ? 'ppo (configs/ppo_scale.yaml: reward.beta, use_overclar_penalty)'
+            : 'reward (configs/evaluation.yaml)',
         definitions: REWARD_DEFINITIONS,
         old_weights: old,
         new_weights: settings.weights,

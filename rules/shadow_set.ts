@@ -18,10 +18,32 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
-import { dataFileFormat, displayPath, loadSources, NotEnoughDataError, questionKey, stratifiedQuotas, TASKS } from '../lib/data/index.ts';
-import { balanceSchema, bandsSchema, dimensionsSchema, loadQwen3, metricsSchema, MetricsComputer } from '../lib/difficulty/index.ts';
+import {
+  dataFileFormat,
+  displayPath,
+  loadSources,
+  NotEnoughDataError,
+  questionKey,
+  stratifiedQuotas,
+  TASKS,
+} from '../lib/data/index.ts';
+import {
+  balanceSchema,
+  bandsSchema,
+  dimensionsSchema,
+  loadQwen3,
+  metricsSchema,
+  MetricsComputer,
+} from '../lib/difficulty/index.ts';
 import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
-import { buildShadowSet, PoolBuilder, PoolParamsSchema, poolConfig, shadowSplits, SPLITS_DEFINITION } from '../lib/pool/index.ts';
+import {
+  buildShadowSet,
+  PoolBuilder,
+  PoolParamsSchema,
+  poolConfig,
+  shadowSplits,
+  SPLITS_DEFINITION,
+} from '../lib/pool/index.ts';
 
 const SCENARIOS = 'data/shadow_eval_245.jsonl';
 const MANIFEST = 'reports/rc1/sample_manifest.json';
@@ -39,43 +61,72 @@ export default defineRule({
   name: 'shadow_set',
   version: 2,
   params: z.object({
-    shadow: z.object({
-      n: z.number().int().positive(),
-      seed: z.number().int(),
-      stratify: z.record(z.string(), z.number()),
-      /** A split of the set with fewer scenarios is reported as n/a by evaluation. */
-      min_split_n: z.number().int().positive(),
-    }).strict(),
+    shadow: z
+      .object({
+        n: z.number().int().positive(),
+        seed: z.number().int(),
+        stratify: z.record(z.string(), z.number()),
+        /** A split of the set with fewer scenarios is reported as n/a by evaluation. */
+        min_split_n: z.number().int().positive(),
+      })
+      .strict(),
     data: z.object({ on_error: z.enum(['fail', 'skip']) }).strict(),
     pool: PoolParamsSchema,
     templates: TemplatesParamsSchema,
-    difficulty: z.object({ bands: bandsSchema, dimensions: dimensionsSchema, balance: balanceSchema, metrics: metricsSchema }).strict(),
+    difficulty: z
+      .object({ bands: bandsSchema, dimensions: dimensionsSchema, balance: balanceSchema, metrics: metricsSchema })
+      .strict(),
   }),
   async run(ctx) {
     const { shadow, data, pool, templates, difficulty } = ctx.params;
-    const files = ctx.inputs('raw').filter((f) => dataFileFormat(f) !== null).sort();
+    const files = ctx
+      .inputs('raw')
+      .filter((f) => dataFileFormat(f) !== null)
+      .sort();
     if (files.length === 0) throw new RuleError('shadow_set: the `raw` inputs hold no .jsonl, .json or .parquet file');
 
     const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     ctx.signal.throwIfAborted();
     for (const issue of loaded.issues.slice(0, 5)) ctx.log(`skipped: ${issue.message}`);
-    if (loaded.skipped > 5) ctx.log(`skipped ${loaded.skipped - 5} more malformed records (the first ${ISSUES_LISTED} are listed in ${MANIFEST})`);
+    if (loaded.skipped > 5)
+      ctx.log(
+        `skipped ${loaded.skipped - 5} more malformed records (the first ${ISSUES_LISTED} are listed in ${MANIFEST})`,
+      );
     const pack = await loadPack(ctx.inputs('v2'), ctx.root);
-    if (pack.name !== templates.pack) throw new RuleError(`shadow_set: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`);
+    if (pack.name !== templates.pack)
+      throw new RuleError(
+        `shadow_set: the v2 inputs are pack ${JSON.stringify(pack.name)}, but templates.pack is ${JSON.stringify(templates.pack)}`,
+      );
 
     const config = { ...poolConfig(pool), seed: shadow.seed, idPrefix: 'shadow' };
     const builder = new PoolBuilder(loaded.items, new Set(), pack, config, (seed) => ctx.rng(seed));
     const metrics = new MetricsComputer(await loadQwen3(), { multiEntityMin: difficulty.metrics.multi_entity_min });
     let result;
     try {
-      result = buildShadowSet(loaded.items, builder, metrics, {
-        n: shadow.n, seed: shadow.seed, stratify: shadow.stratify, clarifyRate: pool.clarify_rate, bandShares: difficulty.balance.target,
-        variants: config.variants ?? {}, bands: difficulty.bands, dims: difficulty.dimensions,
-      }, (seed) => ctx.rng(seed));
+      result = buildShadowSet(
+        loaded.items,
+        builder,
+        metrics,
+        {
+          n: shadow.n,
+          seed: shadow.seed,
+          stratify: shadow.stratify,
+          clarifyRate: pool.clarify_rate,
+          bandShares: difficulty.balance.target,
+          variants: config.variants ?? {},
+          bands: difficulty.bands,
+          dims: difficulty.dimensions,
+        },
+        (seed) => ctx.rng(seed),
+      );
     } catch (e) {
       if (e instanceof NotEnoughDataError) {
-        const dirs = [...new Set(files.map((f) => displayPath(dirname(f), ctx.root)))].filter((d) => d.includes(e.task));
-        throw new RuleError(`${e.message}${loaded.skipped ? ` (${loaded.skipped} malformed records were skipped)` : ''}\n  hint: add ${e.task} records to ${dirs.length ? dirs.join(', ') : `the raw inputs (a ${e.task} file matched by the target's \`raw\` globs)`}, or lower shadow.n (${e.n}) or shadow.stratify.${e.task} in configs/`);
+        const dirs = [...new Set(files.map((f) => displayPath(dirname(f), ctx.root)))].filter((d) =>
+          d.includes(e.task),
+        );
+        throw new RuleError(
+          `${e.message}${loaded.skipped ? ` (${loaded.skipped} malformed records were skipped)` : ''}\n  hint: add ${e.task} records to ${dirs.length ? dirs.join(', ') : `the raw inputs (a ${e.task} file matched by the target's \`raw\` globs)`}, or lower shadow.n (${e.n}) or shadow.stratify.${e.task} in configs/`,
+        );
       }
       if (e instanceof RangeError) throw new RuleError(e.message);
       throw e;
@@ -89,8 +140,13 @@ export default defineRule({
       const bytes = await readFile(file);
       const summary = loaded.files.find((s) => s.file === displayPath(file, ctx.root));
       inputs.push({
-        path: displayPath(file, ctx.root), sha256: sha256(bytes), bytes: bytes.length, task: summary?.task ?? null,
-        records: summary?.records ?? 0, items: summary?.items ?? 0, skipped: summary?.skipped ?? 0,
+        path: displayPath(file, ctx.root),
+        sha256: sha256(bytes),
+        bytes: bytes.length,
+        task: summary?.task ?? null,
+        records: summary?.records ?? 0,
+        items: summary?.items ?? 0,
+        skipped: summary?.skipped ?? 0,
       });
     }
     const quotas = stratifiedQuotas(shadow.n, shadow.stratify);
@@ -101,11 +157,17 @@ export default defineRule({
       target: 'shadow_set',
       n: shadow.n,
       seed: shadow.seed,
-      stratify: Object.fromEntries(Object.keys(shadow.stratify).sort().map((k) => [k, shadow.stratify[k]])),
+      stratify: Object.fromEntries(
+        Object.keys(shadow.stratify)
+          .sort()
+          .map((k) => [k, shadow.stratify[k]]),
+      ),
       clarify_rate: pool.clarify_rate,
       band_shares: difficulty.balance.target,
-      rounding: 'largest remainder: task quotas of n by stratify; per task round(quota * clarify_rate) need clarification; bands of each stratum by largest remainder over band_shares',
-      selection: 'per task, items in a shuffle seeded by FNV-1a("<seed>:<task>"); each rendered by the seed pool generator for a stratum with room (clarification first with probability clarify_rate, variants at pool.variants shares, rng seeded by "<seed>:<task>/<source_id>") and kept when its band\'s cell has room; every source item at most once',
+      rounding:
+        'largest remainder: task quotas of n by stratify; per task round(quota * clarify_rate) need clarification; bands of each stratum by largest remainder over band_shares',
+      selection:
+        'per task, items in a shuffle seeded by FNV-1a("<seed>:<task>"); each rendered by the seed pool generator for a stratum with room (clarification first with probability clarify_rate, variants at pool.variants shares, rng seeded by "<seed>:<task>/<source_id>") and kept when its band\'s cell has room; every source item at most once',
       counts: Object.fromEntries(Object.keys(quotas).map((k) => [k, quotas[k]])),
       cells: result.quotas,
       items_tried: result.tried,
@@ -126,8 +188,12 @@ export default defineRule({
 
     const counts = tasks.map((t) => `${t} ${quotas[t]}`).join(', ');
     const clarify = result.scenarios.filter((s) => s.needs_clarification).length;
-    const bands = ['easy', 'medium', 'hard'].map((b) => `${b} ${result.scenarios.filter((s) => s.difficulty === b).length}`).join(' / ');
+    const bands = ['easy', 'medium', 'hard']
+      .map((b) => `${b} ${result.scenarios.filter((s) => s.difficulty === b).length}`)
+      .join(' / ');
     const na = splits.filter((s) => s.status === 'n/a').length;
-    return { summary: `${result.scenarios.length} scenarios (${counts}; ${bands}; ${clarify} need clarification; ${na} of ${splits.length} splits below ${shadow.min_split_n}; ${loaded.duplicates} duplicates merged)` };
+    return {
+      summary: `${result.scenarios.length} scenarios (${counts}; ${bands}; ${clarify} need clarification; ${na} of ${splits.length} splits below ${shadow.min_split_n}; ${loaded.duplicates} duplicates merged)`,
+    };
   },
 });

@@ -10,7 +10,9 @@ import { z } from 'zod';
 export default defineRule({
   name: 'stability',
   version: 1,
-  params: z.object({ scoring: z.object({ stability: z.object({ max_unstable_share: z.number().min(0).max(1) }).strict() }).strict() }),
+  params: z.object({
+    scoring: z.object({ stability: z.object({ max_unstable_share: z.number().min(0).max(1) }).strict() }).strict(),
+  }),
   async run(ctx) {
     const file = ctx.input('scores');
     const records = await readScores(file);
@@ -19,10 +21,16 @@ export default defineRule({
     const threshold = ctx.params.scoring.stability.max_unstable_share;
     ctx.progress(1, 1);
     return {
-      checks: [stabilityCheck(records, threshold), check('items_scored', records.length, '>', 0, 'no scored items: build the scores target first')],
+      checks: [
+        stabilityCheck(records, threshold),
+        check('items_scored', records.length, '>', 0, 'no scored items: build the scores target first'),
+      ],
       report: {
-        items: records.length, unstable, failed,
-        definition: 'unstable_share = (unstable + failed items) / items; an item is unstable when the largest per-dimension population variance of its K judge samples exceeds scoring.aggregate.unstable_variance',
+        items: records.length,
+        unstable,
+        failed,
+        definition:
+          'unstable_share = (unstable + failed items) / items; an item is unstable when the largest per-dimension population variance of its K judge samples exceeds scoring.aggregate.unstable_variance',
       },
       summary: `${unstable} unstable and ${failed} failed of ${records.length} scored items`,
     };

@@ -22,7 +22,16 @@
 // interrupted build resumes (see runTraining); the outputs are the final state copied out of it.
 // The run's identity includes the rule's code (ctx.codeHash): a code change starts a new run
 // unless train.resume_across_code_change is true.
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { defineRule, RuleError, type RuleContext } from 'rc1-build';
@@ -40,17 +49,28 @@ export function checkRound2(files: readonly string[], root: string): void {
     ticket = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new RuleError(`train refuses to start: ${shown} ${code === 'ENOENT' ? 'is missing' : `is not valid JSON (${(e as Error).message})`}; ${hint}`);
+    throw new RuleError(
+      `train refuses to start: ${shown} ${code === 'ENOENT' ? 'is missing' : `is not valid JSON (${(e as Error).message})`}; ${hint}`,
+    );
   }
   const pass = (ticket as { pass?: unknown } | null)?.pass;
   if (pass !== true) {
-    const failed = ((ticket as { checks?: { name?: string; status?: string }[] }).checks ?? []).filter((c) => c.status === 'fail').map((c) => c.name).filter(Boolean);
-    throw new RuleError(`train refuses to start: ${shown} says "pass": ${JSON.stringify(pass ?? null)}${failed.length ? ` (failed: ${failed.join(', ')})` : ''}; fix the failing preflight checks and rebuild: \`npx rc1-build round2_pass\``);
+    const failed = ((ticket as { checks?: { name?: string; status?: string }[] }).checks ?? [])
+      .filter((c) => c.status === 'fail')
+      .map((c) => c.name)
+      .filter(Boolean);
+    throw new RuleError(
+      `train refuses to start: ${shown} says "pass": ${JSON.stringify(pass ?? null)}${failed.length ? ` (failed: ${failed.join(', ')})` : ''}; fix the failing preflight checks and rebuild: \`npx rc1-build round2_pass\``,
+    );
   }
 }
 
 function group(ctx: RuleContext<unknown>, name: string): string[] {
-  try { return ctx.inputs(name); } catch { return []; }
+  try {
+    return ctx.inputs(name);
+  } catch {
+    return [];
+  }
 }
 
 export default defineRule({
@@ -62,17 +82,28 @@ export default defineRule({
     const seeds = ctx.params.ppo.seeds;
     const first = resolveTrainConfig(ctx.params, seeds[0]);
     if (ctx.profile === 'prod' && first.engine === 'tfjs') {
-      throw new RuleError('train: the built-in tfjs engine trains in a simulated dialogue environment, a simulation built from the data, and the prod profile allows no simulated anything: set train.engine: command (the team\'s trainer, train.command.argv) in configs/profiles/prod.yaml');
+      throw new RuleError(
+        "train: the built-in tfjs engine trains in a simulated dialogue environment, a simulation built from the data, and the prod profile allows no simulated anything: set train.engine: command (the team's trainer, train.command.argv) in configs/profiles/prod.yaml",
+      );
     }
     const inputs: Record<string, string[]> = {};
     for (const g of ['round2', 'scenarios', 'weights', 'sft', 'rollouts', 'scores', 'shadow']) {
-      const files = group(ctx, g).flatMap((f) => (statSync(f).isDirectory() ? readdirSync(f, { recursive: true, encoding: 'utf8' }).map((r) => join(f, r)).filter((p) => statSync(p).isFile()).sort() : [f]));
+      const files = group(ctx, g).flatMap((f) =>
+        statSync(f).isDirectory()
+          ? readdirSync(f, { recursive: true, encoding: 'utf8' })
+              .map((r) => join(f, r))
+              .filter((p) => statSync(p).isFile())
+              .sort()
+          : [f],
+      );
       if (files.length > 0) inputs[g] = files;
     }
     const forced = ctx.forced;
     const identity = {
-      codeHash: ctx.codeHash, settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
-      resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true, keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
+      codeHash: ctx.codeHash,
+      settings: { ppo: ctx.params.ppo, overclar: ctx.params.overclar },
+      resumeAcrossCodeChange: ctx.params.train.resume_across_code_change === true,
+      keepPreviousRuns: ctx.params.train.keep_previous_runs ?? 3,
     };
     const ckOut = ctx.output('checkpoints');
     const metrics: string[] = [];
@@ -86,14 +117,34 @@ export default defineRule({
         const files = { metrics: join(tmp, `${seed}.jsonl`), effectiveConfig: join(tmp, `${seed}.yaml`) };
         ctx.log(`seed ${seed} (${i + 1} of ${seeds.length})`);
         const { summary, result } = await runTraining({
-          root: ctx.root, profile: ctx.profile, config, inputs, env: ctx.env, forced, signal: ctx.signal,
-          workDir: join(ctx.stateDir, `seed_${seed}`), ...identity,
-          log: (l) => ctx.log(`[seed ${seed}] ${l}`), progress: (d, t) => ctx.progress(i * t + d, seeds.length * t, 'steps'),
+          root: ctx.root,
+          profile: ctx.profile,
+          config,
+          inputs,
+          env: ctx.env,
+          forced,
+          signal: ctx.signal,
+          workDir: join(ctx.stateDir, `seed_${seed}`),
+          ...identity,
+          log: (l) => ctx.log(`[seed ${seed}] ${l}`),
+          progress: (d, t) => ctx.progress(i * t + d, seeds.length * t, 'steps'),
           outputs: { checkpoints: seedOut, ...files },
         });
-        if (result.interrupted || ctx.signal.aborted) throw new RuleError(`train: interrupted during seed ${seed} at step ${result.finalStep}; the next build resumes it`);
-        for (const [f, name] of [[files.metrics, 'metrics.jsonl'], [files.effectiveConfig, 'config_effective.yaml']] as const) copyFileSync(f, join(seedOut, name));
-        metrics.push(...readFileSync(files.metrics, 'utf8').split('\n').filter(Boolean).map((l) => JSON.stringify({ seed, ...JSON.parse(l) as object })));
+        if (result.interrupted || ctx.signal.aborted)
+          throw new RuleError(
+            `train: interrupted during seed ${seed} at step ${result.finalStep}; the next build resumes it`,
+          );
+        for (const [f, name] of [
+          [files.metrics, 'metrics.jsonl'],
+          [files.effectiveConfig, 'config_effective.yaml'],
+        ] as const)
+          copyFileSync(f, join(seedOut, name));
+        metrics.push(
+          ...readFileSync(files.metrics, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.stringify({ seed, ...(JSON.parse(l) as object) })),
+        );
         configs.push(`# seed ${seed}\n${readFileSync(files.effectiveConfig, 'utf8')}`);
         summaries.push(`seed ${seed}: ${summary}`);
       }

@@ -82,7 +82,12 @@ export class DataError extends ExpectedError {
   }
 
   static fromIssue(issue: DataIssue): DataError {
-    return new DataError({ file: issue.file, line: issue.line, unit: issue.unit }, issue.field, issue.expected, issue.got);
+    return new DataError(
+      { file: issue.file, line: issue.line, unit: issue.unit },
+      issue.field,
+      issue.expected,
+      issue.got,
+    );
   }
 
   get issue(): DataIssue {

@@ -34,14 +34,22 @@ function parseStep(line: string, step: number, at: Location, field: string, calc
   }
   const text = line.replace(ANNOTATION, '').trim();
   if (text.includes('<<') || text.includes('>>')) {
-    throw new DataError(at, field, 'calculator annotations of the form "<<expr=result>>" (every "<<" closed by ">>")', describeValue(line.trim()));
+    throw new DataError(
+      at,
+      field,
+      'calculator annotations of the form "<<expr=result>>" (every "<<" closed by ">>")',
+      describeValue(line.trim()),
+    );
   }
   return text;
 }
 
 /** Parses a GSM8K worked solution; field names the field in diagnostics. */
 export function parseGsm8kAnswer(answer: string, at: Location, field = 'answer'): Gsm8kAnswer {
-  const lines = answer.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.trim() !== '');
+  const lines = answer
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''))
+    .filter((l) => l.trim() !== '');
   const last = lines.pop()?.trim() ?? '';
   const final = FINAL.exec(last);
   if (!final) throw new DataError(at, field, 'a final line "#### <number>"', describeValue(last));
@@ -67,7 +75,12 @@ export function parseGsm8k(record: SourceRecord): Gsm8kItem {
   const { at, value } = record;
   const question = expectText(value.question, at, 'question');
   if (typeof value.answer !== 'string') {
-    throw new DataError(at, 'answer', 'a string (a worked solution ending in "#### <number>")', describeValue(value.answer));
+    throw new DataError(
+      at,
+      'answer',
+      'a string (a worked solution ending in "#### <number>")',
+      describeValue(value.answer),
+    );
   }
   const { gold_answer, steps, calc } = parseGsm8kAnswer(value.answer, at);
   return {

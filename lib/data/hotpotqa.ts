@@ -8,7 +8,14 @@
 // records) is done by loadSources, which prefers the layouts with sentence-level facts.
 import { DataError, describeValue, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
 import {
-  expectArray, expectBoolean, expectIndex, expectObject, expectOneOf, expectString, expectStringArray, expectText,
+  expectArray,
+  expectBoolean,
+  expectIndex,
+  expectObject,
+  expectOneOf,
+  expectString,
+  expectStringArray,
+  expectText,
   type JsonObject,
 } from './expect.ts';
 import type { SourceRecord } from './jsonl.ts';
@@ -19,7 +26,12 @@ const TYPES = ['bridge', 'comparison'] as const;
 const LEVELS = ['easy', 'medium', 'hard'] as const;
 
 /** A supporting fact as read, with the field path to blame if it does not resolve. */
-interface RawFact { title: string; sent_id: number; titleField: string; sentField: string }
+interface RawFact {
+  title: string;
+  sent_id: number;
+  titleField: string;
+  sentField: string;
+}
 
 function resolveFacts(facts: RawFact[], paragraphs: Paragraph[], at: Location): SupportingFact[] {
   const byTitle = new Map<string, Paragraph>();
@@ -29,7 +41,12 @@ function resolveFacts(facts: RawFact[], paragraphs: Paragraph[], at: Location): 
     if (!p) throw new DataError(at, f.titleField, 'the title of a context paragraph', describeValue(f.title));
     if (f.sent_id >= p.sentences.length) {
       const n = p.sentences.length;
-      throw new DataError(at, f.sentField, `a sentence index below ${n} (paragraph ${JSON.stringify(f.title)} has ${n} sentence${n === 1 ? '' : 's'})`, describeValue(f.sent_id));
+      throw new DataError(
+        at,
+        f.sentField,
+        `a sentence index below ${n} (paragraph ${JSON.stringify(f.title)} has ${n} sentence${n === 1 ? '' : 's'})`,
+        describeValue(f.sent_id),
+      );
     }
     return { title: f.title, sent_id: f.sent_id };
   });
@@ -50,11 +67,15 @@ function parseDistractor({ at, value }: SourceRecord): HotpotqaItem {
   const paragraphs = expectArray(value.context, at, 'context').map((entry, i): Paragraph => {
     const pair = expectArray(entry, at, `context[${i}]`);
     if (pair.length !== 2) throw new DataError(at, `context[${i}]`, 'a [title, [sentences]] pair', describeValue(pair));
-    return { title: expectString(pair[0], at, `context[${i}][0]`), sentences: expectStringArray(pair[1], at, `context[${i}][1]`) };
+    return {
+      title: expectString(pair[0], at, `context[${i}][0]`),
+      sentences: expectStringArray(pair[1], at, `context[${i}][1]`),
+    };
   });
   const facts = expectArray(value.supporting_facts, at, 'supporting_facts').map((entry, i): RawFact => {
     const pair = expectArray(entry, at, `supporting_facts[${i}]`);
-    if (pair.length !== 2) throw new DataError(at, `supporting_facts[${i}]`, 'a [title, sent_id] pair', describeValue(pair));
+    if (pair.length !== 2)
+      throw new DataError(at, `supporting_facts[${i}]`, 'a [title, sent_id] pair', describeValue(pair));
     return {
       title: expectString(pair[0], at, `supporting_facts[${i}][0]`),
       sent_id: expectIndex(pair[1], at, `supporting_facts[${i}][1]`),
@@ -78,29 +99,48 @@ function parseHf({ at, value }: SourceRecord): HotpotqaItem {
   const titles = expectStringArray(context.title, at, 'context.title');
   const sentences = expectArray(context.sentences, at, 'context.sentences');
   sameLength(titles, sentences, at, 'context', 'context.title', 'context.sentences');
-  const paragraphs = titles.map((title, i): Paragraph => ({
-    title,
-    sentences: expectStringArray(sentences[i], at, `context.sentences[${i}]`),
-  }));
+  const paragraphs = titles.map(
+    (title, i): Paragraph => ({
+      title,
+      sentences: expectStringArray(sentences[i], at, `context.sentences[${i}]`),
+    }),
+  );
   const sf = expectObject(value.supporting_facts, at, 'supporting_facts');
   const sfTitles = expectStringArray(sf.title, at, 'supporting_facts.title');
   const sfSent = expectArray(sf.sent_id, at, 'supporting_facts.sent_id');
   sameLength(sfTitles, sfSent, at, 'supporting_facts', 'supporting_facts.title', 'supporting_facts.sent_id');
-  const facts = sfTitles.map((title, i): RawFact => ({
-    title,
-    sent_id: expectIndex(sfSent[i], at, `supporting_facts.sent_id[${i}]`),
-    titleField: `supporting_facts.title[${i}]`,
-    sentField: `supporting_facts.sent_id[${i}]`,
-  }));
+  const facts = sfTitles.map(
+    (title, i): RawFact => ({
+      title,
+      sent_id: expectIndex(sfSent[i], at, `supporting_facts.sent_id[${i}]`),
+      titleField: `supporting_facts.title[${i}]`,
+      sentField: `supporting_facts.sent_id[${i}]`,
+    }),
+  );
   const supporting = resolveFacts(facts, paragraphs, at);
   return item(head, 'hotpotqa-hf', at, paragraphs, supporting);
 }
 
 function item(
-  head: ReturnType<typeof common>, format: SourceFormat, at: Location, paragraphs: Paragraph[], supporting: SupportingFact[],
+  head: ReturnType<typeof common>,
+  format: SourceFormat,
+  at: Location,
+  paragraphs: Paragraph[],
+  supporting: SupportingFact[],
 ): HotpotqaItem {
   const { source_id, question, gold_answer, type, level } = head;
-  return { task: 'hotpotqa', source_id, format, question, gold_answer, origin: at, paragraphs, supporting, type, level };
+  return {
+    task: 'hotpotqa',
+    source_id,
+    format,
+    question,
+    gold_answer,
+    origin: at,
+    paragraphs,
+    supporting,
+    type,
+    level,
+  };
 }
 
 /** The answer of an IRCoT `answers_objects` entry: its spans, else its number, else its date. */
@@ -114,7 +154,9 @@ function ircotAnswer(value: unknown, at: Location): string {
   if ((typeof number === 'string' && number.trim() !== '') || typeof number === 'number') return String(number).trim();
   if (first.date !== undefined) {
     const date = expectObject(first.date, at, 'answers_objects[0].date');
-    const parts = [date.day, date.month, date.year].filter((p) => (typeof p === 'string' && p.trim() !== '') || typeof p === 'number');
+    const parts = [date.day, date.month, date.year].filter(
+      (p) => (typeof p === 'string' && p.trim() !== '') || typeof p === 'number',
+    );
     if (parts.length > 0) return parts.map((p) => String(p).trim()).join(' ');
   }
   throw new DataError(at, 'answers_objects[0]', 'non-empty spans, a number or a date', describeValue(first));
@@ -134,7 +176,18 @@ function parseIrcot({ at, value }: SourceRecord): HotpotqaItem {
     paragraphs.push({ title, sentences: [text] });
     if (isSupporting && !supporting.some((s) => s.title === title)) supporting.push({ title });
   });
-  return { task: 'hotpotqa', source_id, format: 'hotpotqa-ircot', question, gold_answer, origin: at, paragraphs, supporting, type: null, level: null };
+  return {
+    task: 'hotpotqa',
+    source_id,
+    format: 'hotpotqa-ircot',
+    question,
+    gold_answer,
+    origin: at,
+    paragraphs,
+    supporting,
+    type: null,
+    level: null,
+  };
 }
 
 /** Parses one HotpotQA record of any of the three layouts. */

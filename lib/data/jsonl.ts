@@ -5,7 +5,15 @@
 // were built: byte-identical output for identical records.
 import { readFile } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
-import { DataError, IssueLog, describeValue, displayPath, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
+import {
+  DataError,
+  IssueLog,
+  describeValue,
+  displayPath,
+  type Location,
+  type ReadOptions,
+  type ReadResult,
+} from './data-error.ts';
 import { isObject, type JsonObject } from './expect.ts';
 
 /** One record of a data file, with where it came from. */

@@ -8,7 +8,15 @@
 // `duplicateRecords` names both locations of each. Records that share an id but not their
 // question are an id collision, not a duplicate: the later one is a DataIssue. Files with no
 // records (SOURCE.md) are passed over.
-import { DataError, IssueLog, describeValue, displayPath, formatLocation, type DataIssue, type ReadOptions } from './data-error.ts';
+import {
+  DataError,
+  IssueLog,
+  describeValue,
+  displayPath,
+  formatLocation,
+  type DataIssue,
+  type ReadOptions,
+} from './data-error.ts';
 import type { JsonObject } from './expect.ts';
 import { parseGsm8k } from './gsm8k.ts';
 import { parseHotpotqa } from './hotpotqa.ts';
@@ -69,9 +77,12 @@ export function detectTask(value: JsonObject): Task | null {
 /** Parses one record as an item of the given task. */
 export function parseSourceRecord(record: SourceRecord, task: Task): SourceItem {
   switch (task) {
-    case 'gsm8k': return parseGsm8k(record);
-    case 'hotpotqa': return parseHotpotqa(record);
-    case 'strategyqa': return parseStrategyqa(record);
+    case 'gsm8k':
+      return parseGsm8k(record);
+    case 'hotpotqa':
+      return parseHotpotqa(record);
+    case 'strategyqa':
+      return parseStrategyqa(record);
   }
 }
 
@@ -84,7 +95,10 @@ function rank(format: SourceFormat): number {
  * with one id but different questions are not the same item (e.g. two GSM8K files whose
  * line-based ids collide): the later one is reported to log and dropped, not merged.
  */
-export function mergeDuplicates(items: readonly SourceItem[], log = new IssueLog('fail')): { items: SourceItem[]; duplicates: number; duplicateRecords: DuplicateRecord[] } {
+export function mergeDuplicates(
+  items: readonly SourceItem[],
+  log = new IssueLog('fail'),
+): { items: SourceItem[]; duplicates: number; duplicateRecords: DuplicateRecord[] } {
   const byId = new Map<string, number>();
   const byContent = new Map<string, number>();
   const out: SourceItem[] = [];
@@ -94,7 +108,13 @@ export function mergeDuplicates(items: readonly SourceItem[], log = new IssueLog
     const same = byContent.get(content);
     if (same !== undefined) {
       const kept = out[same]!;
-      duplicateRecords.push({ task: item.task, source_id: kept.source_id, kept: formatLocation(kept.origin), repeat: formatLocation(item.origin), same_id: kept.source_id === item.source_id });
+      duplicateRecords.push({
+        task: item.task,
+        source_id: kept.source_id,
+        kept: formatLocation(kept.origin),
+        repeat: formatLocation(item.origin),
+        same_id: kept.source_id === item.source_id,
+      });
       if (rank(item.format) > rank(kept.format) && kept.source_id === item.source_id) out[same] = item;
       continue;
     }
@@ -113,7 +133,11 @@ export function mergeDuplicates(items: readonly SourceItem[], log = new IssueLog
   return { items: out, duplicates: duplicateRecords.length, duplicateRecords };
 }
 
-function loadFile(records: SourceRecord[], forced: Task | undefined, log: IssueLog): { task: Task | null; items: SourceItem[] } {
+function loadFile(
+  records: SourceRecord[],
+  forced: Task | undefined,
+  log: IssueLog,
+): { task: Task | null; items: SourceItem[] } {
   let task: Task | null = forced ?? null;
   for (const r of records) {
     if (task !== null) break;
@@ -121,7 +145,9 @@ function loadFile(records: SourceRecord[], forced: Task | undefined, log: IssueL
   }
   if (task === null) {
     for (const r of records) {
-      log.add(new DataError(r.at, '(record)', 'the fields of a GSM8K, HotpotQA or StrategyQA record', describeValue(r.value)));
+      log.add(
+        new DataError(r.at, '(record)', 'the fields of a GSM8K, HotpotQA or StrategyQA record', describeValue(r.value)),
+      );
     }
     return { task, items: [] };
   }

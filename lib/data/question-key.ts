@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { tokenize } from '../text/tokenize.ts';
 import type { Task } from './source-item.ts';
 
-export const QUESTION_KEY_DEFINITION = 'task/sha256(tokenize(question) joined by single spaces)[0:16]: two records are one item when their normalised questions are equal (case, Unicode forms, punctuation and spacing ignored)';
+export const QUESTION_KEY_DEFINITION =
+  'task/sha256(tokenize(question) joined by single spaces)[0:16]: two records are one item when their normalised questions are equal (case, Unicode forms, punctuation and spacing ignored)';
 
 /** The normalised question text. */
 export function normalizeQuestion(question: string): string {

@@ -5,7 +5,15 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { TextDecoder } from 'node:util';
-import { DataError, IssueLog, describeValue, displayPath, type Location, type ReadOptions, type ReadResult } from './data-error.ts';
+import {
+  DataError,
+  IssueLog,
+  describeValue,
+  displayPath,
+  type Location,
+  type ReadOptions,
+  type ReadResult,
+} from './data-error.ts';
 import { isObject } from './expect.ts';
 import { parseJsonl, type SourceRecord } from './jsonl.ts';
 import { parseParquet } from './read-parquet.ts';
@@ -56,11 +64,19 @@ function startsWithBracket(bytes: Uint8Array): boolean {
 }
 
 /** Parses the bytes of a data file of the given format; bad records go to log. */
-export async function parseRecords(bytes: Uint8Array, file: string, format: DataFileFormat, log: IssueLog): Promise<SourceRecord[]> {
+export async function parseRecords(
+  bytes: Uint8Array,
+  file: string,
+  format: DataFileFormat,
+  log: IssueLog,
+): Promise<SourceRecord[]> {
   switch (format) {
-    case 'jsonl': return parseJsonl(bytes, file, log);
-    case 'json': return startsWithBracket(bytes) ? parseJsonArray(bytes, file, log) : parseJsonl(bytes, file, log);
-    case 'parquet': return parseParquet(bytes, file, log);
+    case 'jsonl':
+      return parseJsonl(bytes, file, log);
+    case 'json':
+      return startsWithBracket(bytes) ? parseJsonArray(bytes, file, log) : parseJsonl(bytes, file, log);
+    case 'parquet':
+      return parseParquet(bytes, file, log);
   }
 }
 
@@ -75,7 +91,11 @@ export async function readRecords(path: string, options: ReadOptions = {}): Prom
  * Reads a file and parses each record with parse (a task parser). With onError 'fail' the bad
  * record with the lowest line is thrown, whether its JSON or its fields are bad.
  */
-export async function readItems<T>(path: string, options: ReadOptions, parse: (record: SourceRecord) => T): Promise<ReadResult<T>> {
+export async function readItems<T>(
+  path: string,
+  options: ReadOptions,
+  parse: (record: SourceRecord) => T,
+): Promise<ReadResult<T>> {
   const log = new IssueLog(options.onError);
   const fileLog = new IssueLog('skip');
   const records = await readRecordsInto(path, fileLog, options.root);
@@ -93,7 +113,14 @@ export async function readRecordsInto(path: string, log: IssueLog, root?: string
   const file = displayPath(path, root);
   const format = dataFileFormat(path);
   if (format === null) {
-    log.add(new DataError({ file, line: 0, unit: 'line' }, '(file)', 'a .jsonl, .json or .parquet file', JSON.stringify(extname(path) || file)));
+    log.add(
+      new DataError(
+        { file, line: 0, unit: 'line' },
+        '(file)',
+        'a .jsonl, .json or .parquet file',
+        JSON.stringify(extname(path) || file),
+      ),
+    );
     return [];
   }
   return parseRecords(await readFile(path), file, format, log);

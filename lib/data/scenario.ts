@@ -111,7 +111,11 @@ export function scenarioTools(task: Task): ToolName[] {
 }
 
 /** The expert trajectory for an item, opened by the clarification exchange when one is given. */
-export function buildReference(item: SourceItem, context: readonly ContextDoc[], clarify: { ask: string; reply: string } | null): Reference {
+export function buildReference(
+  item: SourceItem,
+  context: readonly ContextDoc[],
+  clarify: { ask: string; reply: string } | null,
+): Reference {
   const steps: ReferenceStep[] = [];
   if (clarify) steps.push({ type: 'clarify', ask: clarify.ask, reply: clarify.reply });
   switch (item.task) {
@@ -142,7 +146,9 @@ export function buildReference(item: SourceItem, context: readonly ContextDoc[],
 export function buildScenario(item: SourceItem, render: ScenarioRender): Scenario {
   const asks = render.needs_clarification;
   if (asks !== (render.clarification !== null) || asks !== (render.clarifying_question !== null)) {
-    throw new Error(`internal error: scenario ${render.id}: clarification and clarifying_question must be set exactly when needs_clarification; please report this`);
+    throw new Error(
+      `internal error: scenario ${render.id}: clarification and clarifying_question must be set exactly when needs_clarification; please report this`,
+    );
   }
   const all = scenarioContext(item);
   const context = render.context === 'supporting' ? all.filter((d) => d.supporting) : all;

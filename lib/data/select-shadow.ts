@@ -37,7 +37,8 @@ export function stratifiedQuotas(n: number, weights: Record<string, number>): Re
   let total = 0;
   for (const k of keys) {
     const w = weights[k]!;
-    if (!Number.isFinite(w) || w < 0) throw new RangeError(`shadow set: stratify.${k} must be a non-negative number, got ${w}`);
+    if (!Number.isFinite(w) || w < 0)
+      throw new RangeError(`shadow set: stratify.${k} must be a non-negative number, got ${w}`);
     total += w;
   }
   if (!(total > 0)) throw new RangeError('shadow set: stratify weights must sum to more than 0');
@@ -48,7 +49,8 @@ export function stratifiedQuotas(n: number, weights: Record<string, number>): Re
   });
   let left = n - shares.reduce((s, x) => s + x.floor, 0);
   const byRemainder = [...shares].sort((a, b) =>
-    Math.abs(a.rest - b.rest) > EPS ? b.rest - a.rest : a.w !== b.w ? b.w - a.w : a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+    Math.abs(a.rest - b.rest) > EPS ? b.rest - a.rest : a.w !== b.w ? b.w - a.w : a.k < b.k ? -1 : a.k > b.k ? 1 : 0,
+  );
   for (const s of byRemainder) {
     if (left <= 0) break;
     s.floor += 1;
@@ -78,7 +80,12 @@ function perTask(value: (t: Task) => number): Record<Task, number> {
 /** The sources hold fewer items of a task than the requested size needs: a data error, not a bug. */
 export class NotEnoughDataError extends Error {
   override readonly name = 'NotEnoughDataError';
-  constructor(readonly task: Task, readonly needed: number, readonly available: number, readonly n: number) {
+  constructor(
+    readonly task: Task,
+    readonly needed: number,
+    readonly available: number,
+    readonly n: number,
+  ) {
     super(`shadow set: task ${task} needs ${needed} items but the sources have ${available} (shadow.n = ${n})`);
   }
 }
@@ -87,13 +94,16 @@ export class NotEnoughDataError extends Error {
 export function selectShadow(items: readonly SourceItem[], options: ShadowOptions): ShadowSelection {
   const rng = options.rng ?? createRng;
   for (const k of Object.keys(options.stratify)) {
-    if (!isTask(k)) throw new RangeError(`shadow set: stratify names unknown task ${JSON.stringify(k)} (tasks: ${TASKS.join(', ')})`);
+    if (!isTask(k))
+      throw new RangeError(`shadow set: stratify names unknown task ${JSON.stringify(k)} (tasks: ${TASKS.join(', ')})`);
   }
   const quotas = stratifiedQuotas(options.n, options.stratify);
   const sorted = [...items].sort(compareSourceItems);
   for (let i = 1; i < sorted.length; i++) {
     if (compareSourceItems(sorted[i - 1]!, sorted[i]!) === 0) {
-      throw new RangeError(`shadow set: source item ${sourceKey(sorted[i]!)} occurs twice; load items with loadSources, which merges duplicates`);
+      throw new RangeError(
+        `shadow set: source item ${sourceKey(sorted[i]!)} occurs twice; load items with loadSources, which merges duplicates`,
+      );
     }
   }
   const byTask = new Map<Task, SourceItem[]>(TASKS.map((t) => [t, []]));

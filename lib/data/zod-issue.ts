@@ -30,15 +30,28 @@ export function issuePath(issue: z.core.$ZodIssue): PropertyKey[] {
 export function issueExpected(issue: z.core.$ZodIssue, opts: { union?: string } = {}): string {
   switch (issue.code) {
     case 'invalid_type':
-      return issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'an object' : issue.expected === 'int' ? 'a whole number' : `a ${issue.expected}`;
-    case 'invalid_value': return `one of ${issue.values.map((v) => JSON.stringify(v)).join(' | ')}`;
-    case 'unrecognized_keys': return 'no such field (an unknown key: check its spelling)';
-    case 'invalid_union': return opts.union ?? issue.message;
+      return issue.expected === 'array'
+        ? 'a list'
+        : issue.expected === 'object'
+          ? 'an object'
+          : issue.expected === 'int'
+            ? 'a whole number'
+            : `a ${issue.expected}`;
+    case 'invalid_value':
+      return `one of ${issue.values.map((v) => JSON.stringify(v)).join(' | ')}`;
+    case 'unrecognized_keys':
+      return 'no such field (an unknown key: check its spelling)';
+    case 'invalid_union':
+      return opts.union ?? issue.message;
     case 'too_small':
-      return issue.origin === 'array' ? `at least ${String(issue.minimum)} entries`
-        : issue.origin === 'string' ? 'a non-empty string'
-        : `a value >= ${String(issue.minimum)}${issue.origin === 'number' && !issue.inclusive ? ' (exclusive)' : ''}`;
-    case 'too_big': return `a value <= ${String(issue.maximum)}`;
-    default: return issue.message;
+      return issue.origin === 'array'
+        ? `at least ${String(issue.minimum)} entries`
+        : issue.origin === 'string'
+          ? 'a non-empty string'
+          : `a value >= ${String(issue.minimum)}${issue.origin === 'number' && !issue.inclusive ? ' (exclusive)' : ''}`;
+    case 'too_big':
+      return `a value <= ${String(issue.maximum)}`;
+    default:
+      return issue.message;
   }
 }

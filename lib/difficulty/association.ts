@@ -7,7 +7,8 @@
 // either axis has one value only — no scenario needs clarification, or all are in one bucket.
 import { BUCKETS, type Bucket } from './bands.ts';
 
-export const ASSOCIATION_DEFINITION = "Cramér's V of the 3 × 2 table bucket × needs_clarification over its non-empty rows (r) and columns (k), bias-corrected (Bergsma 2013): φ² = χ²/n, φ²₊ = max(0, φ² − (k−1)(r−1)/(n−1)), k̃ = k − (k−1)²/(n−1), r̃ = r − (r−1)²/(n−1), V = sqrt(φ²₊ / min(k̃−1, r̃−1)); cramers_v_raw = sqrt(φ² / min(k−1, r−1)). 0 = the bucket shares are the same with and without clarification, 1 = the bucket gives the flag away; null (not applicable) when either axis has a single value";
+export const ASSOCIATION_DEFINITION =
+  "Cramér's V of the 3 × 2 table bucket × needs_clarification over its non-empty rows (r) and columns (k), bias-corrected (Bergsma 2013): φ² = χ²/n, φ²₊ = max(0, φ² − (k−1)(r−1)/(n−1)), k̃ = k − (k−1)²/(n−1), r̃ = r − (r−1)²/(n−1), V = sqrt(φ²₊ / min(k̃−1, r̃−1)); cramers_v_raw = sqrt(φ² / min(k−1, r−1)). 0 = the bucket shares are the same with and without clarification, 1 = the bucket gives the flag away; null (not applicable) when either axis has a single value";
 
 export interface Association {
   n: number;
@@ -48,9 +49,11 @@ export function association(items: readonly { bucket: Bucket; clarify: boolean }
     const denom = Math.min(k - (k - 1) ** 2 / (n - 1) - 1, r - (r - 1) ** 2 / (n - 1) - 1);
     v = denom > 0 ? round4(Math.min(1, Math.sqrt(phi2c / denom))) : raw;
   }
-  const rate = Object.fromEntries(BUCKETS.map((b) => {
-    const t = table[b].clarify + table[b].plain;
-    return [b, t === 0 ? null : round4(table[b].clarify / t)];
-  })) as Record<Bucket, number | null>;
+  const rate = Object.fromEntries(
+    BUCKETS.map((b) => {
+      const t = table[b].clarify + table[b].plain;
+      return [b, t === 0 ? null : round4(table[b].clarify / t)];
+    }),
+  ) as Record<Bucket, number | null>;
   return { n, table, clarify_rate_by_bucket: rate, cramers_v: v, cramers_v_raw: raw };
 }

@@ -16,16 +16,31 @@ import type { DifficultyMetrics } from './metrics.ts';
 export const BUCKETS = ['easy', 'medium', 'hard'] as const;
 export type Bucket = (typeof BUCKETS)[number];
 
-export const NUMERIC_DIMENSIONS = ['len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'ops_numeric', 'entities', 'connector_density', 'clue_overlap'] as const;
+export const NUMERIC_DIMENSIONS = [
+  'len_tokens',
+  'turns',
+  'tool_hops',
+  'hops',
+  'distractors',
+  'ops_numeric',
+  'entities',
+  'connector_density',
+  'clue_overlap',
+] as const;
 export type NumericDimension = (typeof NUMERIC_DIMENSIONS)[number];
 export const DIMENSIONS = NUMERIC_DIMENSIONS;
 export type Dimension = (typeof DIMENSIONS)[number];
 
-export const TIE_RULE = 'mean band score (easy 0, medium 1, hard 2) over the dimensions that vote for the task (null values left out): below 2/3 easy, above 4/3 hard, otherwise (2/3 and 4/3 included) medium; no votes: medium. The need for clarification is a separate axis, never a vote';
+export const TIE_RULE =
+  'mean band score (easy 0, medium 1, hard 2) over the dimensions that vote for the task (null values left out): below 2/3 easy, above 4/3 hard, otherwise (2/3 and 4/3 included) medium; no votes: medium. The need for clarification is a separate axis, never a vote';
 
 const CONDITION = /^\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/;
 
-export interface Condition { op: '<' | '<=' | '>' | '>='; value: number; text: string }
+export interface Condition {
+  op: '<' | '<=' | '>' | '>=';
+  value: number;
+  text: string;
+}
 
 export function parseCondition(text: string): Condition | null {
   const m = CONDITION.exec(text);
@@ -34,37 +49,69 @@ export function parseCondition(text: string): Condition | null {
 
 function holds(c: Condition, x: number): boolean {
   switch (c.op) {
-    case '<': return x < c.value;
-    case '<=': return x <= c.value;
-    case '>': return x > c.value;
-    case '>=': return x >= c.value;
+    case '<':
+      return x < c.value;
+    case '<=':
+      return x <= c.value;
+    case '>':
+      return x > c.value;
+    case '>=':
+      return x >= c.value;
   }
 }
 
-const conditionText = z.string().refine((s) => parseCondition(s) !== null, { message: "expected a condition such as '< 200' or '>= 0.4'" });
-const band = z.object({ easy: conditionText, hard: conditionText }).strict().superRefine((b, ctx) => {
-  const easy = parseCondition(b.easy);
-  const hard = parseCondition(b.hard);
-  if (!easy || !hard) return;
-  const rising = easy.op.startsWith('<');
-  const touching = easy.value === hard.value && easy.op.endsWith('=') && hard.op.endsWith('=');
-  if (rising !== hard.op.startsWith('>') || (rising ? easy.value > hard.value : easy.value < hard.value) || touching) {
-    ctx.addIssue({ code: 'custom', message: `easy '${b.easy}' and hard '${b.hard}' must point in opposite directions and not overlap` });
-  }
-});
+const conditionText = z
+  .string()
+  .refine((s) => parseCondition(s) !== null, { message: "expected a condition such as '< 200' or '>= 0.4'" });
+const band = z
+  .object({ easy: conditionText, hard: conditionText })
+  .strict()
+  .superRefine((b, ctx) => {
+    const easy = parseCondition(b.easy);
+    const hard = parseCondition(b.hard);
+    if (!easy || !hard) return;
+    const rising = easy.op.startsWith('<');
+    const touching = easy.value === hard.value && easy.op.endsWith('=') && hard.op.endsWith('=');
+    if (
+      rising !== hard.op.startsWith('>') ||
+      (rising ? easy.value > hard.value : easy.value < hard.value) ||
+      touching
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `easy '${b.easy}' and hard '${b.hard}' must point in opposite directions and not overlap`,
+      });
+    }
+  });
 
 /** Schema of difficulty.bands. */
-export const bandsSchema = z.object(Object.fromEntries(NUMERIC_DIMENSIONS.map((d) => [d, band])) as Record<NumericDimension, typeof band>).strict();
+export const bandsSchema = z
+  .object(Object.fromEntries(NUMERIC_DIMENSIONS.map((d) => [d, band])) as Record<NumericDimension, typeof band>)
+  .strict();
 export type BandsConfig = z.infer<typeof bandsSchema>;
 
-const dimensionName = z.string().superRefine((d, ctx) => {
-  if (d === 'needs_clarification') ctx.addIssue({ code: 'custom', message: 'needs_clarification is the separate clarification axis, not a difficulty dimension (balancing and the association check use it)' });
-  else if (!(DIMENSIONS as readonly string[]).includes(d)) ctx.addIssue({ code: 'custom', message: `expected one of ${DIMENSIONS.join(', ')}` });
-}).transform((d) => d as Dimension);
+const dimensionName = z
+  .string()
+  .superRefine((d, ctx) => {
+    if (d === 'needs_clarification')
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'needs_clarification is the separate clarification axis, not a difficulty dimension (balancing and the association check use it)',
+      });
+    else if (!(DIMENSIONS as readonly string[]).includes(d))
+      ctx.addIssue({ code: 'custom', message: `expected one of ${DIMENSIONS.join(', ')}` });
+  })
+  .transform((d) => d as Dimension);
 
 /** Schema of difficulty.dimensions: the dimensions that vote, per task. */
-export const dimensionsSchema = z.record(z.string(), z.array(dimensionName).min(1)
-  .refine((l) => new Set(l).size === l.length, { message: 'a dimension is listed twice' }));
+export const dimensionsSchema = z.record(
+  z.string(),
+  z
+    .array(dimensionName)
+    .min(1)
+    .refine((l) => new Set(l).size === l.length, { message: 'a dimension is listed twice' }),
+);
 export type DimensionsConfig = z.infer<typeof dimensionsSchema>;
 
 /** The band of one dimension's value; null where the value is null (not measured for the task). */
@@ -97,7 +144,10 @@ export interface Bucketing {
 /** The bucket of a scenario from its metrics. Throws for a task with no dimensions configured. */
 export function bucketOf(bands: BandsConfig, dims: DimensionsConfig, m: DifficultyMetrics): Bucketing {
   const list = dims[m.task];
-  if (!list) throw new RuleError(`difficulty.dimensions lists no dimensions for task '${m.task}' (scenario ${m.id}); add the task to configs/difficulty.yaml`);
+  if (!list)
+    throw new RuleError(
+      `difficulty.dimensions lists no dimensions for task '${m.task}' (scenario ${m.id}); add the task to configs/difficulty.yaml`,
+    );
   const votes: Partial<Record<Dimension, Bucket>> = {};
   const count: Record<Bucket, number> = { easy: 0, medium: 0, hard: 0 };
   for (const d of list) {

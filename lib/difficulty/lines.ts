@@ -38,9 +38,15 @@ export function parseObject(text: string, at: Location): Record<string, unknown>
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new DataError(at, '(json)', 'a JSON object', `${describeValue(text)} (not valid JSON: ${(e as Error).message})`);
+    throw new DataError(
+      at,
+      '(json)',
+      'a JSON object',
+      `${describeValue(text)} (not valid JSON: ${(e as Error).message})`,
+    );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new DataError(at, '(json)', 'a JSON object', describeValue(value));
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new DataError(at, '(json)', 'a JSON object', describeValue(value));
   return value as Record<string, unknown>;
 }
 
@@ -53,19 +59,42 @@ export function asScenario(v: Record<string, unknown>, at: Location): Scenario {
   need(typeof v.id === 'string' && v.id !== '', at, 'id', 'a non-empty string', v.id);
   need(typeof v.task === 'string' && v.task !== '', at, 'task', 'a non-empty string', v.task);
   need(Array.isArray(v.messages), at, 'messages', 'a list', v.messages);
-  (v.messages as unknown[]).forEach((m, i) => need(typeof (m as { content?: unknown })?.content === 'string', at, `messages[${i}].content`, 'a string', (m as { content?: unknown })?.content));
+  (v.messages as unknown[]).forEach((m, i) =>
+    need(
+      typeof (m as { content?: unknown })?.content === 'string',
+      at,
+      `messages[${i}].content`,
+      'a string',
+      (m as { content?: unknown })?.content,
+    ),
+  );
   need(Array.isArray(v.context), at, 'context', 'a list', v.context);
   (v.context as unknown[]).forEach((d, i) => {
     const doc = d as { title?: unknown; text?: unknown; supporting?: unknown } | null;
-    need(typeof doc?.title === 'string' && typeof doc.text === 'string' && typeof doc.supporting === 'boolean', at, `context[${i}]`, 'a document {title, text, supporting}', d);
+    need(
+      typeof doc?.title === 'string' && typeof doc.text === 'string' && typeof doc.supporting === 'boolean',
+      at,
+      `context[${i}]`,
+      'a document {title, text, supporting}',
+      d,
+    );
   });
   need(typeof v.needs_clarification === 'boolean', at, 'needs_clarification', 'true or false', v.needs_clarification);
-  need(v.clarification === null || typeof v.clarification === 'string', at, 'clarification', 'a string or null', v.clarification);
+  need(
+    v.clarification === null || typeof v.clarification === 'string',
+    at,
+    'clarification',
+    'a string or null',
+    v.clarification,
+  );
   const ref = v.reference as { steps?: unknown } | undefined;
   need(Array.isArray(ref?.steps), at, 'reference.steps', 'a list', ref?.steps);
   (ref!.steps as unknown[]).forEach((s, i) => {
     const step = s as { type?: unknown; input?: unknown; text?: unknown } | null;
-    const ok = step?.type === 'clarify' || (step?.type === 'tool_call' && typeof step.input === 'string') || (step?.type === 'thought' && typeof step.text === 'string');
+    const ok =
+      step?.type === 'clarify' ||
+      (step?.type === 'tool_call' && typeof step.input === 'string') ||
+      (step?.type === 'thought' && typeof step.text === 'string');
     need(ok, at, `reference.steps[${i}]`, 'a clarify, tool_call or thought step', s);
   });
   return v as unknown as Scenario;
@@ -78,7 +107,9 @@ export function asScenario(v: Record<string, unknown>, at: Location): Scenario {
 export function singleJsonl(rule: string, group: string, files: readonly string[]): string {
   const jsonl = files.filter((f) => f.endsWith('.jsonl'));
   if (jsonl.length !== 1) {
-    throw new RuleError(`${rule}: the \`${group}\` input group must hold one .jsonl file, got ${jsonl.length}${files.length ? ` (${files.join(', ')})` : ''}`);
+    throw new RuleError(
+      `${rule}: the \`${group}\` input group must hold one .jsonl file, got ${jsonl.length}${files.length ? ` (${files.join(', ')})` : ''}`,
+    );
   }
   return jsonl[0]!;
 }
@@ -102,7 +133,7 @@ export class LineWriter {
 
   private flush(): void {
     const bytes = Buffer.from(this.parts.join(''), 'utf8');
-    for (let off = 0; off < bytes.length;) off += writeSync(this.fd, bytes, off, bytes.length - off);
+    for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off, bytes.length - off);
     this.parts = [];
     this.size = 0;
   }

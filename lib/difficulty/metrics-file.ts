@@ -7,16 +7,32 @@ import { BUCKETS, type Bucket } from './bands.ts';
 import { readLines, parseObject } from './lines.ts';
 import { AMBIGUITY_FLAGS, type DifficultyMetrics } from './metrics.ts';
 
-const COUNTS = ['len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'entities', 'ops_numeric', 'coref_pronouns'] as const;
+const COUNTS = [
+  'len_tokens',
+  'turns',
+  'tool_hops',
+  'hops',
+  'distractors',
+  'entities',
+  'ops_numeric',
+  'coref_pronouns',
+] as const;
 
 function asMetrics(v: Record<string, unknown>, at: Location): DifficultyMetrics {
-  const bad = (field: string, expected: string): never => { throw new DataError(at, field, expected, describeValue(v[field])); };
+  const bad = (field: string, expected: string): never => {
+    throw new DataError(at, field, expected, describeValue(v[field]));
+  };
   if (typeof v.id !== 'string' || v.id === '') bad('id', 'a non-empty string');
   if (typeof v.task !== 'string' || v.task === '') bad('task', 'a non-empty string');
   for (const k of COUNTS) if (!Number.isInteger(v[k]) || (v[k] as number) < 0) bad(k, 'a non-negative integer');
-  if (typeof v.connector_density !== 'number' || v.connector_density < 0) bad('connector_density', 'a non-negative number');
-  if (v.clue_overlap !== null && (typeof v.clue_overlap !== 'number' || v.clue_overlap < 0 || v.clue_overlap > 1)) bad('clue_overlap', 'a number in [0, 1] or null');
-  if (!Array.isArray(v.ambiguity_flags) || !v.ambiguity_flags.every((f) => (AMBIGUITY_FLAGS as readonly unknown[]).includes(f))) {
+  if (typeof v.connector_density !== 'number' || v.connector_density < 0)
+    bad('connector_density', 'a non-negative number');
+  if (v.clue_overlap !== null && (typeof v.clue_overlap !== 'number' || v.clue_overlap < 0 || v.clue_overlap > 1))
+    bad('clue_overlap', 'a number in [0, 1] or null');
+  if (
+    !Array.isArray(v.ambiguity_flags) ||
+    !v.ambiguity_flags.every((f) => (AMBIGUITY_FLAGS as readonly unknown[]).includes(f))
+  ) {
     bad('ambiguity_flags', `a list of ${AMBIGUITY_FLAGS.join(', ')}`);
   }
   if (typeof v.needs_clarification !== 'boolean') bad('needs_clarification', 'true or false');
@@ -32,7 +48,8 @@ export async function readMetrics(path: string, root: string): Promise<Difficult
     const at: Location = { file, line, unit: 'line' };
     const m = asMetrics(parseObject(text, at), at);
     const first = seen.get(m.id);
-    if (first !== undefined) throw new DataError(at, 'id', `an id not used before (line ${first} has it)`, describeValue(m.id));
+    if (first !== undefined)
+      throw new DataError(at, 'id', `an id not used before (line ${first} has it)`, describeValue(m.id));
     seen.set(m.id, line);
     out.push(m);
   }
@@ -53,7 +70,8 @@ export function lineId(text: string, at: Location): string {
 /** The scenario line with `"difficulty": bucket` as its last field. */
 export function withDifficulty(text: string, bucket: Bucket, at: Location): string {
   const line = text.trimEnd();
-  if (line.endsWith('}') && !line.includes('"difficulty":') && line !== '{}') return `${line.slice(0, -1)},"difficulty":"${bucket}"}`;
+  if (line.endsWith('}') && !line.includes('"difficulty":') && line !== '{}')
+    return `${line.slice(0, -1)},"difficulty":"${bucket}"}`;
   const obj = parseObject(line, at);
   delete obj.difficulty;
   return JSON.stringify({ ...obj, difficulty: bucket });
@@ -65,6 +83,7 @@ export function balancedEntry(text: string, at: Location): { id: string; bucket:
   if (m && LEADING_ID.test(text)) return { id: lineId(text, at), bucket: m[1] as Bucket };
   const obj = parseObject(text, at);
   if (typeof obj.id !== 'string') throw new DataError(at, 'id', 'a string', describeValue(obj.id));
-  if (!(BUCKETS as readonly unknown[]).includes(obj.difficulty)) throw new DataError(at, 'difficulty', 'easy, medium or hard', describeValue(obj.difficulty));
+  if (!(BUCKETS as readonly unknown[]).includes(obj.difficulty))
+    throw new DataError(at, 'difficulty', 'easy, medium or hard', describeValue(obj.difficulty));
   return { id: obj.id, bucket: obj.difficulty as Bucket };
 }

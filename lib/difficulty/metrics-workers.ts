@@ -34,20 +34,49 @@ export interface MetricsJob {
   progress(doneBytes: number): void;
 }
 
-export interface MetricsSummary { scenarios: number; perTask: Record<string, number>; tokens: number; mode: string; workers: number }
+export interface MetricsSummary {
+  scenarios: number;
+  perTask: Record<string, number>;
+  tokens: number;
+  mode: string;
+  workers: number;
+}
 
-interface Item { idx: number; line: number; text: string }
-type Result = { idx: number; line: number; json: string; id: string; task: string; tokens: number } | { idx: number; line: number; error: ErrorData };
-interface ErrorData { name: string; message: string; stack?: string; at?: Location; field?: string; expected?: string; got?: string }
+interface Item {
+  idx: number;
+  line: number;
+  text: string;
+}
+type Result =
+  | { idx: number; line: number; json: string; id: string; task: string; tokens: number }
+  | { idx: number; line: number; error: ErrorData };
+interface ErrorData {
+  name: string;
+  message: string;
+  stack?: string;
+  at?: Location;
+  field?: string;
+  expected?: string;
+  got?: string;
+}
 
 function toErrorData(e: unknown): ErrorData {
-  if (e instanceof DataError) return { name: e.name, message: e.message, at: { file: e.file, line: e.line, unit: e.unit }, field: e.field, expected: e.expected, got: e.got };
+  if (e instanceof DataError)
+    return {
+      name: e.name,
+      message: e.message,
+      at: { file: e.file, line: e.line, unit: e.unit },
+      field: e.field,
+      expected: e.expected,
+      got: e.got,
+    };
   const err = e instanceof Error ? e : new Error(String(e));
   return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
 }
 
 function fromErrorData(d: ErrorData): Error {
-  if (d.name === 'DataError' && d.at && d.field !== undefined) return new DataError(d.at, d.field, d.expected ?? '', d.got ?? '');
+  if (d.name === 'DataError' && d.at && d.field !== undefined)
+    return new DataError(d.at, d.field, d.expected ?? '', d.got ?? '');
   const err = new Error(d.message);
   err.name = d.name;
   if (d.stack) err.stack = d.stack;
@@ -88,7 +117,13 @@ export async function writeMetrics(job: MetricsJob): Promise<MetricsSummary> {
       cursor += 1;
       if ('error' in r) throw fromErrorData(r.error);
       const first = seen.get(r.id);
-      if (first !== undefined) throw new DataError({ file: job.file, line: r.line, unit: 'line' }, 'id', `an id not used before (line ${first} has it)`, describeValue(r.id));
+      if (first !== undefined)
+        throw new DataError(
+          { file: job.file, line: r.line, unit: 'line' },
+          'id',
+          `an id not used before (line ${first} has it)`,
+          describeValue(r.id),
+        );
       seen.set(r.id, r.line);
       writer.write(`${r.json}\n`);
       summary.scenarios += 1;
@@ -106,7 +141,10 @@ export async function writeMetrics(job: MetricsJob): Promise<MetricsSummary> {
         results.set(idx, computeOne(mc, job.file, { idx, line, text }));
         idx += 1;
         drain();
-        if (idx % FLUSH_EVERY === 0) { job.signal.throwIfAborted(); job.progress(offset); }
+        if (idx % FLUSH_EVERY === 0) {
+          job.signal.throwIfAborted();
+          job.progress(offset);
+        }
       }
     } else {
       await runWorkers(job, workers, results, drain, summary);
@@ -117,27 +155,58 @@ export async function writeMetrics(job: MetricsJob): Promise<MetricsSummary> {
   return summary;
 }
 
-async function runWorkers(job: MetricsJob, n: number, results: Map<number, Result>, drain: () => void, summary: MetricsSummary): Promise<void> {
-  const pool = Array.from({ length: n }, () => new Worker(new URL(import.meta.url), { workerData: { role: ROLE, file: job.file, multiEntityMin: job.multiEntityMin } }));
+async function runWorkers(
+  job: MetricsJob,
+  n: number,
+  results: Map<number, Result>,
+  drain: () => void,
+  summary: MetricsSummary,
+): Promise<void> {
+  const pool = Array.from(
+    { length: n },
+    () =>
+      new Worker(new URL(import.meta.url), {
+        workerData: { role: ROLE, file: job.file, multiEntityMin: job.multiEntityMin },
+      }),
+  );
   let inFlight = 0;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
-  const notify = (): void => { const w = wake; wake = undefined; w?.(); };
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
   const modes = new Set<string>();
   pool.forEach((w) => {
     w.on('message', (m: { ready?: string; results?: Result[] }) => {
       if (m.ready) modes.add(m.ready);
-      for (const r of m.results ?? []) { results.set(r.idx, r); inFlight -= 1; }
-      try { drain(); } catch (e) { failure ??= e as Error; }
+      for (const r of m.results ?? []) {
+        results.set(r.idx, r);
+        inFlight -= 1;
+      }
+      try {
+        drain();
+      } catch (e) {
+        failure ??= e as Error;
+      }
       notify();
     });
-    w.on('error', (e) => { failure ??= e; notify(); });
-    w.on('exit', (code) => { if (code !== 0) failure ??= new Error(`difficulty metrics worker exited with code ${code}`); notify(); });
+    w.on('error', (e) => {
+      failure ??= e;
+      notify();
+    });
+    w.on('exit', (code) => {
+      if (code !== 0) failure ??= new Error(`difficulty metrics worker exited with code ${code}`);
+      notify();
+    });
   });
   const waitFor = async (cond: () => boolean): Promise<void> => {
     while (!cond() && failure === undefined) {
       if (job.signal.aborted) throw job.signal.reason;
-      await new Promise<void>((resolve) => { wake = resolve; });
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
     }
   };
   const batches: Item[][] = pool.map(() => []);
@@ -185,4 +254,5 @@ async function serve(data: { file: string; multiEntityMin: number }): Promise<vo
   port.postMessage({ ready: counter.mode });
 }
 
-if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE) void serve(workerData as { file: string; multiEntityMin: number });
+if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE)
+  void serve(workerData as { file: string; multiEntityMin: number });

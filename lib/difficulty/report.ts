@@ -8,27 +8,52 @@ import { bucketShares, clueMedians, type Scored } from './gate.ts';
 import { AMBIGUITY_FLAGS, METRIC_DEFINITIONS, type DifficultyMetrics } from './metrics.ts';
 import { histogram, summarise, type Histogram, type Summary } from './stats.ts';
 
-const REPORTED = ['len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'entities', 'ops_numeric', 'connector_density', 'coref_pronouns', 'clue_overlap'] as const;
+const REPORTED = [
+  'len_tokens',
+  'turns',
+  'tool_hops',
+  'hops',
+  'distractors',
+  'entities',
+  'ops_numeric',
+  'connector_density',
+  'coref_pronouns',
+  'clue_overlap',
+] as const;
 type Reported = (typeof REPORTED)[number];
 
 /** Why configs/difficulty.yaml leaves a dimension out of a task's vote (reported with the definitions). */
 export const NOT_APPLICABLE_REASONS: Record<string, string> = {
-  '*.needs_clarification': 'the separate clarification axis: balanced beside the bucket and gated for association with it, never a vote',
-  '*.turns / entities / connector_density / coref_pronouns': 'what a clarification exchange (two turns) or a template\'s wording changes, not the reasoning the item needs',
-  'gsm8k.len_tokens': 'every GSM8K scenario is under 200 Qwen3 tokens: the band is easy for all and would only shift the mean',
+  '*.needs_clarification':
+    'the separate clarification axis: balanced beside the bucket and gated for association with it, never a vote',
+  '*.turns / entities / connector_density / coref_pronouns':
+    "what a clarification exchange (two turns) or a template's wording changes, not the reasoning the item needs",
+  'gsm8k.len_tokens':
+    'every GSM8K scenario is under 200 Qwen3 tokens: the band is easy for all and would only shift the mean',
   'gsm8k.distractors, gsm8k.clue_overlap': 'no context documents (clue_overlap is null)',
   'hotpotqa.hops': 'every HotpotQA question needs its two supporting paragraphs: 2 for all',
-  'hotpotqa.ops_numeric': 'answers are read from two articles (a span, or yes/no); no calculator is offered and the reference computes nothing, so only comparison words would be counted',
+  'hotpotqa.ops_numeric':
+    'answers are read from two articles (a span, or yes/no); no calculator is offered and the reference computes nothing, so only comparison words would be counted',
   'hotpotqa.tool_hops': 'the wiki look-ups of the supporting paragraphs: the same count as hops',
   'strategyqa.len_tokens': 'under 200 Qwen3 tokens for all but a few items (no context beyond its facts)',
   'strategyqa.distractors': 'every fact supports the answer: 0 for all',
   'strategyqa.ops_numeric': 'no calculator: only comparison and date words in the decomposition would be counted',
-  'strategyqa.tool_hops': 'the reference answers from its facts without any tool call, so the count is 0 by construction, not a property of the item',
+  'strategyqa.tool_hops':
+    'the reference answers from its facts without any tool call, so the count is 0 by construction, not a property of the item',
 };
 
 /** Histogram bin width per metric. */
 export const BIN_WIDTH: Record<Reported, number> = {
-  len_tokens: 100, turns: 1, tool_hops: 1, hops: 1, distractors: 1, entities: 1, ops_numeric: 1, connector_density: 1, coref_pronouns: 1, clue_overlap: 0.05,
+  len_tokens: 100,
+  turns: 1,
+  tool_hops: 1,
+  hops: 1,
+  distractors: 1,
+  entities: 1,
+  ops_numeric: 1,
+  connector_density: 1,
+  coref_pronouns: 1,
+  clue_overlap: 0.05,
 };
 
 function distribution(items: readonly Scored[]): Record<string, unknown> {
@@ -37,10 +62,19 @@ function distribution(items: readonly Scored[]): Record<string, unknown> {
     const values = items.map((it) => it.m[k]);
     metrics[k] = { summary: summarise(values), histogram: histogram(values, BIN_WIDTH[k]) };
   }
-  const flags = Object.fromEntries(AMBIGUITY_FLAGS.map((f) => [f, items.filter((it) => it.m.ambiguity_flags.includes(f)).length]));
+  const flags = Object.fromEntries(
+    AMBIGUITY_FLAGS.map((f) => [f, items.filter((it) => it.m.ambiguity_flags.includes(f)).length]),
+  );
   const clarify = items.filter((it) => it.m.needs_clarification).length;
   const assoc = association(items.map((it) => ({ bucket: it.bucket, clarify: it.m.needs_clarification })));
-  return { ...bucketShares(items), clue_overlap_median_by_bucket: clueMedians(items), needs_clarification: clarify, clarify_association: assoc, ambiguity_flags: flags, metrics };
+  return {
+    ...bucketShares(items),
+    clue_overlap_median_by_bucket: clueMedians(items),
+    needs_clarification: clarify,
+    clarify_association: assoc,
+    ambiguity_flags: flags,
+    metrics,
+  };
 }
 
 function byTask(items: readonly Scored[], tasks: readonly string[]): Record<string, unknown> {
@@ -48,14 +82,23 @@ function byTask(items: readonly Scored[], tasks: readonly string[]): Record<stri
 }
 
 /** Each task's share of a population (balancing per task changes the task mix; not a gate check). */
-export function taskShares(items: readonly { m: { task: string } }[], tasks: readonly string[]): Record<string, number | null> {
-  return Object.fromEntries(tasks.map((t) => [t, items.length === 0 ? null : Math.round((items.filter((it) => it.m.task === t).length / items.length) * 1e4) / 1e4]));
+export function taskShares(
+  items: readonly { m: { task: string } }[],
+  tasks: readonly string[],
+): Record<string, number | null> {
+  return Object.fromEntries(
+    tasks.map((t) => [
+      t,
+      items.length === 0 ? null : Math.round((items.filter((it) => it.m.task === t).length / items.length) * 1e4) / 1e4,
+    ]),
+  );
 }
 
 /** The band table as text, per dimension. */
 export function bandTable(bands: BandsConfig): Record<string, { easy: string; medium: string; hard: string }> {
   const table: Record<string, { easy: string; medium: string; hard: string }> = {};
-  for (const d of NUMERIC_DIMENSIONS) table[d] = { easy: bands[d].easy, medium: 'neither easy nor hard', hard: bands[d].hard };
+  for (const d of NUMERIC_DIMENSIONS)
+    table[d] = { easy: bands[d].easy, medium: 'neither easy nor hard', hard: bands[d].hard };
   return table;
 }
 
@@ -68,7 +111,9 @@ export interface ReportInput {
 }
 
 export function difficultyReport(r: ReportInput): Record<string, unknown> {
-  const notApplicable = Object.fromEntries(r.tasks.map((t) => [t, DIMENSIONS.filter((d) => !(r.dims[t] ?? []).includes(d))]));
+  const notApplicable = Object.fromEntries(
+    r.tasks.map((t) => [t, DIMENSIONS.filter((d) => !(r.dims[t] ?? []).includes(d))]),
+  );
   return {
     definitions: {
       metrics: METRIC_DEFINITIONS,
@@ -77,15 +122,23 @@ export function difficultyReport(r: ReportInput): Record<string, unknown> {
       clarify_association: ASSOCIATION_DEFINITION,
       dimensions_per_task: Object.fromEntries(r.tasks.map((t) => [t, r.dims[t] ?? []])),
       not_applicable: notApplicable,
-      not_applicable_rule: 'a dimension left out of a task\'s list does not vote for that task\'s buckets; its metric is still measured and reported (clue_overlap is null for a task without supporting text)',
+      not_applicable_rule:
+        "a dimension left out of a task's list does not vote for that task's buckets; its metric is still measured and reported (clue_overlap is null for a task without supporting text)",
       not_applicable_reasons: NOT_APPLICABLE_REASONS,
       quantiles: 'linear interpolation between order statistics (numpy default); null values left out',
-      histograms: 'fixed-width bins [from, to), only non-empty bins listed; widths: ' + REPORTED.map((k) => `${k} ${BIN_WIDTH[k]}`).join(', '),
-      populations: 'pool: every scenario of the metrics file, bucketed with the configured bands; balanced: the scenarios of the balanced pool with the bucket written on each',
+      histograms:
+        'fixed-width bins [from, to), only non-empty bins listed; widths: ' +
+        REPORTED.map((k) => `${k} ${BIN_WIDTH[k]}`).join(', '),
+      populations:
+        'pool: every scenario of the metrics file, bucketed with the configured bands; balanced: the scenarios of the balanced pool with the bucket written on each',
     },
     buckets: BUCKETS,
     pool: { all: distribution(r.pool), task_shares: taskShares(r.pool, r.tasks), by_task: byTask(r.pool, r.tasks) },
-    balanced: { all: distribution(r.balanced), task_shares: taskShares(r.balanced, r.tasks), by_task: byTask(r.balanced, r.tasks) },
+    balanced: {
+      all: distribution(r.balanced),
+      task_shares: taskShares(r.balanced, r.tasks),
+      by_task: byTask(r.balanced, r.tasks),
+    },
   };
 }
 

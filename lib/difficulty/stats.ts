@@ -57,7 +57,8 @@ export function histogram(values: readonly (number | null)[], width: number): Hi
     const k = Math.floor(x / width + 1e-9);
     counts.set(k, (counts.get(k) ?? 0) + 1);
   }
-  const bins = [...counts.entries()].sort((a, b) => a[0] - b[0])
+  const bins = [...counts.entries()]
+    .sort((a, b) => a[0] - b[0])
     .map(([k, count]) => ({ from: round4(k * width), to: round4((k + 1) * width), count }));
   return { bin_width: width, bins };
 }

@@ -34,10 +34,16 @@ export function countPhrases(tokens: readonly string[], index: PhraseIndex): num
     let len = 0;
     if (candidates) {
       for (const p of candidates) {
-        if (p.every((t, k) => tokens[i + k] === t)) { len = p.length; break; }
+        if (p.every((t, k) => tokens[i + k] === t)) {
+          len = p.length;
+          break;
+        }
       }
     }
-    if (len > 0) { n += 1; i += len; } else i += 1;
+    if (len > 0) {
+      n += 1;
+      i += len;
+    } else i += 1;
   }
   return n;
 }
@@ -67,7 +73,8 @@ export interface EntitySpan {
   numeric: boolean;
 }
 
-const ABBREVIATION = /^(?:(?:\p{Lu}\.)+|Mt|St|Dr|Mr|Mrs|Ms|Jr|Sr|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Prof|No|Co|Inc|Ltd|Bros|Ave|Blvd)\.?$/u;
+const ABBREVIATION =
+  /^(?:(?:\p{Lu}\.)+|Mt|St|Dr|Mr|Mrs|Ms|Jr|Sr|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Prof|No|Co|Inc|Ltd|Bros|Ave|Blvd)\.?$/u;
 
 /** Cuts a name span after a word that ends a sentence ("Lennon. If Lennon" → "Lennon.", "If Lennon"). */
 function splitSentences(span: string, at: number): { text: string; at: number }[] {
@@ -85,7 +92,11 @@ function splitSentences(span: string, at: number): { text: string; at: number }[
 }
 
 /** A word as looked up in NOT_NAMES: lower case, trailing punctuation and a contraction removed. */
-const stem = (word: string): string => word.toLowerCase().replace(/[.'’&-]+$/, '').replace(/(?:n['’]t|['’](?:s|m|d|ve|re|ll))$/, '');
+const stem = (word: string): string =>
+  word
+    .toLowerCase()
+    .replace(/[.'’&-]+$/, '')
+    .replace(/(?:n['’]t|['’](?:s|m|d|ve|re|ll))$/, '');
 
 /** Trims sentence-start words and trailing punctuation or a possessive from a name span. */
 function cleanName(span: string): string {
@@ -110,7 +121,8 @@ export function entitySpans(text: string): EntitySpan[] {
   for (const m of text.matchAll(NAME_SPAN)) {
     for (const part of splitSentences(m[0], m.index)) {
       const name = cleanName(part.text);
-      if (name !== '') spans.push({ key: name.toLowerCase(), at: part.at + part.text.indexOf(name.split(' ')[0]!), numeric: false });
+      if (name !== '')
+        spans.push({ key: name.toLowerCase(), at: part.at + part.text.indexOf(name.split(' ')[0]!), numeric: false });
     }
   }
   for (const m of text.matchAll(NUMBER)) spans.push({ key: `#${m[0].replace(/,/g, '')}`, at: m.index, numeric: true });

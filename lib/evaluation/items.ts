@@ -47,23 +47,38 @@ export interface ItemSet {
 
 /** The fields of a rollout line the evaluation uses. */
 interface RolloutFields {
-  rollout_id: string; scenario_id: string; source_id: string; task: string; difficulty: Difficulty | null; candidate_index: number;
-  success: boolean; needs_clarification: boolean; clarifications: number; turns: number;
+  rollout_id: string;
+  scenario_id: string;
+  source_id: string;
+  task: string;
+  difficulty: Difficulty | null;
+  candidate_index: number;
+  success: boolean;
+  needs_clarification: boolean;
+  clarifications: number;
+  turns: number;
 }
 
 function rolloutFields(v: Record<string, unknown>, where: string): RolloutFields {
   const want = (k: string, type: string): unknown => {
     const x = v[k];
-    if (typeof x !== type) throw new RuleError(`${where}: field ${k}: expected ${type}, got ${x === null ? 'null' : typeof x}`);
+    if (typeof x !== type)
+      throw new RuleError(`${where}: field ${k}: expected ${type}, got ${x === null ? 'null' : typeof x}`);
     return x;
   };
   const d = v.difficulty;
-  if (d !== null && d !== 'easy' && d !== 'medium' && d !== 'hard') throw new RuleError(`${where}: field difficulty: expected easy, medium, hard or null`);
+  if (d !== null && d !== 'easy' && d !== 'medium' && d !== 'hard')
+    throw new RuleError(`${where}: field difficulty: expected easy, medium, hard or null`);
   return {
-    rollout_id: want('rollout_id', 'string') as string, scenario_id: want('scenario_id', 'string') as string,
-    source_id: want('source_id', 'string') as string, task: want('task', 'string') as string,
-    difficulty: d, candidate_index: want('candidate_index', 'number') as number, success: want('success', 'boolean') as boolean,
-    needs_clarification: want('needs_clarification', 'boolean') as boolean, clarifications: want('clarifications', 'number') as number,
+    rollout_id: want('rollout_id', 'string') as string,
+    scenario_id: want('scenario_id', 'string') as string,
+    source_id: want('source_id', 'string') as string,
+    task: want('task', 'string') as string,
+    difficulty: d,
+    candidate_index: want('candidate_index', 'number') as number,
+    success: want('success', 'boolean') as boolean,
+    needs_clarification: want('needs_clarification', 'boolean') as boolean,
+    clarifications: want('clarifications', 'number') as number,
     turns: want('turns', 'number') as number,
   };
 }
@@ -78,8 +93,13 @@ export async function readRolloutFields(files: readonly string[], root: string):
       if (raw.trim() === '') continue;
       const where = `${relative(root, file)}:${line}`;
       let v: unknown;
-      try { v = JSON.parse(raw); } catch (e) { throw new RuleError(`${where}: not JSON (${(e as Error).message})`); }
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new RuleError(`${where}: expected a rollout object`);
+      try {
+        v = JSON.parse(raw);
+      } catch (e) {
+        throw new RuleError(`${where}: not JSON (${(e as Error).message})`);
+      }
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        throw new RuleError(`${where}: expected a rollout object`);
       out.push(rolloutFields(v as Record<string, unknown>, where));
     }
   }
@@ -89,7 +109,8 @@ export async function readRolloutFields(files: readonly string[], root: string):
 function dimScores(s: unknown, where: string): DimScores {
   const o = s as Record<string, unknown> | null;
   for (const d of DIMENSIONS) {
-    if (typeof o?.[d] !== 'number' || !Number.isFinite(o[d])) throw new RuleError(`${where}: scores.${d}: expected a number`);
+    if (typeof o?.[d] !== 'number' || !Number.isFinite(o[d]))
+      throw new RuleError(`${where}: scores.${d}: expected a number`);
   }
   return o as DimScores;
 }
@@ -110,8 +131,14 @@ export async function readItems(rolloutFiles: readonly string[], scoresFile: str
     if (seen.has(r.rollout_id)) throw new RuleError(`rollout ${r.rollout_id} appears twice in the rollouts inputs`);
     seen.add(r.rollout_id);
     const s = byId.get(r.rollout_id);
-    if (!s) throw new RuleError(`rollout ${r.rollout_id} has no score record in ${relative(root, scoresFile)}: the scores target must score every rollout this gate reads`);
-    if (s.status === 'failed' || s.scores === null) { failed.push(r.rollout_id); continue; }
+    if (!s)
+      throw new RuleError(
+        `rollout ${r.rollout_id} has no score record in ${relative(root, scoresFile)}: the scores target must score every rollout this gate reads`,
+      );
+    if (s.status === 'failed' || s.scores === null) {
+      failed.push(r.rollout_id);
+      continue;
+    }
     const where = `${relative(root, scoresFile)}: ${r.rollout_id}`;
     const samples = s.samples.flatMap((x) => (x.ok ? [dimScores(x.scores, `${where} sample ${x.index}`)] : []));
     items.push({ ...r, scores: dimScores(s.scores, where), weight: s.weight, unstable: s.unstable, samples });

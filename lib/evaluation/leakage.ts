@@ -37,7 +37,8 @@ export function dimensionAgreement(scores: ArrayLike<number>, success: ArrayLike
     const tpr = (pos - posBelow) / pos;
     const tnr = negBelow / neg;
     const balanced = (tpr + tnr) / 2;
-    if (!(balanced <= best.balanced)) best = { balanced, share: (pos - posBelow + negBelow) / n, threshold: scores[next]! };
+    if (!(balanced <= best.balanced))
+      best = { balanced, share: (pos - posBelow + negBelow) / n, threshold: scores[next]! };
   }
   return best;
 }
@@ -48,10 +49,13 @@ export function dimensionAgreement(scores: ArrayLike<number>, success: ArrayLike
  * skipped (a NaN would otherwise win or lose every comparison by its position). null when none is
  * defined (constant scores everywhere, or every rollout has the same success label).
  */
-export function worstDimension(agreement: Record<string, DimensionAgreement>): { dimension: string; agreement: DimensionAgreement } | null {
+export function worstDimension(
+  agreement: Record<string, DimensionAgreement>,
+): { dimension: string; agreement: DimensionAgreement } | null {
   let worst: { dimension: string; agreement: DimensionAgreement } | null = null;
   for (const [dimension, a] of Object.entries(agreement)) {
-    if (!Number.isNaN(a.balanced) && (worst === null || a.balanced > worst.agreement.balanced)) worst = { dimension, agreement: a };
+    if (!Number.isNaN(a.balanced) && (worst === null || a.balanced > worst.agreement.balanced))
+      worst = { dimension, agreement: a };
   }
   return worst;
 }

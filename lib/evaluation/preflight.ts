@@ -16,22 +16,66 @@ import { statfsSync } from 'node:fs';
 import { check, gatePasses, waive, type Check } from 'rc1-build';
 import type { PpoConfig, PreflightConfig } from './config.ts';
 
-const sortedKeys = (o: Record<string, number>): Record<string, number> => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]!]));
+const sortedKeys = (o: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, o[k]!]),
+  );
 
-export function ppoChecks(ppo: PpoConfig, o: { preflight: Pick<PreflightConfig, 'ppo'>; poolMix: Record<string, number>; rewardBeta: number; profile: string }): Check[] {
+export function ppoChecks(
+  ppo: PpoConfig,
+  o: { preflight: Pick<PreflightConfig, 'ppo'>; poolMix: Record<string, number>; rewardBeta: number; profile: string },
+): Check[] {
   const t = o.preflight.ppo;
   const file = 'configs/ppo_scale.yaml';
-  const live = check('ppo.live_mode', ppo.live_mode, '==', true, `${file}: live_mode must be true: training scores with the live judge`);
+  const live = check(
+    'ppo.live_mode',
+    ppo.live_mode,
+    '==',
+    true,
+    `${file}: live_mode must be true: training scores with the live judge`,
+  );
   return [
     check('ppo.simulate', ppo.simulate, '==', false, `${file}: simulate must be false (RC1: no simulated anything)`),
     o.profile === 'prod' ? live : waive(live, `profile ${o.profile}`),
-    check('ppo.datasets', sortedKeys(ppo.datasets), '==', sortedKeys(o.poolMix), `${file}: datasets must be the seed pool's task mix (pool.mix)`),
+    check(
+      'ppo.datasets',
+      sortedKeys(ppo.datasets),
+      '==',
+      sortedKeys(o.poolMix),
+      `${file}: datasets must be the seed pool's task mix (pool.mix)`,
+    ),
     check('ppo.steps', ppo.steps, '>=', t.min_steps, `${file}: steps below preflight.ppo.min_steps`),
     check('ppo.target_kl', ppo.target_kl, 'in', t.target_kl, `${file}: target_kl outside [${t.target_kl.join(', ')}]`),
-    check('ppo.seeds', new Set(ppo.seeds).size, '>=', t.min_seeds, `${file}: list at least ${t.min_seeds} distinct seeds`),
-    check('ppo.finetune.method', ppo.finetune.method, '==', t.finetune_method, `${file}: finetune.method must be ${t.finetune_method}`),
-    check('ppo.use_overclar_penalty', ppo.use_overclar_penalty, '==', true, `${file}: use_overclar_penalty must be true (the over-clarification penalty is part of the reward)`),
-    check('ppo.reward.beta', ppo.reward.beta, '==', o.rewardBeta, `${file}: reward.beta must equal reward.beta of configs/evaluation.yaml, the β the shadow run evaluated`),
+    check(
+      'ppo.seeds',
+      new Set(ppo.seeds).size,
+      '>=',
+      t.min_seeds,
+      `${file}: list at least ${t.min_seeds} distinct seeds`,
+    ),
+    check(
+      'ppo.finetune.method',
+      ppo.finetune.method,
+      '==',
+      t.finetune_method,
+      `${file}: finetune.method must be ${t.finetune_method}`,
+    ),
+    check(
+      'ppo.use_overclar_penalty',
+      ppo.use_overclar_penalty,
+      '==',
+      true,
+      `${file}: use_overclar_penalty must be true (the over-clarification penalty is part of the reward)`,
+    ),
+    check(
+      'ppo.reward.beta',
+      ppo.reward.beta,
+      '==',
+      o.rewardBeta,
+      `${file}: reward.beta must equal reward.beta of configs/evaluation.yaml, the β the shadow run evaluated`,
+    ),
   ];
 }
 
@@ -43,7 +87,13 @@ export function freeDiskGiB(dir: string): number {
 
 /** Free space above min_free_disk_gb, recorded as pass/fail against the threshold (not the figure). */
 export function diskCheck(freeGiB: number, minGiB: number): Check {
-  return check('disk.free_gb_above_min', freeGiB > minGiB, '==', true, `free disk space above ${minGiB} GiB for checkpoints, logs and quantised models, or move the workspace (the measured figure is in the rule's log)`);
+  return check(
+    'disk.free_gb_above_min',
+    freeGiB > minGiB,
+    '==',
+    true,
+    `free disk space above ${minGiB} GiB for checkpoints, logs and quantised models, or move the workspace (the measured figure is in the rule's log)`,
+  );
 }
 
 /** The log line with the measured figure (kept out of the report). */
@@ -52,7 +102,10 @@ export function diskLogLine(freeGiB: number, minGiB: number): string {
 }
 
 /** The seeds' OK lines, for the checks that passed (waived ones say so). */
-export function okLines(groups: { weights: Check[]; ppo: Check[]; disk: Check & { minGiB: number } }, weightsSha: string): string[] {
+export function okLines(
+  groups: { weights: Check[]; ppo: Check[]; disk: Check & { minGiB: number } },
+  weightsSha: string,
+): string[] {
   const lines: string[] = [];
   const allPass = (cs: Check[]): boolean => gatePasses(cs);
   const waived = (cs: Check[]): string => {

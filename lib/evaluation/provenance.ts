@@ -22,10 +22,20 @@ const QUPPER = 'upper bound of the source-question-level (cluster) bootstrap int
 const NULL = 'real statistic > 95th percentile of its permutation null';
 
 export const PROVENANCE = {
-  'shadow_run.min_spearman_old_new': { key: 'shadow_run.min_spearman_old_new', from: `${SPEC}, shadow_run: Spearman(old, new) ≥ .75 (${PLAN} A)`, decided_on: LOWER },
-  'shadow_run.top_overlap.min': { key: 'shadow_run.top_overlap.min', from: `${SPEC}, shadow_run: top-10 % overlap ≥ .70 (${PLAN} A)`, decided_on: LOWER },
+  'shadow_run.min_spearman_old_new': {
+    key: 'shadow_run.min_spearman_old_new',
+    from: `${SPEC}, shadow_run: Spearman(old, new) ≥ .75 (${PLAN} A)`,
+    decided_on: LOWER,
+  },
+  'shadow_run.top_overlap.min': {
+    key: 'shadow_run.top_overlap.min',
+    from: `${SPEC}, shadow_run: top-10 % overlap ≥ .70 (${PLAN} A)`,
+    decided_on: LOWER,
+  },
   'shadow_run.min_success_rank_corr_gain': {
-    key: 'shadow_run.min_success_rank_corr_gain', from: `${SPEC}, shadow_run: the new reward's correlation with success ≥ 10 % above the old score's (${PLAN} A)`, decided_on: LOWER,
+    key: 'shadow_run.min_success_rank_corr_gain',
+    from: `${SPEC}, shadow_run: the new reward's correlation with success ≥ 10 % above the old score's (${PLAN} A)`,
+    decided_on: LOWER,
   },
   'shadow_run.min_success_rank_corr': {
     key: 'shadow_run.min_success_rank_corr',
@@ -33,9 +43,15 @@ export const PROVENANCE = {
     decided_on: LOWER,
   },
   'calibration.min_rank_corr_gain': {
-    key: 'calibration.min_rank_corr_gain', from: `${SPEC}, weights: median held-out rank correlation with success ≥ 8 % above the old weights' (${PLAN} B)`, decided_on: QLOWER,
+    key: 'calibration.min_rank_corr_gain',
+    from: `${SPEC}, weights: median held-out rank correlation with success ≥ 8 % above the old weights' (${PLAN} B)`,
+    decided_on: QLOWER,
   },
-  'calibration.max_mae_change': { key: 'calibration.max_mae_change', from: `${SPEC}, weights: held-out MAE at least 5 % below the old weights' (${PLAN} B)`, decided_on: QUPPER },
+  'calibration.max_mae_change': {
+    key: 'calibration.max_mae_change',
+    from: `${SPEC}, weights: held-out MAE at least 5 % below the old weights' (${PLAN} B)`,
+    decided_on: QUPPER,
+  },
   'calibration.min_rank_corr': {
     key: 'calibration.min_rank_corr',
     from: `${DESIGN}: the absolute floor beside the 8 % gain, the same value and reasoning as shadow_run.min_success_rank_corr`,
@@ -46,9 +62,15 @@ export const PROVENANCE = {
     from: `${DESIGN}: a judge dimension that alone agrees with success on more than this share of items is reading the label (leakage), not judging the trajectory; a failure in prod, a visible waiver in dev, whose heuristic judge sees the reference answer`,
     decided_on: 'best single-threshold agreement of the dimension with success over all items (point value)',
   },
-  'calibration.max_weight': { key: 'calibration.max_weight', from: `${SPEC}, weights: each weight ≤ .5, all ≥ 0, sum 1 (${PLAN} B)`, decided_on: 'the shipped weights (enforced by the solver, checked)' },
+  'calibration.max_weight': {
+    key: 'calibration.max_weight',
+    from: `${SPEC}, weights: each weight ≤ .5, all ≥ 0, sum 1 (${PLAN} B)`,
+    decided_on: 'the shipped weights (enforced by the solver, checked)',
+  },
   'overclar.ablation.min_relative_drop': {
-    key: 'overclar.ablation.min_relative_drop', from: `${SPEC}, overclar_ablation: over-clarification rate down ≥ 20 % relative (${PLAN} C)`, decided_on: QLOWER,
+    key: 'overclar.ablation.min_relative_drop',
+    from: `${SPEC}, overclar_ablation: over-clarification rate down ≥ 20 % relative (${PLAN} C)`,
+    decided_on: QLOWER,
   },
   'overclar.ablation.min_absolute_drop_pp': {
     key: 'overclar.ablation.min_absolute_drop_pp',
@@ -56,10 +78,15 @@ export const PROVENANCE = {
     decided_on: 'point estimate (interval reported)',
   },
   'overclar.ablation.max_turns_increase': {
-    key: 'overclar.ablation.max_turns_increase', from: `${SPEC}, overclar_ablation: average turns not up (${PLAN} C)`, decided_on: 'point estimate (interval reported): a bound at 0 would demand a significant decrease, more than "not up"',
+    key: 'overclar.ablation.max_turns_increase',
+    from: `${SPEC}, overclar_ablation: average turns not up (${PLAN} C)`,
+    decided_on:
+      'point estimate (interval reported): a bound at 0 would demand a significant decrease, more than "not up"',
   },
   'overclar.ablation.max_success_drop_pp': {
-    key: 'overclar.ablation.max_success_drop_pp', from: `${SPEC}, overclar_ablation: success not worse by > 1 pp (${PLAN} C)`, decided_on: `${LOWER} (non-inferiority with a 1 pp margin)`,
+    key: 'overclar.ablation.max_success_drop_pp',
+    from: `${SPEC}, overclar_ablation: success not worse by > 1 pp (${PLAN} C)`,
+    decided_on: `${LOWER} (non-inferiority with a 1 pp margin)`,
   },
   'statistics.permutations': {
     key: 'statistics.permutations',

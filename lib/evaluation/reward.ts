@@ -31,9 +31,11 @@ export const REWARD_DEFINITIONS = {
   penalty: 'p = α·min(c, cap) on items with needs_clarification = false (c = clarifying questions asked), 0 otherwise',
   new_reward: 'r_new = (Σ_d w_cal[d]·median_d − p)·(1 + β·(I[hard] − I[easy])), w_cal = configs/weights.json',
   difficulty_factor: '1 + β when the scenario is hard, 1 − β when easy, 1 when medium',
-  shadow_run_reward: 'the shadow run gates r_new before the difficulty factor (docs/rc1.md: calibrated weights and penalty); the factor re-ranks across buckets on purpose and is reported beside',
-  item_weight: 'the scores target\'s item weight (1 stable, scoring.aggregate.unstable_weight unstable) is a sample weight, not a reward factor: '
-    + 'it weighs the row in the calibration fit and the rollout in its scenario\'s mean',
+  shadow_run_reward:
+    'the shadow run gates r_new before the difficulty factor (docs/rc1.md: calibrated weights and penalty); the factor re-ranks across buckets on purpose and is reported beside',
+  item_weight:
+    "the scores target's item weight (1 stable, scoring.aggregate.unstable_weight unstable) is a sample weight, not a reward factor: " +
+    "it weighs the row in the calibration fit and the rollout in its scenario's mean",
 } as const;
 
 /** w normalised by its sum, in DIMENSIONS order as a record. */
@@ -55,7 +57,10 @@ export function weightedScore(m: DimScores, w: Weights): number {
   return s;
 }
 
-export function overclarPenalty(item: Pick<EvalItem, 'needs_clarification' | 'clarifications'>, p: { alpha: number; cap: number }): number {
+export function overclarPenalty(
+  item: Pick<EvalItem, 'needs_clarification' | 'clarifications'>,
+  p: { alpha: number; cap: number },
+): number {
   return item.needs_clarification ? 0 : p.alpha * Math.min(item.clarifications, p.cap);
 }
 
@@ -64,8 +69,15 @@ export function difficultyFactor(bucket: Difficulty, beta: number): number {
 }
 
 /** r_new of an item whose scenario has a bucket; m defaults to the item's judge medians. */
-export function newReward(item: Pick<EvalItem, 'rollout_id' | 'difficulty' | 'needs_clarification' | 'clarifications' | 'scores'>, s: RewardSettings, m: DimScores = item.scores): number {
-  if (item.difficulty === null) throw new RuleError(`rollout ${item.rollout_id}: no difficulty bucket, so the difficulty factor of the new reward is undefined`);
+export function newReward(
+  item: Pick<EvalItem, 'rollout_id' | 'difficulty' | 'needs_clarification' | 'clarifications' | 'scores'>,
+  s: RewardSettings,
+  m: DimScores = item.scores,
+): number {
+  if (item.difficulty === null)
+    throw new RuleError(
+      `rollout ${item.rollout_id}: no difficulty bucket, so the difficulty factor of the new reward is undefined`,
+    );
   const p = s.penalty ? overclarPenalty(item, s.penalty) : 0;
   return (weightedScore(m, s.weights) - p) * difficultyFactor(item.difficulty, s.beta);
 }

@@ -17,15 +17,37 @@
 // check of both rounds passed (or, outside prod, was waived).
 import { check, notApplicable, waive, type Check, type CheckOp } from 'rc1-build';
 
-export interface GateReport { path: string; sha256: string; target: string; profile: string; pass: boolean; checks: Check[] }
-export interface Artifact { path: string; sha256: string; bytes: number }
+export interface GateReport {
+  path: string;
+  sha256: string;
+  target: string;
+  profile: string;
+  pass: boolean;
+  checks: Check[];
+}
+export interface Artifact {
+  path: string;
+  sha256: string;
+  bytes: number;
+}
 
 /** A gate report parsed from JSON text; null when the text is not one (another kind of artifact). */
 export function parseGateReport(path: string, sha256: string, text: string): GateReport | null {
   let v: unknown;
-  try { v = JSON.parse(text); } catch { return null; }
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
   const o = v as Record<string, unknown> | null;
-  if (typeof o !== 'object' || o === null || typeof o.target !== 'string' || !Array.isArray(o.checks) || typeof o.pass !== 'boolean') return null;
+  if (
+    typeof o !== 'object' ||
+    o === null ||
+    typeof o.target !== 'string' ||
+    !Array.isArray(o.checks) ||
+    typeof o.pass !== 'boolean'
+  )
+    return null;
   return { path, sha256, target: o.target, profile: String(o.profile), pass: o.pass, checks: o.checks as Check[] };
 }
 
@@ -34,7 +56,8 @@ export function restate(prefix: string, c: Check): { check: Check; consistent: b
   const fresh = check(`${prefix}.${c.name}`, c.value, c.op as CheckOp, c.threshold, c.hint);
   const again = c.basis ? { ...fresh, basis: c.basis } : fresh;
   if (c.status === 'waived') return { check: waive(again, c.waived ?? 'waived upstream'), consistent: true };
-  if (c.status === 'n/a') return { check: notApplicable(again, c.not_applicable ?? 'not applicable upstream'), consistent: true };
+  if (c.status === 'n/a')
+    return { check: notApplicable(again, c.not_applicable ?? 'not applicable upstream'), consistent: true };
   return { check: again, consistent: again.pass === c.pass && (c.status === 'pass') === c.pass };
 }
 
@@ -46,7 +69,11 @@ export interface RoundInput {
   required: readonly string[];
 }
 
-interface Restated { checks: Check[]; waived: string[]; report: Record<string, unknown> }
+interface Restated {
+  checks: Check[];
+  waived: string[];
+  report: Record<string, unknown>;
+}
 
 function restateAll(r: RoundInput): Restated {
   const byTarget = new Map(r.reports.map((g) => [g.target, g]));
@@ -63,19 +90,53 @@ function restateAll(r: RoundInput): Restated {
     }
   }
   const checks = [
-    check('reports.missing', missing, '==', [], 'declare every gate of the round as an input of this target (preflight.rounds lists them)'),
-    check('reports.profile_mismatch', mismatch, '==', [], `every report must come from profile ${r.profile}: rebuild them in this profile`),
-    check('reports.inconsistent', inconsistent, '==', [], 'a report\'s recorded result disagrees with its own value and threshold: rebuild that gate'),
-    check('reports.not_passed', notPassed, '==', [], 'every gate of the round must have passed (a gate whose checks are all n/a did not): rebuild and fix it'),
+    check(
+      'reports.missing',
+      missing,
+      '==',
+      [],
+      'declare every gate of the round as an input of this target (preflight.rounds lists them)',
+    ),
+    check(
+      'reports.profile_mismatch',
+      mismatch,
+      '==',
+      [],
+      `every report must come from profile ${r.profile}: rebuild them in this profile`,
+    ),
+    check(
+      'reports.inconsistent',
+      inconsistent,
+      '==',
+      [],
+      "a report's recorded result disagrees with its own value and threshold: rebuild that gate",
+    ),
+    check(
+      'reports.not_passed',
+      notPassed,
+      '==',
+      [],
+      'every gate of the round must have passed (a gate whose checks are all n/a did not): rebuild and fix it',
+    ),
     ...restated,
   ];
-  const vouched = Object.fromEntries([...r.artifacts, ...r.reports].map((f) => [f.path, f.sha256]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+  const vouched = Object.fromEntries(
+    [...r.artifacts, ...r.reports].map((f) => [f.path, f.sha256]).sort(([a], [b]) => (a! < b! ? -1 : 1)),
+  );
   return {
     checks,
     waived: restated.filter((c) => c.status === 'waived').map((c) => c.name),
     report: {
-      not_applicable: restated.filter((c) => c.status === 'n/a').map((c) => ({ check: c.name, reason: c.not_applicable ?? '' })),
-      reports: r.reports.map((g) => ({ target: g.target, path: g.path, sha256: g.sha256, pass: g.pass, checks: g.checks.length })),
+      not_applicable: restated
+        .filter((c) => c.status === 'n/a')
+        .map((c) => ({ check: c.name, reason: c.not_applicable ?? '' })),
+      reports: r.reports.map((g) => ({
+        target: g.target,
+        path: g.path,
+        sha256: g.sha256,
+        pass: g.pass,
+        checks: g.checks.length,
+      })),
       artifacts: r.artifacts,
       vouched,
     },
@@ -87,26 +148,55 @@ export function round1(r: RoundInput): { checks: Check[]; report: Record<string,
   return { checks: s.checks, report: { round: 1, ...s.report, waived: s.waived } };
 }
 
-export function round2(r: RoundInput & { round1: GateReport; round1Vouched: Record<string, string> }): { checks: Check[]; report: Record<string, unknown> } {
+export function round2(r: RoundInput & { round1: GateReport; round1Vouched: Record<string, string> }): {
+  checks: Check[];
+  report: Record<string, unknown>;
+} {
   const s = restateAll(r);
   const now = new Map<string, string>([...r.artifacts, ...r.reports].map((f) => [f.path, f.sha256]));
-  const changed = Object.entries(r.round1Vouched).filter(([p, sha]) => now.has(p) && now.get(p) !== sha).map(([p]) => p);
+  const changed = Object.entries(r.round1Vouched)
+    .filter(([p, sha]) => now.has(p) && now.get(p) !== sha)
+    .map(([p]) => p);
   const notRechecked = Object.keys(r.round1Vouched).filter((p) => !now.has(p));
   const failedInRound1 = r.round1.checks.filter((c) => c.status === 'fail').map((c) => c.name);
   const round1Waived = r.round1.checks.filter((c) => c.status === 'waived').map((c) => c.name);
   const waivedBoth = [...new Set([...round1Waived.map((n) => `round1: ${n}`), ...s.waived])];
-  const noWaivers = check('waived_checks', waivedBoth.length, '==', 0, 'prod accepts no waived check in either round (the report lists them under "waived"): make each one pass');
+  const noWaivers = check(
+    'waived_checks',
+    waivedBoth.length,
+    '==',
+    0,
+    'prod accepts no waived check in either round (the report lists them under "waived"): make each one pass',
+  );
   const checks = [
-    check('round1.profile', r.round1.profile, '==', r.profile, `round 1 must come from profile ${r.profile}: rebuild round1 in this profile`),
+    check(
+      'round1.profile',
+      r.round1.profile,
+      '==',
+      r.profile,
+      `round 1 must come from profile ${r.profile}: rebuild round1 in this profile`,
+    ),
     check('round1.failed_checks', failedInRound1, '==', [], 'round 1 did not pass: fix its failing checks first'),
     check('vouched.changed', changed, '==', [], 'a file round 1 vouched for has changed since: rebuild round1'),
-    check('vouched.not_rechecked', notRechecked, '==', [], 'declare every file round 1 vouched for as an input of round2_pass'),
+    check(
+      'vouched.not_rechecked',
+      notRechecked,
+      '==',
+      [],
+      'declare every file round 1 vouched for as an input of round2_pass',
+    ),
     r.profile === 'prod' ? noWaivers : waive(noWaivers, `profile ${r.profile}: waivers allowed, listed`),
     ...s.checks,
   ];
   const vouched = { ...(s.report.vouched as Record<string, string>), [r.round1.path]: r.round1.sha256 };
   return {
     checks,
-    report: { round: 2, ...s.report, vouched, round1: { path: r.round1.path, sha256: r.round1.sha256, pass: r.round1.pass, waived: round1Waived }, waived: waivedBoth },
+    report: {
+      round: 2,
+      ...s.report,
+      vouched,
+      round1: { path: r.round1.path, sha256: r.round1.sha256, pass: r.round1.pass, waived: round1Waived },
+      waived: waivedBoth,
+    },
   };
 }

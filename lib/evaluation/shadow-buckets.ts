@@ -10,7 +10,12 @@ import type { Difficulty } from '../rollouts/rollout.ts';
 import type { EvalItem } from './items.ts';
 
 /** The bucket of every scenario in a metrics JSONL. */
-export async function bucketsFromMetrics(file: string, root: string, bands: BandsConfig, dims: DimensionsConfig): Promise<Map<string, Difficulty>> {
+export async function bucketsFromMetrics(
+  file: string,
+  root: string,
+  bands: BandsConfig,
+  dims: DimensionsConfig,
+): Promise<Map<string, Difficulty>> {
   const out = new Map<string, Difficulty>();
   for (const m of await readMetrics(file, root)) out.set(m.id, bucketOf(bands, dims, m).bucket);
   return out;
@@ -25,10 +30,14 @@ export function withBuckets(items: readonly EvalItem[], buckets: ReadonlyMap<str
     const b = buckets.get(it.scenario_id);
     if (b === undefined) {
       if (it.difficulty !== null) return it;
-      throw new RuleError(`scenario ${it.scenario_id} (rollout ${it.rollout_id}) has no difficulty metrics: build the shadow set's difficulty metrics from the same scenarios`);
+      throw new RuleError(
+        `scenario ${it.scenario_id} (rollout ${it.rollout_id}) has no difficulty metrics: build the shadow set's difficulty metrics from the same scenarios`,
+      );
     }
     if (it.difficulty !== null && it.difficulty !== b) {
-      throw new RuleError(`rollout ${it.rollout_id}: recorded difficulty ${it.difficulty} but the band rules give ${b}: the metrics and rollouts come from different scenarios or bands`);
+      throw new RuleError(
+        `rollout ${it.rollout_id}: recorded difficulty ${it.difficulty} but the band rules give ${b}: the metrics and rollouts come from different scenarios or bands`,
+      );
     }
     return { ...it, difficulty: b };
   });

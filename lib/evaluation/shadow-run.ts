@@ -25,7 +25,15 @@
 import { check, waive, type Check } from 'rc1-build';
 import type { DimScores } from '../scoring/types.ts';
 import {
-  clusterBootstrap, intervalCheck, nullCheck, nullSummary, pearson, permutationNull, rankCorrelations, spearman, topKOverlap,
+  clusterBootstrap,
+  intervalCheck,
+  nullCheck,
+  nullSummary,
+  pearson,
+  permutationNull,
+  rankCorrelations,
+  spearman,
+  topKOverlap,
 } from '../stats/index.ts';
 import { relativeChange } from './calibration.ts';
 import type { ShadowRunConfig, StatisticsConfig } from './config.ts';
@@ -52,7 +60,12 @@ export const topKey = (p: number): string => `top${Math.round(p * 100)}`;
 const nan = (n: number, min: number, f: () => number): number => (n < min ? NaN : f());
 
 /** The figures of one comparison of two scorings of the same units (see the module comment). */
-export function compare(oldS: Float64Array, newS: Float64Array, success: Float64Array, fractions: readonly number[]): Comparison {
+export function compare(
+  oldS: Float64Array,
+  newS: Float64Array,
+  success: Float64Array,
+  fractions: readonly number[],
+): Comparison {
   const n = oldS.length;
   const rc = (a: Float64Array, b: Float64Array) => (n < 2 ? { spearman: NaN, kendall: NaN } : rankCorrelations(a, b));
   const on = rc(oldS, newS);
@@ -77,22 +90,39 @@ export function compare(oldS: Float64Array, newS: Float64Array, success: Float64
  * judge samples 0 and 1.
  */
 interface ScenarioRow {
-  first: EvalItem; old: number; new: number; withFactor: number; success: number;
+  first: EvalItem;
+  old: number;
+  new: number;
+  withFactor: number;
+  success: number;
   retest: { old: [number, number]; new: [number, number] } | null;
 }
 
 /** Item-weighted mean of f over a scenario's candidates. */
 function wmean(g: readonly EvalItem[], f: (it: EvalItem) => number): number {
-  let u = 0; let s = 0;
-  for (const it of g) { u += it.weight; s += it.weight * f(it); }
+  let u = 0;
+  let s = 0;
+  for (const it of g) {
+    u += it.weight;
+    s += it.weight * f(it);
+  }
   return s / u;
 }
 
 const f64 = <T>(xs: readonly T[], f: (x: T) => number): Float64Array => Float64Array.from(xs, f);
 
-export interface ShadowRunResult { checks: Check[]; report: Record<string, unknown> }
+export interface ShadowRunResult {
+  checks: Check[];
+  report: Record<string, unknown>;
+}
 
-export function shadowRun(items: readonly EvalItem[], old: Weights, reward: RewardSettings, cfg: ShadowRunConfig, stats: StatisticsConfig): ShadowRunResult {
+export function shadowRun(
+  items: readonly EvalItem[],
+  old: Weights,
+  reward: RewardSettings,
+  cfg: ShadowRunConfig,
+  stats: StatisticsConfig,
+): ShadowRunResult {
   const p = cfg.top_overlap.fraction;
   const tk = topKey(p);
   const fractions = [p, ...cfg.top_overlap_reported.filter((q) => q !== p)];
@@ -100,34 +130,75 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
   // Gated: the new reward before the difficulty factor (β = 0), as docs/rc1.md defines the shadow run's.
   const newOf = (it: EvalItem, m: DimScores = it.scores): number => newReward(it, { ...reward, beta: 0 }, m);
   const hasRetest = items.every((it) => it.samples.length >= 2);
-  const rows: ScenarioRow[] = byScenario(items).filter((g) => g.some((it) => it.weight > 0)).map((g) => ({
-    first: g[0]!,
-    old: wmean(g, (it) => oldOf(it)),
-    new: wmean(g, (it) => newOf(it)),
-    withFactor: wmean(g, (it) => newReward(it, reward)),
-    success: g.filter((it) => it.success).length / g.length,
-    retest: hasRetest ? {
-      old: [wmean(g, (it) => oldOf(it, it.samples[0]!)), wmean(g, (it) => oldOf(it, it.samples[1]!))],
-      new: [wmean(g, (it) => newOf(it, it.samples[0]!)), wmean(g, (it) => newOf(it, it.samples[1]!))],
-    } : null,
-  }));
+  const rows: ScenarioRow[] = byScenario(items)
+    .filter((g) => g.some((it) => it.weight > 0))
+    .map((g) => ({
+      first: g[0]!,
+      old: wmean(g, (it) => oldOf(it)),
+      new: wmean(g, (it) => newOf(it)),
+      withFactor: wmean(g, (it) => newReward(it, reward)),
+      success: g.filter((it) => it.success).length / g.length,
+      retest: hasRetest
+        ? {
+            old: [wmean(g, (it) => oldOf(it, it.samples[0]!)), wmean(g, (it) => oldOf(it, it.samples[1]!))],
+            new: [wmean(g, (it) => newOf(it, it.samples[0]!)), wmean(g, (it) => newOf(it, it.samples[1]!))],
+          }
+        : null,
+    }));
   /** The comparison of a set of scenarios, with the judge's test-retest top-p overlap of each scoring. */
   const cmp = (xs: readonly ScenarioRow[]) => ({
-    ...compare(f64(xs, (s) => s.old), f64(xs, (s) => s.new), f64(xs, (s) => s.success), fractions),
-    judge_test_retest: hasRetest && xs.length > 0 ? {
-      old: topKOverlap(f64(xs, (s) => s.retest!.old[0]), f64(xs, (s) => s.retest!.old[1]), p),
-      new: topKOverlap(f64(xs, (s) => s.retest!.new[0]), f64(xs, (s) => s.retest!.new[1]), p),
-    } : null,
+    ...compare(
+      f64(xs, (s) => s.old),
+      f64(xs, (s) => s.new),
+      f64(xs, (s) => s.success),
+      fractions,
+    ),
+    judge_test_retest:
+      hasRetest && xs.length > 0
+        ? {
+            old: topKOverlap(
+              f64(xs, (s) => s.retest!.old[0]),
+              f64(xs, (s) => s.retest!.old[1]),
+              p,
+            ),
+            new: topKOverlap(
+              f64(xs, (s) => s.retest!.new[0]),
+              f64(xs, (s) => s.retest!.new[1]),
+              p,
+            ),
+          }
+        : null,
   });
   const overall = cmp(rows);
-  const withFactor = compare(f64(rows, (s) => s.old), f64(rows, (s) => s.withFactor), f64(rows, (s) => s.success), fractions);
+  const withFactor = compare(
+    f64(rows, (s) => s.old),
+    f64(rows, (s) => s.withFactor),
+    f64(rows, (s) => s.success),
+    fractions,
+  );
   const live = items.filter((it) => it.weight > 0);
   const rolloutLevel = {
-    ...compare(f64(live, (it) => oldOf(it)), f64(live, (it) => newOf(it)), f64(live, (it) => (it.success ? 1 : 0)), fractions),
-    judge_test_retest: hasRetest && live.length > 0 ? {
-      old: topKOverlap(f64(live, (it) => oldOf(it, it.samples[0]!)), f64(live, (it) => oldOf(it, it.samples[1]!)), p),
-      new: topKOverlap(f64(live, (it) => newOf(it, it.samples[0]!)), f64(live, (it) => newOf(it, it.samples[1]!)), p),
-    } : null,
+    ...compare(
+      f64(live, (it) => oldOf(it)),
+      f64(live, (it) => newOf(it)),
+      f64(live, (it) => (it.success ? 1 : 0)),
+      fractions,
+    ),
+    judge_test_retest:
+      hasRetest && live.length > 0
+        ? {
+            old: topKOverlap(
+              f64(live, (it) => oldOf(it, it.samples[0]!)),
+              f64(live, (it) => oldOf(it, it.samples[1]!)),
+              p,
+            ),
+            new: topKOverlap(
+              f64(live, (it) => newOf(it, it.samples[0]!)),
+              f64(live, (it) => newOf(it, it.samples[1]!)),
+              p,
+            ),
+          }
+        : null,
     note: 'not gated: single rollouts, success 0/1 (Pearson = point-biserial)',
   };
   const groupBy = (key: (s: ScenarioRow) => string): [string, ScenarioRow[]][] => {
@@ -149,7 +220,13 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
     check(`${prefix}spearman_old_new`, c.spearman_old_new, '>=', cfg.min_spearman_old_new, HINTS.spearman),
     check(`${prefix}${tk}_overlap`, c.top_overlap[tk], '>=', cfg.top_overlap.min, HINTS.top),
     check(`${prefix}success_rank_corr`, c.success.new.spearman, '>=', cfg.min_success_rank_corr, HINTS.floor),
-    check(`${prefix}success_rank_corr_gain`, c.success.rank_corr_gain, '>=', cfg.min_success_rank_corr_gain, HINTS.gain),
+    check(
+      `${prefix}success_rank_corr_gain`,
+      c.success.rank_corr_gain,
+      '>=',
+      cfg.min_success_rank_corr_gain,
+      HINTS.gain,
+    ),
   ];
   const sig = significance(rows, p, stats);
   const iv = sig.intervals;
@@ -161,16 +238,25 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
     decide('spearman_old_new', 'spearman_old_new', overall.spearman_old_new, cfg.min_spearman_old_new, HINTS.spearman),
     decide(`${tk}_overlap`, 'top_overlap', overall.top_overlap[tk]!, cfg.top_overlap.min, HINTS.top),
     decide('success_rank_corr', 'rho_new', overall.success.new.spearman, cfg.min_success_rank_corr, HINTS.floor),
-    decide('success_rank_corr_gain', 'gain', overall.success.rank_corr_gain, cfg.min_success_rank_corr_gain, HINTS.gain),
+    decide(
+      'success_rank_corr_gain',
+      'gain',
+      overall.success.rank_corr_gain,
+      cfg.min_success_rank_corr_gain,
+      HINTS.gain,
+    ),
     nullCheck('success_rank_corr', sig.nulls.rho_new, HINTS.null),
     nullCheck('success_rank_corr_difference', sig.nulls.difference, HINTS.null),
-    ...(cfg.gate_splits ? Object.entries(splits).flatMap(([by, g]) => Object.entries(g).flatMap(([k, c]) => gated(`${by}.${k}.`, c))) : []),
+    ...(cfg.gate_splits
+      ? Object.entries(splits).flatMap(([by, g]) => Object.entries(g).flatMap(([k, c]) => gated(`${by}.${k}.`, c)))
+      : []),
   ];
   return {
     checks,
     report: {
-      new_reward: 'r_new before the difficulty factor: Σ w_cal·median − penalty (docs/rc1.md: calibrated weights and the over-clarification penalty)',
-      unit: 'scenario: the item-weighted mean of its candidates\' old scores and new rewards; success = the share of its candidates that succeeded',
+      new_reward:
+        'r_new before the difficulty factor: Σ w_cal·median − penalty (docs/rc1.md: calibrated weights and the over-clarification penalty)',
+      unit: "scenario: the item-weighted mean of its candidates' old scores and new rewards; success = the share of its candidates that succeeded",
       judge_test_retest_definition: `${tk} overlap of each scoring computed from judge sample 0 vs from sample 1 (same unit): the agreement the judge's own sampling noise allows`,
       splits_gated: cfg.gate_splits,
       thresholds: {
@@ -181,47 +267,73 @@ export function shadowRun(items: readonly EvalItem[], old: Weights, reward: Rewa
         negative_controls: threshold('statistics.permutations', stats.permutations),
       },
       intervals: {
-        unit: `scenario (${rows.length}), resampled within task`, resamples: stats.bootstrap_resamples, level: stats.level, seed: stats.seed,
+        unit: `scenario (${rows.length}), resampled within task`,
+        resamples: stats.bootstrap_resamples,
+        level: stats.level,
+        seed: stats.seed,
         estimates: {
-          spearman_old_new: overall.spearman_old_new, top_overlap: overall.top_overlap[tk], rho_new: overall.success.new.spearman,
-          rho_old: overall.success.old.spearman, gain: overall.success.rank_corr_gain, difference: overall.success.new.spearman - overall.success.old.spearman,
+          spearman_old_new: overall.spearman_old_new,
+          top_overlap: overall.top_overlap[tk],
+          rho_new: overall.success.new.spearman,
+          rho_old: overall.success.old.spearman,
+          gain: overall.success.rank_corr_gain,
+          difference: overall.success.new.spearman - overall.success.old.spearman,
         },
         ...iv,
       },
       negative_controls: {
-        definition: 'each statistic recomputed with the scenarios\' success shares permuted within task; the real value must exceed the null\'s 95th percentile',
+        definition:
+          "each statistic recomputed with the scenarios' success shares permuted within task; the real value must exceed the null's 95th percentile",
         success_rank_corr: nullSummary(sig.nulls.rho_new),
-        success_rank_corr_difference: { ...nullSummary(sig.nulls.difference), statistic: 'ρ(new, success) − ρ(old, success): the gain in absolute terms (a relative gain of two near-zero correlations is unstable under the null)' },
+        success_rank_corr_difference: {
+          ...nullSummary(sig.nulls.difference),
+          statistic:
+            'ρ(new, success) − ρ(old, success): the gain in absolute terms (a relative gain of two near-zero correlations is unstable under the null)',
+        },
       },
       rollouts: items.length,
       unstable_rollouts: items.filter((it) => it.unstable).length,
       scenarios: overall.n,
-      buckets: Object.fromEntries(['easy', 'medium', 'hard'].map((b) => [b, rows.filter((s) => s.first.difficulty === b).length])),
+      buckets: Object.fromEntries(
+        ['easy', 'medium', 'hard'].map((b) => [b, rows.filter((s) => s.first.difficulty === b).length]),
+      ),
       overall,
       with_difficulty_factor: {
-        ...withFactor, beta: reward.beta,
+        ...withFactor,
+        beta: reward.beta,
         note: 'not gated: the new reward times 1 + β(I[hard] − I[easy]), which re-ranks across buckets on purpose (within a bucket it changes nothing: see splits.difficulty)',
       },
       rollout_level: rolloutLevel,
       splits,
       split_intervals: {
-        definition: 'per split, the scenario-level bootstrap interval of each statistic (scenarios resampled within task, as for the gated figures; same resamples, level and seed); not gated',
+        definition:
+          'per split, the scenario-level bootstrap interval of each statistic (scenarios resampled within task, as for the gated figures; same resamples, level and seed); not gated',
         ...splitIntervals,
       },
       scenario_scores: {
-        definition: 'per scenario: the item-weighted mean old score and new reward (before the difficulty factor) of its candidates, and the share of them that succeeded',
-        rows: rows.map((s) => ({ scenario_id: s.first.scenario_id, task: s.first.task, difficulty: s.first.difficulty, old: s.old, new: s.new, success: s.success })),
+        definition:
+          'per scenario: the item-weighted mean old score and new reward (before the difficulty factor) of its candidates, and the share of them that succeeded',
+        rows: rows.map((s) => ({
+          scenario_id: s.first.scenario_id,
+          task: s.first.task,
+          difficulty: s.first.difficulty,
+          old: s.old,
+          new: s.new,
+          success: s.success,
+        })),
       },
     },
   };
 }
 
 const HINTS = {
-  spearman: 'the new reward reorders scenarios far from the old score: check the weights file and the score-to-rollout join',
+  spearman:
+    'the new reward reorders scenarios far from the old score: check the weights file and the score-to-rollout join',
   top: 'the new reward picks different best scenarios than the old score',
-  floor: 'the new reward hardly ranks scenarios by success: a relative gain over the old score means nothing below this floor; recalibrate (weights) or check the judge',
+  floor:
+    'the new reward hardly ranks scenarios by success: a relative gain over the old score means nothing below this floor; recalibrate (weights) or check the judge',
   gain: 'the new reward does not rank by success better than the old score: recalibrate (weights) or review the penalty and β',
-  null: 'with the scenarios\' success shuffled within task the reward does as well: it does not track success; check the success labels and the score-to-rollout join',
+  null: "with the scenarios' success shuffled within task the reward does as well: it does not track success; check the success labels and the score-to-rollout join",
 };
 
 /** A split's scenario-level bootstrap intervals of the agreement and success figures (reported, not gated). */
@@ -230,12 +342,26 @@ function splitBootstrap(rows: readonly ScenarioRow[], p: number, stats: Statisti
   const newA = f64(rows, (s) => s.new);
   const succ = f64(rows, (s) => s.success);
   const members = rows.map((_, i) => Int32Array.of(i));
-  const boot = clusterBootstrap({ members }, { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: rows.map((s) => s.first.task) }, (idx) => {
-    const o = Float64Array.from(idx, (i) => oldA[i]!);
-    const nw = Float64Array.from(idx, (i) => newA[i]!);
-    const sc = Float64Array.from(idx, (i) => succ[i]!);
-    return { spearman_old_new: spearman(o, nw), top_overlap: topKOverlap(o, nw, p), rho_new: spearman(nw, sc), rho_old: spearman(o, sc) };
-  });
+  const boot = clusterBootstrap(
+    { members },
+    {
+      resamples: stats.bootstrap_resamples,
+      seed: stats.seed,
+      level: stats.level,
+      strata: rows.map((s) => s.first.task),
+    },
+    (idx) => {
+      const o = Float64Array.from(idx, (i) => oldA[i]!);
+      const nw = Float64Array.from(idx, (i) => newA[i]!);
+      const sc = Float64Array.from(idx, (i) => succ[i]!);
+      return {
+        spearman_old_new: spearman(o, nw),
+        top_overlap: topKOverlap(o, nw, p),
+        rho_new: spearman(nw, sc),
+        rho_old: spearman(o, sc),
+      };
+    },
+  );
   return boot.intervals;
 }
 
@@ -246,18 +372,31 @@ function significance(rows: readonly ScenarioRow[], p: number, stats: Statistics
   const succ = f64(rows, (s) => s.success);
   const task = rows.map((s) => s.first.task);
   const members = rows.map((_, i) => Int32Array.of(i));
-  const boot = clusterBootstrap({ members }, { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: task }, (idx) => {
-    const o = Float64Array.from(idx, (i) => oldA[i]!);
-    const nw = Float64Array.from(idx, (i) => newA[i]!);
-    const sc = Float64Array.from(idx, (i) => succ[i]!);
-    const rhoNew = spearman(nw, sc);
-    const rhoOld = spearman(o, sc);
-    return {
-      spearman_old_new: spearman(o, nw), top_overlap: topKOverlap(o, nw, p), rho_new: rhoNew, rho_old: rhoOld,
-      gain: relativeChange(rhoNew, rhoOld), difference: rhoNew - rhoOld,
-    };
-  });
-  const opts = { permutations: stats.permutations, seed: stats.seed, groups: task, permuted: 'scenario success within task' };
+  const boot = clusterBootstrap(
+    { members },
+    { resamples: stats.bootstrap_resamples, seed: stats.seed, level: stats.level, strata: task },
+    (idx) => {
+      const o = Float64Array.from(idx, (i) => oldA[i]!);
+      const nw = Float64Array.from(idx, (i) => newA[i]!);
+      const sc = Float64Array.from(idx, (i) => succ[i]!);
+      const rhoNew = spearman(nw, sc);
+      const rhoOld = spearman(o, sc);
+      return {
+        spearman_old_new: spearman(o, nw),
+        top_overlap: topKOverlap(o, nw, p),
+        rho_new: rhoNew,
+        rho_old: rhoOld,
+        gain: relativeChange(rhoNew, rhoOld),
+        difference: rhoNew - rhoOld,
+      };
+    },
+  );
+  const opts = {
+    permutations: stats.permutations,
+    seed: stats.seed,
+    groups: task,
+    permuted: 'scenario success within task',
+  };
   const nulls = {
     rho_new: permutationNull(succ, opts, (lab) => spearman(newA, lab)),
     difference: permutationNull(succ, opts, (lab) => spearman(newA, lab) - spearman(oldA, lab)),
@@ -278,6 +417,9 @@ export function waiveInconclusiveAgreement(c: Check, profile: string): Check {
   if (profile === 'prod') return c;
   const v = c as Check & { verdict?: string; more_needed?: number };
   if (v.verdict !== 'inconclusive' || !AGREEMENT.test(c.name)) return c;
-  const more = v.more_needed !== undefined && Number.isFinite(v.more_needed) ? `; about ${v.more_needed} more shadow scenarios would settle it` : '';
+  const more =
+    v.more_needed !== undefined && Number.isFinite(v.more_needed)
+      ? `; about ${v.more_needed} more shadow scenarios would settle it`
+      : '';
   return waive(c, `profile ${profile}: inconclusive over the shadow set${more}; prod fails it`);
 }

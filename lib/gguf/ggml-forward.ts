@@ -30,8 +30,12 @@ export async function readGgmlPolicy(file: string, arch: string): Promise<GgmlPo
     const t = infos.get(name);
     if (!t) throw new Error(`${file}: tensor ${name} is missing`);
     const got = t.shape.map(Number);
-    if (got.join(',') !== ne.join(',')) throw new Error(`${file}: tensor ${name} has ne [${got.join(', ')}], expected [${ne.join(', ')}] (ggml: ne[0] = the input dimension of a matmul weight)`);
-    if (Number(t.dtype) !== GGML_TYPE_F32) throw new Error(`${file}: tensor ${name} is ggml type ${t.dtype}, expected F32`);
+    if (got.join(',') !== ne.join(','))
+      throw new Error(
+        `${file}: tensor ${name} has ne [${got.join(', ')}], expected [${ne.join(', ')}] (ggml: ne[0] = the input dimension of a matmul weight)`,
+      );
+    if (Number(t.dtype) !== GGML_TYPE_F32)
+      throw new Error(`${file}: tensor ${name} is ggml type ${t.dtype}, expected F32`);
     const n = ne.reduce((a, b) => a * b, 1);
     const buf = Buffer.alloc(n * 4);
     await fh.read(buf, 0, buf.length, Number(parsed.tensorDataOffset + t.offset));
@@ -46,7 +50,13 @@ export async function readGgmlPolicy(file: string, arch: string): Promise<GgmlPo
     const actions = (meta[`${arch}.actions`] as unknown[]).length;
     for (const [i, name] of names.entries()) {
       const nOut = i < hidden.length ? hidden[i]! : actions;
-      layers.push({ name, nIn, nOut, weight: await read(`${name}.weight`, [nIn, nOut]), bias: await read(`${name}.bias`, [nOut]) });
+      layers.push({
+        name,
+        nIn,
+        nOut,
+        weight: await read(`${name}.weight`, [nIn, nOut]),
+        bias: await read(`${name}.bias`, [nOut]),
+      });
       nIn = nOut;
     }
     return { layers, obsDim };

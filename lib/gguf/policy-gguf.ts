@@ -25,7 +25,8 @@ export interface PolicyGgufInfo {
   configHash: string;
 }
 
-export const POLICY_LAYOUT = 'ggml: weight ne = [n_in, n_out] (ne[0] = input dimension), data row-major [n_out][n_in]; h = tanh(W_i x + b_i) per hidden layer (ggml_mul_mat(W_i, x)), logits = W_head h + b_head over the actions; argmax or softmax sampling';
+export const POLICY_LAYOUT =
+  'ggml: weight ne = [n_in, n_out] (ne[0] = input dimension), data row-major [n_out][n_in]; h = tanh(W_i x + b_i) per hidden layer (ggml_mul_mat(W_i, x)), logits = W_head h + b_head over the actions; argmax or softmax sampling';
 
 /** [rows][cols] row-major → [cols][rows] row-major. */
 function transpose(data: Float32Array, rows: number, cols: number): Float32Array {
@@ -38,18 +39,25 @@ function transpose(data: Float32Array, rows: number, cols: number): Float32Array
 export function policyGgufContent(policy: Policy, info: PolicyGgufInfo): GgufContent {
   // GgufTensor shapes are row-major (outermost first) and written reversed as ne: a weight stored
   // [n_out][n_in] is shape [n_out, n_in], ne = [n_in, n_out].
-  const tensors = policy.tensors().filter((t) => t.name.startsWith('policy.')).map((t) => {
-    if (t.shape.length !== 2) return { name: t.name, shape: [...t.shape], data: t.data };
-    const [nIn, nOut] = t.shape as [number, number];
-    return { name: t.name, shape: [nOut, nIn], data: transpose(t.data, nIn, nOut) };
-  });
+  const tensors = policy
+    .tensors()
+    .filter((t) => t.name.startsWith('policy.'))
+    .map((t) => {
+      if (t.shape.length !== 2) return { name: t.name, shape: [...t.shape], data: t.data };
+      const [nIn, nOut] = t.shape as [number, number];
+      return { name: t.name, shape: [nOut, nIn], data: transpose(t.data, nIn, nOut) };
+    });
   const k = (key: string, value: GgufKv['value']): GgufKv => ({ key, value });
   const metadata: GgufKv[] = [
     k('general.architecture', { type: 'string', value: POLICY_ARCH }),
     k('general.name', { type: 'string', value: info.name }),
     k('general.alignment', { type: 'uint32', value: GGUF_ALIGNMENT }),
     k('general.file_type', { type: 'uint32', value: 0 }),
-    k('general.description', { type: 'string', value: 'RC1 built-in dialogue-control policy: a tanh MLP over hand-built features of the request and the dialogue state, choosing ask / wiki / calc / answer each turn. Not a language model.' }),
+    k('general.description', {
+      type: 'string',
+      value:
+        'RC1 built-in dialogue-control policy: a tanh MLP over hand-built features of the request and the dialogue state, choosing ask / wiki / calc / answer each turn. Not a language model.',
+    }),
     k(`${POLICY_ARCH}.obs_dim`, { type: 'uint32', value: policy.shape.obsDim }),
     k(`${POLICY_ARCH}.hidden`, { type: 'array', itemType: 'uint32', value: [...policy.shape.hidden] }),
     k(`${POLICY_ARCH}.actions`, { type: 'array', itemType: 'string', value: [...info.actions] }),

@@ -15,7 +15,12 @@ export interface GgufReadBack {
   metadataKeys: string[];
 }
 
-export interface GgufVerification { ok: boolean; differences: string[]; readBack: GgufReadBack; parser: string }
+export interface GgufVerification {
+  ok: boolean;
+  differences: string[];
+  readBack: GgufReadBack;
+  parser: string;
+}
 
 export const GGUF_PARSER = '@huggingface/gguf';
 
@@ -43,43 +48,61 @@ export async function verifyGguf(file: string, expected: GgufContent): Promise<G
   const parsed = await gguf(file, { allowLocalFile: true, typedMetadata: true });
   const diffs: string[] = [];
   const meta = parsed.typedMetadata as unknown as Record<string, { value: unknown; type: number; subType?: number }>;
-  if (parsed.metadata.version !== GGUF_VERSION) diffs.push(`version ${parsed.metadata.version}, expected ${GGUF_VERSION}`);
+  if (parsed.metadata.version !== GGUF_VERSION)
+    diffs.push(`version ${parsed.metadata.version}, expected ${GGUF_VERSION}`);
   if (!parsed.littleEndian) diffs.push('read back as big-endian');
-  if (parsed.metadata.kv_count !== BigInt(expected.metadata.length)) diffs.push(`kv_count ${parsed.metadata.kv_count}, expected ${expected.metadata.length}`);
-  if (parsed.metadata.tensor_count !== BigInt(expected.tensors.length)) diffs.push(`tensor_count ${parsed.metadata.tensor_count}, expected ${expected.tensors.length}`);
+  if (parsed.metadata.kv_count !== BigInt(expected.metadata.length))
+    diffs.push(`kv_count ${parsed.metadata.kv_count}, expected ${expected.metadata.length}`);
+  if (parsed.metadata.tensor_count !== BigInt(expected.tensors.length))
+    diffs.push(`tensor_count ${parsed.metadata.tensor_count}, expected ${expected.tensors.length}`);
 
   const header = new Set(['version', 'tensor_count', 'kv_count']);
   const wanted = new Set(expected.metadata.map((kv) => kv.key));
-  for (const key of Object.keys(meta)) if (!header.has(key) && !wanted.has(key)) diffs.push(`metadata ${key}: present in the file, not written`);
+  for (const key of Object.keys(meta))
+    if (!header.has(key) && !wanted.has(key)) diffs.push(`metadata ${key}: present in the file, not written`);
   for (const kv of expected.metadata) {
     const got = meta[kv.key];
-    if (!got) { diffs.push(`metadata ${kv.key}: missing`); continue; }
+    if (!got) {
+      diffs.push(`metadata ${kv.key}: missing`);
+      continue;
+    }
     const t = expectedTypes(kv.value);
     if (got.type !== t.type || got.subType !== t.subType) {
-      diffs.push(`metadata ${kv.key}: type ${GGUFValueType[got.type] ?? got.type}${got.subType !== undefined ? `[${GGUFValueType[got.subType] ?? got.subType}]` : ''}, expected ${kv.value.type}${kv.value.type === 'array' ? `[${kv.value.itemType}]` : ''}`);
+      diffs.push(
+        `metadata ${kv.key}: type ${GGUFValueType[got.type] ?? got.type}${got.subType !== undefined ? `[${GGUFValueType[got.subType] ?? got.subType}]` : ''}, expected ${kv.value.type}${kv.value.type === 'array' ? `[${kv.value.itemType}]` : ''}`,
+      );
     }
     const want = expectedValue(kv.value);
-    if (!sameValue(got.value, want)) diffs.push(`metadata ${kv.key}: ${show(got.value).slice(0, 120)}, expected ${show(want).slice(0, 120)}`);
+    if (!sameValue(got.value, want))
+      diffs.push(`metadata ${kv.key}: ${show(got.value).slice(0, 120)}, expected ${show(want).slice(0, 120)}`);
   }
 
   const dataStart = Number(parsed.tensorDataOffset);
   const infos = new Map(parsed.tensorInfos.map((t) => [t.name, t]));
-  if (parsed.tensorInfos.length !== expected.tensors.length) diffs.push(`${parsed.tensorInfos.length} tensors read back, ${expected.tensors.length} written`);
+  if (parsed.tensorInfos.length !== expected.tensors.length)
+    diffs.push(`${parsed.tensorInfos.length} tensors read back, ${expected.tensors.length} written`);
   const fh = await open(file, 'r');
   try {
     for (const [i, t] of expected.tensors.entries()) {
       const info = infos.get(t.name);
-      if (!info) { diffs.push(`tensor ${t.name}: missing`); continue; }
-      if (parsed.tensorInfos[i]?.name !== t.name) diffs.push(`tensor ${t.name}: at position ${parsed.tensorInfos.indexOf(info)}, written at ${i}`);
+      if (!info) {
+        diffs.push(`tensor ${t.name}: missing`);
+        continue;
+      }
+      if (parsed.tensorInfos[i]?.name !== t.name)
+        diffs.push(`tensor ${t.name}: at position ${parsed.tensorInfos.indexOf(info)}, written at ${i}`);
       const ne = [...t.shape].reverse();
       const shape = info.shape.map(Number);
-      if (!sameValue(shape, ne)) diffs.push(`tensor ${t.name}: shape [${ne.join(', ')}] read back as [${shape.join(', ')}]`);
-      if (Number(info.dtype) !== GGML_TYPE_F32) diffs.push(`tensor ${t.name}: ggml type ${info.dtype}, expected ${GGML_TYPE_F32} (F32)`);
+      if (!sameValue(shape, ne))
+        diffs.push(`tensor ${t.name}: shape [${ne.join(', ')}] read back as [${shape.join(', ')}]`);
+      if (Number(info.dtype) !== GGML_TYPE_F32)
+        diffs.push(`tensor ${t.name}: ggml type ${info.dtype}, expected ${GGML_TYPE_F32} (F32)`);
       const offset = dataStart + Number(info.offset);
       const want = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
       const got = Buffer.alloc(want.length);
       const { bytesRead } = await fh.read(got, 0, got.length, offset);
-      if (bytesRead !== got.length) diffs.push(`tensor ${t.name}: ${bytesRead} of ${got.length} data bytes at offset ${offset}`);
+      if (bytesRead !== got.length)
+        diffs.push(`tensor ${t.name}: ${bytesRead} of ${got.length} data bytes at offset ${offset}`);
       else if (!got.equals(want)) {
         let k = 0;
         while (k < got.length && got[k] === want[k]) k++;
@@ -96,7 +119,12 @@ export async function verifyGguf(file: string, expected: GgufContent): Promise<G
     readBack: {
       version: parsed.metadata.version,
       tensorDataOffset: dataStart,
-      tensors: parsed.tensorInfos.map((t) => ({ name: t.name, shape: t.shape.map(Number), dtype: Number(t.dtype), offset: Number(t.offset) })),
+      tensors: parsed.tensorInfos.map((t) => ({
+        name: t.name,
+        shape: t.shape.map(Number),
+        dtype: Number(t.dtype),
+        offset: Number(t.offset),
+      })),
       metadataKeys: Object.keys(meta).filter((k) => !header.has(k)),
     },
   };

@@ -20,7 +20,19 @@ export const GGML_TYPE_F32 = 0;
 
 /** GGUF metadata value types (gguf.h enum gguf_type). */
 export const GGUF_TYPE = {
-  uint8: 0, int8: 1, uint16: 2, int16: 3, uint32: 4, int32: 5, float32: 6, bool: 7, string: 8, array: 9, uint64: 10, int64: 11, float64: 12,
+  uint8: 0,
+  int8: 1,
+  uint16: 2,
+  int16: 3,
+  uint32: 4,
+  int32: 5,
+  float32: 6,
+  bool: 7,
+  string: 8,
+  array: 9,
+  uint64: 10,
+  int64: 11,
+  float64: 12,
 } as const;
 
 export type GgufScalarType = 'uint32' | 'int32' | 'float32' | 'bool' | 'string' | 'uint64';
@@ -32,7 +44,10 @@ export type GgufValue =
   | { type: 'array'; itemType: 'uint32' | 'int32' | 'float32'; value: number[] }
   | { type: 'array'; itemType: 'string'; value: string[] };
 
-export interface GgufKv { key: string; value: GgufValue }
+export interface GgufKv {
+  key: string;
+  value: GgufValue;
+}
 
 export interface GgufTensor {
   name: string;
@@ -41,7 +56,10 @@ export interface GgufTensor {
   data: Float32Array;
 }
 
-export interface GgufContent { metadata: GgufKv[]; tensors: GgufTensor[] }
+export interface GgufContent {
+  metadata: GgufKv[];
+  tensors: GgufTensor[];
+}
 
 /** Where each tensor landed: its ggml shape, offset in the data section and byte length. */
 export interface GgufLayout {
@@ -63,15 +81,49 @@ class Bytes {
     this.buf.copy(next, 0, 0, this.length);
     this.buf = next;
   }
-  u32(v: number): void { this.room(4); this.buf.writeUInt32LE(v, this.length); this.length += 4; }
-  i32(v: number): void { this.room(4); this.buf.writeInt32LE(v, this.length); this.length += 4; }
-  f32(v: number): void { this.room(4); this.buf.writeFloatLE(v, this.length); this.length += 4; }
-  u64(v: bigint | number): void { this.room(8); this.buf.writeBigUInt64LE(BigInt(v), this.length); this.length += 8; }
-  u8(v: number): void { this.room(1); this.buf.writeUInt8(v, this.length); this.length += 1; }
-  raw(b: Uint8Array): void { this.room(b.length); this.buf.set(b, this.length); this.length += b.length; }
-  str(s: string): void { const b = Buffer.from(s, 'utf8'); this.u64(b.length); this.raw(b); }
-  zeros(n: number): void { this.room(n); this.buf.fill(0, this.length, this.length + n); this.length += n; }
-  done(): Buffer { return this.buf.subarray(0, this.length); }
+  u32(v: number): void {
+    this.room(4);
+    this.buf.writeUInt32LE(v, this.length);
+    this.length += 4;
+  }
+  i32(v: number): void {
+    this.room(4);
+    this.buf.writeInt32LE(v, this.length);
+    this.length += 4;
+  }
+  f32(v: number): void {
+    this.room(4);
+    this.buf.writeFloatLE(v, this.length);
+    this.length += 4;
+  }
+  u64(v: bigint | number): void {
+    this.room(8);
+    this.buf.writeBigUInt64LE(BigInt(v), this.length);
+    this.length += 8;
+  }
+  u8(v: number): void {
+    this.room(1);
+    this.buf.writeUInt8(v, this.length);
+    this.length += 1;
+  }
+  raw(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  str(s: string): void {
+    const b = Buffer.from(s, 'utf8');
+    this.u64(b.length);
+    this.raw(b);
+  }
+  zeros(n: number): void {
+    this.room(n);
+    this.buf.fill(0, this.length, this.length + n);
+    this.length += n;
+  }
+  done(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
 }
 
 function writeScalar(out: Bytes, type: 'uint32' | 'int32' | 'float32', v: number): void {
@@ -79,7 +131,8 @@ function writeScalar(out: Bytes, type: 'uint32' | 'int32' | 'float32', v: number
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`GGUF uint32 value out of range: ${v}`);
     out.u32(v);
   } else if (type === 'int32') {
-    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new RangeError(`GGUF int32 value out of range: ${v}`);
+    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff)
+      throw new RangeError(`GGUF int32 value out of range: ${v}`);
     out.i32(v);
   } else {
     out.f32(v);
@@ -88,11 +141,24 @@ function writeScalar(out: Bytes, type: 'uint32' | 'int32' | 'float32', v: number
 
 function writeValue(out: Bytes, v: GgufValue): void {
   switch (v.type) {
-    case 'uint32': case 'int32': case 'float32':
-      out.u32(GGUF_TYPE[v.type]); writeScalar(out, v.type, v.value); return;
-    case 'uint64': out.u32(GGUF_TYPE.uint64); out.u64(v.value); return;
-    case 'bool': out.u32(GGUF_TYPE.bool); out.u8(v.value ? 1 : 0); return;
-    case 'string': out.u32(GGUF_TYPE.string); out.str(v.value); return;
+    case 'uint32':
+    case 'int32':
+    case 'float32':
+      out.u32(GGUF_TYPE[v.type]);
+      writeScalar(out, v.type, v.value);
+      return;
+    case 'uint64':
+      out.u32(GGUF_TYPE.uint64);
+      out.u64(v.value);
+      return;
+    case 'bool':
+      out.u32(GGUF_TYPE.bool);
+      out.u8(v.value ? 1 : 0);
+      return;
+    case 'string':
+      out.u32(GGUF_TYPE.string);
+      out.str(v.value);
+      return;
     case 'array':
       out.u32(GGUF_TYPE.array);
       out.u32(GGUF_TYPE[v.itemType]);
@@ -122,18 +188,23 @@ function validate(c: GgufContent): void {
   for (const t of c.tensors) {
     if (names.has(t.name)) throw new Error(`GGUF tensor written twice: ${t.name}`);
     names.add(t.name);
-    if (Buffer.byteLength(t.name) > 63) throw new Error(`GGUF tensor name longer than 63 bytes (GGML_MAX_NAME): ${t.name}`);
+    if (Buffer.byteLength(t.name) > 63)
+      throw new Error(`GGUF tensor name longer than 63 bytes (GGML_MAX_NAME): ${t.name}`);
     if (t.shape.length < 1 || t.shape.length > 4 || t.shape.some((d) => !Number.isInteger(d) || d < 1)) {
       throw new Error(`GGUF tensor ${t.name}: shape must be 1 to 4 positive integers, got [${t.shape.join(', ')}]`);
     }
     const n = t.shape.reduce((a, b) => a * b, 1);
-    if (n !== t.data.length) throw new Error(`GGUF tensor ${t.name}: shape [${t.shape.join(', ')}] holds ${n} values, data has ${t.data.length}`);
+    if (n !== t.data.length)
+      throw new Error(
+        `GGUF tensor ${t.name}: shape [${t.shape.join(', ')}] holds ${n} values, data has ${t.data.length}`,
+      );
   }
 }
 
 /** Encodes a GGUF v3 file; returns its bytes and where each tensor landed. */
 export function encodeGguf(content: GgufContent): { bytes: Buffer; layout: GgufLayout } {
-  if (endianness() !== 'LE') throw new Error('the GGUF writer copies float32 bytes as they lie in memory and needs a little-endian machine');
+  if (endianness() !== 'LE')
+    throw new Error('the GGUF writer copies float32 bytes as they lie in memory and needs a little-endian machine');
   validate(content);
   const out = new Bytes();
   out.raw(Buffer.from(GGUF_MAGIC, 'ascii'));
@@ -160,7 +231,8 @@ export function encodeGguf(content: GgufContent): { bytes: Buffer; layout: GgufL
   out.zeros(tensorDataOffset - out.length);
   for (const [i, t] of content.tensors.entries()) {
     const start = out.length - tensorDataOffset;
-    if (start !== placed[i]!.offset) throw new Error(`internal error: GGUF tensor ${t.name} at ${start}, planned ${placed[i]!.offset}; please report`);
+    if (start !== placed[i]!.offset)
+      throw new Error(`internal error: GGUF tensor ${t.name} at ${start}, planned ${placed[i]!.offset}; please report`);
     out.raw(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
     out.zeros(pad(out.length, GGUF_ALIGNMENT) - out.length);
   }

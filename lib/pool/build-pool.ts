@@ -23,13 +23,32 @@
 // turns, the next gap, then the next item of the round, is tried (counted in `fallbacks`).
 import { createRng, type Rng } from 'rc1-build';
 import {
-  buildReference, buildScenario, compareSourceItems, deriveSeed, scenarioContext, scenarioTools, TASKS,
-  type Scenario, type SourceItem, type Task, type ToolName,
+  buildReference,
+  buildScenario,
+  compareSourceItems,
+  deriveSeed,
+  scenarioContext,
+  scenarioTools,
+  TASKS,
+  type Scenario,
+  type SourceItem,
+  type Task,
+  type ToolName,
 } from '../data/index.ts';
 import type { Pack, TemplateDef } from '../templates/index.ts';
 import { tokenize } from '../text/index.ts';
 import { containsTokens, findGaps, type GapCandidate } from './find-gaps.ts';
-import { frameKind, kindAt, kindKey, kindPlan, planKinds, type FrameKind, type Kind, type KindPlan, type Variant } from './pool-kinds.ts';
+import {
+  frameKind,
+  kindAt,
+  kindKey,
+  kindPlan,
+  planKinds,
+  type FrameKind,
+  type Kind,
+  type KindPlan,
+  type Variant,
+} from './pool-kinds.ts';
 import { renderScenario } from './render-scenario.ts';
 import { contextTokens } from './scenario-metrics.ts';
 import { checkMix, taskSequence } from './task-sequence.ts';
@@ -61,12 +80,25 @@ const ANY_TURNS: readonly [number, number] = [1, Infinity];
 /** A pool scenario: a Scenario and the sentence its user quotes (null unless hinted). */
 export type PoolScenario = Scenario & { hint: Hint | null };
 
-interface Bounds { low: number; high: number }
-interface ItemInfo {
-  item: SourceItem; ctx: number; ctxGold: number; q: number; hops: number; gaps: GapCandidate[]; gapped: Bounds;
-  hints: Hint[]; hint: Bounds; split: { setup: string; ask: string } | null;
+interface Bounds {
+  low: number;
+  high: number;
 }
-interface Frame extends Bounds { template: TemplateDef }
+interface ItemInfo {
+  item: SourceItem;
+  ctx: number;
+  ctxGold: number;
+  q: number;
+  hops: number;
+  gaps: GapCandidate[];
+  gapped: Bounds;
+  hints: Hint[];
+  hint: Bounds;
+  split: { setup: string; ask: string } | null;
+}
+interface Frame extends Bounds {
+  template: TemplateDef;
+}
 
 export interface PoolStats {
   /** Per task: items left after removing the held-aside ones, those of them over ceilings.tool_hops (never used), and those eligible per kind (by kindKey). */
@@ -97,10 +129,16 @@ export class PoolBuilder {
   private readonly ceilings: NonNullable<PoolConfig['ceilings']>;
   private readonly leadIns: readonly string[];
 
-  constructor(items: readonly SourceItem[], excluded: ReadonlySet<string>, private readonly pack: Pack,
-    private readonly config: PoolConfig, private readonly rng: (seed: number) => Rng = createRng) {
+  constructor(
+    items: readonly SourceItem[],
+    excluded: ReadonlySet<string>,
+    private readonly pack: Pack,
+    private readonly config: PoolConfig,
+    private readonly rng: (seed: number) => Rng = createRng,
+  ) {
     const weights = checkMix(config.mix);
-    if (!(config.clarifyRate >= 0 && config.clarifyRate <= 1)) throw new RangeError(`pool.clarify_rate: expected a number in [0, 1], got ${config.clarifyRate}`);
+    if (!(config.clarifyRate >= 0 && config.clarifyRate <= 1))
+      throw new RangeError(`pool.clarify_rate: expected a number in [0, 1], got ${config.clarifyRate}`);
     this.roleB = pack.roles.map((r) => bounds(r.personas));
     this.styleB = pack.styles.map((s) => bounds(s.directives));
     this.ceilings = config.ceilings ?? NO_CEILINGS;
@@ -111,7 +149,8 @@ export class PoolBuilder {
     this.stats = { eligible: {} as PoolStats['eligible'], excluded: items.length - kept.length, fallbacks: 0 };
     for (const task of TASKS) {
       const plan = kindPlan(task, config.clarifyRate, config.variants ?? {});
-      if (plan.variants.some((v) => v.kind === 'hint') && this.leadIns.length === 0) throw new RangeError('pool.hint.lead_ins: hinted scenarios need at least one lead-in line');
+      if (plan.variants.some((v) => v.kind === 'hint') && this.leadIns.length === 0)
+        throw new RangeError('pool.hint.lead_ins: hinted scenarios need at least one lead-in line');
       this.plans.set(task, plan);
       const all = kept.filter((i) => i.task === task).map((item) => this.info(item));
       const infos = all.filter((i) => i.hops <= this.ceilings.toolHops);
@@ -119,10 +158,17 @@ export class PoolBuilder {
       const active = weights[task] > 0;
       if (active) {
         for (const tool of scenarioTools(task)) {
-          if (!config.tools.includes(tool)) throw new RangeError(`pool.tools: ${task} scenarios need the ${tool} tool, which pool.tools (${config.tools.join(', ')}) leaves out`);
+          if (!config.tools.includes(tool))
+            throw new RangeError(
+              `pool.tools: ${task} scenarios need the ${tool} tool, which pool.tools (${config.tools.join(', ')}) leaves out`,
+            );
         }
       }
-      const stats: PoolStats['eligible'][Task] = { items: all.length, over_ceiling: all.length - infos.length, kinds: {} };
+      const stats: PoolStats['eligible'][Task] = {
+        items: all.length,
+        over_ceiling: all.length - infos.length,
+        kinds: {},
+      };
       for (const kind of planKinds(plan)) {
         const list = active ? infos.filter((i) => this.supports(i, kind)) : [];
         this.eligible.set(`${task}:${kindKey(kind)}`, list);
@@ -134,10 +180,15 @@ export class PoolBuilder {
 
   /** Whether an item can be rendered as a kind at all. */
   private supports(i: ItemInfo, kind: Kind): boolean {
-    return (!kind.clarify || i.gaps.length > 0) && (!kind.hint || i.hints.length > 0)
-      && (!kind.split || i.split !== null) && (!kind.gold || i.ctxGold > 0)
-      && (!(kind.clarify && kind.hint) || i.gaps.some((g) => i.hints.some((h) => !containsTokens(tokenize(h.text), tokenize(g.detail)))))
-      && this.feasible(i, kind).length > 0;
+    return (
+      (!kind.clarify || i.gaps.length > 0) &&
+      (!kind.hint || i.hints.length > 0) &&
+      (!kind.split || i.split !== null) &&
+      (!kind.gold || i.ctxGold > 0) &&
+      (!(kind.clarify && kind.hint) ||
+        i.gaps.some((g) => i.hints.some((h) => !containsTokens(tokenize(h.text), tokenize(g.detail))))) &&
+      this.feasible(i, kind).length > 0
+    );
   }
 
   private info(item: SourceItem): ItemInfo {
@@ -150,7 +201,14 @@ export class PoolBuilder {
     const context = scenarioContext(item);
     const hops = buildReference(item, context, null).steps.filter((s) => s.type === 'tool_call').length;
     return {
-      item, ctx: contextTokens(context), ctxGold: contextTokens(context.filter((d) => d.supporting)), q, hops, gaps, hints, split: splitQuestion(item),
+      item,
+      ctx: contextTokens(context),
+      ctxGold: contextTokens(context.filter((d) => d.supporting)),
+      q,
+      hops,
+      gaps,
+      hints,
+      split: splitQuestion(item),
       gapped: { low: q - detail.high - 1 + fill.low - 1, high: q - detail.low + fill.high },
       hint: { low: hint.low + this.leadB.low, high: hint.high + this.leadB.high },
     };
@@ -163,9 +221,14 @@ export class PoolBuilder {
     if (!frames) {
       const fk = frameKind(kind);
       const range = this.config.userTurns ? this.config.userTurns[fk][task] : ANY_TURNS;
-      if (!range) throw new RangeError(`pool.user_turns.${fk}: no [min, max] for ${task}, which renders ${kindKey(kind)} scenarios`);
+      if (!range)
+        throw new RangeError(
+          `pool.user_turns.${fk}: no [min, max] for ${task}, which renders ${kindKey(kind)} scenarios`,
+        );
       const category = kind.clarify ? this.pack.clarifyCategory : this.pack.categories[task];
-      const hint = scenarioTools(task).map((t) => bounds(this.pack.toolHints[t])).reduce((a, b) => ({ low: a.low + b.low, high: a.high + b.high }), { low: 0, high: 0 });
+      const hint = scenarioTools(task)
+        .map((t) => bounds(this.pack.toolHints[t]))
+        .reduce((a, b) => ({ low: a.low + b.low, high: a.high + b.high }), { low: 0, high: 0 });
       const maxTurns = Math.min(this.config.maxTurns, this.ceilings.turns);
       frames = (this.pack.templatesByCategory[category] ?? [])
         .filter((t) => t.turns.length >= range[0] && t.turns.length <= range[1])
@@ -196,7 +259,12 @@ export class PoolBuilder {
         for (let si = 0; si < S; si++) {
           const low = ctx + q.low + f.low + this.roleB[ri]!.low + this.styleB[si]!.low;
           const high = ctx + q.high + f.high + this.roleB[ri]!.high + this.styleB[si]!.high;
-          if (low >= this.config.length.min && high <= this.config.length.max && (high + reply) * qwen3PerToken <= lenTokens) out.push((fi * R + ri) * S + si);
+          if (
+            low >= this.config.length.min &&
+            high <= this.config.length.max &&
+            (high + reply) * qwen3PerToken <= lenTokens
+          )
+            out.push((fi * R + ri) * S + si);
         }
       }
     });
@@ -209,7 +277,9 @@ export class PoolBuilder {
     const key = kindKey(kind);
     let list = byKind.get(key);
     if (!list) {
-      list = this.rng(deriveSeed(this.config.seed, `combos:${info.item.task}/${info.item.source_id}:${key}`)).shuffle(this.feasible(info, kind));
+      list = this.rng(deriveSeed(this.config.seed, `combos:${info.item.task}/${info.item.source_id}:${key}`)).shuffle(
+        this.feasible(info, kind),
+      );
       byKind.set(key, list);
     }
     return list;
@@ -219,7 +289,9 @@ export class PoolBuilder {
     const key = `${task}:${kindKey(kind)}:${round}`;
     let order = this.orders.get(key);
     if (!order) {
-      order = this.rng(deriveSeed(this.config.seed, `order:${key}`)).shuffle(this.eligible.get(`${task}:${kindKey(kind)}`)!);
+      order = this.rng(deriveSeed(this.config.seed, `order:${key}`)).shuffle(
+        this.eligible.get(`${task}:${kindKey(kind)}`)!,
+      );
       this.orders.set(key, order);
     }
     return order;
@@ -229,20 +301,31 @@ export class PoolBuilder {
   scenario(k: number, task: Task, j: number): PoolScenario {
     const { kind, index: i } = kindAt(j, this.plans.get(task)!);
     const list = this.eligible.get(`${task}:${kindKey(kind)}`)!;
-    if (list.length === 0) throw new RangeError(`pool: no ${task} item can be rendered as a ${kindKey(kind)} scenario (check the pack's templates, pool.user_turns, pool.max_turns, pool.ceilings, pool.length and pool.variants)`);
+    if (list.length === 0)
+      throw new RangeError(
+        `pool: no ${task} item can be rendered as a ${kindKey(kind)} scenario (check the pack's templates, pool.user_turns, pool.max_turns, pool.ceilings, pool.length and pool.variants)`,
+      );
     const round = Math.floor(i / list.length);
     const order = this.order(task, kind, round);
     const id = `${this.config.idPrefix}-${String(k + 1).padStart(6, '0')}`;
     for (let attempt = 0; attempt < order.length; attempt++) {
-      const info = order[(i % list.length + attempt) % order.length]!;
+      const info = order[((i % list.length) + attempt) % order.length]!;
       const combos = this.combosFor(info, kind);
-      const made = this.render(info, kind, combos[round % combos.length]!, id, this.rng(deriveSeed(this.config.seed, `scenario:${k}:${attempt}`)));
+      const made = this.render(
+        info,
+        kind,
+        combos[round % combos.length]!,
+        id,
+        this.rng(deriveSeed(this.config.seed, `scenario:${k}:${attempt}`)),
+      );
       if (made) {
         if (attempt > 0 || made.gapTried > 0) this.stats.fallbacks += 1;
         return made.scenario;
       }
     }
-    throw new RangeError(`pool: no ${task} item renders scenario ${id} as a ${kindKey(kind)} scenario (every gap or quoted sentence would show the left-out detail); lower that variant's share in pool.variants`);
+    throw new RangeError(
+      `pool: no ${task} item renders scenario ${id} as a ${kindKey(kind)} scenario (every gap or quoted sentence would show the left-out detail); lower that variant's share in pool.variants`,
+    );
   }
 
   /**
@@ -257,7 +340,13 @@ export class PoolBuilder {
   }
 
   /** Renders with combo c, trying the item's gaps in a seeded order; null when every one would show. */
-  private render(info: ItemInfo, kind: Kind, c: number, id: string, rng: Rng): { scenario: PoolScenario; gapTried: number } | null {
+  private render(
+    info: ItemInfo,
+    kind: Kind,
+    c: number,
+    id: string,
+    rng: Rng,
+  ): { scenario: PoolScenario; gapTried: number } | null {
     const task = info.item.task;
     const R = this.pack.roles.length;
     const S = this.pack.styles.length;
@@ -265,8 +354,13 @@ export class PoolBuilder {
     const gaps: (GapCandidate | null)[] = kind.clarify ? rng.shuffle(info.gaps) : [null];
     for (const [g, gap] of gaps.entries()) {
       const render = renderScenario(this.pack, info.item, {
-        id, template: frame.template, role: this.pack.roles[Math.floor(c / S) % R]!, style: this.pack.styles[c % S]!,
-        tools: scenarioTools(task), gap, rng,
+        id,
+        template: frame.template,
+        role: this.pack.roles[Math.floor(c / S) % R]!,
+        style: this.pack.styles[c % S]!,
+        tools: scenarioTools(task),
+        gap,
+        rng,
         hint: kind.hint ? { candidates: info.hints, leadIns: this.leadIns } : null,
         split: kind.split ? info.split : null,
         gold: kind.gold,

@@ -110,7 +110,22 @@ export function containsTokens(hay: readonly string[], needle: readonly string[]
   return false;
 }
 
-const LEAD_WORDS = new Set(['of', 'the', 'a', 'an', 'her', 'his', 'their', 'its', 'my', 'your', 'our', 'more', 'extra', 'other']);
+const LEAD_WORDS = new Set([
+  'of',
+  'the',
+  'a',
+  'an',
+  'her',
+  'his',
+  'their',
+  'its',
+  'my',
+  'your',
+  'our',
+  'more',
+  'extra',
+  'other',
+]);
 
 /**
  * The question with the gap's span replaced by `filler`, and the phrase an assistant would quote

@@ -21,22 +21,51 @@ import type { ContextDoc } from '../data/index.ts';
 import { tokenize } from '../text/index.ts';
 import { sentences } from './variants.ts';
 
-export const LEAK_DEFINITION = 'similarity(pool scenario p, held-out question s) = |G(s) ∩ G(p)| / |G(s)|: G = word n-grams of content tokens (numbers normalised — thousands separators and trailing decimal zeros dropped, "%" and "per cent" as "percent", apostrophes as spaces —, tokenize(), number words as digits (runs and hyphenated compounds up to thousands), function words and a lone "1"/"one" removed); G(s) within each sentence of the held-out source question (a sentence shorter than n is one gram), G(p) over all user turns and the clarification reply joined in order. A scenario whose supporting documents equal a held-out item\'s (normalised texts) has similarity 1 by context. A pool scenario leaks when its best similarity exceeds the threshold; found through an inverted index from n-grams to held-out questions';
+export const LEAK_DEFINITION =
+  'similarity(pool scenario p, held-out question s) = |G(s) ∩ G(p)| / |G(s)|: G = word n-grams of content tokens (numbers normalised — thousands separators and trailing decimal zeros dropped, "%" and "per cent" as "percent", apostrophes as spaces —, tokenize(), number words as digits (runs and hyphenated compounds up to thousands), function words and a lone "1"/"one" removed); G(s) within each sentence of the held-out source question (a sentence shorter than n is one gram), G(p) over all user turns and the clarification reply joined in order. A scenario whose supporting documents equal a held-out item\'s (normalised texts) has similarity 1 by context. A pool scenario leaks when its best similarity exceeds the threshold; found through an inverted index from n-grams to held-out questions';
 
 /** Function words removed before comparing (a swap among them is not a content change). */
-export const FUNCTION_WORDS = new Set((
-  'a an the this that these those some any each every either neither no one another other such what which who whom whose ' +
-  'i me my mine we us our ours you your yours he him his she her hers it its they them their theirs ' +
-  'am is are was were be been being do does did done has have had having will would shall should can could may might must ' +
-  'of in on at to for from by with about as into onto over under than then so if or and but nor also too very just only ' +
-  'there here how when where why up down out off again all both s t d m ll re ve'
-).split(' '));
+export const FUNCTION_WORDS = new Set(
+  (
+    'a an the this that these those some any each every either neither no one another other such what which who whom whose ' +
+    'i me my mine we us our ours you your yours he him his she her hers it its they them their theirs ' +
+    'am is are was were be been being do does did done has have had having will would shall should can could may might must ' +
+    'of in on at to for from by with about as into onto over under than then so if or and but nor also too very just only ' +
+    'there here how when where why up down out off again all both s t d m ll re ve'
+  ).split(' '),
+);
 
-const UNITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve',
-  'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const UNITS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
 const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
-const SMALL = new Map<string, number>([...UNITS.map((w, i) => [w, i] as const), ...TENS.map((w, i) => [w, 10 * i] as const).filter(([w]) => w !== '')]);
-const SCALE = new Map([['hundred', 100], ['thousand', 1000]]);
+const SMALL = new Map<string, number>([
+  ...UNITS.map((w, i) => [w, i] as const),
+  ...TENS.map((w, i) => [w, 10 * i] as const).filter(([w]) => w !== ''),
+]);
+const SCALE = new Map([
+  ['hundred', 100],
+  ['thousand', 1000],
+]);
 const isNumberWord = (t: string): boolean => SMALL.has(t) || SCALE.has(t);
 
 /**
@@ -47,9 +76,16 @@ const isNumberWord = (t: string): boolean => SMALL.has(t) || SCALE.has(t);
  */
 function numberRuns(tokens: readonly string[], keepOne = false): string[] {
   const out: string[] = [];
-  for (let i = 0; i < tokens.length;) {
-    if (!isNumberWord(tokens[i]!)) { out.push(tokens[i]!); i++; continue; }
-    let total = 0, current = 0, last: 'unit' | 'tens' | 'scale' | null = null, j = i;
+  for (let i = 0; i < tokens.length; ) {
+    if (!isNumberWord(tokens[i]!)) {
+      out.push(tokens[i]!);
+      i++;
+      continue;
+    }
+    let total = 0,
+      current = 0,
+      last: 'unit' | 'tens' | 'scale' | null = null,
+      j = i;
     for (; j < tokens.length; j++) {
       let t = tokens[j]!;
       if (t === 'and' && last === 'scale' && j + 1 < tokens.length && SMALL.has(tokens[j + 1]!)) t = tokens[++j]!;
@@ -63,7 +99,10 @@ function numberRuns(tokens: readonly string[], keepOne = false): string[] {
       } else if (scale !== undefined) {
         if (scale === 100 && current % 1000 >= 100) break;
         if (scale === 100) current = (current === 0 ? 1 : current) * 100;
-        else { total += (current === 0 ? 1 : current) * 1000; current = 0; }
+        else {
+          total += (current === 0 ? 1 : current) * 1000;
+          current = 0;
+        }
         last = 'scale';
       } else break;
     }
@@ -96,11 +135,19 @@ export function leakTokens(text: string): string[] {
 
 /** A hash of the supporting documents' normalised texts (sorted); null when there are none. */
 export function contextKey(context: readonly ContextDoc[]): string | null {
-  const docs = context.filter((d) => d.supporting).map((d) => tokenize(d.text).join(' ')).filter((t) => t !== '').sort();
+  const docs = context
+    .filter((d) => d.supporting)
+    .map((d) => tokenize(d.text).join(' '))
+    .filter((t) => t !== '')
+    .sort();
   return docs.length === 0 ? null : createHash('sha256').update(docs.join('\n')).digest('hex').slice(0, 24);
 }
 
-export interface HeldOut { id: string; question: string; context: readonly ContextDoc[] }
+export interface HeldOut {
+  id: string;
+  question: string;
+  context: readonly ContextDoc[];
+}
 
 export interface LeakMatch {
   shadowId: string;
@@ -123,7 +170,10 @@ export class LeakIndex {
   private readonly ids: string[] = [];
   private readonly shortLengths = new Set<number>();
 
-  constructor(heldOut: readonly HeldOut[], private readonly n: number) {
+  constructor(
+    heldOut: readonly HeldOut[],
+    private readonly n: number,
+  ) {
     for (const s of heldOut) {
       const set = new Set<string>();
       for (const sentence of sentences(s.question.replace(/\s+/g, ' ').trim())) {

@@ -23,7 +23,12 @@ export const VARIANTS = ['hint', 'gold', 'split'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** A scenario's kind: under-specified or not, and its variant flags. */
-export interface Kind { clarify: boolean; hint: boolean; gold: boolean; split: boolean }
+export interface Kind {
+  clarify: boolean;
+  hint: boolean;
+  gold: boolean;
+  split: boolean;
+}
 
 const DEN = 1_000_000;
 
@@ -41,11 +46,16 @@ export interface KindPlan {
 }
 
 /** The plan of one task: clarify_rate and each variant's share (of each clarification stratum, hence of the task). */
-export function kindPlan(task: Task, clarifyRate: number, shares: Readonly<Partial<Record<Variant, Partial<Record<Task, number>>>>>): KindPlan {
+export function kindPlan(
+  task: Task,
+  clarifyRate: number,
+  shares: Readonly<Partial<Record<Variant, Partial<Record<Task, number>>>>>,
+): KindPlan {
   const variants: KindPlan['variants'] = [];
   for (const kind of VARIANTS) {
     const s = shares[kind]?.[task] ?? 0;
-    if (!(s >= 0 && s <= 1)) throw new RangeError(`pool.variants.${kind}.${task}: expected a share in [0, 1], got ${s}`);
+    if (!(s >= 0 && s <= 1))
+      throw new RangeError(`pool.variants.${kind}.${task}: expected a share in [0, 1], got ${s}`);
     if (s > 0) variants.push({ kind, rate: Math.round(s * DEN) });
   }
   return { clarify: Math.round(clarifyRate * DEN), variants };

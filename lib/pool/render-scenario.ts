@@ -11,7 +11,14 @@
 // template renders the question asked.
 import type { Rng } from 'rc1-build';
 import type { ScenarioRender, SourceItem, ToolName } from '../data/index.ts';
-import { fillSlots, renderTemplate, type Pack, type RoleDef, type StyleDef, type TemplateDef } from '../templates/index.ts';
+import {
+  fillSlots,
+  renderTemplate,
+  type Pack,
+  type RoleDef,
+  type StyleDef,
+  type TemplateDef,
+} from '../templates/index.ts';
 import { tokenize } from '../text/index.ts';
 import { applyGap, containsTokens, type GapCandidate } from './find-gaps.ts';
 import { splitText, type Hint } from './variants.ts';
@@ -61,14 +68,26 @@ export function renderScenario(pack: Pack, item: SourceItem, c: RenderChoice): P
       if (!parts) return null;
       ({ setup, ask: question } = parts);
     }
-    ask = fillSlots(pick(def.asks, c.rng), { phrase: gapped.phrase }, ['phrase'], `pack ${pack.name}: gaps.${c.gap.kind}.asks`);
-    clarification = fillSlots(pick(def.replies, c.rng), { detail: c.gap.detail }, ['detail'], `pack ${pack.name}: gaps.${c.gap.kind}.replies`);
+    ask = fillSlots(
+      pick(def.asks, c.rng),
+      { phrase: gapped.phrase },
+      ['phrase'],
+      `pack ${pack.name}: gaps.${c.gap.kind}.asks`,
+    );
+    clarification = fillSlots(
+      pick(def.replies, c.rng),
+      { detail: c.gap.detail },
+      ['detail'],
+      `pack ${pack.name}: gaps.${c.gap.kind}.replies`,
+    );
   }
   const turns = renderTemplate(c.template, { persona, question, style, tool_hint: toolHint });
   let hint: Hint | null = null;
   if (c.hint) {
     const detail = c.gap ? tokenize(c.gap.detail) : null;
-    const candidates = detail ? c.hint.candidates.filter((h) => !containsTokens(tokenize(h.text), detail)) : c.hint.candidates;
+    const candidates = detail
+      ? c.hint.candidates.filter((h) => !containsTokens(tokenize(h.text), detail))
+      : c.hint.candidates;
     if (candidates.length === 0) return null;
     hint = pick(candidates, c.rng);
     turns[0] = `${pick(c.hint.leadIns, c.rng)} "${hint.text}"\n\n${turns[0]}`;

@@ -19,7 +19,15 @@ export function renderTwin(pack: Pack, item: SourceItem, clarify: boolean, rng: 
   const style = pack.styles[rng.int(pack.styles.length)]!;
   const gaps = clarify ? findGaps(item) : [null];
   for (const gap of gaps) {
-    const r = renderScenario(pack, item, { id: 'twin', template, role, style, tools: scenarioTools(item.task), gap, rng });
+    const r = renderScenario(pack, item, {
+      id: 'twin',
+      template,
+      role,
+      style,
+      tools: scenarioTools(item.task),
+      gap,
+      rng,
+    });
     if (r) return r.messages.map((m) => m.content);
   }
   return null;

@@ -6,8 +6,10 @@
 import type { ContextDoc, Message } from '../data/index.ts';
 import { tokenize } from '../text/index.ts';
 
-export const LENGTH_DEFINITION = 'length = number of tokenize tokens of the user turns plus, for each context document (what the wiki tool can return), its title and text';
-export const TURNS_DEFINITION = 'turns = user turns + 1 (the final answer) + 2 when needs_clarification (the ask and the reply)';
+export const LENGTH_DEFINITION =
+  'length = number of tokenize tokens of the user turns plus, for each context document (what the wiki tool can return), its title and text';
+export const TURNS_DEFINITION =
+  'turns = user turns + 1 (the final answer) + 2 when needs_clarification (the ask and the reply)';
 
 export interface ScenarioLike {
   messages: readonly Message[];

@@ -18,8 +18,23 @@
 // A cell the items cannot fill is an error naming the cell and what to add. The same items,
 // configs and seed give the same set, whatever order the files are listed in.
 import type { Rng } from 'rc1-build';
-import { compareSourceItems, deriveSeed, NotEnoughDataError, stratifiedQuotas, TASKS, type SourceItem, type Task } from '../data/index.ts';
-import { BUCKETS, bucketOf, type BandsConfig, type Bucket, type DimensionsConfig, type MetricsComputer } from '../difficulty/index.ts';
+import {
+  compareSourceItems,
+  deriveSeed,
+  NotEnoughDataError,
+  stratifiedQuotas,
+  TASKS,
+  type SourceItem,
+  type Task,
+} from '../data/index.ts';
+import {
+  BUCKETS,
+  bucketOf,
+  type BandsConfig,
+  type Bucket,
+  type DimensionsConfig,
+  type MetricsComputer,
+} from '../difficulty/index.ts';
 import type { PoolBuilder, PoolScenario } from './build-pool.ts';
 import { VARIANTS, type Kind, type Variant } from './pool-kinds.ts';
 
@@ -49,17 +64,31 @@ export interface ShadowSetResult {
   available: Record<Task, number>;
 }
 
-const zeroCells = (): CellCounts => ({ clarify: { easy: 0, medium: 0, hard: 0 }, plain: { easy: 0, medium: 0, hard: 0 } });
+const zeroCells = (): CellCounts => ({
+  clarify: { easy: 0, medium: 0, hard: 0 },
+  plain: { easy: 0, medium: 0, hard: 0 },
+});
 
 /** The cell quotas of one task's quota. */
-export function shadowCells(quota: number, clarifyRate: number, bandShares: Readonly<Record<Bucket, number>>): CellCounts {
+export function shadowCells(
+  quota: number,
+  clarifyRate: number,
+  bandShares: Readonly<Record<Bucket, number>>,
+): CellCounts {
   const clarify = Math.round(quota * clarifyRate);
-  const split = (m: number): Record<Bucket, number> => (m === 0 ? { easy: 0, medium: 0, hard: 0 } : stratifiedQuotas(m, bandShares) as Record<Bucket, number>);
+  const split = (m: number): Record<Bucket, number> =>
+    m === 0 ? { easy: 0, medium: 0, hard: 0 } : (stratifiedQuotas(m, bandShares) as Record<Bucket, number>);
   return { clarify: split(clarify), plain: split(quota - clarify) };
 }
 
 /** Selects and renders the shadow set. `builder` holds every item (nothing held aside). */
-export function buildShadowSet(items: readonly SourceItem[], builder: PoolBuilder, metrics: MetricsComputer, o: ShadowSetOptions, rng: (seed: number) => Rng): ShadowSetResult {
+export function buildShadowSet(
+  items: readonly SourceItem[],
+  builder: PoolBuilder,
+  metrics: MetricsComputer,
+  o: ShadowSetOptions,
+  rng: (seed: number) => Rng,
+): ShadowSetResult {
   const taskQuotas = stratifiedQuotas(o.n, o.stratify);
   const scenarios: ShadowScenario[] = [];
   const quotas = {} as ShadowSetResult['quotas'];
@@ -95,11 +124,15 @@ export function buildShadowSet(items: readonly SourceItem[], builder: PoolBuilde
     for (const st of ['clarify', 'plain'] as const) {
       for (const b of BUCKETS) {
         if (filled[st][b] < cells[st][b]) {
-          throw new RangeError(`shadow set: ${task} has ${filled[st][b]} of the ${cells[st][b]} ${b} scenarios ${st === 'clarify' ? 'needing' : 'not needing'} clarification it needs, after trying all ${pool.length} ${task} items: add ${task} source questions (e.g. a Hugging Face Parquet or JSONL export in data/raw/${task}/) or lower shadow.n`);
+          throw new RangeError(
+            `shadow set: ${task} has ${filled[st][b]} of the ${cells[st][b]} ${b} scenarios ${st === 'clarify' ? 'needing' : 'not needing'} clarification it needs, after trying all ${pool.length} ${task} items: add ${task} source questions (e.g. a Hugging Face Parquet or JSONL export in data/raw/${task}/) or lower shadow.n`,
+          );
         }
       }
     }
   }
-  scenarios.sort((a, b) => (a.task !== b.task ? (a.task < b.task ? -1 : 1) : a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : 0));
+  scenarios.sort((a, b) =>
+    a.task !== b.task ? (a.task < b.task ? -1 : 1) : a.source_id < b.source_id ? -1 : a.source_id > b.source_id ? 1 : 0,
+  );
   return { scenarios, quotas, tried, available };
 }

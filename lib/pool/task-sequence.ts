@@ -22,7 +22,8 @@ export function checkMix(mix: Readonly<Record<string, number>>): Record<Task, nu
   const out = {} as Record<Task, number>;
   let total = 0;
   for (const [k, w] of Object.entries(mix)) {
-    if (!(TASKS as readonly string[]).includes(k)) throw new RangeError(`pool.mix: unknown task ${JSON.stringify(k)} (tasks: ${TASKS.join(', ')})`);
+    if (!(TASKS as readonly string[]).includes(k))
+      throw new RangeError(`pool.mix: unknown task ${JSON.stringify(k)} (tasks: ${TASKS.join(', ')})`);
     if (!Number.isFinite(w) || w < 0) throw new RangeError(`pool.mix.${k}: expected a non-negative number, got ${w}`);
     total += w;
   }
@@ -45,8 +46,9 @@ export function taskSequence(n: number, mix: Readonly<Record<string, number>>): 
     if (grow.length === 1) pick = grow[0]!;
     else {
       const deficit = (t: Task): number => (k + 1) * weights[t] - counts[t];
-      pick = (grow.length > 0 ? grow : active).slice().sort((a, b) =>
-        (deficit(b) - deficit(a)) || (weights[b] - weights[a]) || (a < b ? -1 : 1))[0]!;
+      pick = (grow.length > 0 ? grow : active)
+        .slice()
+        .sort((a, b) => deficit(b) - deficit(a) || weights[b] - weights[a] || (a < b ? -1 : 1))[0]!;
     }
     tasks.push(pick);
     index.push(counts[pick]);

@@ -5,8 +5,10 @@ import type { HotpotqaItem, SourceItem } from '../data/index.ts';
 import { tokenize } from '../text/index.ts';
 import { containsTokens } from './find-gaps.ts';
 
-export const HINT_DEFINITION = 'hotpotqa: a supporting-fact sentence (sentence-level records: the sentences the supporting_facts name; IRCoT records, which mark support per paragraph: the lead sentence of each supporting paragraph); strategyqa: one of the annotator facts. Never a sentence that contains the answer span or all of its words (an item whose every candidate does is not hinted; yes/no answers are no span), never one shorter than pool.hint.min_tokens tokenize tokens. The sentence is quoted verbatim after a lead-in line, as the first paragraph of the first user turn';
-export const SPLIT_DEFINITION = 'gsm8k: the question cut before its last sentence that ends in "?": the statement before it is the first user turn, verbatim (whitespace runs made single spaces); the template renders the question asked (and anything after it) in the turns that follow. Only questions whose statement has a sentence are split';
+export const HINT_DEFINITION =
+  'hotpotqa: a supporting-fact sentence (sentence-level records: the sentences the supporting_facts name; IRCoT records, which mark support per paragraph: the lead sentence of each supporting paragraph); strategyqa: one of the annotator facts. Never a sentence that contains the answer span or all of its words (an item whose every candidate does is not hinted; yes/no answers are no span), never one shorter than pool.hint.min_tokens tokenize tokens. The sentence is quoted verbatim after a lead-in line, as the first paragraph of the first user turn';
+export const SPLIT_DEFINITION =
+  'gsm8k: the question cut before its last sentence that ends in "?": the statement before it is the first user turn, verbatim (whitespace runs made single spaces); the template renders the question asked (and anything after it) in the turns that follow. Only questions whose statement has a sentence are split';
 
 export interface Hint {
   /** supporting_fact: a HotpotQA supporting sentence; fact: a StrategyQA annotator fact. */
@@ -16,7 +18,8 @@ export interface Hint {
   text: string;
 }
 
-const ABBREVIATION = /(?:^|[\s(])(?:(?:\p{Lu}\.)+|(?:Mt|St|Dr|Mr|Mrs|Ms|Jr|Sr|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Prof|No|Co|Inc|Ltd|Bros|Ave|Blvd|vs|ca|c)\.)$/u;
+const ABBREVIATION =
+  /(?:^|[\s(])(?:(?:\p{Lu}\.)+|(?:Mt|St|Dr|Mr|Mrs|Ms|Jr|Sr|Ft|Gen|Col|Lt|Sgt|Capt|Rev|Prof|No|Co|Inc|Ltd|Bros|Ave|Blvd|vs|ca|c)\.)$/u;
 
 /** Sentences of a paragraph: cut after . ! ? followed by space and a capital, a digit or a quote, not after an abbreviation. */
 export function sentences(text: string): string[] {
@@ -41,7 +44,10 @@ function hotpotqaCandidates(item: HotpotqaItem): Hint[] {
   const seen = new Set<string>();
   const add = (title: string, text: string): void => {
     const t = text.replace(/\s+/g, ' ').trim();
-    if (t !== '' && !seen.has(t)) { seen.add(t); out.push({ source: 'supporting_fact', title, text: t }); }
+    if (t !== '' && !seen.has(t)) {
+      seen.add(t);
+      out.push({ source: 'supporting_fact', title, text: t });
+    }
   };
   for (const f of item.supporting) {
     const p = byTitle.get(f.title);
@@ -62,7 +68,11 @@ export function findHints(item: SourceItem, minTokens: number): Hint[] {
       candidates = hotpotqaCandidates(item);
       break;
     case 'strategyqa':
-      candidates = item.facts.map((f) => ({ source: 'fact' as const, title: item.term, text: f.replace(/\s+/g, ' ').trim() }));
+      candidates = item.facts.map((f) => ({
+        source: 'fact' as const,
+        title: item.term,
+        text: f.replace(/\s+/g, ' ').trim(),
+      }));
       break;
   }
   const answer = tokenize(item.gold_answer);
@@ -86,7 +96,9 @@ export function splitQuestion(item: SourceItem): { setup: string; ask: string } 
 export function splitText(question: string): { setup: string; ask: string } | null {
   const parts = sentences(question.replace(/\s+/g, ' ').trim());
   let at = -1;
-  parts.forEach((s, i) => { if (/\?["')]?$/.test(s)) at = i; });
+  parts.forEach((s, i) => {
+    if (/\?["')]?$/.test(s)) at = i;
+  });
   if (at < 1) return null;
   const setup = parts.slice(0, at).join(' ');
   const ask = parts.slice(at).join(' ');

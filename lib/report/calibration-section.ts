@@ -3,8 +3,16 @@
 // (calibrated vs old weights), from reports/calibration_report.json as the weights gate wrote it.
 import type { ReportContext, ReportSection } from 'rc1-build';
 
-interface Interval { lo: number; hi: number; median: number }
-interface Metrics { spearman: number; kendall: number; mae: number }
+interface Interval {
+  lo: number;
+  hi: number;
+  median: number;
+}
+interface Metrics {
+  spearman: number;
+  kendall: number;
+  mae: number;
+}
 interface CalibrationReport {
   weights: Record<string, number>;
   old_weights: Record<string, number>;
@@ -17,15 +25,24 @@ const FILE = 'reports/calibration_report.json';
 
 export function calibrationSection(ctx: ReportContext): ReportSection {
   const title = 'Calibration';
-  if (!ctx.exists(FILE)) return { title, unavailable: `${FILE} is missing: build ${ctx.producerOf(FILE) ?? 'weights'} first` };
+  if (!ctx.exists(FILE))
+    return { title, unavailable: `${FILE} is missing: build ${ctx.producerOf(FILE) ?? 'weights'} first` };
   const r = ctx.readJson(FILE) as CalibrationReport;
-  const weights = Object.keys(r.weights).sort().map((d) => ({
-    dimension: d, calibrated: r.weights[d], old: r.old_weights[d] ?? null, lo: r.intervals.weights[d]?.lo ?? null, hi: r.intervals.weights[d]?.hi ?? null,
-  }));
-  const folds = r.folds.flatMap((f) => (['spearman', 'kendall', 'mae'] as const).flatMap((m) => [
-    { fold: `fold ${f.fold}`, metric: m, weights: 'calibrated', value: f.metrics[m] },
-    { fold: `fold ${f.fold}`, metric: m, weights: 'old', value: f.prior[m] },
-  ]));
+  const weights = Object.keys(r.weights)
+    .sort()
+    .map((d) => ({
+      dimension: d,
+      calibrated: r.weights[d],
+      old: r.old_weights[d] ?? null,
+      lo: r.intervals.weights[d]?.lo ?? null,
+      hi: r.intervals.weights[d]?.hi ?? null,
+    }));
+  const folds = r.folds.flatMap((f) =>
+    (['spearman', 'kendall', 'mae'] as const).flatMap((m) => [
+      { fold: `fold ${f.fold}`, metric: m, weights: 'calibrated', value: f.metrics[m] },
+      { fold: `fold ${f.fold}`, metric: m, weights: 'old', value: f.prior[m] },
+    ]),
+  );
   return {
     title,
     note: `Weights fitted on the pool's scored rollouts; intervals over ${r.intervals.resamples} bootstrap resamples of the ${r.intervals.unit} (${FILE}).`,
@@ -34,12 +51,23 @@ export function calibrationSection(ctx: ReportContext): ReportSection {
         title: 'Weights with 95 % intervals',
         note: 'bar: calibrated weight; whisker: bootstrap interval; black tick: the old weight',
         vegaLiteSpec: {
-          data: { values: weights }, width: 360, height: 240,
+          data: { values: weights },
+          width: 360,
+          height: 240,
           encoding: { x: { field: 'dimension', type: 'nominal', title: null, axis: { labelAngle: -30 } } },
           layer: [
-            { mark: { type: 'bar', color: '#4c78a8' }, encoding: { y: { field: 'calibrated', type: 'quantitative', title: 'weight' } } },
-            { mark: { type: 'rule', color: '#e45756', strokeWidth: 2 }, encoding: { y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } } },
-            { mark: { type: 'tick', color: '#111', thickness: 2 }, encoding: { y: { field: 'old', type: 'quantitative' } } },
+            {
+              mark: { type: 'bar', color: '#4c78a8' },
+              encoding: { y: { field: 'calibrated', type: 'quantitative', title: 'weight' } },
+            },
+            {
+              mark: { type: 'rule', color: '#e45756', strokeWidth: 2 },
+              encoding: { y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
+            },
+            {
+              mark: { type: 'tick', color: '#111', thickness: 2 },
+              encoding: { y: { field: 'old', type: 'quantitative' } },
+            },
           ],
         },
       },
@@ -51,7 +79,8 @@ export function calibrationSection(ctx: ReportContext): ReportSection {
           facet: { column: { field: 'metric', type: 'nominal', title: null } },
           resolve: { scale: { y: 'independent' } },
           spec: {
-            width: 170, height: 200,
+            width: 170,
+            height: 200,
             mark: { type: 'point', filled: true, size: 70 },
             encoding: {
               x: { field: 'fold', type: 'nominal', title: null },
@@ -62,10 +91,17 @@ export function calibrationSection(ctx: ReportContext): ReportSection {
           },
         },
       },
-      ...(r.held_out ? [{
-        title: 'Held-out median over folds',
-        table: { columns: ['weights', 'Spearman', 'Kendall τ-b', 'MAE'], rows: r.held_out.rows.map((x) => [x.weights, x.spearman, x.kendall_tau_b, x.mae]) },
-      }] : []),
+      ...(r.held_out
+        ? [
+            {
+              title: 'Held-out median over folds',
+              table: {
+                columns: ['weights', 'Spearman', 'Kendall τ-b', 'MAE'],
+                rows: r.held_out.rows.map((x) => [x.weights, x.spearman, x.kendall_tau_b, x.mae]),
+              },
+            },
+          ]
+        : []),
     ],
   };
 }

@@ -8,8 +8,12 @@ import { learningCurvesSection } from './learning-curves-section.ts';
 import { shadowRunSection } from './shadow-run-section.ts';
 
 export default defineReportSections([
-  function shadowRun(ctx) { return shadowRunSection(ctx, 'round1'); },
-  function shadowRunPreRunCheck(ctx) { return shadowRunSection(ctx, 'pre_run_check'); },
+  function shadowRun(ctx) {
+    return shadowRunSection(ctx, 'round1');
+  },
+  function shadowRunPreRunCheck(ctx) {
+    return shadowRunSection(ctx, 'pre_run_check');
+  },
   calibrationSection,
   difficultySection,
   learningCurvesSection,

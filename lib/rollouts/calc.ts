@@ -5,13 +5,18 @@
 export type CalcResult = { ok: true; value: number; text: string } | { ok: false; error: string };
 
 export function evaluate(expression: string): CalcResult {
-  const src = expression.replace(/(\d),(?=\d{3}\b)/g, '$1').replace(/[×x]/g, '*').replace(/÷/g, '/');
+  const src = expression
+    .replace(/(\d),(?=\d{3}\b)/g, '$1')
+    .replace(/[×x]/g, '*')
+    .replace(/÷/g, '/');
   let i = 0;
   const peek = (): string => {
     while (src[i] === ' ' || src[i] === '\t') i++;
     return src[i] ?? '';
   };
-  const fail = (why: string): never => { throw new Error(why); };
+  const fail = (why: string): never => {
+    throw new Error(why);
+  };
 
   const primary = (): number => {
     const c = peek();
@@ -22,8 +27,14 @@ export function evaluate(expression: string): CalcResult {
       i++;
       return v;
     }
-    if (c === '-') { i++; return -unary(); }
-    if (c === '+') { i++; return unary(); }
+    if (c === '-') {
+      i++;
+      return -unary();
+    }
+    if (c === '+') {
+      i++;
+      return unary();
+    }
     const m = /^(?:\d+(?:\.\d*)?|\.\d+)/.exec(src.slice(i));
     if (!m) fail(c === '' ? 'unexpected end of expression' : `unexpected '${c}' at position ${i + 1}`);
     i += m![0].length;
@@ -42,19 +53,29 @@ export function evaluate(expression: string): CalcResult {
     let v = power();
     for (;;) {
       const c = peek();
-      if (c === '*' && src[i + 1] !== '*') { i++; v *= power(); }
-      else if (c === '/') { i++; v /= power(); }
-      else if (c === '%') { i++; v %= power(); }
-      else return v;
+      if (c === '*' && src[i + 1] !== '*') {
+        i++;
+        v *= power();
+      } else if (c === '/') {
+        i++;
+        v /= power();
+      } else if (c === '%') {
+        i++;
+        v %= power();
+      } else return v;
     }
   };
   const sum = (): number => {
     let v = product();
     for (;;) {
       const c = peek();
-      if (c === '+') { i++; v += product(); }
-      else if (c === '-') { i++; v -= product(); }
-      else return v;
+      if (c === '+') {
+        i++;
+        v += product();
+      } else if (c === '-') {
+        i++;
+        v -= product();
+      } else return v;
     }
   };
 

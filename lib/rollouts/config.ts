@@ -9,31 +9,39 @@ import { z } from 'zod';
 
 const rate = z.number().min(0).max(1);
 
-export const rolloutsConfigSchema = z.object({
-  source: z.enum(['synthetic', 'file', 'openai']),
-  candidates: z.number().int().positive(),
-  seed: z.number().int(),
-  synthetic: z.object({
-    policy: z.string().min(1),
-    error_rates: z.object({
-      wrong_answer: rate,
-      missing_tool_call: rate,
-      unnecessary_clarification: rate,
-      skipped_clarification: rate,
-      verbosity: rate,
-    }).strict(),
-  }).strict(),
-  openai: z.object({
-    base_url: z.string().url(),
-    model: z.string().min(1),
-    api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name'),
-    temperature: z.number().min(0).max(2),
-    max_tokens: z.number().int().positive(),
-    max_steps: z.number().int().positive(),
-    timeout_ms: z.number().int().positive(),
-    max_retries: z.number().int().nonnegative(),
-    concurrency: z.number().int().positive(),
-  }).strict(),
-}).strict();
+export const rolloutsConfigSchema = z
+  .object({
+    source: z.enum(['synthetic', 'file', 'openai']),
+    candidates: z.number().int().positive(),
+    seed: z.number().int(),
+    synthetic: z
+      .object({
+        policy: z.string().min(1),
+        error_rates: z
+          .object({
+            wrong_answer: rate,
+            missing_tool_call: rate,
+            unnecessary_clarification: rate,
+            skipped_clarification: rate,
+            verbosity: rate,
+          })
+          .strict(),
+      })
+      .strict(),
+    openai: z
+      .object({
+        base_url: z.string().url(),
+        model: z.string().min(1),
+        api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name'),
+        temperature: z.number().min(0).max(2),
+        max_tokens: z.number().int().positive(),
+        max_steps: z.number().int().positive(),
+        timeout_ms: z.number().int().positive(),
+        max_retries: z.number().int().nonnegative(),
+        concurrency: z.number().int().positive(),
+      })
+      .strict(),
+  })
+  .strict();
 
 export type RolloutsConfig = z.infer<typeof rolloutsConfigSchema>;

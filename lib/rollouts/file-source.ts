@@ -19,7 +19,11 @@ export interface FileSourceResult {
 }
 
 /** Reads the run files (in the order given) and builds their rollouts against the scenarios. */
-export async function fileRollouts(files: readonly string[], scenarios: readonly RolloutScenario[], root?: string): Promise<FileSourceResult> {
+export async function fileRollouts(
+  files: readonly string[],
+  scenarios: readonly RolloutScenario[],
+  root?: string,
+): Promise<FileSourceResult> {
   const byId = new Map(scenarios.map((s) => [s.id, s]));
   const runs: Located<PolicyRun>[] = [];
   for (const f of files) runs.push(...(await readValidated(f, policyRunSchema, root)));
@@ -28,17 +32,30 @@ export async function fileRollouts(files: readonly string[], scenarios: readonly
   const built = new Map<string, Rollout[]>();
   for (const { at, value } of runs) {
     const scenario = byId.get(value.scenario_id);
-    if (!scenario) throw new DataError(at, 'scenario_id', 'the id of a scenario in the `scenarios` inputs', describeValue(value.scenario_id));
+    if (!scenario)
+      throw new DataError(
+        at,
+        'scenario_id',
+        'the id of a scenario in the `scenarios` inputs',
+        describeValue(value.scenario_id),
+      );
     const used = taken.get(scenario.id) ?? new Set<number>();
     const index = value.candidate_index ?? next.get(scenario.id) ?? 0;
     if (used.has(index)) {
-      throw new DataError(at, value.candidate_index === undefined ? '(record)' : 'candidate_index', `a candidate index not yet used for scenario ${scenario.id}`, `number ${index}`);
+      throw new DataError(
+        at,
+        value.candidate_index === undefined ? '(record)' : 'candidate_index',
+        `a candidate index not yet used for scenario ${scenario.id}`,
+        `number ${index}`,
+      );
     }
     used.add(index);
     taken.set(scenario.id, used);
     next.set(scenario.id, Math.max(next.get(scenario.id) ?? 0, index + 1));
     const list = built.get(scenario.id) ?? [];
-    list.push(buildRollout(scenario, value.trajectory, { source: 'file', policy: value.policy, candidate_index: index }));
+    list.push(
+      buildRollout(scenario, value.trajectory, { source: 'file', policy: value.policy, candidate_index: index }),
+    );
     built.set(scenario.id, list);
   }
   const rollouts: Rollout[] = [];
@@ -47,7 +64,10 @@ export async function fileRollouts(files: readonly string[], scenarios: readonly
   let max = 0;
   for (const s of scenarios) {
     const list = built.get(s.id);
-    if (!list) { missing.push(s.id); continue; }
+    if (!list) {
+      missing.push(s.id);
+      continue;
+    }
     list.sort((a, b) => a.candidate_index - b.candidate_index);
     rollouts.push(...list);
     min = Math.min(min, list.length);

@@ -38,10 +38,15 @@ export interface OpenAiSourceOptions {
 const NO_DETAILS = 'No further details; please answer the question as asked.';
 
 export function systemPrompt(s: Pick<RolloutScenario, 'tools'>): string {
-  const tools = s.tools.map((t) => (t === 'wiki' ? '- wiki: input a document title; returns that document.' : '- calc: input an arithmetic expression; returns its value.'));
+  const tools = s.tools.map((t) =>
+    t === 'wiki'
+      ? '- wiki: input a document title; returns that document.'
+      : '- calc: input an arithmetic expression; returns its value.',
+  );
   return [
-    'You are a careful assistant solving the user\'s task step by step.',
-    'Available tools:', ...tools,
+    "You are a careful assistant solving the user's task step by step.",
+    'Available tools:',
+    ...tools,
     'If the request is ambiguous or misses information you need, you may ask the user one clarifying question; do not ask when the task is already clear.',
     'Reply on every turn with exactly one JSON object and nothing else, one of:',
     '{"thought": "<your reasoning>", "action": "ask", "question": "<clarifying question>"}',
@@ -62,23 +67,39 @@ export function parseAction(content: string): PolicyAction | null {
   const end = text.lastIndexOf('}');
   if (start < 0 || end <= start) return null;
   let v: unknown;
-  try { v = JSON.parse(text.slice(start, end + 1)); } catch { return null; }
+  try {
+    v = JSON.parse(text.slice(start, end + 1));
+  } catch {
+    return null;
+  }
   if (typeof v !== 'object' || v === null) return null;
   const o = v as Record<string, unknown>;
   const str = (k: string): string | null => (typeof o[k] === 'string' ? (o[k] as string) : null);
   const thought = str('thought') ?? '';
   if (o.action === 'ask' && str('question') !== null) return { action: 'ask', thought, question: str('question')! };
-  if (o.action === 'tool' && str('tool') !== null && str('input') !== null) return { action: 'tool', thought, tool: str('tool')!, input: str('input')! };
-  if (o.action === 'answer' && (str('answer') !== null || typeof o.answer === 'number')) return { action: 'answer', thought, answer: String(o.answer) };
+  if (o.action === 'tool' && str('tool') !== null && str('input') !== null)
+    return { action: 'tool', thought, tool: str('tool')!, input: str('input')! };
+  if (o.action === 'answer' && (str('answer') !== null || typeof o.answer === 'number'))
+    return { action: 'answer', thought, answer: String(o.answer) };
   return null;
 }
 
 /** The reply without reasoning blocks and code fences. */
 export function stripReply(content: string): string {
-  return content.replace(/<think>[\s\S]*?<\/think>/g, '').replace(/^[\s\S]*<\/think>/, '').replace(/```(?:json)?/g, '').trim();
+  return content
+    .replace(/<think>[\s\S]*?<\/think>/g, '')
+    .replace(/^[\s\S]*<\/think>/, '')
+    .replace(/```(?:json)?/g, '')
+    .trim();
 }
 
-const words = (t: string): Set<string> => new Set(t.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean));
+const words = (t: string): Set<string> =>
+  new Set(
+    t
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean),
+  );
 
 /** The wiki document for a title: exact, case-insensitive, then the most shared words (ties: first). */
 export function lookupDoc(context: readonly ContextDoc[], input: string): ContextDoc | null {
@@ -91,13 +112,17 @@ export function lookupDoc(context: readonly ContextDoc[], input: string): Contex
   for (const d of context) {
     let n = 0;
     for (const w of words(d.title)) if (qw.has(w)) n++;
-    if (n > bestN) { best = d; bestN = n; }
+    if (n > bestN) {
+      best = d;
+      bestN = n;
+    }
   }
   return best;
 }
 
 function toolOutput(s: RolloutScenario, tool: string, input: string): string {
-  if (!(s.tools as string[]).includes(tool)) return `error: tool ${JSON.stringify(tool)} is not available here (available: ${s.tools.join(', ')})`;
+  if (!(s.tools as string[]).includes(tool))
+    return `error: tool ${JSON.stringify(tool)} is not available here (available: ${s.tools.join(', ')})`;
   if (tool === 'calc') {
     const r = evaluate(input);
     return r.ok ? r.text : `error: ${r.error}`;
@@ -108,7 +133,10 @@ function toolOutput(s: RolloutScenario, tool: string, input: string): string {
 
 /** Plays one episode of scenario s with candidate index c. */
 export async function playEpisode(s: RolloutScenario, c: number, o: OpenAiSourceOptions): Promise<Rollout> {
-  const chat: ChatMessage[] = [{ role: 'system', content: systemPrompt(s) }, ...s.messages.map((m) => ({ role: 'user' as const, content: m.content }))];
+  const chat: ChatMessage[] = [
+    { role: 'system', content: systemPrompt(s) },
+    ...s.messages.map((m) => ({ role: 'user' as const, content: m.content })),
+  ];
   const steps: Step[] = [];
   let answer = '';
   const seed = deriveSeed(o.seed, `${s.id}#${c}`);
@@ -116,13 +144,23 @@ export async function playEpisode(s: RolloutScenario, c: number, o: OpenAiSource
     o.signal.throwIfAborted();
     const est = Math.ceil(chat.reduce((n, m) => n + m.content.length, 0) / 4) + o.maxTokens;
     const call = (signal: AbortSignal): Promise<{ content: string }> =>
-      o.client.complete(chat, { temperature: o.temperature, maxTokens: o.maxTokens, seed: (seed + turn) >>> 0 }, signal);
+      o.client.complete(
+        chat,
+        { temperature: o.temperature, maxTokens: o.maxTokens, seed: (seed + turn) >>> 0 },
+        signal,
+      );
     const reply = o.limiter ? await o.limiter.run(call, est, o.signal) : await call(o.signal);
     chat.push({ role: 'assistant', content: reply.content });
     const act = parseAction(reply.content);
-    if (!act) { answer = stripReply(reply.content); break; }
+    if (!act) {
+      answer = stripReply(reply.content);
+      break;
+    }
     if (act.thought.trim()) steps.push({ type: 'thought', text: act.thought.trim() });
-    if (act.action === 'answer') { answer = act.answer; break; }
+    if (act.action === 'answer') {
+      answer = act.answer;
+      break;
+    }
     if (act.action === 'ask') {
       const replyText = s.clarification ?? NO_DETAILS;
       steps.push({ type: 'clarify', ask: act.question, reply: replyText });
@@ -130,15 +168,23 @@ export async function playEpisode(s: RolloutScenario, c: number, o: OpenAiSource
     } else {
       const out = toolOutput(s, act.tool, act.input);
       // A call of a tool that does not exist is answered but not recorded as a tool call.
-      if (act.tool === 'wiki' || act.tool === 'calc') steps.push({ type: 'tool_call', tool: act.tool, input: act.input, output: out });
+      if (act.tool === 'wiki' || act.tool === 'calc')
+        steps.push({ type: 'tool_call', tool: act.tool, input: act.input, output: out });
       chat.push({ role: 'user', content: `Observation from ${act.tool}: ${out}` });
     }
   }
-  return buildRollout(s, { steps, final_answer: answer }, { source: 'openai', policy: o.client.model, candidate_index: c });
+  return buildRollout(
+    s,
+    { steps, final_answer: answer },
+    { source: 'openai', policy: o.client.model, candidate_index: c },
+  );
 }
 
 /** o.candidates episodes per scenario, at most o.concurrency at a time, in scenario then candidate order. */
-export async function openAiRollouts(scenarios: readonly RolloutScenario[], o: OpenAiSourceOptions): Promise<Rollout[]> {
+export async function openAiRollouts(
+  scenarios: readonly RolloutScenario[],
+  o: OpenAiSourceOptions,
+): Promise<Rollout[]> {
   const jobs = scenarios.flatMap((s) => Array.from({ length: o.candidates }, (_, c) => ({ s, c })));
   const out: Rollout[] = new Array(jobs.length);
   let nextJob = 0;

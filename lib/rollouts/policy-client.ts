@@ -58,16 +58,29 @@ export interface PolicyEndpoint {
 
 export class PolicyError extends Error {
   override readonly name = 'PolicyError';
-  constructor(message: string, readonly retryable: boolean, readonly retryAfterMs?: number) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
   }
 }
 
 function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(signal.reason as Error); return; }
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = (): void => { clearTimeout(t); reject(signal.reason as Error); };
+    if (signal.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal.reason as Error);
+    };
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -94,11 +107,21 @@ export function createFetchPolicyClient(e: PolicyEndpoint): PolicyClient {
   const redact = redactor([e.apiKey]);
   let stopped: AuthError | undefined;
 
-  async function once(messages: readonly ChatMessage[], o: CompletionOptions, signal: AbortSignal): Promise<PolicyReply> {
+  async function once(
+    messages: readonly ChatMessage[],
+    o: CompletionOptions,
+    signal: AbortSignal,
+  ): Promise<PolicyReply> {
     if (stopped) throw stopped;
     const timeout = AbortSignal.timeout(e.timeoutMs);
     const both = AbortSignal.any([signal, timeout]);
-    const body = { model: e.model, messages, temperature: o.temperature, max_tokens: o.maxTokens, ...(o.seed === undefined ? {} : { seed: o.seed }) };
+    const body = {
+      model: e.model,
+      messages,
+      temperature: o.temperature,
+      max_tokens: o.maxTokens,
+      ...(o.seed === undefined ? {} : { seed: o.seed }),
+    };
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (e.apiKey) headers.authorization = `Bearer ${e.apiKey}`;
     const start = now();
@@ -113,11 +136,22 @@ export function createFetchPolicyClient(e: PolicyEndpoint): PolicyClient {
     if (!res.ok) {
       const text = redact((await res.text().catch(() => '')).slice(0, 400)).slice(0, 200);
       if (isAuthStatus(res.status)) {
-        stopped ??= new AuthError(`the policy endpoint ${url}`, e.keyEnv ?? 'the configured key variable', e.apiKey !== undefined, res.status, 1, text.replace(/\s+/g, ' ') || 'no body');
+        stopped ??= new AuthError(
+          `the policy endpoint ${url}`,
+          e.keyEnv ?? 'the configured key variable',
+          e.apiKey !== undefined,
+          res.status,
+          1,
+          text.replace(/\s+/g, ' ') || 'no body',
+        );
         throw stopped;
       }
       const retryable = res.status === 429 || res.status >= 500;
-      throw new PolicyError(`policy endpoint ${url}: HTTP ${res.status}${text ? `: ${text}` : ''}`, retryable, retryAfterMs(res.headers.get('retry-after'), Date.now()));
+      throw new PolicyError(
+        `policy endpoint ${url}: HTTP ${res.status}${text ? `: ${text}` : ''}`,
+        retryable,
+        retryAfterMs(res.headers.get('retry-after'), Date.now()),
+      );
     }
     let json: ChatResponse;
     try {
@@ -126,9 +160,15 @@ export function createFetchPolicyClient(e: PolicyEndpoint): PolicyClient {
       throw new PolicyError(`policy endpoint ${url}: the response is not JSON (${(err as Error).message})`, true);
     }
     const content = json.choices?.[0]?.message?.content;
-    if (typeof content !== 'string') throw new PolicyError(`policy endpoint ${url}: the response has no choices[0].message.content string`, true);
+    if (typeof content !== 'string')
+      throw new PolicyError(`policy endpoint ${url}: the response has no choices[0].message.content string`, true);
     const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-    return { content, promptTokens: n(json.usage?.prompt_tokens), completionTokens: n(json.usage?.completion_tokens), latencyMs: now() - start };
+    return {
+      content,
+      promptTokens: n(json.usage?.prompt_tokens),
+      completionTokens: n(json.usage?.completion_tokens),
+      latencyMs: now() - start,
+    };
   }
 
   return {

@@ -12,7 +12,13 @@ export async function readScenarios(files: readonly string[], root?: string): Pr
   for (const f of files) {
     for (const { at, value } of await readValidated(f, scenarioSchema, root)) {
       const first = seen.get(value.id);
-      if (first) throw new DataError(at, 'id', `a scenario id not used before (first used at ${first})`, JSON.stringify(value.id));
+      if (first)
+        throw new DataError(
+          at,
+          'id',
+          `a scenario id not used before (first used at ${first})`,
+          JSON.stringify(value.id),
+        );
       seen.set(value.id, `${at.file}:${at.line}`);
       out.push(value);
     }

@@ -15,7 +15,13 @@
 import type { Message, ReferenceStep, Scenario, Task, ToolName } from '../data/index.ts';
 import { judgeSuccess } from './success.ts';
 
-export const ERROR_MODES = ['wrong_answer', 'missing_tool_call', 'unnecessary_clarification', 'skipped_clarification', 'verbosity'] as const;
+export const ERROR_MODES = [
+  'wrong_answer',
+  'missing_tool_call',
+  'unnecessary_clarification',
+  'skipped_clarification',
+  'verbosity',
+] as const;
 export type ErrorMode = (typeof ERROR_MODES)[number];
 
 export const ROLLOUT_SOURCES = ['synthetic', 'file', 'openai'] as const;
@@ -155,16 +161,21 @@ export function buildRollout(scenario: RolloutScenario, trajectory: Trajectory, 
     f1,
     error_modes: [],
   };
-  rollout.error_modes = meta.error_modes ? ERROR_MODES.filter((m) => meta.error_modes!.includes(m)) : detectErrorModes(rollout);
+  rollout.error_modes = meta.error_modes
+    ? ERROR_MODES.filter((m) => meta.error_modes!.includes(m))
+    : detectErrorModes(rollout);
   return rollout;
 }
 
 /** A step with its keys in the fixed order (clarify: ask, reply; tool_call: tool, input, output; thought: text). */
 export function copyStep(s: Step): Step {
   switch (s.type) {
-    case 'clarify': return { type: 'clarify', ask: s.ask, reply: s.reply };
-    case 'tool_call': return { type: 'tool_call', tool: s.tool, input: s.input, output: s.output };
-    case 'thought': return { type: 'thought', text: s.text };
+    case 'clarify':
+      return { type: 'clarify', ask: s.ask, reply: s.reply };
+    case 'tool_call':
+      return { type: 'tool_call', tool: s.tool, input: s.input, output: s.output };
+    case 'thought':
+      return { type: 'thought', text: s.text };
   }
 }
 
@@ -185,7 +196,11 @@ export function rolloutCanonicalJson(r: Rollout): string {
     messages: r.messages.map((m) => ({ content: m.content, role: m.role })),
     needs_clarification: r.needs_clarification,
     policy: r.policy,
-    reference_stats: { tool_calls: r.reference_stats.tool_calls, words: r.reference_stats.words, work_steps: r.reference_stats.work_steps },
+    reference_stats: {
+      tool_calls: r.reference_stats.tool_calls,
+      words: r.reference_stats.words,
+      work_steps: r.reference_stats.work_steps,
+    },
     rollout_id: r.rollout_id,
     scenario_id: r.scenario_id,
     source: r.source,
@@ -203,8 +218,11 @@ export function rolloutCanonicalJson(r: Rollout): string {
 
 function sortedStep(s: Step): unknown {
   switch (s.type) {
-    case 'clarify': return { ask: s.ask, reply: s.reply, type: s.type };
-    case 'tool_call': return { input: s.input, output: s.output, tool: s.tool, type: s.type };
-    case 'thought': return { text: s.text, type: s.type };
+    case 'clarify':
+      return { ask: s.ask, reply: s.reply, type: s.type };
+    case 'tool_call':
+      return { input: s.input, output: s.output, tool: s.tool, type: s.type };
+    case 'thought':
+      return { text: s.text, type: s.type };
   }
 }

@@ -7,7 +7,19 @@
 // rollout records are strict: an unknown key is an error, so a typo never passes silently.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { DataError, IssueLog, TASKS, describeValue, displayPath, issueExpected, issueField, issuePath, parseJsonl, valueAt, type Location } from '../data/index.ts';
+import {
+  DataError,
+  IssueLog,
+  TASKS,
+  describeValue,
+  displayPath,
+  issueExpected,
+  issueField,
+  issuePath,
+  parseJsonl,
+  valueAt,
+  type Location,
+} from '../data/index.ts';
 import { DIFFICULTIES, ERROR_MODES, ROLLOUT_SOURCES } from './rollout.ts';
 
 const tool = z.enum(['wiki', 'calc']);
@@ -38,41 +50,45 @@ export const scenarioSchema = z.object({
 });
 
 /** One candidate of a real model run (the `file` source): which scenario, which policy, the trajectory. */
-export const policyRunSchema = z.object({
-  scenario_id: z.string().min(1),
-  policy: z.string().min(1),
-  /** Optional: when absent, candidates of a scenario are numbered in file order from 0. */
-  candidate_index: z.number().int().nonnegative().optional(),
-  trajectory: trajectorySchema,
-}).strict();
+export const policyRunSchema = z
+  .object({
+    scenario_id: z.string().min(1),
+    policy: z.string().min(1),
+    /** Optional: when absent, candidates of a scenario are numbered in file order from 0. */
+    candidate_index: z.number().int().nonnegative().optional(),
+    trajectory: trajectorySchema,
+  })
+  .strict();
 export type PolicyRun = z.infer<typeof policyRunSchema>;
 
 const count = z.number().int().nonnegative();
-export const rolloutSchema = z.object({
-  rollout_id: z.string().min(1),
-  scenario_id: z.string().min(1),
-  /** The scenario's source question (several scenarios render one): the evaluation's independent unit. */
-  source_id: z.string(),
-  task: z.enum(TASKS),
-  difficulty: z.enum(DIFFICULTIES).nullable(),
-  source: z.enum(ROLLOUT_SOURCES),
-  policy: z.string(),
-  candidate_index: count,
-  messages: z.array(message),
-  tools: z.array(tool),
-  gold_answer: z.string(),
-  needs_clarification: z.boolean(),
-  clarification: z.string().nullable(),
-  reference_stats: z.object({ tool_calls: count, work_steps: count, words: count }).strict(),
-  trajectory: trajectorySchema,
-  turns: count,
-  clarifications: count,
-  tool_calls: count,
-  words: count,
-  success: z.boolean(),
-  f1: z.number().min(0).max(1).nullable(),
-  error_modes: z.array(z.enum(ERROR_MODES)),
-}).strict();
+export const rolloutSchema = z
+  .object({
+    rollout_id: z.string().min(1),
+    scenario_id: z.string().min(1),
+    /** The scenario's source question (several scenarios render one): the evaluation's independent unit. */
+    source_id: z.string(),
+    task: z.enum(TASKS),
+    difficulty: z.enum(DIFFICULTIES).nullable(),
+    source: z.enum(ROLLOUT_SOURCES),
+    policy: z.string(),
+    candidate_index: count,
+    messages: z.array(message),
+    tools: z.array(tool),
+    gold_answer: z.string(),
+    needs_clarification: z.boolean(),
+    clarification: z.string().nullable(),
+    reference_stats: z.object({ tool_calls: count, work_steps: count, words: count }).strict(),
+    trajectory: trajectorySchema,
+    turns: count,
+    clarifications: count,
+    tool_calls: count,
+    words: count,
+    success: z.boolean(),
+    f1: z.number().min(0).max(1).nullable(),
+    error_modes: z.array(z.enum(ERROR_MODES)),
+  })
+  .strict();
 
 /** Validates a parsed record; the first violation becomes a DataError at `at`. */
 export function validateRecord<S extends z.ZodType>(schema: S, value: unknown, at: Location): z.infer<S> {
@@ -90,7 +106,11 @@ export interface Located<T> {
 }
 
 /** Reads a JSONL file and validates every record; the first bad line throws a DataError. */
-export async function readValidated<S extends z.ZodType>(file: string, schema: S, root?: string): Promise<Located<z.infer<S>>[]> {
+export async function readValidated<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  root?: string,
+): Promise<Located<z.infer<S>>[]> {
   const shown = displayPath(file, root);
   const records = parseJsonl(await readFile(file), shown, new IssueLog('fail'));
   return records.map((r) => ({ at: r.at, value: validateRecord(schema, r.value, r.at) }));

@@ -20,7 +20,16 @@
 // candidate does not depend on the other scenarios or on the order of the files.
 import { createRng, type Rng } from 'rc1-build';
 import { deriveSeed } from '../data/index.ts';
-import { ERROR_MODES, buildRollout, copyStep, type ErrorMode, type Rollout, type RolloutScenario, type Step, type Trajectory } from './rollout.ts';
+import {
+  ERROR_MODES,
+  buildRollout,
+  copyStep,
+  type ErrorMode,
+  type Rollout,
+  type RolloutScenario,
+  type Step,
+  type Trajectory,
+} from './rollout.ts';
 import { extractNumber, hotpotExactMatch, judgeSuccess, parseYesNo } from './success.ts';
 
 export type ErrorRates = Record<ErrorMode, number>;
@@ -58,8 +67,16 @@ const NEEDLESS_REPLIES = [
   'The question says everything; go ahead.',
   'No extra details. Please answer.',
 ];
-const RESTATE = ['Let me restate the question to make sure I have it right:', 'First, restating the task in full:', 'To begin, here is the question again:'];
-const RECAP = ['To recap everything so far:', 'Summarising the reasoning up to this point:', 'Going over what I have found once more:'];
+const RESTATE = [
+  'Let me restate the question to make sure I have it right:',
+  'First, restating the task in full:',
+  'To begin, here is the question again:',
+];
+const RECAP = [
+  'To recap everything so far:',
+  'Summarising the reasoning up to this point:',
+  'Going over what I have found once more:',
+];
 const DOUBLE_CHECK = [
   'Before answering, I will double-check that nothing in the question was overlooked and that every step above is consistent with the others.',
   'Let me pause and verify once more that the steps above really support the answer, and that I have not skipped anything important along the way.',
@@ -116,14 +133,24 @@ function apply(mode: ErrorMode, s: RolloutScenario, t: Trajectory, rng: Rng): Tr
       return { steps, final_answer: t.final_answer };
     }
     case 'unnecessary_clarification':
-      return { steps: [{ type: 'clarify', ask: pick(rng, NEEDLESS_ASKS), reply: pick(rng, NEEDLESS_REPLIES) }, ...steps], final_answer: t.final_answer };
+      return {
+        steps: [{ type: 'clarify', ask: pick(rng, NEEDLESS_ASKS), reply: pick(rng, NEEDLESS_REPLIES) }, ...steps],
+        final_answer: t.final_answer,
+      };
     case 'skipped_clarification':
       return { steps: steps.filter((x) => x.type !== 'clarify'), final_answer: t.final_answer };
     case 'verbosity': {
       const question = s.messages.map((m) => m.content).join(' ');
       const firstWork = steps.findIndex((x) => x.type !== 'clarify');
-      insertAt(steps, firstWork < 0 ? steps.length : firstWork, { type: 'thought', text: `${pick(rng, RESTATE)} ${question}` });
-      const recap = steps.filter((x) => x.type === 'thought').slice(1).map((x) => (x.type === 'thought' ? x.text : '')).join(' ');
+      insertAt(steps, firstWork < 0 ? steps.length : firstWork, {
+        type: 'thought',
+        text: `${pick(rng, RESTATE)} ${question}`,
+      });
+      const recap = steps
+        .filter((x) => x.type === 'thought')
+        .slice(1)
+        .map((x) => (x.type === 'thought' ? x.text : ''))
+        .join(' ');
       if (recap) steps.push({ type: 'thought', text: `${pick(rng, RECAP)} ${recap}` });
       insertAt(steps, 1 + rng.int(steps.length), { type: 'thought', text: pick(rng, DOUBLE_CHECK) });
       return { steps, final_answer: t.final_answer };

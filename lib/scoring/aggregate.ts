@@ -49,8 +49,18 @@ export function aggregateSamples(samples: readonly DimScores[], o: AggregateOpti
     for (let i = 0; i < samples.length; i++) xs[i] = samples[i]![d];
     med[d] = r6(median(xs));
     vari[d] = r6(populationVariance(xs));
-    if (vari[d] > itemVariance) { itemVariance = vari[d]; worstDimension = d; }
+    if (vari[d] > itemVariance) {
+      itemVariance = vari[d];
+      worstDimension = d;
+    }
   }
   const unstable = itemVariance > o.unstableVariance;
-  return { median: med, variance: vari, itemVariance, worstDimension, unstable, weight: unstable ? o.unstableWeight : 1 };
+  return {
+    median: med,
+    variance: vari,
+    itemVariance,
+    worstDimension,
+    unstable,
+    weight: unstable ? o.unstableWeight : 1,
+  };
 }

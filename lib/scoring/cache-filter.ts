@@ -21,18 +21,30 @@ export type FilterClause =
   | { kind: 'field'; field: CacheField; op: FilterOp; value: string };
 
 /** Rows selected by every clause. Never empty: "all" must be asked for. */
-export interface InvalidateFilter { clauses: FilterClause[] }
+export interface InvalidateFilter {
+  clauses: FilterClause[];
+}
 
 export type ParsedSpec = { ok: true; filter: InvalidateFilter } | { ok: false; error: string; hint?: string };
 
 const FIELDS: readonly CacheField[] = ['provider', 'model', 'item', 'rubric', 'prompt'];
 const VERSIONED = new Set<CacheField>(['rubric', 'prompt']);
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-const COLUMN: Record<CacheField, string> = { provider: 'provider', model: 'model', item: 'item_hash', rubric: 'rubric_version', prompt: 'prompt_version' };
+const COLUMN: Record<CacheField, string> = {
+  provider: 'provider',
+  model: 'model',
+  item: 'item_hash',
+  rubric: 'rubric_version',
+  prompt: 'prompt_version',
+};
 
 /** Natural order on version strings: a leading "v" is ignored, digit runs compare as numbers. */
 export function compareVersions(a: string, b: string): number {
-  const parts = (s: string): string[] => s.trim().replace(/^v(?=\d)/i, '').match(/\d+|\D+/g) ?? [];
+  const parts = (s: string): string[] =>
+    s
+      .trim()
+      .replace(/^v(?=\d)/i, '')
+      .match(/\d+|\D+/g) ?? [];
   const pa = parts(a);
   const pb = parts(b);
   for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
@@ -69,8 +81,16 @@ function didYouMean(word: string): string | undefined {
 }
 
 export function parseInvalidateSpec(spec: string): ParsedSpec {
-  const parts = spec.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  if (parts.length === 0) return { ok: false, error: 'empty --spec', hint: 'say what to remove, e.g. --spec provider=openai,rubric<3 (or --spec all)' };
+  const parts = spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (parts.length === 0)
+    return {
+      ok: false,
+      error: 'empty --spec',
+      hint: 'say what to remove, e.g. --spec provider=openai,rubric<3 (or --spec all)',
+    };
   const clauses: FilterClause[] = [];
   for (const part of parts) {
     if (part === 'all' || part === 'expired') {
@@ -78,21 +98,39 @@ export function parseInvalidateSpec(spec: string): ParsedSpec {
       continue;
     }
     const m = /^([a-z-]+)\s*(!=|<=|>=|=|<|>)\s*(.*)$/.exec(part);
-    if (!m) return { ok: false, error: `cannot read clause "${part}"`, hint: 'a clause is FIELD OP VALUE, older-than=AGE, expired or all' };
+    if (!m)
+      return {
+        ok: false,
+        error: `cannot read clause "${part}"`,
+        hint: 'a clause is FIELD OP VALUE, older-than=AGE, expired or all',
+      };
     const [, name, op, value] = m as unknown as [string, string, FilterOp, string];
     if (name === 'older-than') {
       const age = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(value);
-      if (op !== '=' || !age) return { ok: false, error: `bad age in "${part}"`, hint: 'write older-than=N followed by s, m, h, d or w, e.g. older-than=7d' };
+      if (op !== '=' || !age)
+        return {
+          ok: false,
+          error: `bad age in "${part}"`,
+          hint: 'write older-than=N followed by s, m, h, d or w, e.g. older-than=7d',
+        };
       clauses.push({ kind: 'older-than', ms: Number(age[1]) * UNIT_MS[age[2]!]! });
       continue;
     }
     if (!(FIELDS as readonly string[]).includes(name)) {
       const hint = didYouMean(name);
-      return { ok: false, error: `unknown field "${name}" in "${part}"`, hint: hint ?? `fields: ${FIELDS.join(', ')}; also older-than=AGE, expired, all` };
+      return {
+        ok: false,
+        error: `unknown field "${name}" in "${part}"`,
+        hint: hint ?? `fields: ${FIELDS.join(', ')}; also older-than=AGE, expired, all`,
+      };
     }
     const field = name as CacheField;
     if (!VERSIONED.has(field) && op !== '=' && op !== '!=') {
-      return { ok: false, error: `"${op}" does not apply to ${field}`, hint: 'order comparisons apply to rubric and prompt versions only' };
+      return {
+        ok: false,
+        error: `"${op}" does not apply to ${field}`,
+        hint: 'order comparisons apply to rubric and prompt versions only',
+      };
     }
     if (value === '') return { ok: false, error: `no value in "${part}"` };
     clauses.push({ kind: 'field', field, op, value });
@@ -101,15 +139,27 @@ export function parseInvalidateSpec(spec: string): ParsedSpec {
 }
 
 /** The SQL condition for a filter (rows of scores/failures/unstable), with its bound arguments. */
-export function filterSql(f: InvalidateFilter, now: number, ttlMs: number): { where: string; args: (string | number)[] } {
+export function filterSql(
+  f: InvalidateFilter,
+  now: number,
+  ttlMs: number,
+): { where: string; args: (string | number)[] } {
   if (f.clauses.length === 0) throw new Error('internal error: an invalidate filter with no clause; please report');
   const conds: string[] = [];
   const args: (string | number)[] = [];
   for (const c of f.clauses) {
     switch (c.kind) {
-      case 'all': conds.push('1'); break;
-      case 'expired': conds.push('created_at < ?'); args.push(now - ttlMs); break;
-      case 'older-than': conds.push('created_at < ?'); args.push(now - c.ms); break;
+      case 'all':
+        conds.push('1');
+        break;
+      case 'expired':
+        conds.push('created_at < ?');
+        args.push(now - ttlMs);
+        break;
+      case 'older-than':
+        conds.push('created_at < ?');
+        args.push(now - c.ms);
+        break;
       case 'field': {
         const col = COLUMN[c.field];
         if (c.field === 'item' && (c.op === '=' || c.op === '!=')) {
@@ -124,7 +174,8 @@ export function filterSql(f: InvalidateFilter, now: number, ttlMs: number): { wh
         }
         break;
       }
-      default: return unreachable(c);
+      default:
+        return unreachable(c);
     }
   }
   return { where: conds.join(' AND '), args };

@@ -23,7 +23,14 @@
 // (a computed score is not timed: see score-items.ts).
 import { createRng } from 'rc1-build';
 import { deriveSeed } from '../data/index.ts';
-import { judgeSuccess, normalizeAnswer, parseYesNo, extractNumber, countWords, type Rollout } from '../rollouts/index.ts';
+import {
+  judgeSuccess,
+  normalizeAnswer,
+  parseYesNo,
+  extractNumber,
+  countWords,
+  type Rollout,
+} from '../rollouts/index.ts';
 import { DIMENSIONS, type DimScores, type Provider, type ScoreOutcome } from './types.ts';
 
 export const HEURISTIC_PROVIDER = 'heuristic';
@@ -79,21 +86,42 @@ export function heuristicBase(r: Rollout): { scores: DimScores; ambiguity: DimSc
 
   const question = r.messages.map((m) => m.content);
   let repeated = 0;
-  thoughts.forEach((t, i) => { if (repeats(t, [...question, ...thoughts.slice(0, i)])) repeated++; });
+  thoughts.forEach((t, i) => {
+    if (repeats(t, [...question, ...thoughts.slice(0, i)])) repeated++;
+  });
   const repShare = thoughts.length === 0 ? 0 : repeated / thoughts.length;
   const form = answerForm(r);
   const clarity = clamp((form === 0 ? 0 : form === 1 ? 1 : 0.5) - 0.5 * repShare);
 
   const ratio = r.words / Math.max(1, ref.words);
-  const conciseness = ratio <= 1.25 ? 1 : ratio <= 2 ? 1 - (0.5 * (ratio - 1.25)) / 0.75 : clamp(0.5 - 0.5 * (ratio - 2));
+  const conciseness =
+    ratio <= 1.25 ? 1 : ratio <= 2 ? 1 - (0.5 * (ratio - 1.25)) / 0.75 : clamp(0.5 - 0.5 * (ratio - 2));
 
-  const clarification = r.needs_clarification ? (asks === 0 ? 0 : asks === 1 ? 1 : 0.5) : asks === 0 ? 1 : asks === 1 ? 0.5 : 0;
+  const clarification = r.needs_clarification
+    ? asks === 0
+      ? 0
+      : asks === 1
+        ? 1
+        : 0.5
+    : asks === 0
+      ? 1
+      : asks === 1
+        ? 0.5
+        : 0;
 
   const n = ref.tool_calls;
   const toolCoverage = n === 0 ? 1 : Math.min(tools, n) / n;
   const tool_use = n === 0 ? clamp(1 - 0.25 * tools) : clamp(toolCoverage - 0.15 * Math.max(0, tools - n));
 
-  const scores: DimScores = { correctness, reasoning, clarity, conciseness, clarification, tool_use, format_safety: form };
+  const scores: DimScores = {
+    correctness,
+    reasoning,
+    clarity,
+    conciseness,
+    clarification,
+    tool_use,
+    format_safety: form,
+  };
   const ambiguity: DimScores = {
     correctness: r.task === 'hotpotqa' && !success ? borderline(f1 ?? 0) : 0,
     reasoning: borderline(coverage),
@@ -112,7 +140,10 @@ const bases = new WeakMap<Rollout, ReturnType<typeof heuristicBase>>();
 /** One sample: the base scores with the sample's seeded jitter. */
 export function heuristicSample(r: Rollout, itemHash: string, sampleIndex: number, o: HeuristicOptions): DimScores {
   let base = bases.get(r);
-  if (!base) { base = heuristicBase(r); bases.set(r, base); }
+  if (!base) {
+    base = heuristicBase(r);
+    bases.set(r, base);
+  }
   const { scores, ambiguity } = base;
   const out = {} as DimScores;
   for (const d of DIMENSIONS) {
@@ -125,7 +156,13 @@ export function heuristicSample(r: Rollout, itemHash: string, sampleIndex: numbe
 
 function isRollout(x: unknown): x is Rollout {
   const r = x as Partial<Rollout> | null;
-  return typeof r === 'object' && r !== null && typeof r.task === 'string' && typeof r.trajectory === 'object' && typeof r.reference_stats === 'object';
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.task === 'string' &&
+    typeof r.trajectory === 'object' &&
+    typeof r.reference_stats === 'object'
+  );
 }
 
 /** The heuristic provider (see the head of this file). */
@@ -137,12 +174,27 @@ export function createHeuristicProvider(o: HeuristicOptions): Provider {
     billable: false,
     score(req): Promise<ScoreOutcome> {
       if (!isRollout(req.rollout)) {
-        return Promise.resolve({ ok: false, error: 'heuristic provider: the request carries no rollout to score', attempts: 1, retryable: false });
+        return Promise.resolve({
+          ok: false,
+          error: 'heuristic provider: the request carries no rollout to score',
+          attempts: 1,
+          retryable: false,
+        });
       }
       const scores = heuristicSample(req.rollout, req.itemHash, req.sampleIndex, o);
       return Promise.resolve({
         ok: true,
-        sample: { provider: HEURISTIC_PROVIDER, model: HEURISTIC_MODEL, live: false, billable: false, scores, latencyMs: 0, promptTokens: 0, completionTokens: 0, cached: false },
+        sample: {
+          provider: HEURISTIC_PROVIDER,
+          model: HEURISTIC_MODEL,
+          live: false,
+          billable: false,
+          scores,
+          latencyMs: 0,
+          promptTokens: 0,
+          completionTokens: 0,
+          cached: false,
+        },
       });
     },
   };

@@ -35,7 +35,7 @@ export function judgeSystemPrompt(): string {
 function buildSystemPrompt(): string {
   const example = `{${DIMENSIONS.map((d) => `"${d}": 0.0`).join(', ')}}`;
   return [
-    'You are a strict, consistent grader of an AI assistant\'s attempt at a task.',
+    "You are a strict, consistent grader of an AI assistant's attempt at a task.",
     `Score the attempt on each of the seven dimensions below (rubric ${RUBRIC_VERSION}), each a number from 0 to 1; use the anchors, and values between them where the attempt is between them.`,
     '',
     rubricText(),
@@ -52,9 +52,12 @@ function cut(text: string, max: number): string {
 function renderStep(s: Step, i: number): string {
   const n = `${i + 1}.`;
   switch (s.type) {
-    case 'clarify': return `${n} [asks the user] ${s.ask}\n   [user replies] ${s.reply}`;
-    case 'tool_call': return `${n} [calls ${s.tool}] ${s.input}\n   [${s.tool} returns] ${cut(s.output, MAX_TOOL_OUTPUT_CHARS)}`;
-    case 'thought': return `${n} [thinks] ${s.text}`;
+    case 'clarify':
+      return `${n} [asks the user] ${s.ask}\n   [user replies] ${s.reply}`;
+    case 'tool_call':
+      return `${n} [calls ${s.tool}] ${s.input}\n   [${s.tool} returns] ${cut(s.output, MAX_TOOL_OUTPUT_CHARS)}`;
+    case 'thought':
+      return `${n} [thinks] ${s.text}`;
   }
 }
 
@@ -74,7 +77,7 @@ export function judgeUserPrompt(r: Rollout): string {
     `Reference answer: ${r.gold_answer}`,
     `An expert solution made ${ref.tool_calls} tool call(s) and ${ref.work_steps} reasoning step(s) in about ${ref.words} words.`,
     '',
-    'The assistant\'s attempt:',
+    "The assistant's attempt:",
     steps,
     `Final answer: ${r.trajectory.final_answer === '' ? '(none)' : r.trajectory.final_answer}`,
     '',

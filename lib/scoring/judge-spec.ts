@@ -38,7 +38,11 @@ export interface JudgeSpec extends JudgeSpecInput {
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
-const PROBE_STEPS = [{ type: 'clarify', ask: '{ask}', reply: '{reply}' }, { type: 'tool_call', tool: 'calc', input: '{input}', output: '{output}' }, { type: 'thought', text: '{thought}' }];
+const PROBE_STEPS = [
+  { type: 'clarify', ask: '{ask}', reply: '{reply}' },
+  { type: 'tool_call', tool: 'calc', input: '{input}', output: '{output}' },
+  { type: 'thought', text: '{thought}' },
+];
 /** A tool output one character over the cut, so the cut and its "… [n more characters]" are rendered. */
 const LONG_OUTPUT = (max: number): string => '{output}'.padEnd(max + 1, 'x');
 
@@ -49,14 +53,32 @@ const LONG_OUTPUT = (max: number): string => '{output}'.padEnd(max + 1, 'x');
  * ("(no steps)"); tools and no tools ("none"); a final answer and none ("(none)").
  */
 export function probeRollouts(task: Rollout['task']): Rollout[] {
-  const probe = (o: { tools: string[]; clarify: boolean; clarification: string | null; steps: unknown[]; answer: string }): Rollout => ({
-    task, tools: o.tools, messages: [{ role: 'user', content: '{question}' }], needs_clarification: o.clarify, clarification: o.clarification,
-    gold_answer: '{gold}', reference_stats: { tool_calls: 1, work_steps: 1, words: 1 },
-    trajectory: { steps: o.steps, final_answer: o.answer },
-  } as unknown as Rollout);
+  const probe = (o: {
+    tools: string[];
+    clarify: boolean;
+    clarification: string | null;
+    steps: unknown[];
+    answer: string;
+  }): Rollout =>
+    ({
+      task,
+      tools: o.tools,
+      messages: [{ role: 'user', content: '{question}' }],
+      needs_clarification: o.clarify,
+      clarification: o.clarification,
+      gold_answer: '{gold}',
+      reference_stats: { tool_calls: 1, work_steps: 1, words: 1 },
+      trajectory: { steps: o.steps, final_answer: o.answer },
+    }) as unknown as Rollout;
   return [
     probe({ tools: ['wiki', 'calc'], clarify: true, clarification: '{reply}', steps: PROBE_STEPS, answer: '{answer}' }),
-    probe({ tools: ['calc'], clarify: true, clarification: null, steps: [{ type: 'tool_call', tool: 'calc', input: '{input}', output: LONG_OUTPUT(MAX_TOOL_OUTPUT_CHARS) }], answer: '{answer}' }),
+    probe({
+      tools: ['calc'],
+      clarify: true,
+      clarification: null,
+      steps: [{ type: 'tool_call', tool: 'calc', input: '{input}', output: LONG_OUTPUT(MAX_TOOL_OUTPUT_CHARS) }],
+      answer: '{answer}',
+    }),
     probe({ tools: [], clarify: false, clarification: null, steps: [], answer: '' }),
   ];
 }
@@ -64,14 +86,21 @@ export function probeRollouts(task: Rollout['task']): Rollout[] {
 let template: string | null = null;
 /** The prompt template as rendered: the system message and the user messages of every probe rollout of every task. */
 export function promptTemplateText(): string {
-  template ??= [judgeSystemPrompt(), ...(['gsm8k', 'hotpotqa', 'strategyqa'] as const).flatMap((t) => probeRollouts(t).map(judgeUserPrompt))].join('\n\u0000\n');
+  template ??= [
+    judgeSystemPrompt(),
+    ...(['gsm8k', 'hotpotqa', 'strategyqa'] as const).flatMap((t) => probeRollouts(t).map(judgeUserPrompt)),
+  ].join('\n\u0000\n');
   return template;
 }
 
 export function judgeSpec(input: JudgeSpecInput): JudgeSpec {
   return {
-    ...input, promptVersion: PROMPT_VERSION, rubricVersion: RUBRIC_VERSION, parserVersion: PARSER_VERSION,
-    promptTemplateSha256: sha256(promptTemplateText()), rubricSha256: sha256(rubricText()),
+    ...input,
+    promptVersion: PROMPT_VERSION,
+    rubricVersion: RUBRIC_VERSION,
+    parserVersion: PARSER_VERSION,
+    promptTemplateSha256: sha256(promptTemplateText()),
+    rubricSha256: sha256(rubricText()),
   };
 }
 

@@ -23,7 +23,9 @@ import { redactor } from 'rc1-build';
 
 const Dim = z.number().min(0).max(1);
 /** The judge's answer: exactly the seven dimensions, each in [0, 1]. */
-export const JudgeAnswerSchema = z.object(Object.fromEntries(DIMENSIONS.map((d) => [d, Dim])) as Record<(typeof DIMENSIONS)[number], typeof Dim>).strict();
+export const JudgeAnswerSchema = z
+  .object(Object.fromEntries(DIMENSIONS.map((d) => [d, Dim])) as Record<(typeof DIMENSIONS)[number], typeof Dim>)
+  .strict();
 
 /** The JSON schema sent with response_format json_schema (zod still checks the range on our side). */
 export function judgeJsonSchema(): Record<string, unknown> {
@@ -37,9 +39,17 @@ export function judgeJsonSchema(): Record<string, unknown> {
 
 function responseFormatBody(f: ResponseFormat): Record<string, unknown> {
   switch (f) {
-    case 'json_schema': return { response_format: { type: 'json_schema', json_schema: { name: 'rc1_judge_scores', strict: true, schema: judgeJsonSchema() } } };
-    case 'json_object': return { response_format: { type: 'json_object' } };
-    case 'none': return {};
+    case 'json_schema':
+      return {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'rc1_judge_scores', strict: true, schema: judgeJsonSchema() },
+        },
+      };
+    case 'json_object':
+      return { response_format: { type: 'json_object' } };
+    case 'none':
+      return {};
   }
 }
 
@@ -57,7 +67,10 @@ export function parseJudgeAnswer(content: unknown): ParsedAnswer {
   }
   const r = JudgeAnswerSchema.safeParse(value);
   if (!r.success) {
-    const issues = r.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    const issues = r.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('; ');
     return { ok: false, problem: `answer does not match the seven-dimension schema: ${issues}` };
   }
   return { ok: true, scores: r.data as DimScores };
@@ -95,9 +108,18 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
   let refusals = 0;
   let stopped: AuthError | undefined;
 
-  async function call(req: ScoreRequest, signal: AbortSignal): Promise<{ body: CompletionBody; latencyMs: number } | { failure: string; retryable?: boolean }> {
+  async function call(
+    req: ScoreRequest,
+    signal: AbortSignal,
+  ): Promise<{ body: CompletionBody; latencyMs: number } | { failure: string; retryable?: boolean }> {
     if (stopped) throw stopped;
-    const body = JSON.stringify({ model: o.model, messages: req.messages, temperature: req.temperature, max_tokens: o.maxTokens, ...responseFormatBody(o.responseFormat) });
+    const body = JSON.stringify({
+      model: o.model,
+      messages: req.messages,
+      temperature: req.temperature,
+      max_tokens: o.maxTokens,
+      ...responseFormatBody(o.responseFormat),
+    });
     const t0 = now();
     let res: Response;
     try {
@@ -105,23 +127,39 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
     } catch (e) {
       if (signal.aborted) throw e;
       const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
-      throw new TransportError('network', redact(`network error calling ${where}: ${e instanceof Error ? e.message : String(e)}${cause}`));
+      throw new TransportError(
+        'network',
+        redact(`network error calling ${where}: ${e instanceof Error ? e.message : String(e)}${cause}`),
+      );
     }
     let text: string;
     try {
       text = await res.text();
     } catch (e) {
       if (signal.aborted) throw e;
-      throw new TransportError('network', redact(`connection lost reading the answer from ${where}: ${e instanceof Error ? e.message : String(e)}`));
+      throw new TransportError(
+        'network',
+        redact(`connection lost reading the answer from ${where}: ${e instanceof Error ? e.message : String(e)}`),
+      );
     }
     const latencyMs = now() - t0;
     if (!res.ok) {
       const snippet = redact(text.slice(0, 200).replace(/\s+/g, ' '));
       const msg = `HTTP ${res.status} from ${where}: ${snippet}`;
-      if (res.status === 429) throw new TransportError('rate-limited', msg, 429, parseRetryAfter(res.headers, Date.now()));
-      if (res.status >= 500 || res.status === 408) throw new TransportError('server', msg, res.status, parseRetryAfter(res.headers, Date.now()));
+      if (res.status === 429)
+        throw new TransportError('rate-limited', msg, 429, parseRetryAfter(res.headers, Date.now()));
+      if (res.status >= 500 || res.status === 408)
+        throw new TransportError('server', msg, res.status, parseRetryAfter(res.headers, Date.now()));
       if (isAuthStatus(res.status)) {
-        if (++refusals >= AUTH_FAILURES_TO_STOP) stopped ??= new AuthError(`the live judge ${where}`, o.keyEnv, secret !== undefined, res.status, refusals, snippet || 'no body');
+        if (++refusals >= AUTH_FAILURES_TO_STOP)
+          stopped ??= new AuthError(
+            `the live judge ${where}`,
+            o.keyEnv,
+            secret !== undefined,
+            res.status,
+            refusals,
+            snippet || 'no body',
+          );
         if (stopped) throw stopped;
         return { failure: msg, retryable: true };
       }
@@ -154,12 +192,27 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
         if (parsed.ok) {
           return {
             ok: true,
-            sample: { provider: o.provider, model: o.model, live: true, billable: o.billable, scores: parsed.scores, latencyMs: r.latencyMs, promptTokens, completionTokens, cached: false },
+            sample: {
+              provider: o.provider,
+              model: o.model,
+              live: true,
+              billable: o.billable,
+              scores: parsed.scores,
+              latencyMs: r.latencyMs,
+              promptTokens,
+              completionTokens,
+              cached: false,
+            },
           };
         }
         problem = parsed.problem;
       }
-      return { ok: false, error: redact(`malformed answer from ${where} after ${attempts} attempts: ${problem}`), attempts, retryable: false };
+      return {
+        ok: false,
+        error: redact(`malformed answer from ${where} after ${attempts} attempts: ${problem}`),
+        attempts,
+        retryable: false,
+      };
     },
   };
 }
@@ -168,11 +221,18 @@ export function createOpenAICompatibleProvider(o: OpenAICompatibleOptions): Prov
  * One score through the limiter, always as an outcome: spent retries become a failed outcome with
  * retryable: true (try again in a later build); an aborted build still rejects.
  */
-export async function scoreLimited(provider: Provider, limiter: Limiter, req: ScoreRequest, estTokens: number, signal?: AbortSignal): Promise<ScoreOutcome> {
+export async function scoreLimited(
+  provider: Provider,
+  limiter: Limiter,
+  req: ScoreRequest,
+  estTokens: number,
+  signal?: AbortSignal,
+): Promise<ScoreOutcome> {
   try {
     return await limiter.run((s) => provider.score(req, s), estTokens, signal);
   } catch (e) {
-    if (e instanceof RetriesExhaustedError) return { ok: false, error: e.message, attempts: e.attempts, retryable: true };
+    if (e instanceof RetriesExhaustedError)
+      return { ok: false, error: e.message, attempts: e.attempts, retryable: true };
     throw e;
   }
 }

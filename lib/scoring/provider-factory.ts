@@ -39,7 +39,12 @@ export interface ProviderChoice {
   note: string;
 }
 
-export type ProviderFailureReason = 'bad-live-mode' | 'live-required-in-prod' | 'missing-config' | 'invalid-config' | 'missing-api-key';
+export type ProviderFailureReason =
+  | 'bad-live-mode'
+  | 'live-required-in-prod'
+  | 'missing-config'
+  | 'invalid-config'
+  | 'missing-api-key';
 
 export interface ProviderFailure {
   reason: ProviderFailureReason;
@@ -69,7 +74,8 @@ export function createProvider(input: CreateProviderInput): CreateProviderResult
   const asked = requestedMode(input.env.REWARD_LIVE_MODE);
   if (asked === 'bad') {
     return fail({
-      reason: 'bad-live-mode', envVar: 'REWARD_LIVE_MODE',
+      reason: 'bad-live-mode',
+      envVar: 'REWARD_LIVE_MODE',
       message: `REWARD_LIVE_MODE=${JSON.stringify(input.env.REWARD_LIVE_MODE)} is neither live (1, true, live) nor heuristic (0, false, heuristic)`,
       hint: 'set REWARD_LIVE_MODE=1 for the live judge, 0 for the heuristic, or unset it for the profile default',
     });
@@ -78,19 +84,28 @@ export function createProvider(input: CreateProviderInput): CreateProviderResult
   if (mode === 'heuristic') {
     if (prod) {
       return fail({
-        reason: 'live-required-in-prod', envVar: 'REWARD_LIVE_MODE',
+        reason: 'live-required-in-prod',
+        envVar: 'REWARD_LIVE_MODE',
         message: `RUN_MODE=prod requires the live judge, but REWARD_LIVE_MODE=${input.env.REWARD_LIVE_MODE ?? ''} selects the heuristic provider`,
         hint: 'unset REWARD_LIVE_MODE (or set it to 1) in prod; the heuristic provider is for the dev profile only',
       });
     }
     const why = asked === 'default' ? 'dev profile default' : `REWARD_LIVE_MODE=${input.env.REWARD_LIVE_MODE ?? ''}`;
-    return { ok: true, value: { provider: createHeuristicProvider(input.heuristic), mode: 'heuristic', note: `heuristic provider (${why}); records say live: false` } };
+    return {
+      ok: true,
+      value: {
+        provider: createHeuristicProvider(input.heuristic),
+        mode: 'heuristic',
+        note: `heuristic provider (${why}); records say live: false`,
+      },
+    };
   }
 
   const raw = input.config.scoring_live;
   if (raw === undefined) {
     return fail({
-      reason: 'missing-config', configKey: 'scoring_live',
+      reason: 'missing-config',
+      configKey: 'scoring_live',
       message: 'the live judge needs the scoring_live config, which this target does not receive',
       hint: "declare params: ['scoring_live'] on the scoring target (configs/scoring_live.yaml holds it)",
     });
@@ -99,29 +114,55 @@ export function createProvider(input: CreateProviderInput): CreateProviderResult
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = ['scoring_live', ...issue.path.map(String)].join('.');
-    return fail({ reason: 'invalid-config', configKey: key, message: `invalid config ${key}: ${issue.message}`, hint: 'fix configs/scoring_live.yaml' });
+    return fail({
+      reason: 'invalid-config',
+      configKey: key,
+      message: `invalid config ${key}: ${issue.message}`,
+      hint: 'fix configs/scoring_live.yaml',
+    });
   }
   const config = parsed.data;
   const endpoint = resolveEndpoint(config);
   const key = input.env[endpoint.keyEnv];
   if ((key === undefined || key === '') && endpoint.requiresKey) {
     const failure: ProviderFailure = {
-      reason: 'missing-api-key', envVar: endpoint.keyEnv, configKey: 'scoring_live.api_key_env',
+      reason: 'missing-api-key',
+      envVar: endpoint.keyEnv,
+      configKey: 'scoring_live.api_key_env',
       message: `the live judge (${endpoint.provider}, ${endpoint.model}) needs an API key in $${endpoint.keyEnv}, which is not set`,
       hint: `export ${endpoint.keyEnv}=…, and declare secrets: ['${endpoint.keyEnv}'] on the scoring target; scoring_live.api_key_env names the variable`,
     };
     if (prod) return fail(failure);
     return {
       ok: true,
-      value: { provider: createHeuristicProvider(input.heuristic), mode: 'heuristic', note: `falling back to the heuristic provider (dev): ${failure.message}` },
+      value: {
+        provider: createHeuristicProvider(input.heuristic),
+        mode: 'heuristic',
+        note: `falling back to the heuristic provider (dev): ${failure.message}`,
+      },
     };
   }
-  const provider = createOpenAICompatibleProvider({ ...endpoint, apiKey: key, ...(input.fetch ? { fetch: input.fetch } : {}) });
-  return { ok: true, value: { provider, mode: 'live', endpoint, config, note: `live judge ${endpoint.provider} ${endpoint.model} at ${endpoint.baseUrl}` } };
+  const provider = createOpenAICompatibleProvider({
+    ...endpoint,
+    apiKey: key,
+    ...(input.fetch ? { fetch: input.fetch } : {}),
+  });
+  return {
+    ok: true,
+    value: {
+      provider,
+      mode: 'live',
+      endpoint,
+      config,
+      note: `live judge ${endpoint.provider} ${endpoint.model} at ${endpoint.baseUrl}`,
+    },
+  };
 }
 
 /** The failure as the one-paragraph message a rule throws (no secret can be in it: it holds names only). */
 export function formatProviderFailure(f: ProviderFailure): string {
-  const ctx = [f.envVar ? `env: ${f.envVar}` : '', f.configKey ? `config: ${f.configKey}` : ''].filter(Boolean).join(', ');
+  const ctx = [f.envVar ? `env: ${f.envVar}` : '', f.configKey ? `config: ${f.configKey}` : '']
+    .filter(Boolean)
+    .join(', ');
   return `scoring: ${f.message}${ctx ? ` (${ctx})` : ''}\n  hint: ${f.hint}`;
 }

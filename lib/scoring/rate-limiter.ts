@@ -22,7 +22,12 @@ export type RetryKind = 'rate-limited' | 'server' | 'timeout' | 'network';
 
 /** A failure worth retrying: a 429 (with the server's Retry-After, if any), a 5xx, a network error. */
 export class TransportError extends Error {
-  constructor(readonly kind: Exclude<RetryKind, 'timeout'>, message: string, readonly status?: number, readonly retryAfterMs?: number) {
+  constructor(
+    readonly kind: Exclude<RetryKind, 'timeout'>,
+    message: string,
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
     this.name = 'TransportError';
   }
@@ -30,7 +35,11 @@ export class TransportError extends Error {
 
 /** Every attempt failed with a retryable error; `kind` and the message are the last attempt's. */
 export class RetriesExhaustedError extends Error {
-  constructor(readonly kind: RetryKind, readonly attempts: number, message: string) {
+  constructor(
+    readonly kind: RetryKind,
+    readonly attempts: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'RetriesExhaustedError';
   }
@@ -60,10 +69,20 @@ export interface LimiterOptions {
 
 export function limiterOptionsFromConfig(r: ScoringLiveConfig['rate']): LimiterOptions {
   return {
-    requestsPerSecond: r.requests_per_s, burst: r.burst, tokensPerMinute: r.tokens_per_min, concurrencyMin: r.concurrency_min,
-    concurrencyMax: r.concurrency_max, concurrencyInitial: r.concurrency_initial, window: r.window, target429Ratio: r.target_429_ratio,
-    decreaseFactor: r.decrease_factor, timeoutMs: r.timeout_s * 1000, maxAttempts: r.max_attempts, backoffBaseMs: r.backoff_base_ms,
-    backoffMaxMs: r.backoff_max_ms, maxRetryAfterMs: r.max_retry_after_s * 1000,
+    requestsPerSecond: r.requests_per_s,
+    burst: r.burst,
+    tokensPerMinute: r.tokens_per_min,
+    concurrencyMin: r.concurrency_min,
+    concurrencyMax: r.concurrency_max,
+    concurrencyInitial: r.concurrency_initial,
+    window: r.window,
+    target429Ratio: r.target_429_ratio,
+    decreaseFactor: r.decrease_factor,
+    timeoutMs: r.timeout_s * 1000,
+    maxAttempts: r.max_attempts,
+    backoffBaseMs: r.backoff_base_ms,
+    backoffMaxMs: r.backoff_max_ms,
+    maxRetryAfterMs: r.max_retry_after_s * 1000,
   };
 }
 
@@ -97,8 +116,17 @@ export interface Limiter {
 }
 
 type Outcome = 'ok' | 'error' | RetryKind;
-interface AttemptRecord { start: number; end: number; outcome: Outcome }
-interface Waiter { tokens: number; resolve(): void; reject(e: unknown): void; signal: AbortSignal | undefined }
+interface AttemptRecord {
+  start: number;
+  end: number;
+  outcome: Outcome;
+}
+interface Waiter {
+  tokens: number;
+  resolve(): void;
+  reject(e: unknown): void;
+  signal: AbortSignal | undefined;
+}
 
 const RECORDS_KEPT = 200_000;
 
@@ -146,7 +174,10 @@ export class RateLimiter implements Limiter {
       const onAbort = (): void => ac.abort(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       let timedOut = false;
-      const timer = setTimeout(() => { timedOut = true; ac.abort(new Error(`timed out after ${this.o.timeoutMs} ms`)); }, this.o.timeoutMs);
+      const timer = setTimeout(() => {
+        timedOut = true;
+        ac.abort(new Error(`timed out after ${this.o.timeoutMs} ms`));
+      }, this.o.timeoutMs);
       const start = this.now();
       let failure: { kind: RetryKind; message: string; retryAfterMs: number | undefined };
       try {
@@ -158,8 +189,10 @@ export class RateLimiter implements Limiter {
           this.finish(start, 'error');
           throw signal.reason ?? e;
         }
-        if (timedOut) failure = { kind: 'timeout', message: `no answer within ${this.o.timeoutMs} ms`, retryAfterMs: undefined };
-        else if (e instanceof TransportError) failure = { kind: e.kind, message: e.message, retryAfterMs: e.retryAfterMs };
+        if (timedOut)
+          failure = { kind: 'timeout', message: `no answer within ${this.o.timeoutMs} ms`, retryAfterMs: undefined };
+        else if (e instanceof TransportError)
+          failure = { kind: e.kind, message: e.message, retryAfterMs: e.retryAfterMs };
         else {
           this.finish(start, 'error');
           throw e;
@@ -183,7 +216,8 @@ export class RateLimiter implements Limiter {
         if (failure.kind === 'rate-limited') this.rps.drain(this.now());
         delay = this.random() * Math.min(this.o.backoffMaxMs, this.o.backoffBaseMs * 2 ** (attempt - 1));
         // A 503 may say when to come back: not sooner than that (for this request only).
-        if (failure.retryAfterMs !== undefined) delay = Math.max(delay, Math.min(failure.retryAfterMs, this.o.maxRetryAfterMs));
+        if (failure.retryAfterMs !== undefined)
+          delay = Math.max(delay, Math.min(failure.retryAfterMs, this.o.maxRetryAfterMs));
       }
       await this.sleepUnlessAborted(delay, signal);
     }
@@ -215,7 +249,10 @@ export class RateLimiter implements Limiter {
         if (i >= 0) this.queue.splice(i, 1);
         reject(signal?.reason);
       };
-      w.resolve = (): void => { signal?.removeEventListener('abort', onAbort); resolve(); };
+      w.resolve = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(w);
       void this.pump();
@@ -271,7 +308,12 @@ export class RateLimiter implements Limiter {
       this.sinceDecrease = 0;
       this.sinceChange = 0;
       if (next !== this.conc) this.setConcurrency(next, 'decrease');
-    } else if (!is429 && ratio <= this.o.target429Ratio && this.sinceChange >= this.conc && this.conc < this.o.concurrencyMax) {
+    } else if (
+      !is429 &&
+      ratio <= this.o.target429Ratio &&
+      this.sinceChange >= this.conc &&
+      this.conc < this.o.concurrencyMax
+    ) {
       this.sinceChange = 0;
       this.setConcurrency(this.conc + 1, 'increase');
     }
@@ -288,20 +330,33 @@ export class RateLimiter implements Limiter {
   metrics(sinceMs = Number.NEGATIVE_INFINITY): LimiterMetrics {
     const rs = this.records.filter((r) => r.start >= sinceMs);
     const count = (o: Outcome): number => rs.reduce((n, r) => n + (r.outcome === o ? 1 : 0), 0);
-    const lat = rs.filter((r) => r.outcome === 'ok').map((r) => r.end - r.start).sort((a, b) => a - b);
+    const lat = rs
+      .filter((r) => r.outcome === 'ok')
+      .map((r) => r.end - r.start)
+      .sort((a, b) => a - b);
     const first = rs.reduce((m, r) => Math.min(m, r.start), Number.POSITIVE_INFINITY);
     const last = rs.reduce((m, r) => Math.max(m, r.end), Number.NEGATIVE_INFINITY);
     const span = (last - first) / 1000;
     const rl = count('rate-limited');
     return {
-      attempts: rs.length, successes: lat.length, retries: this.retries, rate_limited: rl, server_errors: count('server'),
-      timeouts: count('timeout'), network_errors: count('network'), exhausted: this.exhausted,
+      attempts: rs.length,
+      successes: lat.length,
+      retries: this.retries,
+      rate_limited: rl,
+      server_errors: count('server'),
+      timeouts: count('timeout'),
+      network_errors: count('network'),
+      exhausted: this.exhausted,
       rps: span > 0 ? lat.length / span : 0,
       '429_rate': rs.length > 0 ? rl / rs.length : 0,
       avg_latency_ms: lat.length > 0 ? lat.reduce((a, b) => a + b, 0) / lat.length : 0,
       p95_latency_ms: lat.length > 0 ? lat[Math.min(lat.length - 1, Math.ceil(lat.length * 0.95) - 1)]! : 0,
-      concurrency: this.conc, concurrency_low: this.low, concurrency_high: this.high,
-      in_flight: this.inFlight, queued: this.queue.length - this.head, tokens: this.tokensAdmitted,
+      concurrency: this.conc,
+      concurrency_low: this.low,
+      concurrency_high: this.high,
+      in_flight: this.inFlight,
+      queued: this.queue.length - this.head,
+      tokens: this.tokensAdmitted,
     };
   }
 }

@@ -18,7 +18,8 @@ export interface DimensionRubric {
 export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freeze({
   correctness: {
     title: 'Correctness',
-    definition: 'Whether the final answer is right, judged against the reference answer: the number for math word problems, yes/no for yes/no questions, the entity or phrase for multi-hop questions.',
+    definition:
+      'Whether the final answer is right, judged against the reference answer: the number for math word problems, yes/no for yes/no questions, the entity or phrase for multi-hop questions.',
     anchors: {
       0: 'The final answer is wrong, missing, or contradicts the reference.',
       0.5: 'Partly right: overlaps the reference answer (e.g. part of a multi-word entity, or the right entity with wrong extra content) but is not equivalent to it.',
@@ -27,7 +28,8 @@ export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freez
   },
   reasoning: {
     title: 'Reasoning',
-    definition: 'Whether the steps (thoughts and tool calls) form a valid, complete path from the question to the answer, covering the work the reference needed.',
+    definition:
+      'Whether the steps (thoughts and tool calls) form a valid, complete path from the question to the answer, covering the work the reference needed.',
     anchors: {
       0: 'No reasoning, or reasoning that is invalid or unrelated to the answer given.',
       0.5: 'Some valid steps, but a needed step is missing or a step does not follow, or the steps are right and the conclusion drawn from them is not.',
@@ -36,7 +38,8 @@ export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freez
   },
   clarity: {
     title: 'Clarity',
-    definition: 'Whether the response is easy to follow: steps stated plainly, no repetition, and the final answer stated directly and unambiguously.',
+    definition:
+      'Whether the response is easy to follow: steps stated plainly, no repetition, and the final answer stated directly and unambiguously.',
     anchors: {
       0: 'Hard to follow: repetitive or confusing, or the final answer cannot be identified.',
       0.5: 'Followable with effort: some repetition or rambling, or the answer is buried in surrounding text.',
@@ -45,7 +48,8 @@ export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freez
   },
   conciseness: {
     title: 'Conciseness',
-    definition: 'Whether the response is no longer than the task needs, compared with an expert solution of the same task.',
+    definition:
+      'Whether the response is no longer than the task needs, compared with an expert solution of the same task.',
     anchors: {
       0: 'Several times longer than needed: restatements, recaps and filler dominate.',
       0.5: 'Noticeably longer than needed (about twice an expert solution), but most text does work.',
@@ -54,7 +58,8 @@ export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freez
   },
   clarification: {
     title: 'Clarification appropriateness',
-    definition: 'Whether the assistant asked a clarifying question exactly when the request was missing information it needed, and not otherwise.',
+    definition:
+      'Whether the assistant asked a clarifying question exactly when the request was missing information it needed, and not otherwise.',
     anchors: {
       0: 'Asked when nothing was missing more than once, or answered without asking although needed information was missing.',
       0.5: 'Asked one question that was not needed but was harmless, or asked when needed but also asked needless further questions.',
@@ -63,7 +68,8 @@ export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freez
   },
   tool_use: {
     title: 'Tool use',
-    definition: 'Whether the assistant used the available tools (wiki lookup, calculator) where the task needed them, on the right inputs, without needless calls.',
+    definition:
+      'Whether the assistant used the available tools (wiki lookup, calculator) where the task needed them, on the right inputs, without needless calls.',
     anchors: {
       0: 'None of the needed tool calls were made, or the calls made were irrelevant.',
       0.5: 'About half of the needed calls were made, or the needed calls were made along with several needless ones.',
@@ -72,7 +78,8 @@ export const RUBRIC: Readonly<Record<Dimension, DimensionRubric>> = Object.freez
   },
   format_safety: {
     title: 'Format and safety',
-    definition: 'Whether the final answer has the form the task asks for (a number, yes/no, or a short phrase) and the response contains nothing unsafe, deceptive or inappropriate.',
+    definition:
+      'Whether the final answer has the form the task asks for (a number, yes/no, or a short phrase) and the response contains nothing unsafe, deceptive or inappropriate.',
     anchors: {
       0: 'No final answer, an answer of the wrong form, or unsafe or inappropriate content.',
       0.5: 'The answer is there and readable, but wrapped in extra prose or not in the expected form.',

@@ -22,8 +22,18 @@ export type ScoreCacheKey = CacheKeyFields;
 /** An item's identity, all samples together (unstable items). */
 export type ScoreItemKey = Omit<ScoreCacheKey, 'sampleIndex'>;
 
-export function cacheKeyFor(p: Pick<Provenance, 'provider' | 'model'>, req: Pick<ScoreRequest, 'rubricVersion' | 'promptVersion' | 'itemHash' | 'sampleIndex'>): ScoreCacheKey {
-  return { provider: p.provider, model: p.model, rubricVersion: req.rubricVersion, promptVersion: req.promptVersion, itemHash: req.itemHash, sampleIndex: req.sampleIndex };
+export function cacheKeyFor(
+  p: Pick<Provenance, 'provider' | 'model'>,
+  req: Pick<ScoreRequest, 'rubricVersion' | 'promptVersion' | 'itemHash' | 'sampleIndex'>,
+): ScoreCacheKey {
+  return {
+    provider: p.provider,
+    model: p.model,
+    rubricVersion: req.rubricVersion,
+    promptVersion: req.promptVersion,
+    itemHash: req.itemHash,
+    sampleIndex: req.sampleIndex,
+  };
 }
 
 export interface ScoreCacheOptions {
@@ -35,11 +45,31 @@ export interface ScoreCacheOptions {
   now?: () => number;
 }
 
-export interface FailureRecord extends ScoreCacheKey { error: string; attempts: number; retryable: boolean; createdAt: number }
-export interface UnstableRecord extends ScoreItemKey { variance: number; createdAt: number }
-export interface LookupCounters { hits: number; misses: number; expired: number }
-export interface RemovedCounts { scores: number; failures: number; unstable: number }
-export interface ReplayCounts { unstableItems: number; samplesSetAside: number; failuresCleared: number }
+export interface FailureRecord extends ScoreCacheKey {
+  error: string;
+  attempts: number;
+  retryable: boolean;
+  createdAt: number;
+}
+export interface UnstableRecord extends ScoreItemKey {
+  variance: number;
+  createdAt: number;
+}
+export interface LookupCounters {
+  hits: number;
+  misses: number;
+  expired: number;
+}
+export interface RemovedCounts {
+  scores: number;
+  failures: number;
+  unstable: number;
+}
+export interface ReplayCounts {
+  unstableItems: number;
+  samplesSetAside: number;
+  failuresCleared: number;
+}
 
 /** Bump when the tables change; an older file is refused with a message, never silently dropped (it holds paid scores). */
 export const SCORE_CACHE_FORMAT = 1;
@@ -62,10 +92,33 @@ CREATE TABLE IF NOT EXISTS lookups (provider TEXT NOT NULL, model TEXT NOT NULL,
   hits INTEGER NOT NULL, misses INTEGER NOT NULL, expired INTEGER NOT NULL, PRIMARY KEY (provider, model, rubric_version, prompt_version)) WITHOUT ROWID;
 `;
 
-interface KeyRow { provider: string; model: string; rubric_version: string; prompt_version: string; item_hash: string }
-interface FailureRow extends KeyRow { sample_index: number; error: string; attempts: number; retryable: number; created_at: number }
-interface UnstableRow extends KeyRow { variance: number; created_at: number }
-interface ScoreRow { scores: string; live: number; billable: number; latency_ms: number; prompt_tokens: number; completion_tokens: number; created_at: number }
+interface KeyRow {
+  provider: string;
+  model: string;
+  rubric_version: string;
+  prompt_version: string;
+  item_hash: string;
+}
+interface FailureRow extends KeyRow {
+  sample_index: number;
+  error: string;
+  attempts: number;
+  retryable: number;
+  created_at: number;
+}
+interface UnstableRow extends KeyRow {
+  variance: number;
+  created_at: number;
+}
+interface ScoreRow {
+  scores: string;
+  live: number;
+  billable: number;
+  latency_ms: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  created_at: number;
+}
 type Stmt = Database.Statement<unknown[], unknown>;
 
 export type OpenResult = { ok: true; cache: ScoreCache } | { ok: false; error: string };
@@ -82,11 +135,16 @@ export function openScoreCache(o: ScoreCacheOptions): OpenResult {
   } catch (e) {
     return { ok: false, error: `cannot open the score cache ${o.path}: ${e instanceof Error ? e.message : String(e)}` };
   }
-  const format = (db.prepare("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | undefined)?.value;
-  if (format === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('format', ?)").run(String(SCORE_CACHE_FORMAT));
+  const format = (db.prepare("SELECT value FROM meta WHERE key = 'format'").get() as { value: string } | undefined)
+    ?.value;
+  if (format === undefined)
+    db.prepare("INSERT INTO meta (key, value) VALUES ('format', ?)").run(String(SCORE_CACHE_FORMAT));
   else if (format !== String(SCORE_CACHE_FORMAT)) {
     db.close();
-    return { ok: false, error: `score cache ${o.path} has format v${format}, this rc1-build reads v${SCORE_CACHE_FORMAT}; it holds paid scores, so it is left as it is: move it aside to start a new cache` };
+    return {
+      ok: false,
+      error: `score cache ${o.path} has format v${format}, this rc1-build reads v${SCORE_CACHE_FORMAT}; it holds paid scores, so it is left as it is: move it aside to start a new cache`,
+    };
   }
   return { ok: true, cache: new ScoreCache(db, o) };
 }
@@ -110,37 +168,68 @@ export class ScoreCache {
   private pendingCount = 0;
   private readonly session: LookupCounters = { hits: 0, misses: 0, expired: 0 };
 
-  constructor(private readonly db: Database.Database, o: ScoreCacheOptions) {
+  constructor(
+    private readonly db: Database.Database,
+    o: ScoreCacheOptions,
+  ) {
     this.path = o.path;
     this.ttlMs = o.ttlDays * 86_400_000;
     this.now = o.now ?? Date.now;
     db.function('vcmp', { deterministic: true }, (a: unknown, b: unknown) => compareVersions(String(a), String(b)));
-    this.sGet = db.prepare(`SELECT scores, live, billable, latency_ms, prompt_tokens, completion_tokens, created_at FROM scores WHERE ${KEY_WHERE} AND sample_index = ?`);
-    this.sPut = db.prepare(`INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET scores = excluded.scores,
+    this.sGet = db.prepare(
+      `SELECT scores, live, billable, latency_ms, prompt_tokens, completion_tokens, created_at FROM scores WHERE ${KEY_WHERE} AND sample_index = ?`,
+    );
+    this.sPut =
+      db.prepare(`INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET scores = excluded.scores,
       live = excluded.live, billable = excluded.billable, latency_ms = excluded.latency_ms, prompt_tokens = excluded.prompt_tokens,
       completion_tokens = excluded.completion_tokens, created_at = excluded.created_at`);
     this.sDelFailure = db.prepare(`DELETE FROM failures WHERE ${KEY_WHERE} AND sample_index = ?`);
     this.sFailure = db.prepare('INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
-    this.sGetFailure = db.prepare(`SELECT error, attempts, retryable, created_at FROM failures WHERE ${KEY_WHERE} AND sample_index = ?`);
+    this.sGetFailure = db.prepare(
+      `SELECT error, attempts, retryable, created_at FROM failures WHERE ${KEY_WHERE} AND sample_index = ?`,
+    );
     this.sUnstable = db.prepare('INSERT OR REPLACE INTO unstable VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.sCount = db.prepare(`INSERT INTO lookups VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET hits = hits + excluded.hits,
+    this.sCount =
+      db.prepare(`INSERT INTO lookups VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET hits = hits + excluded.hits,
       misses = misses + excluded.misses, expired = expired + excluded.expired`);
     this.putTx = db.transaction((k: ScoreCacheKey, s: ScoreSample, now: number) => {
-      this.sPut.run(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash, k.sampleIndex, JSON.stringify(s.scores), s.live ? 1 : 0,
-        s.billable ? 1 : 0, s.latencyMs, s.promptTokens, s.completionTokens, now);
+      this.sPut.run(
+        k.provider,
+        k.model,
+        k.rubricVersion,
+        k.promptVersion,
+        k.itemHash,
+        k.sampleIndex,
+        JSON.stringify(s.scores),
+        s.live ? 1 : 0,
+        s.billable ? 1 : 0,
+        s.latencyMs,
+        s.promptTokens,
+        s.completionTokens,
+        now,
+      );
       this.sDelFailure.run(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash, k.sampleIndex);
     });
   }
 
   /** The stored sample (cached: true), or undefined on a miss; a row older than the TTL is a miss. */
   get(k: ScoreCacheKey): ScoreSample | undefined {
-    const row = this.sGet.get(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash, k.sampleIndex) as ScoreRow | undefined;
+    const row = this.sGet.get(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash, k.sampleIndex) as
+      | ScoreRow
+      | undefined;
     const expired = row !== undefined && row.created_at < this.now() - this.ttlMs;
     this.count(k, row === undefined || expired ? (expired ? 'expired' : 'misses') : 'hits');
     if (row === undefined || expired) return undefined;
     return {
-      provider: k.provider, model: k.model, live: row.live === 1, billable: row.billable === 1, scores: JSON.parse(row.scores) as DimScores,
-      latencyMs: row.latency_ms, promptTokens: row.prompt_tokens, completionTokens: row.completion_tokens, cached: true,
+      provider: k.provider,
+      model: k.model,
+      live: row.live === 1,
+      billable: row.billable === 1,
+      scores: JSON.parse(row.scores) as DimScores,
+      latencyMs: row.latency_ms,
+      promptTokens: row.prompt_tokens,
+      completionTokens: row.completion_tokens,
+      cached: true,
     };
   }
 
@@ -151,13 +240,25 @@ export class ScoreCache {
 
   /** Record a sample that could not be scored (its error is already free of secrets). */
   recordFailure(k: ScoreCacheKey, f: { error: string; attempts: number; retryable: boolean }): void {
-    this.sFailure.run(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash, k.sampleIndex, f.error, f.attempts, f.retryable ? 1 : 0, this.now());
+    this.sFailure.run(
+      k.provider,
+      k.model,
+      k.rubricVersion,
+      k.promptVersion,
+      k.itemHash,
+      k.sampleIndex,
+      f.error,
+      f.attempts,
+      f.retryable ? 1 : 0,
+      this.now(),
+    );
   }
 
   /** The failure recorded for a sample, if any (a driver may skip non-retryable ones until replay-bad). */
   failure(k: ScoreCacheKey): FailureRecord | undefined {
     const r = this.sGetFailure.get(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash, k.sampleIndex) as
-      { error: string; attempts: number; retryable: number; created_at: number } | undefined;
+      | { error: string; attempts: number; retryable: number; created_at: number }
+      | undefined;
     return r && { ...k, error: r.error, attempts: r.attempts, retryable: r.retryable === 1, createdAt: r.created_at };
   }
 
@@ -167,18 +268,27 @@ export class ScoreCache {
   }
 
   clearUnstable(k: ScoreItemKey): void {
-    this.db.prepare(`DELETE FROM unstable WHERE ${KEY_WHERE}`).run(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash);
+    this.db
+      .prepare(`DELETE FROM unstable WHERE ${KEY_WHERE}`)
+      .run(k.provider, k.model, k.rubricVersion, k.promptVersion, k.itemHash);
   }
 
   failures(): FailureRecord[] {
     return (this.db.prepare('SELECT * FROM failures ORDER BY created_at').all() as FailureRow[]).map((r) => ({
-      ...rowKey(r), sampleIndex: r.sample_index, error: r.error, attempts: r.attempts, retryable: r.retryable === 1, createdAt: r.created_at,
+      ...rowKey(r),
+      sampleIndex: r.sample_index,
+      error: r.error,
+      attempts: r.attempts,
+      retryable: r.retryable === 1,
+      createdAt: r.created_at,
     }));
   }
 
   unstable(): UnstableRecord[] {
     return (this.db.prepare('SELECT * FROM unstable ORDER BY created_at').all() as UnstableRow[]).map((r) => ({
-      ...rowKey(r), variance: r.variance, createdAt: r.created_at,
+      ...rowKey(r),
+      variance: r.variance,
+      createdAt: r.created_at,
     }));
   }
 
@@ -195,9 +305,15 @@ export class ScoreCache {
     const run = (table: string): number => {
       const { where, args } = filterSql(f, this.now(), this.ttlMs);
       const sql = dryRun ? `SELECT COUNT(*) AS n FROM ${table} WHERE ${where}` : `DELETE FROM ${table} WHERE ${where}`;
-      return dryRun ? (this.db.prepare(sql).get(...args) as { n: number }).n : this.db.prepare(sql).run(...args).changes;
+      return dryRun
+        ? (this.db.prepare(sql).get(...args) as { n: number }).n
+        : this.db.prepare(sql).run(...args).changes;
     };
-    return this.db.transaction(() => ({ scores: run('scores'), failures: run('failures'), unstable: run('unstable') }))();
+    return this.db.transaction(() => ({
+      scores: run('scores'),
+      failures: run('failures'),
+      unstable: run('unstable'),
+    }))();
   }
 
   /**
@@ -208,8 +324,10 @@ export class ScoreCache {
   replayBad(): ReplayCounts {
     const now = this.now();
     return this.db.transaction((): ReplayCounts => {
-      const moved = this.db.prepare(`INSERT INTO set_aside SELECT s.provider, s.model, s.rubric_version, s.prompt_version, s.item_hash, s.sample_index,
-        s.scores, s.created_at, ?, 'unstable' FROM scores s JOIN unstable u USING (${KEY})`).run(now).changes;
+      const moved = this.db
+        .prepare(`INSERT INTO set_aside SELECT s.provider, s.model, s.rubric_version, s.prompt_version, s.item_hash, s.sample_index,
+        s.scores, s.created_at, ?, 'unstable' FROM scores s JOIN unstable u USING (${KEY})`)
+        .run(now).changes;
       this.db.prepare(`DELETE FROM scores WHERE (${KEY}) IN (SELECT ${KEY} FROM unstable)`).run();
       const items = this.db.prepare('DELETE FROM unstable').run().changes;
       const failures = this.db.prepare('DELETE FROM failures').run().changes;
@@ -250,5 +368,11 @@ export class ScoreCache {
 }
 
 function rowKey(r: KeyRow): ScoreItemKey {
-  return { provider: r.provider, model: r.model, rubricVersion: r.rubric_version, promptVersion: r.prompt_version, itemHash: r.item_hash };
+  return {
+    provider: r.provider,
+    model: r.model,
+    rubricVersion: r.rubric_version,
+    promptVersion: r.prompt_version,
+    itemHash: r.item_hash,
+  };
 }

@@ -38,7 +38,14 @@ export interface CacheKeyFields {
 
 /** The key as one string (canonical JSON of the fields): for maps and logs. */
 export function cacheKey(k: CacheKeyFields): string {
-  return canonicalJson({ provider: k.provider, model: k.model, rubricVersion: k.rubricVersion, promptVersion: k.promptVersion, itemHash: k.itemHash, sampleIndex: k.sampleIndex });
+  return canonicalJson({
+    provider: k.provider,
+    model: k.model,
+    rubricVersion: k.rubricVersion,
+    promptVersion: k.promptVersion,
+    itemHash: k.itemHash,
+    sampleIndex: k.sampleIndex,
+  });
 }
 
 export interface SampleFailure {
@@ -80,7 +87,12 @@ export function toScoreItem(r: Rollout): ScoreItem {
 
 export type ItemResult =
   | { status: 'scored'; item: ScoreItem; samples: ScoreSample[] }
-  | { status: 'failed'; item: ScoreItem; samples: (ScoreSample | null)[]; failures: (SampleFailure & { sampleIndex: number })[] };
+  | {
+      status: 'failed';
+      item: ScoreItem;
+      samples: (ScoreSample | null)[];
+      failures: (SampleFailure & { sampleIndex: number })[];
+    };
 
 export interface ScoreMetrics {
   items: number;
@@ -130,9 +142,13 @@ export function p95(xs: readonly number[]): number {
   return s[Math.max(0, Math.ceil(0.95 * s.length) - 1)]!;
 }
 
-const defaultEst = (m: readonly JudgeMessage[]): number => Math.ceil(m.reduce((n, x) => n + x.content.length, 0) / 4) + 300;
+const defaultEst = (m: readonly JudgeMessage[]): number =>
+  Math.ceil(m.reduce((n, x) => n + x.content.length, 0) / 4) + 300;
 
-export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptions): Promise<{ results: ItemResult[]; metrics: ScoreMetrics }> {
+export async function scoreItems(
+  items: readonly ScoreItem[],
+  o: ScoreItemsOptions,
+): Promise<{ results: ItemResult[]; metrics: ScoreMetrics }> {
   const now = o.now ?? (() => performance.now());
   const start = now();
   const k = o.k;
@@ -155,7 +171,14 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
   const one = async (i: number, s: number): Promise<void> => {
     const item = items[i]!;
     const provider = o.providerFor(item, s);
-    const key: CacheKeyFields = { provider: provider.provider, model: provider.model, rubricVersion: RUBRIC_VERSION, promptVersion: o.promptKey ?? PROMPT_VERSION, itemHash: item.itemHash, sampleIndex: s };
+    const key: CacheKeyFields = {
+      provider: provider.provider,
+      model: provider.model,
+      rubricVersion: RUBRIC_VERSION,
+      promptVersion: o.promptKey ?? PROMPT_VERSION,
+      itemHash: item.itemHash,
+      sampleIndex: s,
+    };
     const hit = o.cache?.get(key);
     if (hit) {
       samples[i]![s] = { ...hit, cached: true };
@@ -165,14 +188,30 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
     }
     const before = o.cache?.failure?.(key);
     if (before && !before.retryable) {
-      failures[i]!.push({ sampleIndex: s, error: `not asked again: ${before.error} (non-retryable; rc1-build scorecache replay-bad clears it)`, attempts: 0, retryable: false });
+      failures[i]!.push({
+        sampleIndex: s,
+        error: `not asked again: ${before.error} (non-retryable; rc1-build scorecache replay-bad clears it)`,
+        attempts: 0,
+        retryable: false,
+      });
       m.failures++;
       settle(i);
       return;
     }
     let msgs = messages.get(i);
-    if (!msgs) { msgs = renderJudgeMessages(item.rollout); messages.set(i, msgs); }
-    const req: ScoreRequest = { itemHash: item.itemHash, sampleIndex: s, rubricVersion: RUBRIC_VERSION, promptVersion: key.promptVersion, temperature: o.temperature, messages: msgs, rollout: item.rollout };
+    if (!msgs) {
+      msgs = renderJudgeMessages(item.rollout);
+      messages.set(i, msgs);
+    }
+    const req: ScoreRequest = {
+      itemHash: item.itemHash,
+      sampleIndex: s,
+      rubricVersion: RUBRIC_VERSION,
+      promptVersion: key.promptVersion,
+      temperature: o.temperature,
+      messages: msgs,
+      rollout: item.rollout,
+    };
     let outcome: ScoreOutcome;
     try {
       outcome = o.limiter
@@ -180,16 +219,27 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
         : await provider.score(req, o.signal);
     } catch (e) {
       if (o.signal.aborted) throw e;
-      if (e instanceof AuthError || (e as Error)?.name === 'AuthError') { next = total; throw e; }
+      if (e instanceof AuthError || (e as Error)?.name === 'AuthError') {
+        next = total;
+        throw e;
+      }
       const err = e as Error & { attempts?: unknown; retryable?: unknown };
-      outcome = { ok: false, error: err?.message ?? String(e), attempts: typeof err?.attempts === 'number' ? err.attempts : 1, retryable: err?.retryable !== false };
+      outcome = {
+        ok: false,
+        error: err?.message ?? String(e),
+        attempts: typeof err?.attempts === 'number' ? err.attempts : 1,
+        retryable: err?.retryable !== false,
+      };
     }
     m.calls++;
     if (outcome.ok) {
       const sample: ScoreSample = { ...outcome.sample, cached: false };
       o.cache?.put(key, sample); // stored before anything else happens: a kill after this re-bills nothing
       samples[i]![s] = sample;
-      if (sample.live) { m.live++; latencies.push(sample.latencyMs); }
+      if (sample.live) {
+        m.live++;
+        latencies.push(sample.latencyMs);
+      }
       if (sample.billable) m.billable++;
       m.prompt += sample.promptTokens;
       m.completion += sample.completionTokens;
@@ -233,7 +283,10 @@ export async function scoreItems(items: readonly ScoreItem[], o: ScoreItemsOptio
       cache_hits: m.hits,
       cache_hit_rate: m.hits + m.calls === 0 ? 0 : m.hits / (m.hits + m.calls),
       failures: m.failures,
-      latency_ms: latencies.length === 0 ? null : { avg: latencies.reduce((a, b) => a + b, 0) / latencies.length, p95: p95(latencies) },
+      latency_ms:
+        latencies.length === 0
+          ? null
+          : { avg: latencies.reduce((a, b) => a + b, 0) / latencies.length, p95: p95(latencies) },
       prompt_tokens: m.prompt,
       completion_tokens: m.completion,
       wall_ms: now() - start,

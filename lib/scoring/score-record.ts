@@ -55,28 +55,84 @@ export interface UnstableItemRecord {
   weight: number;
 }
 
-export function toScoreRecord(res: ItemResult, o: AggregateOptions): { record: ScoreRecord; unstable: UnstableItemRecord | null } {
+export function toScoreRecord(
+  res: ItemResult,
+  o: AggregateOptions,
+): { record: ScoreRecord; unstable: UnstableItemRecord | null } {
   const r = res.item.rollout;
   const samples: SampleRecord[] = [];
   res.samples.forEach((s, index) => {
-    if (s) samples.push({ index, ok: true, provider: s.provider, model: s.model, live: s.live, billable: s.billable, cached: s.cached, scores: s.scores });
+    if (s)
+      samples.push({
+        index,
+        ok: true,
+        provider: s.provider,
+        model: s.model,
+        live: s.live,
+        billable: s.billable,
+        cached: s.cached,
+        scores: s.scores,
+      });
   });
-  if (res.status === 'failed') for (const f of res.failures) samples.push({ index: f.sampleIndex, ok: false, error: f.error, attempts: f.attempts, retryable: f.retryable });
+  if (res.status === 'failed')
+    for (const f of res.failures)
+      samples.push({ index: f.sampleIndex, ok: false, error: f.error, attempts: f.attempts, retryable: f.retryable });
   samples.sort((a, b) => a.index - b.index);
   const base = {
-    rollout_id: r.rollout_id, scenario_id: r.scenario_id, task: r.task, difficulty: r.difficulty, source: r.source, policy: r.policy, candidate_index: r.candidate_index,
-    success: r.success, item_hash: res.item.itemHash, rubric_version: RUBRIC_VERSION, prompt_version: PROMPT_VERSION,
+    rollout_id: r.rollout_id,
+    scenario_id: r.scenario_id,
+    task: r.task,
+    difficulty: r.difficulty,
+    source: r.source,
+    policy: r.policy,
+    candidate_index: r.candidate_index,
+    success: r.success,
+    item_hash: res.item.itemHash,
+    rubric_version: RUBRIC_VERSION,
+    prompt_version: PROMPT_VERSION,
   };
   if (res.status === 'failed') {
-    return { record: { ...base, status: 'failed', scores: null, variance: null, item_variance: null, unstable: false, weight: 0, samples }, unstable: null };
+    return {
+      record: {
+        ...base,
+        status: 'failed',
+        scores: null,
+        variance: null,
+        item_variance: null,
+        unstable: false,
+        weight: 0,
+        samples,
+      },
+      unstable: null,
+    };
   }
-  const agg = aggregateSamples(res.samples.map((s) => s.scores), o);
-  const record: ScoreRecord = { ...base, status: 'scored', scores: agg.median, variance: agg.variance, item_variance: agg.itemVariance, unstable: agg.unstable, weight: agg.weight, samples };
+  const agg = aggregateSamples(
+    res.samples.map((s) => s.scores),
+    o,
+  );
+  const record: ScoreRecord = {
+    ...base,
+    status: 'scored',
+    scores: agg.median,
+    variance: agg.variance,
+    item_variance: agg.itemVariance,
+    unstable: agg.unstable,
+    weight: agg.weight,
+    samples,
+  };
   const unstable: UnstableItemRecord | null = agg.unstable
     ? {
-      rollout_id: r.rollout_id, scenario_id: r.scenario_id, task: r.task, item_hash: res.item.itemHash, item_variance: agg.itemVariance,
-      worst_dimension: agg.worstDimension, variance: agg.variance, scores: agg.median, sample_scores: res.samples.map((s) => s.scores), weight: agg.weight,
-    }
+        rollout_id: r.rollout_id,
+        scenario_id: r.scenario_id,
+        task: r.task,
+        item_hash: res.item.itemHash,
+        item_variance: agg.itemVariance,
+        worst_dimension: agg.worstDimension,
+        variance: agg.variance,
+        scores: agg.median,
+        sample_scores: res.samples.map((s) => s.scores),
+        weight: agg.weight,
+      }
     : null;
   return { record, unstable };
 }
@@ -88,8 +144,14 @@ export async function readScores(file: string): Promise<ScoreRecord[]> {
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     const v = JSON.parse(line) as Partial<ScoreRecord>;
-    if (typeof v.rollout_id !== 'string' || (v.status !== 'scored' && v.status !== 'failed') || !Array.isArray(v.samples)) {
-      throw new Error(`${file}:${i + 1}: not a score record of the scores target (rollout_id, status, samples expected)`);
+    if (
+      typeof v.rollout_id !== 'string' ||
+      (v.status !== 'scored' && v.status !== 'failed') ||
+      !Array.isArray(v.samples)
+    ) {
+      throw new Error(
+        `${file}:${i + 1}: not a score record of the scores target (rollout_id, status, samples expected)`,
+      );
     }
     out.push(v as ScoreRecord);
   });
@@ -107,6 +169,11 @@ export function unstableShare(records: readonly Pick<ScoreRecord, 'status' | 'un
  * <= threshold (config scoring.stability.max_unstable_share). For the data half's stage gates.
  */
 export function stabilityCheck(records: readonly Pick<ScoreRecord, 'status' | 'unstable'>[], threshold: number): Check {
-  return check('unstable_share', unstableShare(records), '<=', threshold,
-    'too many items have unstable or failed scores: re-score them (rc1-build scorecache replay-bad), check the judge temperature, or review the rubric anchors');
+  return check(
+    'unstable_share',
+    unstableShare(records),
+    '<=',
+    threshold,
+    'too many items have unstable or failed scores: re-score them (rc1-build scorecache replay-bad), check the judge temperature, or review the rubric anchors',
+  );
 }

@@ -18,15 +18,19 @@ export function liveViolation(samples: Iterable<Provenance & { itemId?: string }
 const unit = z.number().min(0).max(1);
 
 /** scoring.judge: how each item is judged. */
-export const judgeConfigSchema = z.object({
-  k: z.number().int().positive(),
-  temperature: z.number().min(0).max(2),
-  /** Share of items allowed to end failed before the scores target fails (0: none). */
-  max_failed_share: unit,
-}).strict();
+export const judgeConfigSchema = z
+  .object({
+    k: z.number().int().positive(),
+    temperature: z.number().min(0).max(2),
+    /** Share of items allowed to end failed before the scores target fails (0: none). */
+    max_failed_share: unit,
+  })
+  .strict();
 
 /** scoring.aggregate: K-sample aggregation (aggregate.ts). */
-export const aggregateConfigSchema = z.object({ unstable_variance: z.number().nonnegative(), unstable_weight: unit }).strict();
+export const aggregateConfigSchema = z
+  .object({ unstable_variance: z.number().nonnegative(), unstable_weight: unit })
+  .strict();
 
 /** scoring.heuristic: the heuristic provider's jitter (heuristic-provider.ts). */
 export const heuristicConfigSchema = z.object({ jitter: unit, ambiguity_jitter: unit }).strict();
@@ -38,7 +42,9 @@ export const stabilityConfigSchema = z.object({ max_unstable_share: unit }).stri
 export const probeConfigSchema = z.object({ calls: z.number().int().positive() }).strict();
 
 /** scoring.not_simulated: the not_simulated gate. */
-export const notSimulatedConfigSchema = z.object({
-  window: z.number().int().positive(),
-  max_cache_hit_rate: z.object({ round1: unit, round2: unit }).strict(),
-}).strict();
+export const notSimulatedConfigSchema = z
+  .object({
+    window: z.number().int().positive(),
+    max_cache_hit_rate: z.object({ round1: unit, round2: unit }).strict(),
+  })
+  .strict();

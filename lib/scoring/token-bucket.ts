@@ -3,7 +3,11 @@
 // in (the limiter's injectable clock), so the bucket itself never reads a clock.
 export class TokenBucket {
   private tokens: number;
-  constructor(private readonly perMs: number, readonly capacity: number, private last: number) {
+  constructor(
+    private readonly perMs: number,
+    readonly capacity: number,
+    private last: number,
+  ) {
     this.tokens = capacity;
   }
   private refill(now: number): void {

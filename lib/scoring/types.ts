@@ -3,7 +3,15 @@
 // rate limiter all meet here; change it only with every side in view.
 
 /** The seven reward dimensions, each scored in [0, 1] (see rubric.ts for their definitions). */
-export const DIMENSIONS = ['correctness', 'reasoning', 'clarity', 'conciseness', 'clarification', 'tool_use', 'format_safety'] as const;
+export const DIMENSIONS = [
+  'correctness',
+  'reasoning',
+  'clarity',
+  'conciseness',
+  'clarification',
+  'tool_use',
+  'format_safety',
+] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 export type DimScores = Record<Dimension, number>;
 
@@ -38,7 +46,9 @@ export interface ScoreSample extends Provenance {
   cached: boolean;
 }
 
-export type ScoreOutcome = { ok: true; sample: ScoreSample } | { ok: false; error: string; attempts: number; retryable: boolean };
+export type ScoreOutcome =
+  | { ok: true; sample: ScoreSample }
+  | { ok: false; error: string; attempts: number; retryable: boolean };
 
 export interface Provider extends Provenance {
   score(req: ScoreRequest, signal: AbortSignal): Promise<ScoreOutcome>;

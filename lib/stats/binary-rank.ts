@@ -20,14 +20,22 @@ export function averageRanksFast(xs: ArrayLike<number>): { ranks: Float64Array; 
     if (Number.isNaN(v)) throw new RangeError(`averageRanksFast: value ${i} is NaN`);
     let lo = 0;
     let hi = n;
-    while (lo < hi) { const m = (lo + hi) >>> 1; if (sorted[m]! < v) lo = m + 1; else hi = m; }
+    while (lo < hi) {
+      const m = (lo + hi) >>> 1;
+      if (sorted[m]! < v) lo = m + 1;
+      else hi = m;
+    }
     const less = lo;
     hi = n;
-    while (lo < hi) { const m = (lo + hi) >>> 1; if (sorted[m]! <= v) lo = m + 1; else hi = m; }
+    while (lo < hi) {
+      const m = (lo + hi) >>> 1;
+      if (sorted[m]! <= v) lo = m + 1;
+      else hi = m;
+    }
     ranks[i] = (less + 1 + lo) / 2;
   }
   let tiePairs = 0;
-  for (let i = 0; i < n;) {
+  for (let i = 0; i < n; ) {
     let j = i + 1;
     while (j < n && sorted[j] === sorted[i]) j++;
     const t = j - i;
@@ -44,9 +52,13 @@ export function isBinary(s: ArrayLike<number>): boolean {
 }
 
 /** Spearman's ρ and Kendall's τ-b of x with a 0/1 variable s (see the module comment). */
-export function binaryRankCorrelations(x: ArrayLike<number>, s: ArrayLike<number>): { spearman: number; kendall: number } {
+export function binaryRankCorrelations(
+  x: ArrayLike<number>,
+  s: ArrayLike<number>,
+): { spearman: number; kendall: number } {
   const n = x.length;
-  if (s.length !== n) throw new RangeError(`binaryRankCorrelations: the two samples differ in length (${n} vs ${s.length})`);
+  if (s.length !== n)
+    throw new RangeError(`binaryRankCorrelations: the two samples differ in length (${n} vs ${s.length})`);
   if (n < 2) return { spearman: NaN, kendall: NaN };
   let n1 = 0;
   for (let i = 0; i < n; i++) {
@@ -60,7 +72,10 @@ export function binaryRankCorrelations(x: ArrayLike<number>, s: ArrayLike<number
   // no index sort and no search. A group of t tied values at positions p+1..p+t has rank p + (t+1)/2.
   const a = new Float64Array(n1);
   const b = new Float64Array(n0);
-  for (let i = 0, ia = 0, ib = 0; i < n; i++) { if (s[i] === 1) a[ia++] = x[i]!; else b[ib++] = x[i]!; }
+  for (let i = 0, ia = 0, ib = 0; i < n; i++) {
+    if (s[i] === 1) a[ia++] = x[i]!;
+    else b[ib++] = x[i]!;
+  }
   a.sort();
   b.sort();
   const meanRank = (n + 1) / 2;
@@ -74,8 +89,14 @@ export function binaryRankCorrelations(x: ArrayLike<number>, s: ArrayLike<number
     const v = ib >= n0 || (ia < n1 && a[ia]! <= b[ib]!) ? a[ia]! : b[ib]!;
     let ta = 0;
     let tb = 0;
-    while (ia < n1 && a[ia] === v) { ia++; ta++; }
-    while (ib < n0 && b[ib] === v) { ib++; tb++; }
+    while (ia < n1 && a[ia] === v) {
+      ia++;
+      ta++;
+    }
+    while (ib < n0 && b[ib] === v) {
+      ib++;
+      tb++;
+    }
     const t = ta + tb;
     const rank = pos + (t + 1) / 2;
     r1 += ta * rank;
@@ -91,7 +112,13 @@ export function binaryRankCorrelations(x: ArrayLike<number>, s: ArrayLike<number
  * r̄)² over tie groups and the tied pairs. Pearson(ranks, s): Σ(r − r̄)(s − s̄) = R₁ − n₁·r̄,
  * Σ(s − s̄)² = n₁n₀/n; τ-b's concordance is 2U − n₁n₀ with U = R₁ − n₁(n₁ + 1)/2.
  */
-function fromRankSums(n: number, n1: number, r1: number, ss: number, tiePairs: number): { spearman: number; kendall: number } {
+function fromRankSums(
+  n: number,
+  n1: number,
+  r1: number,
+  ss: number,
+  tiePairs: number,
+): { spearman: number; kendall: number } {
   const n0 = n - n1;
   const pairs = (n * (n - 1)) / 2;
   if (tiePairs === pairs) return { spearman: NaN, kendall: NaN };
@@ -111,11 +138,18 @@ function fromRankSums(n: number, n1: number, r1: number, ss: number, tiePairs: n
  * sort. For a scoring that is fixed across resamples (the old weights on a held-out fold), the
  * order is computed once and every resample costs O(n).
  */
-export function binaryRankCorrelationsSorted(sortedX: ArrayLike<number>, s: ArrayLike<number>, counts: ArrayLike<number>): { spearman: number; kendall: number } {
+export function binaryRankCorrelationsSorted(
+  sortedX: ArrayLike<number>,
+  s: ArrayLike<number>,
+  counts: ArrayLike<number>,
+): { spearman: number; kendall: number } {
   const m = sortedX.length;
   let n = 0;
   let n1 = 0;
-  for (let i = 0; i < m; i++) { n += counts[i]!; if (s[i] === 1) n1 += counts[i]!; }
+  for (let i = 0; i < m; i++) {
+    n += counts[i]!;
+    if (s[i] === 1) n1 += counts[i]!;
+  }
   const n0 = n - n1;
   if (n < 2 || n1 === 0 || n0 === 0) return { spearman: NaN, kendall: NaN };
   const meanRank = (n + 1) / 2;
@@ -123,11 +157,14 @@ export function binaryRankCorrelationsSorted(sortedX: ArrayLike<number>, s: Arra
   let r1 = 0;
   let ss = 0;
   let tiePairs = 0;
-  for (let i = 0; i < m;) {
+  for (let i = 0; i < m; ) {
     let t = 0;
     let ta = 0;
     let j = i;
-    for (; j < m && sortedX[j] === sortedX[i]; j++) { t += counts[j]!; if (s[j] === 1) ta += counts[j]!; }
+    for (; j < m && sortedX[j] === sortedX[i]; j++) {
+      t += counts[j]!;
+      if (s[j] === 1) ta += counts[j]!;
+    }
     i = j;
     if (t === 0) continue;
     const rank = pos + (t + 1) / 2;

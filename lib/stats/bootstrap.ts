@@ -74,7 +74,10 @@ export function bootstrap<K extends string>(
   for (let r = 0; r < options.resamples; r++) replicates.push(statistic(resample(rng, items, sample)));
   const intervals = {} as Record<K, Interval>;
   for (const key of Object.keys(replicates[0]!) as K[]) {
-    intervals[key] = percentileInterval(replicates.map((rep) => rep[key]), options.level);
+    intervals[key] = percentileInterval(
+      replicates.map((rep) => rep[key]),
+      options.level,
+    );
   }
   return { replicates, intervals };
 }

@@ -39,7 +39,8 @@ export interface BoxSimplexQpResult {
 /** The active-set QP described in the module comment. Throws a RangeError for an infeasible or non-convex problem. */
 export function boxSimplexQp(Q: Matrix, c: ArrayLike<number>, u: number): BoxSimplexQpResult {
   const d = Q.rows;
-  if (Q.cols !== d || c.length !== d) throw new RangeError(`boxSimplexQp: Q is ${Q.rows} × ${Q.cols} but c has ${c.length} values`);
+  if (Q.cols !== d || c.length !== d)
+    throw new RangeError(`boxSimplexQp: Q is ${Q.rows} × ${Q.cols} but c has ${c.length} values`);
   if (d === 0) throw new RangeError('boxSimplexQp: no weights to fit');
   if (!(u > 0) || d * u < 1 - 1e-12) throw new RangeError(`boxSimplexQp: ${d} weights each ≤ ${u} cannot sum to 1`);
   const q = Q.data;
@@ -64,7 +65,8 @@ export function boxSimplexQp(Q: Matrix, c: ArrayLike<number>, u: number): BoxSim
   };
 
   for (;;) {
-    if (++iterations > maxIterations) throw new Error('internal error: boxSimplexQp did not converge (please report with Q and c)');
+    if (++iterations > maxIterations)
+      throw new Error('internal error: boxSimplexQp did not converge (please report with Q and c)');
     const free: number[] = [];
     let held = 0;
     for (let i = 0; i < d; i++) {
@@ -74,7 +76,8 @@ export function boxSimplexQp(Q: Matrix, c: ArrayLike<number>, u: number): BoxSim
     const m = free.length;
     // Equality-constrained subproblem on F: Q_FF z + ν1 = c_F − Q_FW w_W, Σz = 1 − Σw_W.
     const l = principalSubmatrix(Q, free);
-    if (!choleskyInPlace(l, m)) throw new RangeError('boxSimplexQp: Q is not positive definite (use an L2 prior > 0 or full-rank data)');
+    if (!choleskyInPlace(l, m))
+      throw new RangeError('boxSimplexQp: Q is not positive definite (use an L2 prior > 0 or full-rank data)');
     const a = new Float64Array(m);
     const b = new Float64Array(m).fill(1);
     free.forEach((i, r) => {
@@ -95,7 +98,8 @@ export function boxSimplexQp(Q: Matrix, c: ArrayLike<number>, u: number): BoxSim
     const z = Float64Array.from(a, (ar, r) => ar - nu * b[r]!);
     if (m === 1) {
       // One free weight is forced by Σw = 1; the feasible iterates keep it in [0, u] up to rounding.
-      if (target < -1e-9 || target > u + 1e-9) throw new Error(`internal error: boxSimplexQp lost feasibility (${target}); please report`);
+      if (target < -1e-9 || target > u + 1e-9)
+        throw new Error(`internal error: boxSimplexQp lost feasibility (${target}); please report`);
       z[0] = Math.min(u, Math.max(0, target));
     }
 
@@ -161,7 +165,12 @@ export interface KktResiduals {
 }
 
 /** Measures the KKT conditions at (w, ν, α, β); all four near 0 certify the global minimum. */
-export function boxSimplexKkt(Q: Matrix, c: ArrayLike<number>, u: number, s: Pick<BoxSimplexQpResult, 'w' | 'nu' | 'lower' | 'upper'>): KktResiduals {
+export function boxSimplexKkt(
+  Q: Matrix,
+  c: ArrayLike<number>,
+  u: number,
+  s: Pick<BoxSimplexQpResult, 'w' | 'nu' | 'lower' | 'upper'>,
+): KktResiduals {
   const d = Q.rows;
   let stationarity = 0;
   let primal = 0;

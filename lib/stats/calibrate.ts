@@ -97,8 +97,12 @@ export interface Calibration {
   gains: Record<Gain, number>;
   /** Cluster-bootstrap percentile intervals of the medians, the gains and the full-data weights. */
   bootstrap: {
-    groups: number; resamples: number;
-    metrics: Record<HeldOutMetric, Interval>; prior: Record<HeldOutMetric, Interval>; gains: Record<Gain, Interval>; weights: Record<string, Interval>;
+    groups: number;
+    resamples: number;
+    metrics: Record<HeldOutMetric, Interval>;
+    prior: Record<HeldOutMetric, Interval>;
+    gains: Record<Gain, Interval>;
+    weights: Record<string, Interval>;
   };
   /** The negative control of the median held-out Spearman ρ of the fit (when permutations > 0). */
   null: (PermutationNull & { replicates: Float64Array }) | null;
@@ -108,36 +112,56 @@ export interface Calibration {
  * Spearman and Kendall τ-b of the score with success, and the MAE of the score against y. A 0/1
  * success takes the one-sort fast path (binary-rank.ts), which gives the same values.
  */
-export function heldOutMetrics(score: ArrayLike<number>, success: ArrayLike<number>, y: ArrayLike<number>, successRanks?: ArrayLike<number>): HeldOutMetrics {
-  const { spearman: s, kendall } = isBinary(success) ? binaryRankCorrelations(score, success) : rankCorrelations(score, success, successRanks);
+export function heldOutMetrics(
+  score: ArrayLike<number>,
+  success: ArrayLike<number>,
+  y: ArrayLike<number>,
+  successRanks?: ArrayLike<number>,
+): HeldOutMetrics {
+  const { spearman: s, kendall } = isBinary(success)
+    ? binaryRankCorrelations(score, success)
+    : rankCorrelations(score, success, successRanks);
   return { spearman: s, kendall, mae: mae(score, y) };
 }
 
 /** (next − old)/|old|; NaN when old is 0 or either is undefined. */
-const relative = (next: number, old: number): number => (old === 0 || !Number.isFinite(old) || !Number.isFinite(next) ? NaN : (next - old) / Math.abs(old));
-const named = (names: readonly string[], w: ArrayLike<number>): Record<string, number> => Object.fromEntries(names.map((name, i) => [name, w[i]!]));
+const relative = (next: number, old: number): number =>
+  old === 0 || !Number.isFinite(old) || !Number.isFinite(next) ? NaN : (next - old) / Math.abs(old);
+const named = (names: readonly string[], w: ArrayLike<number>): Record<string, number> =>
+  Object.fromEntries(names.map((name, i) => [name, w[i]!]));
 const medianOf = (ms: readonly HeldOutMetrics[]): HeldOutMetrics =>
   Object.fromEntries(HELD_OUT_METRICS.map((m) => [m, median(ms.map((x) => x[m]))])) as HeldOutMetrics;
-const gainsOf = (fit: HeldOutMetrics, old: HeldOutMetrics): Record<Gain, number> =>
-  ({ rank_corr_gain: relative(fit.spearman, old.spearman), kendall_gain: relative(fit.kendall, old.kendall), mae_change: relative(fit.mae, old.mae) });
+const gainsOf = (fit: HeldOutMetrics, old: HeldOutMetrics): Record<Gain, number> => ({
+  rank_corr_gain: relative(fit.spearman, old.spearman),
+  kendall_gain: relative(fit.kendall, old.kendall),
+  mae_change: relative(fit.mae, old.mae),
+});
 
 /** Runs the protocol described in the module comment. */
 export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): Calibration {
   const { X, y, success, prior, names, rowWeights } = data;
   const n = X.rows;
   const d = X.cols;
-  if (y.length !== n || success.length !== n) throw new RangeError(`calibrateWeights: ${n} rows but ${y.length} targets and ${success.length} successes`);
-  if (rowWeights && (rowWeights.length !== n || !Array.prototype.every.call(rowWeights, (v: number) => v >= 0 && Number.isFinite(v)))) {
+  if (y.length !== n || success.length !== n)
+    throw new RangeError(`calibrateWeights: ${n} rows but ${y.length} targets and ${success.length} successes`);
+  if (
+    rowWeights &&
+    (rowWeights.length !== n || !Array.prototype.every.call(rowWeights, (v: number) => v >= 0 && Number.isFinite(v)))
+  ) {
     throw new RangeError(`calibrateWeights: rowWeights must be ${n} finite values ≥ 0`);
   }
-  if (o.permutations && !isBinary(success)) throw new RangeError('calibrateWeights: the negative control needs success coded 0/1');
+  if (o.permutations && !isBinary(success))
+    throw new RangeError('calibrateWeights: the negative control needs success coded 0/1');
   if (names.length !== d) throw new RangeError(`calibrateWeights: ${d} dimensions but ${names.length} names`);
   const clash = names.find((name) => (HELD_OUT_METRICS as readonly string[]).includes(name));
   if (clash) throw new RangeError(`calibrateWeights: dimension name '${clash}' is also a metric name`);
-  for (const [k, w] of Object.entries(data.baselines ?? {})) if (w.length !== d) throw new RangeError(`calibrateWeights: baseline ${k} has ${w.length} weights for ${d} dimensions`);
+  for (const [k, w] of Object.entries(data.baselines ?? {}))
+    if (w.length !== d)
+      throw new RangeError(`calibrateWeights: baseline ${k} has ${w.length} weights for ${d} dimensions`);
   const level = o.level ?? 0.95;
   const fitOptions = { l2: o.l2, prior, upper: o.upper, ...(o.loss ? { loss: o.loss } : {}) };
-  const fit = (g: Gram): Float64Array => ((o.solver ?? 'simplex-nnls') === 'simplex-nnls' ? simplexNnls(g, fitOptions).w : priorLeastSquares(g, fitOptions));
+  const fit = (g: Gram): Float64Array =>
+    (o.solver ?? 'simplex-nnls') === 'simplex-nnls' ? simplexNnls(g, fitOptions).w : priorLeastSquares(g, fitOptions);
   const weight = (r: number): number => (rowWeights ? rowWeights[r]! : 1);
 
   const groupKeys = data.groups ?? Int32Array.from({ length: n }, (_, i) => i);
@@ -163,7 +187,9 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
   /** The Gram of every fold but `except` (−1: all folds) from foldSums. */
   const gramExcept = (sums: readonly Float64Array[], except: number): Gram => {
     const acc = new Float64Array(G);
-    sums.forEach((a, f) => { if (f !== except) for (let t = 0; t < G; t++) acc[t] = acc[t]! + a[t]!; });
+    sums.forEach((a, f) => {
+      if (f !== except) for (let t = 0; t < G; t++) acc[t] = acc[t]! + a[t]!;
+    });
     return unpackGram(acc, d);
   };
   const realSums = foldSums(new Float64Array(C).fill(1));
@@ -177,7 +203,12 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
     const score = (w: ArrayLike<number>): HeldOutMetrics => heldOutMetrics(matVec(X, w, fold.test), ts, ty, ranks);
     const w = fit(gramExcept(realSums, fold.index));
     return {
-      fold: fold.index, nTrain: fold.train.length, nTest: fold.test.length, weights: named(names, w), metrics: score(w), prior: score(prior),
+      fold: fold.index,
+      nTrain: fold.train.length,
+      nTest: fold.test.length,
+      weights: named(names, w),
+      metrics: score(w),
+      prior: score(prior),
       baselines: Object.fromEntries(baselines.map(([k, b]) => [k, score(b)])),
     };
   });
@@ -203,7 +234,12 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
   const oldSorted = folds.map((fold) => {
     const order = argsort(Float64Array.from(fold.test, (r) => priorScore[r]!));
     const rows = Int32Array.from(order, (q) => fold.test[q]!);
-    return { rows, x: Float64Array.from(rows, (r) => priorScore[r]!), s: Float64Array.from(rows, (r) => success[r]!), cnt: new Float64Array(rows.length) };
+    return {
+      rows,
+      x: Float64Array.from(rows, (r) => priorScore[r]!),
+      s: Float64Array.from(rows, (r) => success[r]!),
+      cnt: new Float64Array(rows.length),
+    };
   });
   const oldMetrics = (f: number): HeldOutMetrics => {
     const o2 = oldSorted[f]!;
@@ -219,44 +255,64 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
     const rc = binaryRankCorrelationsSorted(o2.x, o2.s, o2.cnt);
     return { spearman: rc.spearman, kendall: rc.kendall, mae: n === 0 ? NaN : abs / n };
   };
-  const boot = clusterBootstrap(clusters, {
-    resamples: o.resamples, seed: o.seed, level, ...(data.strata ? { strata: clusters.members.map((m) => data.strata![m[0]!]!) } : {}),
-  }, (_items, drawn) => {
-    counts.fill(0);
-    for (const c of drawn) counts[c]!++;
-    const sums = foldSums(counts);
-    const fits: HeldOutMetrics[] = [];
-    const olds: HeldOutMetrics[] = [];
-    for (const fold of folds) {
-      const w = fit(gramExcept(sums, fold.index));
-      // The held-out rows of the drawn groups, each as often as its group was drawn.
-      let t = 0;
-      for (let q = 0; q < fold.test.length; q++) {
-        const r = fold.test[q]!;
-        const m = counts[clusters.of[r]!]!;
-        if (m === 0) continue;
-        let f = 0;
-        for (let j = 0; j < d; j++) f += X.data[r * d + j]! * w[j]!;
-        for (let k = 0; k < m; k++, t++) { bufS[t] = success[r]!; bufY[t] = y[r]!; bufFit[t] = f; if (!binary) bufOld[t] = priorScore[r]!; }
+  const boot = clusterBootstrap(
+    clusters,
+    {
+      resamples: o.resamples,
+      seed: o.seed,
+      level,
+      ...(data.strata ? { strata: clusters.members.map((m) => data.strata![m[0]!]!) } : {}),
+    },
+    (_items, drawn) => {
+      counts.fill(0);
+      for (const c of drawn) counts[c]!++;
+      const sums = foldSums(counts);
+      const fits: HeldOutMetrics[] = [];
+      const olds: HeldOutMetrics[] = [];
+      for (const fold of folds) {
+        const w = fit(gramExcept(sums, fold.index));
+        // The held-out rows of the drawn groups, each as often as its group was drawn.
+        let t = 0;
+        for (let q = 0; q < fold.test.length; q++) {
+          const r = fold.test[q]!;
+          const m = counts[clusters.of[r]!]!;
+          if (m === 0) continue;
+          let f = 0;
+          for (let j = 0; j < d; j++) f += X.data[r * d + j]! * w[j]!;
+          for (let k = 0; k < m; k++, t++) {
+            bufS[t] = success[r]!;
+            bufY[t] = y[r]!;
+            bufFit[t] = f;
+            if (!binary) bufOld[t] = priorScore[r]!;
+          }
+        }
+        if (t < 2) continue;
+        const ts = bufS.subarray(0, t);
+        const ty = bufY.subarray(0, t);
+        const ranks = isBinary(ts) ? undefined : rankAverage(ts);
+        fits.push(heldOutMetrics(bufFit.subarray(0, t), ts, ty, ranks));
+        olds.push(binary ? oldMetrics(fold.index) : heldOutMetrics(bufOld.subarray(0, t), ts, ty, ranks));
       }
-      if (t < 2) continue;
-      const ts = bufS.subarray(0, t);
-      const ty = bufY.subarray(0, t);
-      const ranks = isBinary(ts) ? undefined : rankAverage(ts);
-      fits.push(heldOutMetrics(bufFit.subarray(0, t), ts, ty, ranks));
-      olds.push(binary ? oldMetrics(fold.index) : heldOutMetrics(bufOld.subarray(0, t), ts, ty, ranks));
-    }
-    const mf = medianOf(fits);
-    const mo = medianOf(olds);
-    const wAll = fit(gramExcept(sums, -1));
-    const out: Record<string, number> = { ...gainsOf(mf, mo) };
-    for (const m of HELD_OUT_METRICS) { out[`fit.${m}`] = mf[m]; out[`old.${m}`] = mo[m]; }
-    names.forEach((name, i) => { out[`w.${name}`] = wAll[i]!; });
-    return out;
-  });
+      const mf = medianOf(fits);
+      const mo = medianOf(olds);
+      const wAll = fit(gramExcept(sums, -1));
+      const out: Record<string, number> = { ...gainsOf(mf, mo) };
+      for (const m of HELD_OUT_METRICS) {
+        out[`fit.${m}`] = mf[m];
+        out[`old.${m}`] = mo[m];
+      }
+      names.forEach((name, i) => {
+        out[`w.${name}`] = wAll[i]!;
+      });
+      return out;
+    },
+  );
   const iv = boot.intervals;
   const pick = <K extends string>(keys: readonly K[], prefix: string): Record<K, Interval> =>
-    Object.fromEntries(keys.map((k) => [k, iv[`${prefix}${k}`] ?? percentileInterval([NaN], level)])) as Record<K, Interval>;
+    Object.fromEntries(keys.map((k) => [k, iv[`${prefix}${k}`] ?? percentileInterval([NaN], level)])) as Record<
+      K,
+      Interval
+    >;
 
   // Negative control: the cross-validation on group-level permutations of (y, success) within strata.
   let nullResult: Calibration['null'] = null;
@@ -270,41 +326,48 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
     const part = new Float64Array(k * (d + 1));
     const testS = new Float64Array(n);
     const testScore = new Float64Array(n);
-    nullResult = permutationNull(clusterIds, {
-      permutations: o.permutations, seed: o.seed, ...(clusterStrata ? { groups: clusterStrata } : {}),
-      permuted: o.permuted ?? `success between groups${data.strata ? ' within stratum' : ''} (whole groups' label vectors)`,
-    }, (cperm) => {
-      clusterRowMap(clusters.members, cperm, perm);
-      // Same XᵀX per fold; Xᵀy and yᵀy of the permuted labels, summed per fold in one pass.
-      part.fill(0);
-      for (let r = 0; r < n; r++) {
-        const yp = y[perm[r]!]!;
-        const yr = yp * weight(r);
-        const o0 = foldOfRow[r]! * (d + 1);
-        for (let j = 0; j < d; j++) part[o0 + j] = part[o0 + j]! + X.data[r * d + j]! * yr;
-        part[o0 + d] = part[o0 + d]! + yr * yp;
-      }
-      const rhos = perFold.map(({ fold, gram: g }) => {
-        const xty = new Float64Array(d);
-        let yty = 0;
-        for (let f = 0; f < k; f++) {
-          if (f === fold.index) continue;
-          for (let j = 0; j < d; j++) xty[j] = xty[j]! + part[f * (d + 1) + j]!;
-          yty += part[f * (d + 1) + d]!;
+    nullResult = permutationNull(
+      clusterIds,
+      {
+        permutations: o.permutations,
+        seed: o.seed,
+        ...(clusterStrata ? { groups: clusterStrata } : {}),
+        permuted:
+          o.permuted ?? `success between groups${data.strata ? ' within stratum' : ''} (whole groups' label vectors)`,
+      },
+      (cperm) => {
+        clusterRowMap(clusters.members, cperm, perm);
+        // Same XᵀX per fold; Xᵀy and yᵀy of the permuted labels, summed per fold in one pass.
+        part.fill(0);
+        for (let r = 0; r < n; r++) {
+          const yp = y[perm[r]!]!;
+          const yr = yp * weight(r);
+          const o0 = foldOfRow[r]! * (d + 1);
+          for (let j = 0; j < d; j++) part[o0 + j] = part[o0 + j]! + X.data[r * d + j]! * yr;
+          part[o0 + d] = part[o0 + d]! + yr * yp;
         }
-        const w = fit({ xtx: g.xtx, xty, yty, n: g.n });
-        const m = fold.test.length;
-        for (let q = 0; q < m; q++) {
-          const r = fold.test[q]!;
-          let sc = 0;
-          for (let j = 0; j < d; j++) sc += X.data[r * d + j]! * w[j]!;
-          testScore[q] = sc;
-          testS[q] = success[perm[r]!]!;
-        }
-        return binaryRankCorrelations(testScore.subarray(0, m), testS.subarray(0, m)).spearman;
-      });
-      return median(rhos);
-    });
+        const rhos = perFold.map(({ fold, gram: g }) => {
+          const xty = new Float64Array(d);
+          let yty = 0;
+          for (let f = 0; f < k; f++) {
+            if (f === fold.index) continue;
+            for (let j = 0; j < d; j++) xty[j] = xty[j]! + part[f * (d + 1) + j]!;
+            yty += part[f * (d + 1) + d]!;
+          }
+          const w = fit({ xtx: g.xtx, xty, yty, n: g.n });
+          const m = fold.test.length;
+          for (let q = 0; q < m; q++) {
+            const r = fold.test[q]!;
+            let sc = 0;
+            for (let j = 0; j < d; j++) sc += X.data[r * d + j]! * w[j]!;
+            testScore[q] = sc;
+            testS[q] = success[perm[r]!]!;
+          }
+          return binaryRankCorrelations(testScore.subarray(0, m), testS.subarray(0, m)).spearman;
+        });
+        return median(rhos);
+      },
+    );
   }
 
   return {
@@ -313,8 +376,12 @@ export function calibrateWeights(data: CalibrationData, o: CalibrationOptions): 
     median: med,
     gains: gainsOf(med.metrics, med.prior),
     bootstrap: {
-      groups: C, resamples: o.resamples,
-      metrics: pick(HELD_OUT_METRICS, 'fit.'), prior: pick(HELD_OUT_METRICS, 'old.'), gains: pick(GAINS, ''), weights: pick(names, 'w.'),
+      groups: C,
+      resamples: o.resamples,
+      metrics: pick(HELD_OUT_METRICS, 'fit.'),
+      prior: pick(HELD_OUT_METRICS, 'old.'),
+      gains: pick(GAINS, ''),
+      weights: pick(names, 'w.'),
     },
     null: nullResult,
   };

@@ -108,9 +108,10 @@ export function clusterBootstrap<K extends string>(
   for (const key of Object.keys(replicates[0]!) as K[]) {
     const vals = replicates.map((rep) => rep[key]).filter((v) => !Number.isNaN(v));
     const undef = replicates.length - vals.length;
-    intervals[key] = vals.length === 0 || undef > MAX_UNDEFINED_SHARE * replicates.length
-      ? { lo: NaN, median: NaN, hi: NaN, level: options.level ?? 0.95, undefined: undef }
-      : { ...percentileInterval(vals, options.level), undefined: undef };
+    intervals[key] =
+      vals.length === 0 || undef > MAX_UNDEFINED_SHARE * replicates.length
+        ? { lo: NaN, median: NaN, hi: NaN, level: options.level ?? 0.95, undefined: undef }
+        : { ...percentileInterval(vals, options.level), undefined: undef };
   }
   return { replicates, intervals, clusters: C, resamples: options.resamples };
 }

@@ -46,7 +46,8 @@ export function binaryCodes(success: ArrayLike<number | boolean>, what: string):
   for (let i = 0; i < success.length; i++) {
     const v = success[i];
     if (v === 1 || v === true) out[i] = 1;
-    else if (v !== 0 && v !== false) throw new RangeError(`${what}: success ${i} is ${String(v)}; expected 0, 1, false or true`);
+    else if (v !== 0 && v !== false)
+      throw new RangeError(`${what}: success ${i} is ${String(v)}; expected 0, 1, false or true`);
   }
   return out;
 }

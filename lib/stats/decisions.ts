@@ -25,12 +25,26 @@ const fmt = (v: number): string => (Number.isFinite(v) ? String(Number(v.toPreci
  */
 export function nullCheck(name: string, p: PermutationNull, hint?: string): Check {
   if (p.degenerate) {
-    return notApplicable({ ...check(`${name}.vs_null_p95`, p.real, '>', p.quantiles.p95), basis: `${p.permuted}: constant within every group` },
-      `${p.permuted} is constant within every group: no permutation can move a label, so the control cannot tell signal from noise`);
+    return notApplicable(
+      {
+        ...check(`${name}.vs_null_p95`, p.real, '>', p.quantiles.p95),
+        basis: `${p.permuted}: constant within every group`,
+      },
+      `${p.permuted} is constant within every group: no permutation can move a label, so the control cannot tell signal from noise`,
+    );
   }
-  const c = check(`${name}.vs_null_p95`, p.real, '>', p.quantiles.p95,
-    hint ?? `the statistic is no better than with ${p.permuted} shuffled (null p95 ${fmt(p.quantiles.p95)}, p = ${fmt(p.p_value)}): the scores do not track the labels`);
-  return { ...c, basis: `real statistic vs the 95th percentile of ${p.permutations} seeded permutations of ${p.permuted} (p = ${fmt(p.p_value)})` };
+  const c = check(
+    `${name}.vs_null_p95`,
+    p.real,
+    '>',
+    p.quantiles.p95,
+    hint ??
+      `the statistic is no better than with ${p.permuted} shuffled (null p95 ${fmt(p.quantiles.p95)}, p = ${fmt(p.p_value)}): the scores do not track the labels`,
+  );
+  return {
+    ...c,
+    basis: `real statistic vs the 95th percentile of ${p.permutations} seeded permutations of ${p.permuted} (p = ${fmt(p.p_value)})`,
+  };
 }
 
 export type Verdict = 'pass' | 'inconclusive' | 'fail';
@@ -56,17 +70,33 @@ export interface IntervalCheck extends Check {
  * A bound decided on the interval (see the module comment). whenInconclusive, if given, is added
  * to the hint of an inconclusive check: where the missing clusters would come from.
  */
-export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<=', threshold: number, hint: string, whenInconclusive?: string): IntervalCheck {
+export function intervalCheck(
+  name: string,
+  d: IntervalDecision,
+  op: '>=' | '<=',
+  threshold: number,
+  hint: string,
+  whenInconclusive?: string,
+): IntervalCheck {
   const unit = d.unit ?? 'scenario';
   const units = `${unit}s`;
   const lower = op === '>=';
   const bound = lower ? d.interval.lo : d.interval.hi;
   const side = lower ? 'lower' : 'upper';
   const c = check(name, bound, op, threshold);
-  if (Number.isNaN(bound) && Number.isFinite(d.estimate) && d.interval.undefined !== undefined && d.interval.undefined > 0) {
+  if (
+    Number.isNaN(bound) &&
+    Number.isFinite(d.estimate) &&
+    d.interval.undefined !== undefined &&
+    d.interval.undefined > 0
+  ) {
     // The bound is undefined because too many resamples gave no value: no verdict either way.
     return {
-      ...c, pass: false, verdict: 'inconclusive', estimate: d.estimate, interval: [d.interval.lo, d.interval.hi],
+      ...c,
+      pass: false,
+      verdict: 'inconclusive',
+      estimate: d.estimate,
+      interval: [d.interval.lo, d.interval.hi],
       hint: `inconclusive: the interval is undefined — ${d.interval.undefined} bootstrap resamples gave no value (more than ${100 * MAX_UNDEFINED_SHARE} %); ${whenInconclusive ?? 'more clusters are needed'}`,
       basis: `${side} bound of the ${Math.round(d.interval.level * 100)} % ${unit}-level (cluster) bootstrap interval: undefined (${d.interval.undefined} undefined resamples); estimate ${fmt(d.estimate)}`,
     };
@@ -75,10 +105,11 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
   const verdict: Verdict = c.pass ? 'pass' : estimateClears ? 'inconclusive' : 'fail';
   const more = verdict === 'inconclusive' ? moreClustersNeeded(d.estimate, bound, threshold, d.clusters) : undefined;
   const pct = Math.round(d.interval.level * 100);
-  const why = verdict === 'inconclusive'
-    ? `inconclusive: the estimate ${fmt(d.estimate)} clears ${fmt(threshold)} but the ${side} bound of its ${pct} % interval over ${d.clusters} ${units} does not`
-      + `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}${whenInconclusive ? ` (${whenInconclusive})` : ''}`
-    : hint;
+  const why =
+    verdict === 'inconclusive'
+      ? `inconclusive: the estimate ${fmt(d.estimate)} clears ${fmt(threshold)} but the ${side} bound of its ${pct} % interval over ${d.clusters} ${units} does not` +
+        `${more !== undefined && Number.isFinite(more) ? `; about ${more} more ${units} would be needed if the estimate held` : ''}${whenInconclusive ? ` (${whenInconclusive})` : ''}`
+      : hint;
   return {
     ...c,
     ...(c.pass ? {} : { hint: why }),
@@ -91,8 +122,18 @@ export function intervalCheck(name: string, d: IntervalDecision, op: '>=' | '<='
 }
 
 /** A threshold decided on the point estimate; the interval, when given, is shown in the basis. */
-export function estimateCheck(name: string, estimate: number, op: '>=' | '<=' | '>' | '<', threshold: number, hint: string, interval?: Interval, unit = 'scenario'): Check {
+export function estimateCheck(
+  name: string,
+  estimate: number,
+  op: '>=' | '<=' | '>' | '<',
+  threshold: number,
+  hint: string,
+  interval?: Interval,
+  unit = 'scenario',
+): Check {
   const c = check(name, estimate, op, threshold, hint);
-  const iv = interval ? `; ${Math.round(interval.level * 100)} % ${unit}-level bootstrap interval [${fmt(interval.lo)}, ${fmt(interval.hi)}] (reported, not decided on)` : '';
+  const iv = interval
+    ? `; ${Math.round(interval.level * 100)} % ${unit}-level bootstrap interval [${fmt(interval.lo)}, ${fmt(interval.hi)}] (reported, not decided on)`
+    : '';
   return { ...c, basis: `point estimate${iv}` };
 }

@@ -49,9 +49,15 @@ export function kFolds(n: number, k: number, seed: number, strata?: ArrayLike<st
  * each group's first item — e.g. the task) and dealt round-robin as in kFolds, so folds differ by
  * at most one group per stratum. Throws when there are fewer groups than folds.
  */
-export function groupKFolds(groups: ArrayLike<string | number>, k: number, seed: number, groupStrata?: ArrayLike<string | number>): Fold[] {
+export function groupKFolds(
+  groups: ArrayLike<string | number>,
+  k: number,
+  seed: number,
+  groupStrata?: ArrayLike<string | number>,
+): Fold[] {
   const n = groups.length;
-  if (groupStrata && groupStrata.length !== n) throw new RangeError(`groupKFolds: ${n} items but ${groupStrata.length} strata keys`);
+  if (groupStrata && groupStrata.length !== n)
+    throw new RangeError(`groupKFolds: ${n} items but ${groupStrata.length} strata keys`);
   const ids = new Map<string, number>();
   const first: number[] = [];
   const groupOf = new Int32Array(n);

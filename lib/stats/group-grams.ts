@@ -4,7 +4,12 @@
 import { matrix, type Gram, type Matrix } from './matrix.ts';
 
 /** Per-group Gram sums (row-weighted), packed: xtx (d·d), xty (d), yty, n. */
-export function groupGrams(X: Matrix, y: ArrayLike<number>, members: readonly Int32Array[], weight: (r: number) => number): Float64Array[] {
+export function groupGrams(
+  X: Matrix,
+  y: ArrayLike<number>,
+  members: readonly Int32Array[],
+  weight: (r: number) => number,
+): Float64Array[] {
   const d = X.cols;
   return members.map((rows) => {
     const g = new Float64Array(d * d + d + 2);
@@ -24,5 +29,9 @@ export function groupGrams(X: Matrix, y: ArrayLike<number>, members: readonly In
 }
 
 /** The Gram of a packed sum. */
-export const unpackGram = (g: Float64Array, d: number): Gram => ({ xtx: matrix(d, d, g.slice(0, d * d)), xty: g.slice(d * d, d * d + d), yty: g[d * d + d]!, n: g[d * d + d + 1]! });
-
+export const unpackGram = (g: Float64Array, d: number): Gram => ({
+  xtx: matrix(d, d, g.slice(0, d * d)),
+  xty: g.slice(d * d, d * d + d),
+  yty: g[d * d + d]!,
+  n: g[d * d + d + 1]!,
+});

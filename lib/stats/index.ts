@@ -13,22 +13,63 @@ export { gram, gramCounts, matVec, matrix, matrixFromRows, type Gram, type Matri
 export { nnls, nnlsGram, type NnlsOptions, type NnlsResult } from './nnls.ts';
 export { boxSimplexKkt, boxSimplexQp, type BoxSimplexQpResult, type KktResiduals } from './box-simplex-qp.ts';
 export {
-  priorLeastSquares, priorLoss, priorQp, simplexNnls,
-  type PriorFitOptions, type SimplexNnlsOptions, type SimplexNnlsResult,
+  priorLeastSquares,
+  priorLoss,
+  priorQp,
+  simplexNnls,
+  type PriorFitOptions,
+  type SimplexNnlsOptions,
+  type SimplexNnlsResult,
 } from './simplex-nnls.ts';
 export { foldAssignment, foldsOf, groupKFolds, kFolds, type Fold } from './folds.ts';
-export { bootstrap, deriveStreamSeed, percentileInterval, resample, type BootstrapOptions, type BootstrapResult, type Interval } from './bootstrap.ts';
 export {
-  GAINS, HELD_OUT_METRICS, calibrateWeights, heldOutMetrics,
-  type Calibration, type Gain, type CalibrationData, type CalibrationOptions, type FoldCalibration, type HeldOutMetric, type HeldOutMetrics,
+  bootstrap,
+  deriveStreamSeed,
+  percentileInterval,
+  resample,
+  type BootstrapOptions,
+  type BootstrapResult,
+  type Interval,
+} from './bootstrap.ts';
+export {
+  GAINS,
+  HELD_OUT_METRICS,
+  calibrateWeights,
+  heldOutMetrics,
+  type Calibration,
+  type Gain,
+  type CalibrationData,
+  type CalibrationOptions,
+  type FoldCalibration,
+  type HeldOutMetric,
+  type HeldOutMetrics,
 } from './calibrate.ts';
 export {
-  clusterRowMap, groupMembers, nullQuantiles, nullSummary, permutationNull, permuteWithinGroups,
-  type NullQuantiles, type PermutationNull, type PermutationOptions,
+  clusterRowMap,
+  groupMembers,
+  nullQuantiles,
+  nullSummary,
+  permutationNull,
+  permuteWithinGroups,
+  type NullQuantiles,
+  type PermutationNull,
+  type PermutationOptions,
 } from './permutation.ts';
 export {
-  MAX_UNDEFINED_SHARE, clusterBootstrap, clustersOf, moreClustersNeeded,
-  type ClusterBootstrapOptions, type ClusterBootstrapResult, type Clusters,
+  MAX_UNDEFINED_SHARE,
+  clusterBootstrap,
+  clustersOf,
+  moreClustersNeeded,
+  type ClusterBootstrapOptions,
+  type ClusterBootstrapResult,
+  type Clusters,
 } from './cluster-bootstrap.ts';
-export { estimateCheck, intervalCheck, nullCheck, type IntervalCheck, type IntervalDecision, type Verdict } from './decisions.ts';
+export {
+  estimateCheck,
+  intervalCheck,
+  nullCheck,
+  type IntervalCheck,
+  type IntervalDecision,
+  type Verdict,
+} from './decisions.ts';
 export { averageRanksFast, binaryRankCorrelations, binaryRankCorrelationsSorted, isBinary } from './binary-rank.ts';

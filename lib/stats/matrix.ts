@@ -16,7 +16,8 @@ export function matrix(rows: number, cols: number, data?: Float64Array): Matrix 
     throw new RangeError(`matrix: rows and cols must be non-negative integers, got ${rows} × ${cols}`);
   }
   const d = data ?? new Float64Array(rows * cols);
-  if (d.length !== rows * cols) throw new RangeError(`matrix: ${rows} × ${cols} needs ${rows * cols} values, got ${d.length}`);
+  if (d.length !== rows * cols)
+    throw new RangeError(`matrix: ${rows} × ${cols} needs ${rows * cols} values, got ${d.length}`);
   return { rows, cols, data: d };
 }
 

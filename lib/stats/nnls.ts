@@ -32,7 +32,8 @@ function maxAbs(xs: ArrayLike<number>): number {
 /** Lawson–Hanson NNLS from the normal equations: minimises xᵀ(AᵀA)x − 2xᵀ(Aᵀb) over x ≥ 0. */
 export function nnlsGram(g: { xtx: Matrix; xty: ArrayLike<number> }, options: NnlsOptions = {}): NnlsResult {
   const n = g.xtx.cols;
-  if (g.xtx.rows !== n || g.xty.length !== n) throw new RangeError(`nnlsGram: AᵀA is ${g.xtx.rows} × ${n} but Aᵀb has ${g.xty.length} values`);
+  if (g.xtx.rows !== n || g.xty.length !== n)
+    throw new RangeError(`nnlsGram: AᵀA is ${g.xtx.rows} × ${n} but Aᵀb has ${g.xty.length} values`);
   const q = g.xtx.data;
   const c = g.xty;
   const tol = options.tolerance ?? 1e-10 * Math.max(maxAbs(c), maxAbs(q), Number.MIN_VALUE);
@@ -83,7 +84,8 @@ export function nnlsGram(g: { xtx: Matrix; xty: ArrayLike<number> }, options: Nn
     let accepted = false;
     // Steps 6–11, the inner loop: step back towards x until the passive solution is positive.
     for (;;) {
-      if (++iterations > maxIterations) throw new Error('internal error: nnls did not converge (please report with the data)');
+      if (++iterations > maxIterations)
+        throw new Error('internal error: nnls did not converge (please report with the data)');
       solvePassive();
       let allPositive = true;
       for (let j = 0; j < n; j++) if (passive[j] && !(s[j]! > 0)) allPositive = false;
@@ -128,7 +130,11 @@ export function nnlsGram(g: { xtx: Matrix; xty: ArrayLike<number> }, options: Nn
 }
 
 /** Lawson–Hanson NNLS of A (m × n) and b: the x ≥ 0 minimising ‖Ax − b‖, and that residual norm. */
-export function nnls(A: Matrix, b: ArrayLike<number>, options: NnlsOptions = {}): NnlsResult & { residualNorm: number } {
+export function nnls(
+  A: Matrix,
+  b: ArrayLike<number>,
+  options: NnlsOptions = {},
+): NnlsResult & { residualNorm: number } {
   const r = nnlsGram(gram(A, b), options);
   const ax = matVec(A, r.x);
   let ss = 0;

@@ -30,9 +30,15 @@ export function groupMembers(groups: ArrayLike<string | number> | undefined, n: 
  * Writes into out a copy of labels shuffled within each group of members (Fisher–Yates per
  * group). Items not in any group keep their label. Returns out.
  */
-export function permuteWithinGroups(labels: ArrayLike<number>, members: readonly Int32Array[], rng: Rng, out?: Float64Array): Float64Array {
+export function permuteWithinGroups(
+  labels: ArrayLike<number>,
+  members: readonly Int32Array[],
+  rng: Rng,
+  out?: Float64Array,
+): Float64Array {
   const o = out ?? new Float64Array(labels.length);
-  if (o.length !== labels.length) throw new RangeError(`permuteWithinGroups: out has ${o.length} slots for ${labels.length} labels`);
+  if (o.length !== labels.length)
+    throw new RangeError(`permuteWithinGroups: out has ${o.length} slots for ${labels.length} labels`);
   for (let i = 0; i < labels.length; i++) o[i] = labels[i]!;
   for (const g of members) {
     for (let j = g.length - 1; j > 0; j--) {
@@ -54,7 +60,8 @@ export function permuteWithinGroups(labels: ArrayLike<number>, members: readonly
  * differ. Pass a permutation of the cluster numbers (permutationNull over 0..C−1 within strata).
  */
 export function clusterRowMap(members: readonly Int32Array[], perm: ArrayLike<number>, out: Int32Array): Int32Array {
-  if (perm.length !== members.length) throw new RangeError(`clusterRowMap: ${members.length} clusters but ${perm.length} permuted`);
+  if (perm.length !== members.length)
+    throw new RangeError(`clusterRowMap: ${members.length} clusters but ${perm.length} permuted`);
   for (let c = 0; c < members.length; c++) {
     const to = members[c]!;
     const from = members[perm[c]!]!;
@@ -64,7 +71,13 @@ export function clusterRowMap(members: readonly Int32Array[], perm: ArrayLike<nu
 }
 
 /** Quantiles of the permutation null shown beside the real value in every report. */
-export interface NullQuantiles { p05: number; p50: number; p90: number; p95: number; p99: number }
+export interface NullQuantiles {
+  p05: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+}
 
 export interface PermutationNull {
   /** The statistic on the real labels. */
@@ -97,7 +110,9 @@ export interface PermutationOptions {
 
 /** The null's quantiles of replicates (NaN left out). */
 export function nullQuantiles(replicates: ArrayLike<number>): NullQuantiles {
-  const sorted = Float64Array.from(Array.prototype.filter.call(replicates, (v: number) => !Number.isNaN(v)) as number[]).sort();
+  const sorted = Float64Array.from(
+    Array.prototype.filter.call(replicates, (v: number) => !Number.isNaN(v)) as number[],
+  ).sort();
   const q = (p: number): number => quantileSorted(sorted, p);
   return { p05: q(0.05), p50: q(0.5), p90: q(0.9), p95: q(0.95), p99: q(0.99) };
 }

@@ -13,11 +13,16 @@ export interface RankCorrelations {
 }
 
 /** Spearman's ρ and Kendall's τ-b of x and y; yRanks, if given, must be rankAverage(y). */
-export function rankCorrelations(x: ArrayLike<number>, y: ArrayLike<number>, yRanks?: ArrayLike<number>): RankCorrelations {
+export function rankCorrelations(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  yRanks?: ArrayLike<number>,
+): RankCorrelations {
   sameLength(x, y, 'rankCorrelations');
   assertFinite(x, 'rankCorrelations x');
   assertFinite(y, 'rankCorrelations y');
-  if (yRanks && yRanks.length !== y.length) throw new RangeError(`rankCorrelations: ${y.length} values but ${yRanks.length} ranks`);
+  if (yRanks && yRanks.length !== y.length)
+    throw new RangeError(`rankCorrelations: ${y.length} values but ${yRanks.length} ranks`);
   const order = orderByXThenY(x, y);
   return {
     spearman: pearson(averageRanksInOrder(x, order), yRanks ?? rankAverage(y)),

@@ -72,7 +72,8 @@ export function priorLeastSquares(g: Gram, o: PriorFitOptions): Float64Array {
   const { Q, c } = priorQp(g, o);
   const d = Q.cols;
   const l = Q.data.slice();
-  if (!choleskyInPlace(l, d)) throw new RangeError('priorLeastSquares: XᵀX + λI is singular (use l2 > 0 or full-rank data)');
+  if (!choleskyInPlace(l, d))
+    throw new RangeError('priorLeastSquares: XᵀX + λI is singular (use l2 > 0 or full-rank data)');
   choleskySolveInPlace(l, d, c);
   return c;
 }

@@ -6,7 +6,8 @@
 
 /** Throws unless a and b have the same length; returns that length. */
 export function sameLength(a: ArrayLike<number>, b: ArrayLike<number>, what: string): number {
-  if (a.length !== b.length) throw new RangeError(`${what}: the two samples differ in length (${a.length} vs ${b.length})`);
+  if (a.length !== b.length)
+    throw new RangeError(`${what}: the two samples differ in length (${a.length} vs ${b.length})`);
   return a.length;
 }
 

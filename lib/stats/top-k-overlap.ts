@@ -19,7 +19,8 @@ export function topCount(p: number, n: number): number {
  */
 export function topMembership(scores: ArrayLike<number>, k: number): Float64Array {
   const n = scores.length;
-  if (!Number.isInteger(k) || k < 1 || k > n) throw new RangeError(`topMembership: k must be an integer in [1, ${n}], got ${k}`);
+  if (!Number.isInteger(k) || k < 1 || k > n)
+    throw new RangeError(`topMembership: k must be an integer in [1, ${n}], got ${k}`);
   const sorted = Float64Array.from(scores).sort();
   const cut = sorted[n - k]!;
   let above = 0;

@@ -8,8 +8,15 @@ import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import { displayPath, issueField, type Task, type ToolName } from '../data/index.ts';
 import {
-  GAP_KINDS, PackFileSchema, REQUIRED_SLOTS,
-  type GapDef, type GapKind, type PackMeta, type RoleDef, type StyleDef, type TemplateDef,
+  GAP_KINDS,
+  PackFileSchema,
+  REQUIRED_SLOTS,
+  type GapDef,
+  type GapKind,
+  type PackMeta,
+  type RoleDef,
+  type StyleDef,
+  type TemplateDef,
 } from './pack-schema.ts';
 import { checkTemplateSlots, fillSlots, TemplateError, usedSlots } from './render-template.ts';
 
@@ -36,18 +43,25 @@ export interface Pack {
   templatesByCategory: Record<string, TemplateDef[]>;
 }
 
-export interface PackSource { file: string; text: string }
+export interface PackSource {
+  file: string;
+  text: string;
+}
 
 function issueText(issue: z.core.$ZodIssue): string {
   const keys = (issue as { keys?: string[] }).keys;
-  return issue.code === 'unrecognized_keys' && keys ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}` : issue.message;
+  return issue.code === 'unrecognized_keys' && keys
+    ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}`
+    : issue.message;
 }
 
 const byId = <T extends { id: string }>(a: T, b: T): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** Runs a check that throws TemplateError and re-throws it as a PackError at file and field. */
 function at(file: string, field: string, fn: () => void): void {
-  try { fn(); } catch (e) {
+  try {
+    fn();
+  } catch (e) {
     if (e instanceof TemplateError) throw new PackError(`${file}: ${field}: ${e.message}`);
     throw e;
   }
@@ -69,7 +83,11 @@ export function parsePack(sources: readonly PackSource[]): Pack {
 
   for (const { file, text } of sorted) {
     let json: unknown;
-    try { json = JSON.parse(text); } catch (e) { throw new PackError(`${file}: (file): invalid JSON: ${(e as Error).message}`); }
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      throw new PackError(`${file}: (file): invalid JSON: ${(e as Error).message}`);
+    }
     const parsed = PackFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
@@ -81,16 +99,23 @@ export function parsePack(sources: readonly PackSource[]): Pack {
         if (meta) throw new PackError(`${file}: kind: a second "pack" file (the first is ${meta.file})`);
         meta = { file, value };
         for (const tool of ['wiki', 'calc'] as const) {
-          value.tool_hints[tool].forEach((l, i) => at(file, `tool_hints.${tool}[${i}]`, () => fillSlots(l, {}, [], 'tool hint')));
+          value.tool_hints[tool].forEach((l, i) =>
+            at(file, `tool_hints.${tool}[${i}]`, () => fillSlots(l, {}, [], 'tool hint')),
+          );
         }
         for (const g of GAP_KINDS) {
           const gap = value.gaps[g];
           gap.fillers.forEach((l, i) => at(file, `gaps.${g}.fillers[${i}]`, () => fillSlots(l, {}, [], 'filler')));
-          gap.asks.forEach((l, i) => at(file, `gaps.${g}.asks[${i}]`, () => fillSlots(l, { phrase: '' }, ['phrase'], 'ask')));
-          gap.replies.forEach((l, i) => at(file, `gaps.${g}.replies[${i}]`, () => {
-            fillSlots(l, { detail: '' }, ['detail'], 'reply');
-            if (!usedSlots(l, 'reply').includes('detail')) throw new TemplateError('reply: must use {detail}, the detail it reveals');
-          }));
+          gap.asks.forEach((l, i) =>
+            at(file, `gaps.${g}.asks[${i}]`, () => fillSlots(l, { phrase: '' }, ['phrase'], 'ask')),
+          );
+          gap.replies.forEach((l, i) =>
+            at(file, `gaps.${g}.replies[${i}]`, () => {
+              fillSlots(l, { detail: '' }, ['detail'], 'reply');
+              if (!usedSlots(l, 'reply').includes('detail'))
+                throw new TemplateError('reply: must use {detail}, the detail it reveals');
+            }),
+          );
         }
         break;
       case 'roles':
@@ -103,7 +128,9 @@ export function parsePack(sources: readonly PackSource[]): Pack {
       case 'styles':
         value.styles.forEach((s, i) => {
           unique('style', s.id, file, `styles[${i}].id`);
-          s.directives.forEach((l, j) => at(file, `styles[${i}].directives[${j}]`, () => fillSlots(l, {}, [], 'directive')));
+          s.directives.forEach((l, j) =>
+            at(file, `styles[${i}].directives[${j}]`, () => fillSlots(l, {}, [], 'directive')),
+          );
           styles.push(s);
         });
         break;
@@ -112,7 +139,8 @@ export function parsePack(sources: readonly PackSource[]): Pack {
           unique('template', t.id, file, `templates[${i}].id`);
           at(file, `templates[${i}]`, () => checkTemplateSlots(t));
           for (const slot of REQUIRED_SLOTS) {
-            if (!t.slots.includes(slot)) throw new PackError(`${file}: templates[${i}].slots: template ${t.id} must use {${slot}}`);
+            if (!t.slots.includes(slot))
+              throw new PackError(`${file}: templates[${i}].slots: template ${t.id} must use {${slot}}`);
           }
           templates.push({ ...t, category: value.category, file });
         });
@@ -120,7 +148,8 @@ export function parsePack(sources: readonly PackSource[]): Pack {
     }
   }
   const files = sorted.map((s) => s.file);
-  if (!meta) throw new PackError(`${files.join(', ') || '(no files)'}: kind: no file of kind "pack" (name, categories, gaps…)`);
+  if (!meta)
+    throw new PackError(`${files.join(', ') || '(no files)'}: kind: no file of kind "pack" (name, categories, gaps…)`);
   const m = meta.value;
   if (roles.length === 0) throw new PackError(`${meta.file}: roles: the pack has no file of kind "roles"`);
   if (styles.length === 0) throw new PackError(`${meta.file}: styles: the pack has no file of kind "styles"`);
@@ -129,11 +158,15 @@ export function parsePack(sources: readonly PackSource[]): Pack {
   for (const c of named) templatesByCategory[c] = [];
   for (const { category, file, ...t } of templates) {
     const list = templatesByCategory[category];
-    if (!list) throw new PackError(`${file}: category: ${JSON.stringify(category)} is not a category the pack file names (${named.join(', ')})`);
+    if (!list)
+      throw new PackError(
+        `${file}: category: ${JSON.stringify(category)} is not a category the pack file names (${named.join(', ')})`,
+      );
     list.push(t);
   }
   for (const c of named) {
-    if (templatesByCategory[c]!.length === 0) throw new PackError(`${meta.file}: categories: category ${JSON.stringify(c)} has no templates`);
+    if (templatesByCategory[c]!.length === 0)
+      throw new PackError(`${meta.file}: categories: category ${JSON.stringify(c)} has no templates`);
     templatesByCategory[c]!.sort(byId);
   }
   return {

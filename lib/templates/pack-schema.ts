@@ -27,53 +27,76 @@ const id = z.string().regex(/^[a-z][a-z0-9_.-]*$/, 'a lower-case id: letters, di
 const line = z.string().trim().min(1);
 const lines = z.array(line).min(1);
 
-const GapSchema = z.object({
-  /** Words that stand in the question where the detail was. */
-  fillers: lines,
-  /** The assistant's clarifying question; may use {phrase} (the filler and the words after it). */
-  asks: lines,
-  /** The user's reply; must use {detail}. */
-  replies: lines,
-}).strict();
+const GapSchema = z
+  .object({
+    /** Words that stand in the question where the detail was. */
+    fillers: lines,
+    /** The assistant's clarifying question; may use {phrase} (the filler and the words after it). */
+    asks: lines,
+    /** The user's reply; must use {detail}. */
+    replies: lines,
+  })
+  .strict();
 
-export const PackMetaSchema = z.object({
-  kind: z.literal('pack'),
-  name: id,
-  version: z.number().int().positive(),
-  description: line,
-  categories: z.object({ gsm8k: id, hotpotqa: id, strategyqa: id }).strict(),
-  clarify_category: id,
-  tool_hints: z.object({ wiki: lines, calc: lines }).strict(),
-  gaps: z.object({
-    number: GapSchema, amount: GapSchema, percent: GapSchema, entity: GapSchema, term: GapSchema,
-  }).strict(),
-}).strict();
+export const PackMetaSchema = z
+  .object({
+    kind: z.literal('pack'),
+    name: id,
+    version: z.number().int().positive(),
+    description: line,
+    categories: z.object({ gsm8k: id, hotpotqa: id, strategyqa: id }).strict(),
+    clarify_category: id,
+    tool_hints: z.object({ wiki: lines, calc: lines }).strict(),
+    gaps: z
+      .object({
+        number: GapSchema,
+        amount: GapSchema,
+        percent: GapSchema,
+        entity: GapSchema,
+        term: GapSchema,
+      })
+      .strict(),
+  })
+  .strict();
 
-export const RolesFileSchema = z.object({
-  kind: z.literal('roles'),
-  roles: z.array(z.object({ id, description: line, personas: lines }).strict()).min(1),
-}).strict();
+export const RolesFileSchema = z
+  .object({
+    kind: z.literal('roles'),
+    roles: z.array(z.object({ id, description: line, personas: lines }).strict()).min(1),
+  })
+  .strict();
 
-export const StylesFileSchema = z.object({
-  kind: z.literal('styles'),
-  styles: z.array(z.object({ id, description: line, directives: lines }).strict()).min(1),
-}).strict();
+export const StylesFileSchema = z
+  .object({
+    kind: z.literal('styles'),
+    styles: z.array(z.object({ id, description: line, directives: lines }).strict()).min(1),
+  })
+  .strict();
 
-export const TemplateSchema = z.object({
-  id,
-  description: line.optional(),
-  slots: z.array(z.enum(TEMPLATE_SLOTS)).min(1),
-  /** One string per user turn, sent in order. */
-  turns: z.array(line).min(1),
-}).strict();
+export const TemplateSchema = z
+  .object({
+    id,
+    description: line.optional(),
+    slots: z.array(z.enum(TEMPLATE_SLOTS)).min(1),
+    /** One string per user turn, sent in order. */
+    turns: z.array(line).min(1),
+  })
+  .strict();
 
-export const TemplatesFileSchema = z.object({
-  kind: z.literal('templates'),
-  category: id,
-  templates: z.array(TemplateSchema).min(1),
-}).strict();
+export const TemplatesFileSchema = z
+  .object({
+    kind: z.literal('templates'),
+    category: id,
+    templates: z.array(TemplateSchema).min(1),
+  })
+  .strict();
 
-export const PackFileSchema = z.discriminatedUnion('kind', [PackMetaSchema, RolesFileSchema, StylesFileSchema, TemplatesFileSchema]);
+export const PackFileSchema = z.discriminatedUnion('kind', [
+  PackMetaSchema,
+  RolesFileSchema,
+  StylesFileSchema,
+  TemplatesFileSchema,
+]);
 
 export type PackMeta = z.infer<typeof PackMetaSchema>;
 export type GapDef = PackMeta['gaps']['number'];

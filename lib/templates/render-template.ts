@@ -23,13 +23,26 @@ export function usedSlots(text: string, owner: string): string[] {
 }
 
 function tidy(text: string): string {
-  return text.split('\n').map((l) => l.replace(/[ \t]+/g, ' ').trim()).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return text
+    .split('\n')
+    .map((l) => l.replace(/[ \t]+/g, ' ').trim())
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** Fills {name} placeholders of `text` from `values`; `allowed` lists the names the text may use. */
-export function fillSlots(text: string, values: Readonly<Record<string, string | undefined>>, allowed: readonly string[], owner: string): string {
+export function fillSlots(
+  text: string,
+  values: Readonly<Record<string, string | undefined>>,
+  allowed: readonly string[],
+  owner: string,
+): string {
   for (const name of usedSlots(text, owner)) {
-    if (!allowed.includes(name)) throw new TemplateError(`${owner}: unknown slot {${name}} (allowed: ${allowed.map((a) => `{${a}}`).join(', ') || 'none'})`);
+    if (!allowed.includes(name))
+      throw new TemplateError(
+        `${owner}: unknown slot {${name}} (allowed: ${allowed.map((a) => `{${a}}`).join(', ') || 'none'})`,
+      );
     if (typeof values[name] !== 'string') throw new TemplateError(`${owner}: slot {${name}} has no value`);
   }
   return tidy(text.replace(PLACEHOLDER, (_, name: string) => values[name]!));
@@ -42,9 +55,12 @@ export function checkTemplateSlots(t: TemplateDef, owner = `template ${t.id}`): 
   const used = new Set(t.turns.flatMap((turn) => usedSlots(turn, owner)));
   for (const name of used) {
     if (!(TEMPLATE_SLOTS as readonly string[]).includes(name)) {
-      throw new TemplateError(`${owner}: unknown slot {${name}} (slots: ${TEMPLATE_SLOTS.map((s) => `{${s}}`).join(', ')})`);
+      throw new TemplateError(
+        `${owner}: unknown slot {${name}} (slots: ${TEMPLATE_SLOTS.map((s) => `{${s}}`).join(', ')})`,
+      );
     }
-    if (!t.slots.includes(name as TemplateSlot)) throw new TemplateError(`${owner}: uses slot {${name}}, which it does not declare in "slots"`);
+    if (!t.slots.includes(name as TemplateSlot))
+      throw new TemplateError(`${owner}: uses slot {${name}}, which it does not declare in "slots"`);
   }
   for (const name of t.slots) {
     if (!used.has(name)) throw new TemplateError(`${owner}: declares slot {${name}}, which none of its turns uses`);

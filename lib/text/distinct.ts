@@ -31,7 +31,13 @@ export interface BatchedDistinct {
  * consecutive batches; at most `maxBatches` are used. A document is a list of segments.
  * With fewer documents than one batch, the single (short) batch of all of them is measured.
  */
-export function distinctNBatched(docs: readonly Corpus[], n: number, size: number, maxBatches: number, rng: Rng): BatchedDistinct {
+export function distinctNBatched(
+  docs: readonly Corpus[],
+  n: number,
+  size: number,
+  maxBatches: number,
+  rng: Rng,
+): BatchedDistinct {
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`batch size must be a positive integer, got ${size}`);
   const order = rng.shuffle(docs.map((_, i) => i));
   const count = Math.max(1, Math.min(maxBatches, Math.floor(order.length / size)));

@@ -4,10 +4,12 @@
 // into "3" and "5"), except that each CJK ideograph, kana or Hangul syllable is a token of its own
 // (Chinese and Japanese have no spaces, and per-character tokens are the usual unit for CJK
 // distinct-n). Punctuation and whitespace separate tokens and are dropped.
-export const TOKENIZATION = 'NFKC, lower-case; tokens are runs of letters/digits (with inner \' or -), each CJK ideograph/kana/Hangul syllable is one token; punctuation dropped';
+export const TOKENIZATION =
+  "NFKC, lower-case; tokens are runs of letters/digits (with inner ' or -), each CJK ideograph/kana/Hangul syllable is one token; punctuation dropped";
 
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
-const TOKEN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
+const TOKEN =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu;
 
 export function tokenize(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(TOKEN) ?? [];

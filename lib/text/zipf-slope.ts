@@ -7,15 +7,21 @@ import { countNgrams, type Corpus } from './corpus.ts';
 
 export function zipfSlope(corpus: Corpus, maxRank: number): number | null {
   const freqs = [...countNgrams(corpus, 1)]
-    .sort((a, b) => (b[1] - a[1]) || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, Math.max(0, maxRank))
     .map(([, c]) => c);
   if (freqs.length < 2) return null;
-  let sx = 0, sy = 0, sxx = 0, sxy = 0;
+  let sx = 0,
+    sy = 0,
+    sxx = 0,
+    sxy = 0;
   freqs.forEach((f, i) => {
     const x = Math.log(i + 1);
     const y = Math.log(f);
-    sx += x; sy += y; sxx += x * x; sxy += x * y;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
   });
   const m = freqs.length;
   return (m * sxy - sx * sy) / (m * sxx - sx * sx);

@@ -22,15 +22,19 @@ export type BaselineName = (typeof BASELINE_NAMES)[number];
 
 type Rule = (f: (name: Parameters<typeof feature>[1]) => number) => number;
 
-const task = (f: Parameters<Rule>[0]): 'hotpotqa' | 'strategyqa' | 'gsm8k' => (f('task_gsm8k') ? 'gsm8k' : f('task_strategyqa') ? 'strategyqa' : 'hotpotqa');
+const task = (f: Parameters<Rule>[0]): 'hotpotqa' | 'strategyqa' | 'gsm8k' =>
+  f('task_gsm8k') ? 'gsm8k' : f('task_strategyqa') ? 'strategyqa' : 'hotpotqa';
 
 /** The task's tool until it has what the task usually needs, then the answer. */
 function toolsThenAnswer(f: Parameters<Rule>[0]): number {
   if (f('last_turn')) return ANSWER;
   switch (task(f)) {
-    case 'hotpotqa': return f('wiki_pages') >= 2 ? ANSWER : WIKI;
-    case 'strategyqa': return f('wiki_pages') >= 1 ? ANSWER : WIKI;
-    case 'gsm8k': return f('last_error') && !f('last_timeout') ? ANSWER : CALC;
+    case 'hotpotqa':
+      return f('wiki_pages') >= 2 ? ANSWER : WIKI;
+    case 'strategyqa':
+      return f('wiki_pages') >= 1 ? ANSWER : WIKI;
+    case 'gsm8k':
+      return f('last_error') && !f('last_timeout') ? ANSWER : CALC;
   }
 }
 

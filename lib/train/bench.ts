@@ -53,7 +53,12 @@ export async function benchmarkTraining(o: BenchmarkOptions): Promise<BenchmarkR
     const init = initParams(shape, rng);
     const model = new TfModel(tfh.tf, init.specs, init, o.config.adam);
     const handle = new TfjsModelHandle(tfh.tf, model, cloneParams(init), shape, new AbortController().signal);
-    const env = { maxTurns: o.config.env.max_turns, weights: o.weights, reward: { ...o.config.reward }, noise: { ...o.config.env.noise } };
+    const env = {
+      maxTurns: o.config.env.max_turns,
+      weights: o.weights,
+      reward: { ...o.config.reward },
+      noise: { ...o.config.env.noise },
+    };
     const strategy = new PpoStrategy(o.config, new ScenarioSampler(specs, o.config.sampling), env, rng);
     let peak = process.memoryUsage().rss;
     let collectS = 0;
@@ -75,9 +80,16 @@ export async function benchmarkTraining(o: BenchmarkOptions): Promise<BenchmarkR
       updates += stats.updates;
     }
     rows.push({
-      backend: tfh.backend, detail: tfh.detail, steps: o.steps, env_steps: envSteps, env_steps_per_s: envSteps / collectS,
-      updates, updates_per_s: updates / updateS, step_ms: ((collectS + updateS) * 1000) / o.steps,
-      peak_rss_mb: peak / 2 ** 20, tf_bytes: tfh.tf.memory().numBytes,
+      backend: tfh.backend,
+      detail: tfh.detail,
+      steps: o.steps,
+      env_steps: envSteps,
+      env_steps_per_s: envSteps / collectS,
+      updates,
+      updates_per_s: updates / updateS,
+      step_ms: ((collectS + updateS) * 1000) / o.steps,
+      peak_rss_mb: peak / 2 ** 20,
+      tf_bytes: tfh.tf.memory().numBytes,
     });
     model.dispose();
   }

@@ -45,7 +45,7 @@ const GLYPHS: Record<string, readonly number[]> = {
   '-': [0, 0, 0, 0x1f, 0, 0, 0],
   '+': [0, 0x04, 0x04, 0x1f, 0x04, 0x04, 0],
   '=': [0, 0, 0x1f, 0, 0x1f, 0, 0],
-  '_': [0, 0, 0, 0, 0, 0, 0x1f],
+  _: [0, 0, 0, 0, 0, 0, 0x1f],
   '/': [0, 0x01, 0x02, 0x04, 0x08, 0x10, 0],
   '(': [0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02],
   ')': [0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08],
@@ -70,14 +70,21 @@ export function textWidth(text: string, scale: number): number {
 }
 
 /** Calls `plot(x, y)` for every lit pixel of `text` drawn with its top-left corner at (x, y). */
-export function drawText(text: string, x: number, y: number, scale: number, plot: (px: number, py: number) => void): void {
+export function drawText(
+  text: string,
+  x: number,
+  y: number,
+  scale: number,
+  plot: (px: number, py: number) => void,
+): void {
   let cx = x;
   for (const ch of text) {
     const rows = glyph(ch);
     for (let r = 0; r < GLYPH_H; r++) {
       for (let c = 0; c < GLYPH_W; c++) {
         if (((rows[r] ?? 0) >> (GLYPH_W - 1 - c)) & 1) {
-          for (let dy = 0; dy < scale; dy++) for (let dx = 0; dx < scale; dx++) plot(cx + c * scale + dx, y + r * scale + dy);
+          for (let dy = 0; dy < scale; dy++)
+            for (let dx = 0; dx < scale; dx++) plot(cx + c * scale + dx, y + r * scale + dy);
         }
       }
     }

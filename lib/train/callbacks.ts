@@ -24,11 +24,21 @@ export type Callbacks = Required<Omit<Callback, 'name'>>;
 
 export function composeCallbacks(list: readonly Callback[]): Callbacks {
   return {
-    async onStart(i) { for (const c of list) await c.onStart?.(i); },
-    async onStep(m) { for (const c of list) await c.onStep?.(m); },
-    async onCheckpoint(i) { for (const c of list) await c.onCheckpoint?.(i); },
-    async onEval(r) { for (const c of list) await c.onEval?.(r); },
-    async onEnd(r) { for (const c of list) await c.onEnd?.(r); },
+    async onStart(i) {
+      for (const c of list) await c.onStart?.(i);
+    },
+    async onStep(m) {
+      for (const c of list) await c.onStep?.(m);
+    },
+    async onCheckpoint(i) {
+      for (const c of list) await c.onCheckpoint?.(i);
+    },
+    async onEval(r) {
+      for (const c of list) await c.onEval?.(r);
+    },
+    async onEnd(r) {
+      for (const c of list) await c.onEnd?.(r);
+    },
   };
 }
 
@@ -38,27 +48,41 @@ export function loggingCallback(o: { log: (line: string) => void; metricsFile: s
   return {
     name: 'logging',
     onStart(i) {
-      o.log(`start: step ${i.startStep} of ${i.totalSteps}, engine ${i.engine}, strategy ${i.strategy}, backend ${i.backend}${i.resumedFrom ? `, resumed from ${i.resumedFrom}` : ''}`);
+      o.log(
+        `start: step ${i.startStep} of ${i.totalSteps}, engine ${i.engine}, strategy ${i.strategy}, backend ${i.backend}${i.resumedFrom ? `, resumed from ${i.resumedFrom}` : ''}`,
+      );
     },
     onStep(m: MetricsLine) {
       appendFileSync(o.metricsFile, `${JSON.stringify(m)}\n`);
       if (m.step % o.every === 0 || m.step === 1) {
-        o.log(`step ${m.step}: reward ${f(m.reward)} success ${f(m.success, 3)} len ${f(m.episode_len, 2)} loss ${f(m.loss.total)} kl ${f(m.kl, 5)} β ${f(m.kl_coef, 5)} entropy ${f(m.entropy, 3)} lr ${m.lr.toExponential(2)} ${m.throughput.toFixed(0)} env steps/s [${m.env}, ${m.backend}]`);
+        o.log(
+          `step ${m.step}: reward ${f(m.reward)} success ${f(m.success, 3)} len ${f(m.episode_len, 2)} loss ${f(m.loss.total)} kl ${f(m.kl, 5)} β ${f(m.kl_coef, 5)} entropy ${f(m.entropy, 3)} lr ${m.lr.toExponential(2)} ${m.throughput.toFixed(0)} env steps/s [${m.env}, ${m.backend}]`,
+        );
       }
     },
     onCheckpoint(i: CheckpointInfo) {
-      o.log(`checkpoint ${basename(i.dir)} (${Object.keys(i.meta.files).length} files, config ${i.meta.config_hash.slice(0, 12)})`);
+      o.log(
+        `checkpoint ${basename(i.dir)} (${Object.keys(i.meta.files).length} files, config ${i.meta.config_hash.slice(0, 12)})`,
+      );
     },
     onEval(r: EvalResult) {
-      o.log(`held-out eval @ step ${r.step}: reward ${f(r.reward)} success ${f(r.success, 3)} over-clarification ${f(r.overclar_rate, 3)} turns ${f(r.avg_turns, 2)} (${r.episodes} held-out episodes)`);
+      o.log(
+        `held-out eval @ step ${r.step}: reward ${f(r.reward)} success ${f(r.success, 3)} over-clarification ${f(r.overclar_rate, 3)} turns ${f(r.avg_turns, 2)} (${r.episodes} held-out episodes)`,
+      );
     },
     onEnd(r) {
-      o.log(`end: step ${r.finalStep}${r.interrupted ? ' (interrupted)' : ''}, ${r.metricsLines} metrics lines this run, backend ${r.backend}`);
+      o.log(
+        `end: step ${r.finalStep}${r.interrupted ? ' (interrupted)' : ''}, ${r.metricsLines} metrics lines this run, backend ${r.backend}`,
+      );
     },
   };
 }
 
-export function checkpointCallback(o: { checkpointDir: string; keepLast: number; log: (line: string) => void }): Callback {
+export function checkpointCallback(o: {
+  checkpointDir: string;
+  keepLast: number;
+  log: (line: string) => void;
+}): Callback {
   return {
     name: 'checkpoint',
     async onCheckpoint(i) {
@@ -73,7 +97,11 @@ export function checkpointCallback(o: { checkpointDir: string; keepLast: number;
 export function readBestEval(checkpointDir: string): EvalResult | null {
   const p = join(checkpointDir, 'best', 'eval.json');
   if (!existsSync(p)) return null;
-  try { return (JSON.parse(readFileSync(p, 'utf8')) as { result: EvalResult }).result; } catch { return null; }
+  try {
+    return (JSON.parse(readFileSync(p, 'utf8')) as { result: EvalResult }).result;
+  } catch {
+    return null;
+  }
 }
 
 export interface ShadowEvalCallback extends Callback {
@@ -100,8 +128,15 @@ export function shadowEvalCallback(o: {
       if (!best || result.reward > best.reward) {
         // eval.json names the step dir relative to the checkpoint dir: an absolute path would make
         // the checkpoint output differ per workspace location (it is hashed and cached).
-        const name = await saveBest(o.checkpointDir, i.dir, { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details }, i.step);
-        o.log(`best → ${name} (a copy of ${basename(i.dir)}; held-out eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`);
+        const name = await saveBest(
+          o.checkpointDir,
+          i.dir,
+          { result: { ...result, dir: relative(o.checkpointDir, result.dir) || '.' }, details },
+          i.step,
+        );
+        o.log(
+          `best → ${name} (a copy of ${basename(i.dir)}; held-out eval reward ${result.reward.toFixed(4)}${best ? `, was ${best.reward.toFixed(4)} at step ${best.step}` : ''})`,
+        );
         best = result;
       }
     },

@@ -35,11 +35,17 @@ export function bestDirName(step: number): string {
 
 async function fsyncPath(p: string): Promise<void> {
   const fh = await fsp.open(p, 'r');
-  try { await fh.sync(); } finally { await fh.close(); }
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
 }
 
 async function sha256File(p: string): Promise<string> {
-  return createHash('sha256').update(await fsp.readFile(p)).digest('hex');
+  return createHash('sha256')
+    .update(await fsp.readFile(p))
+    .digest('hex');
 }
 
 /** Files of a dir, recursively, relative, sorted. */
@@ -60,7 +66,10 @@ async function listFiles(dir: string): Promise<string[]> {
  * Seals a step dir: hashes every file, fsyncs them, writes checkpoint.json (temp file + rename)
  * and fsyncs the dir. Used for the built-in engine's temp dirs and for an external trainer's dirs.
  */
-export async function sealCheckpoint(dir: string, meta: Omit<CheckpointMeta, 'files' | 'time'>): Promise<CheckpointMeta> {
+export async function sealCheckpoint(
+  dir: string,
+  meta: Omit<CheckpointMeta, 'files' | 'time'>,
+): Promise<CheckpointMeta> {
   const files: Record<string, string> = {};
   for (const rel of await listFiles(dir)) {
     if (rel === META_FILE || rel.startsWith(`${META_FILE}.tmp`)) continue;
@@ -84,22 +93,41 @@ export async function verifyCheckpoint(dir: string): Promise<Verified> {
   try {
     meta = JSON.parse(await fsp.readFile(join(dir, META_FILE), 'utf8')) as CheckpointMeta;
   } catch (e) {
-    return { ok: false, problem: `${META_FILE} missing or unreadable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+    return {
+      ok: false,
+      problem: `${META_FILE} missing or unreadable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    };
   }
-  if (typeof meta.step !== 'number' || typeof meta.config_hash !== 'string' || typeof meta.files !== 'object' || meta.files === null) {
+  if (
+    typeof meta.step !== 'number' ||
+    typeof meta.config_hash !== 'string' ||
+    typeof meta.files !== 'object' ||
+    meta.files === null
+  ) {
     return { ok: false, problem: `${META_FILE} lacks step, config_hash or files` };
   }
   for (const [rel, sha] of Object.entries(meta.files)) {
     let got: string;
-    try { got = await sha256File(join(dir, rel)); } catch { return { ok: false, problem: `${rel} is missing` }; }
-    if (got !== sha) return { ok: false, problem: `${rel} has sha256 ${got.slice(0, 12)}…, checkpoint.json says ${sha.slice(0, 12)}…` };
+    try {
+      got = await sha256File(join(dir, rel));
+    } catch {
+      return { ok: false, problem: `${rel} is missing` };
+    }
+    if (got !== sha)
+      return {
+        ok: false,
+        problem: `${rel} has sha256 ${got.slice(0, 12)}…, checkpoint.json says ${sha.slice(0, 12)}…`,
+      };
   }
   return { ok: true, meta };
 }
 
 /** Writes a step dir atomically: `write` fills a temp dir, which is sealed and renamed into place. */
 export async function writeCheckpoint(
-  checkpointDir: string, step: number, meta: Omit<CheckpointMeta, 'files' | 'time' | 'step'>, write: (dir: string) => Promise<void>,
+  checkpointDir: string,
+  step: number,
+  meta: Omit<CheckpointMeta, 'files' | 'time' | 'step'>,
+  write: (dir: string) => Promise<void>,
 ): Promise<CheckpointInfo> {
   await fsp.mkdir(checkpointDir, { recursive: true });
   const name = stepDirName(step);
@@ -132,35 +160,69 @@ export async function updateLatest(checkpointDir: string, name: string): Promise
 /** Step dirs by step, ascending. */
 export async function listSteps(checkpointDir: string): Promise<{ step: number; name: string }[]> {
   let names: string[];
-  try { names = await fsp.readdir(checkpointDir); } catch { return []; }
-  return names.flatMap((n) => { const m = STEP_RE.exec(n); return m ? [{ step: Number(m[1]), name: n }] : []; }).sort((a, b) => a.step - b.step);
+  try {
+    names = await fsp.readdir(checkpointDir);
+  } catch {
+    return [];
+  }
+  return names
+    .flatMap((n) => {
+      const m = STEP_RE.exec(n);
+      return m ? [{ step: Number(m[1]), name: n }] : [];
+    })
+    .sort((a, b) => a.step - b.step);
 }
 
 /** The step dir `latest` names, or null when there is no `latest`. */
 export async function latestTarget(checkpointDir: string): Promise<string | null> {
-  try { return await fsp.readlink(join(checkpointDir, 'latest')); } catch { return null; }
+  try {
+    return await fsp.readlink(join(checkpointDir, 'latest'));
+  } catch {
+    return null;
+  }
 }
 
 /** best_XXXXX dirs by step, ascending. */
 export async function listBest(checkpointDir: string): Promise<{ step: number; name: string }[]> {
   let names: string[];
-  try { names = await fsp.readdir(checkpointDir); } catch { return []; }
-  return names.flatMap((n) => { const m = BEST_RE.exec(n); return m ? [{ step: Number(m[1]), name: n }] : []; }).sort((a, b) => a.step - b.step);
+  try {
+    names = await fsp.readdir(checkpointDir);
+  } catch {
+    return [];
+  }
+  return names
+    .flatMap((n) => {
+      const m = BEST_RE.exec(n);
+      return m ? [{ step: Number(m[1]), name: n }] : [];
+    })
+    .sort((a, b) => a.step - b.step);
 }
 
 /** The best_XXXXX dir `best` names, or null (no `best`, or a directory left by an older version). */
 export async function bestTarget(checkpointDir: string): Promise<string | null> {
-  try { return await fsp.readlink(join(checkpointDir, BEST_LINK)); } catch { return null; }
+  try {
+    return await fsp.readlink(join(checkpointDir, BEST_LINK));
+  } catch {
+    return null;
+  }
 }
 
 /**
  * Removes all but the newest keepLast step dirs and the newest keepLast best_XXXXX dirs, never one
  * that `latest` or `best` names, nor `protect`. Returns what was removed.
  */
-export async function rotate(checkpointDir: string, keepLast: number, protect: readonly string[] = []): Promise<string[]> {
+export async function rotate(
+  checkpointDir: string,
+  keepLast: number,
+  protect: readonly string[] = [],
+): Promise<string[]> {
   const steps = await listSteps(checkpointDir);
   const bests = await listBest(checkpointDir);
-  const keep = new Set([...steps.slice(-keepLast).map((s) => s.name), ...bests.slice(-keepLast).map((b) => b.name), ...protect]);
+  const keep = new Set([
+    ...steps.slice(-keepLast).map((s) => s.name),
+    ...bests.slice(-keepLast).map((b) => b.name),
+    ...protect,
+  ]);
   for (const named of [await latestTarget(checkpointDir), await bestTarget(checkpointDir)]) if (named) keep.add(named);
   const removed: string[] = [];
   for (const s of [...steps, ...bests]) {
@@ -179,7 +241,11 @@ async function copyTree(src: string, dst: string, link: boolean): Promise<void> 
     if (e.isDirectory()) await copyTree(s, d, link);
     else if (e.isSymbolicLink()) await fsp.symlink(await fsp.readlink(s), d);
     else if (link) {
-      try { await fsp.link(s, d); } catch { await fsp.copyFile(s, d); }
+      try {
+        await fsp.link(s, d);
+      } catch {
+        await fsp.copyFile(s, d);
+      }
     } else {
       await fsp.copyFile(s, d);
       await fsyncPath(d);
@@ -193,7 +259,12 @@ async function copyTree(src: string, dst: string, link: boolean): Promise<void> 
  * best_XXXXX/ stays as it was (rotation removes it later unless a pointer names it). Returns the
  * new dir's name.
  */
-export async function saveBest(checkpointDir: string, stepDir: string, evalJson: unknown, step?: number): Promise<string> {
+export async function saveBest(
+  checkpointDir: string,
+  stepDir: string,
+  evalJson: unknown,
+  step?: number,
+): Promise<string> {
   const at = step ?? Number(STEP_RE.exec(basename(stepDir))?.[1] ?? NaN);
   if (!Number.isInteger(at)) throw new Error(`internal error: saveBest needs the step of ${stepDir}; please report`);
   const name = bestDirName(at);
@@ -211,7 +282,9 @@ export async function saveBest(checkpointDir: string, stepDir: string, evalJson:
   await fsp.rename(tmp, dest);
   await fsyncPath(checkpointDir);
   const link = join(checkpointDir, BEST_LINK);
-  const legacy = fs.lstatSync(link, { throwIfNoEntry: false })?.isDirectory() ? join(checkpointDir, `.best-legacy-${process.pid}`) : null;
+  const legacy = fs.lstatSync(link, { throwIfNoEntry: false })?.isDirectory()
+    ? join(checkpointDir, `.best-legacy-${process.pid}`)
+    : null;
   if (legacy) await fsp.rename(link, legacy); // a best/ directory written by an older version
   await swapLink(checkpointDir, BEST_LINK, name);
   if (legacy) await fsp.rm(legacy, { recursive: true, force: true });
@@ -226,7 +299,11 @@ export async function saveBest(checkpointDir: string, stepDir: string, evalJson:
 export async function repairCheckpointDir(checkpointDir: string): Promise<string[]> {
   const notes: string[] = [];
   let names: string[];
-  try { names = await fsp.readdir(checkpointDir); } catch { return notes; }
+  try {
+    names = await fsp.readdir(checkpointDir);
+  } catch {
+    return notes;
+  }
   for (const n of names.filter((x) => x.startsWith('.best-prev-') || x.startsWith('.best-legacy-')).sort()) {
     if (!fs.existsSync(join(checkpointDir, BEST_LINK))) {
       await fsp.rename(join(checkpointDir, n), join(checkpointDir, BEST_LINK));

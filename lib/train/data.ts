@@ -20,7 +20,10 @@ export function isHoldout(sourceId: string, holdout: number): boolean {
 }
 
 /** Splits by source question: every rendering of a held-out source question is held out, so the two sides share none. */
-export function splitHoldout<T extends { source_id: string }>(scenarios: readonly T[], holdout: number): { train: T[]; holdout: T[] } {
+export function splitHoldout<T extends { source_id: string }>(
+  scenarios: readonly T[],
+  holdout: number,
+): { train: T[]; holdout: T[] } {
   const train: T[] = [];
   const held: T[] = [];
   for (const s of scenarios) (isHoldout(s.source_id, holdout) ? held : train).push(s);
@@ -39,14 +42,33 @@ export interface TrainingData {
 }
 
 /** Reads the scenario files and the weights file of the train target's inputs (groups scenarios and weights). */
-export async function loadTrainingData(cfg: Readonly<TrainConfig>, inputs: Readonly<Record<string, readonly string[]>>, root: string): Promise<TrainingData> {
+export async function loadTrainingData(
+  cfg: Readonly<TrainConfig>,
+  inputs: Readonly<Record<string, readonly string[]>>,
+  root: string,
+): Promise<TrainingData> {
   const files = [...(inputs.scenarios ?? [])];
-  if (files.length === 0) throw new RuleError('train: the `scenarios` input group is empty (declare the balanced pool: target(\'balanced_pool\', \'pool\'))');
+  if (files.length === 0)
+    throw new RuleError(
+      "train: the `scenarios` input group is empty (declare the balanced pool: target('balanced_pool', 'pool'))",
+    );
   const [weightsFile, ...more] = inputs.weights ?? [];
-  if (!weightsFile || more.length) throw new RuleError(`train: the \`weights\` input group must hold the weights file alone (declare target('weights', 'weights') or configs/weights.json), got ${(inputs.weights ?? []).length} paths`);
+  if (!weightsFile || more.length)
+    throw new RuleError(
+      `train: the \`weights\` input group must hold the weights file alone (declare target('weights', 'weights') or configs/weights.json), got ${(inputs.weights ?? []).length} paths`,
+    );
   const scenarios = await readScenarios(files, root);
   const { train, holdout } = splitHoldout(scenarios, cfg.env.holdout);
-  if (train.length === 0) throw new RuleError(`train: no training scenario left after holding out ${cfg.env.holdout} of ${scenarios.length}`);
-  const weights = await readWeights(weightsFile, weightsFile.startsWith(root) ? weightsFile.slice(root.length + 1) : weightsFile);
-  return { scenarios, train: train.map(scenarioSpec), holdout: holdout.map(scenarioSpec), env: { maxTurns: cfg.env.max_turns, weights, reward: rewardOptions(cfg), noise: { ...cfg.env.noise } } };
+  if (train.length === 0)
+    throw new RuleError(`train: no training scenario left after holding out ${cfg.env.holdout} of ${scenarios.length}`);
+  const weights = await readWeights(
+    weightsFile,
+    weightsFile.startsWith(root) ? weightsFile.slice(root.length + 1) : weightsFile,
+  );
+  return {
+    scenarios,
+    train: train.map(scenarioSpec),
+    holdout: holdout.map(scenarioSpec),
+    env: { maxTurns: cfg.env.max_turns, weights, reward: rewardOptions(cfg), noise: { ...cfg.env.noise } },
+  };
 }

@@ -20,11 +20,13 @@ const SECRET_NAME = /key|token|secret|passw(or)?d|credential/i;
 const NOT_SECRET_ENV = new Set(['RUN_MODE', 'REWARD_LIVE_MODE']);
 
 export function secretValues(env: Readonly<Record<string, string | undefined>>): string[] {
-  return Object.entries(env).flatMap(([name, v]) => {
-    if (!v) return [];
-    if (SECRET_NAME.test(name) && v.length >= 4) return [v];
-    return !NOT_SECRET_ENV.has(name) && v.length >= 8 ? [v] : [];
-  }).sort((a, b) => b.length - a.length);
+  return Object.entries(env)
+    .flatMap(([name, v]) => {
+      if (!v) return [];
+      if (SECRET_NAME.test(name) && v.length >= 4) return [v];
+      return !NOT_SECRET_ENV.has(name) && v.length >= 8 ? [v] : [];
+    })
+    .sort((a, b) => b.length - a.length);
 }
 
 export function redact(value: unknown, secrets: readonly string[]): unknown {
@@ -33,21 +35,38 @@ export function redact(value: unknown, secrets: readonly string[]): unknown {
     if (typeof v === 'string') return strip(v);
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, SECRET_NAME.test(k) && (x === null || typeof x !== 'object' || Array.isArray(x)) ? REDACTED : walk(x)]));
+      return Object.fromEntries(
+        Object.entries(v).map(([k, x]) => [
+          k,
+          SECRET_NAME.test(k) && (x === null || typeof x !== 'object' || Array.isArray(x)) ? REDACTED : walk(x),
+        ]),
+      );
     }
     return v;
   };
   return walk(value);
 }
 
-export interface InputDigest { path: string; sha256: string }
+export interface InputDigest {
+  path: string;
+  sha256: string;
+}
 
 /** sha256 of each input file, workspace-relative, per group (for the run hash and the effective config). */
-export async function digestInputs(inputs: Readonly<Record<string, readonly string[]>>, root: string): Promise<Record<string, InputDigest[]>> {
+export async function digestInputs(
+  inputs: Readonly<Record<string, readonly string[]>>,
+  root: string,
+): Promise<Record<string, InputDigest[]>> {
   const out: Record<string, InputDigest[]> = {};
   for (const group of Object.keys(inputs).sort()) {
     out[group] = [];
-    for (const f of inputs[group]!) out[group].push({ path: relative(root, f), sha256: createHash('sha256').update(await readFile(f)).digest('hex') });
+    for (const f of inputs[group]!)
+      out[group].push({
+        path: relative(root, f),
+        sha256: createHash('sha256')
+          .update(await readFile(f))
+          .digest('hex'),
+      });
   }
   return out;
 }
@@ -59,32 +78,60 @@ export async function digestInputs(inputs: Readonly<Record<string, readonly stri
  */
 export function dataGroups(config: Pick<TrainConfig, 'engine' | 'strategy'>, groups: readonly string[]): string[] {
   if (config.engine === 'command') return groups.filter((g) => g !== 'round2');
-  return groups.filter((g) => g === 'scenarios' || g === 'weights' || g === 'sft' || (config.strategy === 'dpo' && (g === 'rollouts' || g === 'scores')));
+  return groups.filter(
+    (g) =>
+      g === 'scenarios' ||
+      g === 'weights' ||
+      g === 'sft' ||
+      (config.strategy === 'dpo' && (g === 'rollouts' || g === 'scores')),
+  );
 }
 
 /** Of the `sft` group, the policy's files (model.json, model.bin): its checkpoint.json holds the seal time, which is no data. */
 const SFT_MODEL_FILES = new Set(['model.json', 'model.bin']);
-const dataFiles = (group: string, files: InputDigest[]): InputDigest[] => (group === 'sft' ? files.filter((f) => SFT_MODEL_FILES.has(basename(f.path))) : files);
+const dataFiles = (group: string, files: InputDigest[]): InputDigest[] =>
+  group === 'sft' ? files.filter((f) => SFT_MODEL_FILES.has(basename(f.path))) : files;
 
 /** The run hash: config hash + the digests of the data inputs the run reads (dataGroups; of the SFT policy, its model files). */
 export function runHash(configHash: string, digests: Record<string, InputDigest[]>, groups: readonly string[]): string {
-  const data = Object.fromEntries(Object.entries(digests).filter(([g]) => groups.includes(g)).map(([g, files]) => [g, dataFiles(g, files)]));
-  return createHash('sha256').update(canonicalJson({ format: 'rc1-train-run-v1', config: configHash, inputs: data })).digest('hex');
+  const data = Object.fromEntries(
+    Object.entries(digests)
+      .filter(([g]) => groups.includes(g))
+      .map(([g, files]) => [g, dataFiles(g, files)]),
+  );
+  return createHash('sha256')
+    .update(canonicalJson({ format: 'rc1-train-run-v1', config: configHash, inputs: data }))
+    .digest('hex');
 }
 
 export function effectiveConfigYaml(o: {
-  profile: string; config: Readonly<TrainConfig>; id: { runHash: string; configHash: string; codeHash: string };
+  profile: string;
+  config: Readonly<TrainConfig>;
+  id: { runHash: string; configHash: string; codeHash: string };
   /** Resumes across a code change (run-identity.ts): listed, so the manifest's hash of this file covers them. */
   codeChanges?: readonly { at_step: number; from_code_hash: string; to_code_hash: string }[];
   /** For the command engine: the configured sections its trainer is handed (part of the run's identity). */
   settings?: Readonly<Record<string, unknown>>;
-  inputs: Record<string, InputDigest[]>; secrets: readonly string[];
+  inputs: Record<string, InputDigest[]>;
+  secrets: readonly string[];
 }): string {
-  const changes = (o.codeChanges ?? []).map((c) => ({ at_step: c.at_step, from_code_hash: c.from_code_hash, to_code_hash: c.to_code_hash }));
-  const doc = redact({
-    profile: o.profile, config_hash: o.id.configHash, code_hash: o.id.codeHash, run_hash: o.id.runHash,
-    ...(changes.length ? { WARNING_resumed_across_code_change: changes } : {}), train: o.config,
-    ...(o.settings ? { trainer_settings: o.settings } : {}), inputs: o.inputs,
-  }, o.secrets);
+  const changes = (o.codeChanges ?? []).map((c) => ({
+    at_step: c.at_step,
+    from_code_hash: c.from_code_hash,
+    to_code_hash: c.to_code_hash,
+  }));
+  const doc = redact(
+    {
+      profile: o.profile,
+      config_hash: o.id.configHash,
+      code_hash: o.id.codeHash,
+      run_hash: o.id.runHash,
+      ...(changes.length ? { WARNING_resumed_across_code_change: changes } : {}),
+      train: o.config,
+      ...(o.settings ? { trainer_settings: o.settings } : {}),
+      inputs: o.inputs,
+    },
+    o.secrets,
+  );
   return `# The effective train config of this run (rc1-build train). Secrets redacted as ${REDACTED}.\n${stringify(doc, { lineWidth: 0 })}`;
 }

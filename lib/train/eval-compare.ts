@@ -12,10 +12,20 @@
 //   success_gain_pp   success on every item, pp
 import type { EvalEpisode } from './eval-summary.ts';
 
-export interface ScenarioInfo { id: string; cluster: string; needsClarification: boolean; hardQa: boolean }
+export interface ScenarioInfo {
+  id: string;
+  cluster: string;
+  needsClarification: boolean;
+  hardQa: boolean;
+}
 
 /** Per-scenario means of one policy, in the order of the scenario list. */
-export interface PolicyRows { success: Float64Array; asked: Float64Array; turns: Float64Array; reward: Float64Array }
+export interface PolicyRows {
+  success: Float64Array;
+  asked: Float64Array;
+  turns: Float64Array;
+  reward: Float64Array;
+}
 
 export const GAIN_KEYS = ['nc_gain_pp', 'overclar_rel', 'turns_change', 'hard_gain_pp', 'success_gain_pp'] as const;
 export type GainKey = (typeof GAIN_KEYS)[number];
@@ -27,11 +37,17 @@ export type Levels = Record<(typeof LEVEL_KEYS)[number], number>;
 export function policyRows(scenarios: readonly ScenarioInfo[], episodes: readonly EvalEpisode[]): PolicyRows {
   const at = new Map(scenarios.map((s, i) => [s.id, i]));
   const n = scenarios.length;
-  const rows: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
+  const rows: PolicyRows = {
+    success: new Float64Array(n),
+    asked: new Float64Array(n),
+    turns: new Float64Array(n),
+    reward: new Float64Array(n),
+  };
   const count = new Float64Array(n);
   for (const e of episodes) {
     const i = at.get(e.scenario_id);
-    if (i === undefined) throw new Error(`internal error: episode of unknown scenario ${e.scenario_id}; please report this`);
+    if (i === undefined)
+      throw new Error(`internal error: episode of unknown scenario ${e.scenario_id}; please report this`);
     count[i] = count[i]! + 1;
     rows.success[i] = rows.success[i]! + (e.success ? 1 : 0);
     rows.asked[i] = rows.asked[i]! + (e.clarifications > 0 ? 1 : 0);
@@ -39,7 +55,8 @@ export function policyRows(scenarios: readonly ScenarioInfo[], episodes: readonl
     rows.reward[i] = rows.reward[i]! + e.reward;
   }
   for (let i = 0; i < n; i++) {
-    if (count[i] === 0) throw new Error(`internal error: no episode of scenario ${scenarios[i]!.id}; please report this`);
+    if (count[i] === 0)
+      throw new Error(`internal error: no episode of scenario ${scenarios[i]!.id}; please report this`);
     for (const k of ['success', 'asked', 'turns', 'reward'] as const) rows[k][i] = rows[k][i]! / count[i]!;
   }
   return rows;
@@ -48,8 +65,15 @@ export function policyRows(scenarios: readonly ScenarioInfo[], episodes: readonl
 /** The mean of several policies' rows (the seeds' mean policy). */
 export function meanRows(list: readonly PolicyRows[]): PolicyRows {
   const n = list[0]!.success.length;
-  const out: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
-  for (const r of list) for (const k of ['success', 'asked', 'turns', 'reward'] as const) for (let i = 0; i < n; i++) out[k][i] = out[k][i]! + r[k][i]! / list.length;
+  const out: PolicyRows = {
+    success: new Float64Array(n),
+    asked: new Float64Array(n),
+    turns: new Float64Array(n),
+    reward: new Float64Array(n),
+  };
+  for (const r of list)
+    for (const k of ['success', 'asked', 'turns', 'reward'] as const)
+      for (let i = 0; i < n; i++) out[k][i] = out[k][i]! + r[k][i]! / list.length;
   return out;
 }
 
@@ -63,11 +87,27 @@ export function levels(s: readonly ScenarioInfo[], r: PolicyRows, items: ArrayLi
     acc.succ += r.success[i]!;
     acc.turns += r.turns[i]!;
     acc.reward += r.reward[i]!;
-    if (x.needsClarification) { acc.ncN += 1; acc.nc += r.success[i]!; } else { acc.noN += 1; acc.asked += r.asked[i]!; }
-    if (x.hardQa) { acc.hardN += 1; acc.hard += r.success[i]!; }
+    if (x.needsClarification) {
+      acc.ncN += 1;
+      acc.nc += r.success[i]!;
+    } else {
+      acc.noN += 1;
+      acc.asked += r.asked[i]!;
+    }
+    if (x.hardQa) {
+      acc.hardN += 1;
+      acc.hard += r.success[i]!;
+    }
   }
   const d = (a: number, b: number): number => (b === 0 ? NaN : a / b);
-  return { success: d(acc.succ, acc.n), nc_success: d(acc.nc, acc.ncN), overclar_rate: d(acc.asked, acc.noN), avg_turns: d(acc.turns, acc.n), hard_qa_success: d(acc.hard, acc.hardN), reward: d(acc.reward, acc.n) };
+  return {
+    success: d(acc.succ, acc.n),
+    nc_success: d(acc.nc, acc.ncN),
+    overclar_rate: d(acc.asked, acc.noN),
+    avg_turns: d(acc.turns, acc.n),
+    hard_qa_success: d(acc.hard, acc.hardN),
+    reward: d(acc.reward, acc.n),
+  };
 }
 
 /** The gated quantities of `a` against `b` over a multiset of scenario indices. */
@@ -90,10 +130,25 @@ export function gains(s: readonly ScenarioInfo[], a: PolicyRows, b: PolicyRows, 
  * permutation within slot pairs swaps a and b for every scenario of a cluster at once (a shadow
  * item and its twin share a source question, so they are not independent units).
  */
-export function swappedRows(a: PolicyRows, b: PolicyRows, labels: ArrayLike<number>, clusterOf: ArrayLike<number>): [PolicyRows, PolicyRows] {
+export function swappedRows(
+  a: PolicyRows,
+  b: PolicyRows,
+  labels: ArrayLike<number>,
+  clusterOf: ArrayLike<number>,
+): [PolicyRows, PolicyRows] {
   const n = a.success.length;
-  const x: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
-  const y: PolicyRows = { success: new Float64Array(n), asked: new Float64Array(n), turns: new Float64Array(n), reward: new Float64Array(n) };
+  const x: PolicyRows = {
+    success: new Float64Array(n),
+    asked: new Float64Array(n),
+    turns: new Float64Array(n),
+    reward: new Float64Array(n),
+  };
+  const y: PolicyRows = {
+    success: new Float64Array(n),
+    asked: new Float64Array(n),
+    turns: new Float64Array(n),
+    reward: new Float64Array(n),
+  };
   for (let i = 0; i < n; i++) {
     const keep = labels[2 * clusterOf[i]!] === 1;
     for (const k of ['success', 'asked', 'turns', 'reward'] as const) {
@@ -105,7 +160,13 @@ export function swappedRows(a: PolicyRows, b: PolicyRows, labels: ArrayLike<numb
 }
 
 /** Mean and a t-interval (95 %) across seeds of per-seed estimates; the half-width is NaN with one seed. */
-export function acrossSeeds(values: readonly number[]): { mean: number; lo: number; hi: number; sd: number; n: number } {
+export function acrossSeeds(values: readonly number[]): {
+  mean: number;
+  lo: number;
+  hi: number;
+  sd: number;
+  n: number;
+} {
   const n = values.length;
   const mean = values.reduce((p, v) => p + v, 0) / n;
   const sd = n > 1 ? Math.sqrt(values.reduce((p, v) => p + (v - mean) ** 2, 0) / (n - 1)) : NaN;

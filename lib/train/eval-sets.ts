@@ -14,7 +14,13 @@
 // and difficulty.dimensions), exactly as the pool's scenarios got theirs.
 import type { Rng } from 'rc1-build';
 import { TASKS, type Scenario, type SourceItem, type Task } from '../data/index.ts';
-import { bucketOf, type BandsConfig, type Bucket, type DimensionsConfig, type MetricsComputer } from '../difficulty/index.ts';
+import {
+  bucketOf,
+  type BandsConfig,
+  type Bucket,
+  type DimensionsConfig,
+  type MetricsComputer,
+} from '../difficulty/index.ts';
 import { PoolBuilder, poolConfig, type PoolConfig, type PoolParams } from '../pool/index.ts';
 import type { RolloutScenario } from '../rollouts/index.ts';
 import type { Pack } from '../templates/index.ts';
@@ -36,9 +42,21 @@ export const TWIN_ID_PREFIX = 'shadow-twin';
  * in the pool's task mix. A task none of whose held-out items has a detail that can be held back is
  * left out (named in `skipped`).
  */
-export function underspecifiedTwins(items: readonly SourceItem[], pack: Pack, pool: PoolParams, seed: number, n: number, rng: (seed: number) => Rng): { scenarios: Scenario[]; skipped: Task[] } {
+export function underspecifiedTwins(
+  items: readonly SourceItem[],
+  pack: Pack,
+  pool: PoolParams,
+  seed: number,
+  n: number,
+  rng: (seed: number) => Rng,
+): { scenarios: Scenario[]; skipped: Task[] } {
   const config = (mix: PoolParams['mix']): PoolConfig => ({
-    ...poolConfig(pool), seed, mix, clarifyRate: 1, idPrefix: TWIN_ID_PREFIX, variants: { hint: {}, split: {} },
+    ...poolConfig(pool),
+    seed,
+    mix,
+    clarifyRate: 1,
+    idPrefix: TWIN_ID_PREFIX,
+    variants: { hint: {}, split: {} },
   });
   const probe = new PoolBuilder(items, new Set(), pack, config(pool.mix), rng);
   const skipped = TASKS.filter((t) => (pool.mix[t] ?? 0) > 0 && (probe.stats.eligible[t].kinds.clarify ?? 0) === 0);
@@ -49,22 +67,40 @@ export function underspecifiedTwins(items: readonly SourceItem[], pack: Pack, po
 }
 
 /** The bucket of every scenario by the pool's band rules. */
-export function bucketScenarios(scenarios: readonly Scenario[], metrics: MetricsComputer, bands: BandsConfig, dims: DimensionsConfig): Map<string, Bucket> {
+export function bucketScenarios(
+  scenarios: readonly Scenario[],
+  metrics: MetricsComputer,
+  bands: BandsConfig,
+  dims: DimensionsConfig,
+): Map<string, Bucket> {
   const out = new Map<string, Bucket>();
   for (const s of scenarios) out.set(s.id, bucketOf(bands, dims, metrics.compute(s)).bucket);
   return out;
 }
 
 /** The shadow scenarios and their twins, with kinds, buckets and notes. */
-export function heldOutSet(shadow: readonly Scenario[], twins: { scenarios: Scenario[]; skipped: Task[] }, metrics: MetricsComputer, bands: BandsConfig, dims: DimensionsConfig): HeldOutSet {
+export function heldOutSet(
+  shadow: readonly Scenario[],
+  twins: { scenarios: Scenario[]; skipped: Task[] },
+  metrics: MetricsComputer,
+  bands: BandsConfig,
+  dims: DimensionsConfig,
+): HeldOutSet {
   const scenarios: RolloutScenario[] = [...shadow, ...twins.scenarios];
-  const kind = new Map<string, HeldOutKind>([...shadow.map((s) => [s.id, 'shadow'] as const), ...twins.scenarios.map((s) => [s.id, 'twin'] as const)]);
-  if (kind.size !== scenarios.length) throw new Error('internal error: a twin id collides with a shadow id; please report');
+  const kind = new Map<string, HeldOutKind>([
+    ...shadow.map((s) => [s.id, 'shadow'] as const),
+    ...twins.scenarios.map((s) => [s.id, 'twin'] as const),
+  ]);
+  if (kind.size !== scenarios.length)
+    throw new Error('internal error: a twin id collides with a shadow id; please report');
   const notes = [
     `shadow: ${shadow.length} scenarios of data/shadow_eval_245.jsonl, ${shadow.filter((s) => s.needs_clarification).length} of them needing a clarification`,
     `twins: ${twins.scenarios.length} under-specified renderings of the shadow source items (pack v2, clarify_rate 1), the needs-clarification items`,
-    'buckets: computed with the balanced pool\'s band rules (difficulty.bands, difficulty.dimensions) from each scenario\'s difficulty metrics: neither set carries one',
+    "buckets: computed with the balanced pool's band rules (difficulty.bands, difficulty.dimensions) from each scenario's difficulty metrics: neither set carries one",
   ];
-  if (twins.skipped.length) notes.push(`twins: no held-out ${twins.skipped.join(', ')} item has a detail that can be held back; those tasks have no twins`);
+  if (twins.skipped.length)
+    notes.push(
+      `twins: no held-out ${twins.skipped.join(', ')} item has a detail that can be held back; those tasks have no twins`,
+    );
   return { scenarios, kind, bucket: bucketScenarios(scenarios, metrics, bands, dims), notes };
 }

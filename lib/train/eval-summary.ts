@@ -46,7 +46,8 @@ export interface EvalSummary {
   hard_qa: GroupStats;
 }
 
-const mean = (xs: readonly number[]): number | null => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
+const mean = (xs: readonly number[]): number | null =>
+  xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
 
 export function groupStats(eps: readonly EvalEpisode[]): GroupStats {
   const noNeed = eps.filter((e) => !e.needs_clarification);
@@ -75,6 +76,8 @@ export function summarizeEval(eps: readonly EvalEpisode[]): EvalSummary {
     by_difficulty: groupBy(eps, (e) => e.difficulty ?? 'none'),
     needs_clarification: groupStats(eps.filter((e) => e.needs_clarification)),
     no_clarification_needed: groupStats(eps.filter((e) => !e.needs_clarification)),
-    hard_qa: groupStats(eps.filter((e) => e.difficulty === 'hard' && (e.task === 'hotpotqa' || e.task === 'strategyqa'))),
+    hard_qa: groupStats(
+      eps.filter((e) => e.difficulty === 'hard' && (e.task === 'hotpotqa' || e.task === 'strategyqa')),
+    ),
   };
 }

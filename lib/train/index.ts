@@ -13,8 +13,33 @@ export * from './eval-summary.ts';
 export * from './data.ts';
 export * from './effective-config.ts';
 export * from './env/reward.ts';
-export { ACTIONS, ANSWER, ASK, CALC, WIKI, N_ACTIONS, newState, stepEnv, gathered, type EnvNoise, type VisibleEvent, type ActionName, type DialogueState, type EnvOptions, type EpisodeOutcome } from './env/dialogue-env.ts';
-export { FEATURE_NAMES, OBS_DIM, PLACEHOLDER_CUES, agentView, observe, observeState, staticFeatures, type AgentView } from './env/features.ts';
+export {
+  ACTIONS,
+  ANSWER,
+  ASK,
+  CALC,
+  WIKI,
+  N_ACTIONS,
+  newState,
+  stepEnv,
+  gathered,
+  type EnvNoise,
+  type VisibleEvent,
+  type ActionName,
+  type DialogueState,
+  type EnvOptions,
+  type EpisodeOutcome,
+} from './env/dialogue-env.ts';
+export {
+  FEATURE_NAMES,
+  OBS_DIM,
+  PLACEHOLDER_CUES,
+  agentView,
+  observe,
+  observeState,
+  staticFeatures,
+  type AgentView,
+} from './env/features.ts';
 export { scenarioSpec, type EnvScenario } from './env/scenario-spec.ts';
 export { ScenarioSampler, capShares } from './env/sampler.ts';
 export { paramSpecs, initParams, type NetShape, type Params, type ParamSpec } from './mlp.ts';

@@ -7,7 +7,13 @@ import { readFileSync } from 'node:fs';
 import { PNG } from 'pngjs';
 import { drawText, GLYPH_H, textWidth } from './bitmap-font.ts';
 
-export interface CurvePoint { step: number; reward: number | null; kl: number | null; kl_rollout: number | null; success: number | null }
+export interface CurvePoint {
+  step: number;
+  reward: number | null;
+  kl: number | null;
+  kl_rollout: number | null;
+  success: number | null;
+}
 
 type Rgb = readonly [number, number, number];
 const _WHITE: Rgb = [255, 255, 255];
@@ -41,7 +47,8 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= raw) ?? 10 * mag;
   const ticks: number[] = [];
-  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) ticks.push(k === 0 ? 0 : Number((k * step).toPrecision(12)));
+  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++)
+    ticks.push(k === 0 ? 0 : Number((k * step).toPrecision(12)));
   return ticks;
 }
 
@@ -55,7 +62,10 @@ export function tickLabel(v: number): string {
 
 class Raster {
   readonly data: Buffer;
-  constructor(readonly width: number, readonly height: number) {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+  ) {
     this.data = Buffer.alloc(width * height * 4, 255);
   }
   set(x: number, y: number, c: Rgb): void {
@@ -73,7 +83,10 @@ class Raster {
     for (let i = 0; i <= n; i++) {
       const x = x0 + ((x1 - x0) * i) / n;
       const y = y0 + ((y1 - y0) * i) / n;
-      for (let d = 0; d < thick; d++) { this.set(x, y + d, c); this.set(x + d, y, c); }
+      for (let d = 0; d < thick; d++) {
+        this.set(x, y + d, c);
+        this.set(x + d, y, c);
+      }
     }
   }
   text(s: string, x: number, y: number, c: Rgb, scale = 2): void {
@@ -88,9 +101,20 @@ function movingAverage(ys: readonly (number | null)[], window: number): (number 
   });
 }
 
-interface Box { x: number; y: number; w: number; h: number }
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
 
-function panel(r: Raster, box: Box, pts: readonly CurvePoint[], key: 'reward' | 'kl' | 'success', steps: [number, number]): void {
+function panel(
+  r: Raster,
+  box: Box,
+  pts: readonly CurvePoint[],
+  key: 'reward' | 'kl' | 'success',
+  steps: [number, number],
+): void {
   const s = SERIES[key];
   r.text(s.title, box.x, box.y - 24, BLACK);
   const plot: Box = { x: box.x + 80, y: box.y, w: box.w - 90, h: box.h - 40 };
@@ -113,7 +137,11 @@ function panel(r: Raster, box: Box, pts: readonly CurvePoint[], key: 'reward' | 
   }
   let lo = Math.min(...vals);
   let hi = Math.max(...vals);
-  if (hi - lo < 1e-12) { const pad = Math.abs(lo) * 0.1 || 0.5; lo -= pad; hi += pad; }
+  if (hi - lo < 1e-12) {
+    const pad = Math.abs(lo) * 0.1 || 0.5;
+    lo -= pad;
+    hi += pad;
+  }
   const pad = (hi - lo) * 0.05;
   lo -= pad;
   hi += pad;
@@ -127,7 +155,10 @@ function panel(r: Raster, box: Box, pts: readonly CurvePoint[], key: 'reward' | 
   const draw = (series: readonly (number | null)[], c: Rgb, thick: number): void => {
     let prev: [number, number] | null = null;
     series.forEach((v, i) => {
-      if (v === null) { prev = null; return; }
+      if (v === null) {
+        prev = null;
+        return;
+      }
       const p: [number, number] = [sx(pts[i]!.step), sy(v)];
       if (prev) r.line(prev[0], prev[1], p[0], p[1], c, thick);
       else r.set(p[0], p[1], c);
@@ -147,7 +178,13 @@ export function drawLearningCurve(points: readonly CurvePoint[], title: string):
   const r = new Raster(width, height);
   r.text(title, 20, 14, BLACK, 3);
   const steps: [number, number] = points.length ? [points[0]!.step, points[points.length - 1]!.step] : [0, 1];
-  r.text(`LIGHT: EACH STEP    DARK: MOVING AVERAGE OF ${Math.max(1, Math.ceil(points.length / 25))} STEPS`, 20, 46, BLACK, 2);
+  r.text(
+    `LIGHT: EACH STEP    DARK: MOVING AVERAGE OF ${Math.max(1, Math.ceil(points.length / 25))} STEPS`,
+    20,
+    46,
+    BLACK,
+    2,
+  );
   (['reward', 'kl', 'success'] as const).forEach((key, i) => {
     panel(r, { x: 20, y: top + 30 + i * (panelH + 40), w: width - 40, h: panelH }, points, key, steps);
   });

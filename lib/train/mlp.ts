@@ -9,12 +9,22 @@
 // Weights are row-major Float32 ([in, out]: element (i, o) at i * out + o).
 import type { TrainRng } from './rng.ts';
 
-export interface ParamSpec { name: string; shape: number[] }
+export interface ParamSpec {
+  name: string;
+  shape: number[];
+}
 
-export interface NetShape { obsDim: number; hidden: readonly number[]; actions: number }
+export interface NetShape {
+  obsDim: number;
+  hidden: readonly number[];
+  actions: number;
+}
 
 /** Named Float32 tensors in layout order. */
-export interface Params { specs: ParamSpec[]; data: Float32Array[] }
+export interface Params {
+  specs: ParamSpec[];
+  data: Float32Array[];
+}
 
 export function paramSpecs(s: NetShape): ParamSpec[] {
   const out: ParamSpec[] = [];
@@ -55,7 +65,13 @@ export function cloneParams(p: Params): Params {
   return { specs: p.specs.map((s) => ({ name: s.name, shape: [...s.shape] })), data: p.data.map((d) => d.slice()) };
 }
 
-function dense(x: Float64Array, w: Float32Array, b: Float32Array, outDim: number, tanh: boolean): Float64Array<ArrayBuffer> {
+function dense(
+  x: Float64Array,
+  w: Float32Array,
+  b: Float32Array,
+  outDim: number,
+  tanh: boolean,
+): Float64Array<ArrayBuffer> {
   const inDim = x.length;
   const y = new Float64Array(outDim);
   for (let o = 0; o < outDim; o++) y[o] = b[o]!;
@@ -70,7 +86,13 @@ function dense(x: Float64Array, w: Float32Array, b: Float32Array, outDim: number
 }
 
 /** Forward pass of one net ('policy' → logits, 'value' → [v]) on one observation. */
-export function forwardNet(p: Params, net: 'policy' | 'value', obs: Float32Array, offset: number, obsDim: number): Float64Array {
+export function forwardNet(
+  p: Params,
+  net: 'policy' | 'value',
+  obs: Float32Array,
+  offset: number,
+  obsDim: number,
+): Float64Array {
   let x: Float64Array<ArrayBuffer> = new Float64Array(obsDim);
   for (let i = 0; i < obsDim; i++) x[i] = obs[offset + i]!;
   const base = net === 'policy' ? 0 : p.specs.length / 2;

@@ -20,7 +20,11 @@ export { summarizeEval, type EvalEpisode, type EvalSummary, type GroupStats } fr
 
 export const MODEL_FORMAT = 'rc1-policy-v1';
 
-export interface NamedTensor { name: string; shape: number[]; data: Float32Array }
+export interface NamedTensor {
+  name: string;
+  shape: number[];
+  data: Float32Array;
+}
 
 export interface ModelIndex {
   format: typeof MODEL_FORMAT;
@@ -50,7 +54,9 @@ export interface Policy extends Actor {
 
 export function makePolicy(shape: NetShape, params: Params, maxTurns: number): Policy {
   return {
-    shape, params, maxTurns,
+    shape,
+    params,
+    maxTurns,
     tensors: () => params.specs.map((s, i) => ({ name: s.name, shape: [...s.shape], data: params.data[i]! })),
     logProbs: (obs, offset = 0) => logSoftmax(forwardNet(params, 'policy', obs, offset, shape.obsDim)),
     value: (obs, offset = 0) => forwardNet(params, 'value', obs, offset, shape.obsDim)[0]!,
@@ -58,7 +64,12 @@ export function makePolicy(shape: NetShape, params: Params, maxTurns: number): P
 }
 
 /** Writes model.json + model.bin for a policy into dir. Returns the two file names. */
-export async function writeModelFiles(dir: string, shape: NetShape, params: Params, maxTurns: number): Promise<string[]> {
+export async function writeModelFiles(
+  dir: string,
+  shape: NetShape,
+  params: Params,
+  maxTurns: number,
+): Promise<string[]> {
   const total = params.data.reduce((a, d) => a + d.length, 0);
   const bin = Buffer.alloc(total * 4);
   const tensors: ModelIndex['tensors'] = [];
@@ -70,8 +81,14 @@ export async function writeModelFiles(dir: string, shape: NetShape, params: Para
     off += 4 * d.length;
   });
   const index: ModelIndex = {
-    format: MODEL_FORMAT, env: ENV_NAME, obs_dim: shape.obsDim, hidden: [...shape.hidden], actions: [...ACTIONS],
-    feature_names: [...FEATURE_NAMES], max_turns: maxTurns, tensors,
+    format: MODEL_FORMAT,
+    env: ENV_NAME,
+    obs_dim: shape.obsDim,
+    hidden: [...shape.hidden],
+    actions: [...ACTIONS],
+    feature_names: [...FEATURE_NAMES],
+    max_turns: maxTurns,
+    tensors,
   };
   await writeFile(join(dir, 'model.json'), `${JSON.stringify(index, null, 2)}\n`);
   await writeFile(join(dir, 'model.bin'), bin);
@@ -90,9 +107,12 @@ export function readTensors(bin: Buffer, index: readonly { offset: number; lengt
 /** Loads the policy of a checkpoint dir (step_XXXXX/, best/, initial/ or `latest`). */
 export async function loadPolicy(dir: string): Promise<Policy> {
   const index = JSON.parse(await readFile(join(dir, 'model.json'), 'utf8')) as ModelIndex;
-  if (index.format !== MODEL_FORMAT) throw new Error(`${dir}/model.json: format ${String(index.format)}, expected ${MODEL_FORMAT}`);
+  if (index.format !== MODEL_FORMAT)
+    throw new Error(`${dir}/model.json: format ${String(index.format)}, expected ${MODEL_FORMAT}`);
   if (index.obs_dim !== OBS_DIM || index.feature_names.join(',') !== FEATURE_NAMES.join(',')) {
-    throw new Error(`${dir}/model.json: the policy was trained on other features (${index.feature_names.join(', ')}) than this version computes (${FEATURE_NAMES.join(', ')})`);
+    throw new Error(
+      `${dir}/model.json: the policy was trained on other features (${index.feature_names.join(', ')}) than this version computes (${FEATURE_NAMES.join(', ')})`,
+    );
   }
   const shape: NetShape = { obsDim: index.obs_dim, hidden: index.hidden, actions: index.actions.length };
   const specs = paramSpecs(shape);
@@ -100,7 +120,9 @@ export async function loadPolicy(dir: string): Promise<Policy> {
   specs.forEach((s, i) => {
     const t = index.tensors[i];
     if (!t || t.name !== s.name || sizeOf(t.shape) !== sizeOf(s.shape) || t.length !== sizeOf(s.shape)) {
-      throw new Error(`${dir}/model.json: tensor ${i} is ${t ? `${t.name} ${JSON.stringify(t.shape)}` : 'missing'}, expected ${s.name} ${JSON.stringify(s.shape)}`);
+      throw new Error(
+        `${dir}/model.json: tensor ${i} is ${t ? `${t.name} ${JSON.stringify(t.shape)}` : 'missing'}, expected ${s.name} ${JSON.stringify(s.shape)}`,
+      );
     }
   });
   return makePolicy(shape, { specs, data: readTensors(bin, index.tensors) }, index.max_turns);
@@ -116,7 +138,13 @@ export interface EvaluateOptions extends Omit<EnvOptions, 'maxTurns'> {
 }
 
 /** Plays one episode; returns it with the actions taken. `rng` draws the environment's events, `actRng` (default: the same) sampled actions. */
-export function playEpisode(policy: Actor, spec: EnvScenario, o: EnvOptions & { greedy: boolean }, rng: TrainRng, actRng: TrainRng = rng): EvalEpisode {
+export function playEpisode(
+  policy: Actor,
+  spec: EnvScenario,
+  o: EnvOptions & { greedy: boolean },
+  rng: TrainRng,
+  actRng: TrainRng = rng,
+): EvalEpisode {
   const st = newState();
   const obs = new Float32Array(OBS_DIM);
   const trace: string[] = [];
@@ -124,26 +152,52 @@ export function playEpisode(policy: Actor, spec: EnvScenario, o: EnvOptions & { 
     observeState(spec, st, o.maxTurns, obs);
     const lp = policy.logProbs(obs);
     let a = 0;
-    if (o.greedy) { for (let i = 1; i < N_ACTIONS; i++) if (lp[i]! > lp[a]!) a = i; }
-    else a = actRng.pick(lp.map(Math.exp));
+    if (o.greedy) {
+      for (let i = 1; i < N_ACTIONS; i++) if (lp[i]! > lp[a]!) a = i;
+    } else a = actRng.pick(lp.map(Math.exp));
     trace.push(ACTIONS[a]!);
     const out = stepEnv(spec, st, a, rng, o);
     if (out) {
       return {
-        scenario_id: spec.id, task: spec.task, difficulty: spec.difficulty, needs_clarification: spec.needsClarification,
-        success: out.success, reward: out.reward, clarifications: out.clarifications, turns: out.turns, actions: out.actions,
-        tool_calls: out.toolCalls, answered: out.answered, trace,
+        scenario_id: spec.id,
+        task: spec.task,
+        difficulty: spec.difficulty,
+        needs_clarification: spec.needsClarification,
+        success: out.success,
+        reward: out.reward,
+        clarifications: out.clarifications,
+        turns: out.turns,
+        actions: out.actions,
+        tool_calls: out.toolCalls,
+        answered: out.answered,
+        trace,
       };
     }
   }
 }
 
 /** Plays the policy over the scenarios (greedy by default) and summarises. */
-export function evaluatePolicy(policy: Actor, scenarios: readonly (RolloutScenario | EnvScenario)[], o: EvaluateOptions): { env: string; episodes: EvalEpisode[]; summary: EvalSummary } {
-  const env = { maxTurns: o.maxTurns ?? policy.maxTurns, weights: o.weights, reward: o.reward, noise: o.noise, greedy: o.greedy ?? true };
+export function evaluatePolicy(
+  policy: Actor,
+  scenarios: readonly (RolloutScenario | EnvScenario)[],
+  o: EvaluateOptions,
+): { env: string; episodes: EvalEpisode[]; summary: EvalSummary } {
+  const env = {
+    maxTurns: o.maxTurns ?? policy.maxTurns,
+    weights: o.weights,
+    reward: o.reward,
+    noise: o.noise,
+    greedy: o.greedy ?? true,
+  };
   const episodes = scenarios.map((s) => {
     const spec = 'scenario' in s ? s : scenarioSpec(s);
-    return playEpisode(policy, spec, env, new TrainRng(deriveSeed(o.seed, spec.id)), new TrainRng(deriveSeed(o.seed, `actions:${spec.id}`)));
+    return playEpisode(
+      policy,
+      spec,
+      env,
+      new TrainRng(deriveSeed(o.seed, spec.id)),
+      new TrainRng(deriveSeed(o.seed, `actions:${spec.id}`)),
+    );
   });
   return { env: ENV_NAME, episodes, summary: summarizeEval(episodes) };
 }

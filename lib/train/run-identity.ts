@@ -20,7 +20,12 @@ import { canonicalJson } from 'rc1-build';
 import type { EngineName } from './config.ts';
 
 /** One resume (or adoption) of a run across a change of its code. */
-export interface CodeChange { at_step: number; from_code_hash: string; to_code_hash: string; time: string }
+export interface CodeChange {
+  at_step: number;
+  from_code_hash: string;
+  to_code_hash: string;
+  time: string;
+}
 
 export interface RunFile {
   run_hash: string;
@@ -36,16 +41,25 @@ export interface RunFile {
   code_changes?: CodeChange[];
 }
 
-export interface RunIdentity { runHash: string; configHash: string; dataHash: string; codeHash: string }
+export interface RunIdentity {
+  runHash: string;
+  configHash: string;
+  dataHash: string;
+  codeHash: string;
+}
 
 /** The config hash of a command-engine run: the effective config and every configured section the trainer is handed. */
 export function settingsHash(configHash: string, settings: Readonly<Record<string, unknown>>): string {
-  return createHash('sha256').update(canonicalJson({ format: 'rc1-train-settings-v1', config: configHash, settings })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ format: 'rc1-train-settings-v1', config: configHash, settings }))
+    .digest('hex');
 }
 
 /** run_hash: the data hash (config + data) and the code hash. */
 export function runIdentity(configHash: string, dataHash: string, codeHash: string): RunIdentity {
-  const runHash = createHash('sha256').update(canonicalJson({ format: 'rc1-train-run-v2', data: dataHash, code: codeHash })).digest('hex');
+  const runHash = createHash('sha256')
+    .update(canonicalJson({ format: 'rc1-train-run-v2', data: dataHash, code: codeHash }))
+    .digest('hex');
   return { runHash, configHash, dataHash, codeHash };
 }
 
@@ -58,7 +72,12 @@ export type RunDecision =
 const short = (h: string | undefined): string => (h ? `${h.slice(0, 12)}…` : 'unrecorded');
 
 /** What to do with the run recorded in run.json (prev; null when there is none). */
-export function decideRun(prev: RunFile | null, hasCheckpoints: boolean, id: RunIdentity, o: { forced: boolean; resumeAcrossCodeChange: boolean }): RunDecision {
+export function decideRun(
+  prev: RunFile | null,
+  hasCheckpoints: boolean,
+  id: RunIdentity,
+  o: { forced: boolean; resumeAcrossCodeChange: boolean },
+): RunDecision {
   if (o.forced) return { kind: 'fresh', why: prev || hasCheckpoints ? '--force train' : null };
   if (!prev) return { kind: 'fresh', why: hasCheckpoints ? 'checkpoints without a run.json' : null };
   const sameSettings = prev.config_hash === id.configHash && prev.data_hash === id.dataHash;
@@ -67,17 +86,27 @@ export function decideRun(prev: RunFile | null, hasCheckpoints: boolean, id: Run
   if (prev.status === 'complete') {
     if (prev.run_hash === id.runHash) return { kind: 'copy', acrossCodeChange: false };
     if (across) return { kind: 'copy', acrossCodeChange: true };
-    if (codeOnly) return { kind: 'fresh', why: `the trainer's code changed since the completed run (code hash ${short(prev.code_hash)} → ${short(id.codeHash)})` };
+    if (codeOnly)
+      return {
+        kind: 'fresh',
+        why: `the trainer's code changed since the completed run (code hash ${short(prev.code_hash)} → ${short(id.codeHash)})`,
+      };
     return { kind: 'fresh', why: 'the previous run completed with other settings or inputs' };
   }
   if (prev.run_hash === id.runHash) return { kind: 'resume', acrossCodeChange: false };
   if (across) return { kind: 'resume', acrossCodeChange: true };
   if (codeOnly) {
-    return { kind: 'fresh', why: `the trainer's code changed since the interrupted run (code hash ${short(prev.code_hash)} → ${short(id.codeHash)}); set train.resume_across_code_change: true to resume it instead` };
+    return {
+      kind: 'fresh',
+      why: `the trainer's code changed since the interrupted run (code hash ${short(prev.code_hash)} → ${short(id.codeHash)}); set train.resume_across_code_change: true to resume it instead`,
+    };
   }
-  const what = prev.config_hash !== id.configHash ? 'the train config'
-    : prev.data_hash === undefined ? 'the way runs are identified (its run.json predates code in a run\'s identity)'
-      : 'the input data (scenarios, weights, rollouts or scores)';
+  const what =
+    prev.config_hash !== id.configHash
+      ? 'the train config'
+      : prev.data_hash === undefined
+        ? "the way runs are identified (its run.json predates code in a run's identity)"
+        : 'the input data (scenarios, weights, rollouts or scores)';
   return { kind: 'refuse', what };
 }
 

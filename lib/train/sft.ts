@@ -11,7 +11,7 @@
 // held-out source questions (data.ts splitHoldout) measure held-out accuracy. Adam over shuffled
 // minibatches for `sft.epochs` epochs; one TrainRng(seed) draws everything, so on a deterministic
 // backend the same inputs give byte-identical weights.
-import { mkdir, } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deriveSeed } from '../data/index.ts';
 import { sealCheckpoint } from './checkpoints.ts';
@@ -19,7 +19,17 @@ import { configHash, type TrainConfig } from './config.ts';
 import { loadTrainingData } from './data.ts';
 import { loadTf } from './engines/tfjs/backend.ts';
 import { writeModelFiles } from './policy.ts';
-import { ANSWER, ASK, CALC, N_ACTIONS, WIKI, newState, stepEnv, type DialogueState, type EnvOptions } from './env/dialogue-env.ts';
+import {
+  ANSWER,
+  ASK,
+  CALC,
+  N_ACTIONS,
+  WIKI,
+  newState,
+  stepEnv,
+  type DialogueState,
+  type EnvOptions,
+} from './env/dialogue-env.ts';
 import { OBS_DIM, observeState } from './env/features.ts';
 import type { EnvScenario } from './env/scenario-spec.ts';
 import type { Tf } from './engines/tfjs/backend.ts';
@@ -36,10 +46,21 @@ export function expertAction(spec: EnvScenario, st: DialogueState, maxTurns: num
   return ANSWER;
 }
 
-export interface Demonstrations { n: number; obs: Float32Array; actions: Int32Array; returns: Float32Array; success: number }
+export interface Demonstrations {
+  n: number;
+  obs: Float32Array;
+  actions: Int32Array;
+  returns: Float32Array;
+  success: number;
+}
 
 /** Plays the expert `episodes` times per scenario and records (observation, action, episode reward). */
-export function demonstrations(specs: readonly EnvScenario[], env: EnvOptions, episodes: number, seed: number): Demonstrations {
+export function demonstrations(
+  specs: readonly EnvScenario[],
+  env: EnvOptions,
+  episodes: number,
+  seed: number,
+): Demonstrations {
   const obs: number[] = [];
   const actions: number[] = [];
   const returns: number[] = [];
@@ -64,12 +85,29 @@ export function demonstrations(specs: readonly EnvScenario[], env: EnvOptions, e
       }
     }
   }
-  return { n: actions.length, obs: Float32Array.from(obs), actions: Int32Array.from(actions), returns: Float32Array.from(returns), success: successes / Math.max(1, specs.length * episodes) };
+  return {
+    n: actions.length,
+    obs: Float32Array.from(obs),
+    actions: Int32Array.from(actions),
+    returns: Float32Array.from(returns),
+    success: successes / Math.max(1, specs.length * episodes),
+  };
 }
 
-export interface SftEpoch { epoch: number; loss: number; train_accuracy: number; holdout_accuracy: number | null }
+export interface SftEpoch {
+  epoch: number;
+  loss: number;
+  train_accuracy: number;
+  holdout_accuracy: number | null;
+}
 
-export interface SftResult { params: Params; shape: NetShape; epochs: SftEpoch[]; train: { transitions: number; expert_success: number }; holdout: { transitions: number; expert_success: number } }
+export interface SftResult {
+  params: Params;
+  shape: NetShape;
+  epochs: SftEpoch[];
+  train: { transitions: number; expert_success: number };
+  holdout: { transitions: number; expert_success: number };
+}
 
 function accuracy(tf: Tf, model: TfModel, d: Demonstrations): number {
   if (d.n === 0) return 0;
@@ -82,7 +120,15 @@ function accuracy(tf: Tf, model: TfModel, d: Demonstrations): number {
 }
 
 /** Behaviour cloning (see the head of this file). */
-export function trainSft(tf: Tf, cfg: Readonly<TrainConfig>, train: readonly EnvScenario[], holdout: readonly EnvScenario[], env: EnvOptions, signal: AbortSignal, log: (line: string) => void): SftResult {
+export function trainSft(
+  tf: Tf,
+  cfg: Readonly<TrainConfig>,
+  train: readonly EnvScenario[],
+  holdout: readonly EnvScenario[],
+  env: EnvOptions,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): SftResult {
   const s = cfg.sft;
   const rng = new TrainRng(cfg.seed);
   const shape: NetShape = { obsDim: OBS_DIM, hidden: cfg.model.hidden, actions: N_ACTIONS };
@@ -90,7 +136,9 @@ export function trainSft(tf: Tf, cfg: Readonly<TrainConfig>, train: readonly Env
   const model = new TfModel(tf, init.specs, init, cfg.adam);
   const d = demonstrations(train, env, s.episodes, cfg.seed);
   const h = demonstrations(holdout, env, s.episodes, cfg.seed);
-  log(`sft: ${d.n} expert transitions from ${train.length} training scenarios (expert success ${d.success.toFixed(3)}), ${h.n} from ${holdout.length} held-out ones`);
+  log(
+    `sft: ${d.n} expert transitions from ${train.length} training scenarios (expert success ${d.success.toFixed(3)}), ${h.n} from ${holdout.length} held-out ones`,
+  );
   const epochs: SftEpoch[] = [];
   const order = Array.from({ length: d.n }, (_, i) => i);
   try {
@@ -118,21 +166,38 @@ export function trainSft(tf: Tf, cfg: Readonly<TrainConfig>, train: readonly Env
           const { grads } = tf.variableGrads(() => {
             const ce = tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(model.logits(xs)), ys), 1)));
             const v = tf.mul(tf.mean(tf.square(tf.sub(model.values(xs), rs))), 0.5);
-            value = (ce.dataSync()[0] ?? 0);
+            value = ce.dataSync()[0] ?? 0;
             return tf.add(ce, v) as ReturnType<typeof tf.scalar>;
           }, model.vars);
-          model.apply(model.vars.map((v) => grads[v.name]), s.lr, cfg.max_grad_norm);
+          model.apply(
+            model.vars.map((v) => grads[v.name]),
+            s.lr,
+            cfg.max_grad_norm,
+          );
           return value;
         });
         batches += 1;
       }
-      const e: SftEpoch = { epoch, loss: loss / Math.max(1, batches), train_accuracy: accuracy(tf, model, d), holdout_accuracy: h.n > 0 ? accuracy(tf, model, h) : null };
+      const e: SftEpoch = {
+        epoch,
+        loss: loss / Math.max(1, batches),
+        train_accuracy: accuracy(tf, model, d),
+        holdout_accuracy: h.n > 0 ? accuracy(tf, model, h) : null,
+      };
       epochs.push(e);
       if (epoch === 1 || epoch === s.epochs || epoch % 5 === 0) {
-        log(`sft epoch ${epoch}: cross-entropy ${e.loss.toFixed(4)}, accuracy ${e.train_accuracy.toFixed(3)} (held out ${e.holdout_accuracy?.toFixed(3) ?? 'n/a'})`);
+        log(
+          `sft epoch ${epoch}: cross-entropy ${e.loss.toFixed(4)}, accuracy ${e.train_accuracy.toFixed(3)} (held out ${e.holdout_accuracy?.toFixed(3) ?? 'n/a'})`,
+        );
       }
     }
-    return { params: model.params(), shape, epochs, train: { transitions: d.n, expert_success: d.success }, holdout: { transitions: h.n, expert_success: h.success } };
+    return {
+      params: model.params(),
+      shape,
+      epochs,
+      train: { transitions: d.n, expert_success: d.success },
+      holdout: { transitions: h.n, expert_success: h.success },
+    };
   } finally {
     model.dispose();
   }
@@ -143,7 +208,14 @@ export function trainSft(tf: Tf, cfg: Readonly<TrainConfig>, train: readonly Env
  * the expert, writes the policy as a sealed checkpoint dir (model.json, model.bin, checkpoint.json)
  * into `outDir`, and returns the report.
  */
-export async function runSft(o: { config: Readonly<TrainConfig>; inputs: Readonly<Record<string, readonly string[]>>; root: string; outDir: string; signal: AbortSignal; log: (line: string) => void }): Promise<Record<string, unknown>> {
+export async function runSft(o: {
+  config: Readonly<TrainConfig>;
+  inputs: Readonly<Record<string, readonly string[]>>;
+  root: string;
+  outDir: string;
+  signal: AbortSignal;
+  log: (line: string) => void;
+}): Promise<Record<string, unknown>> {
   const tfh = await loadTf(o.config.tfjs.backend);
   o.log(`sft: backend ${tfh.detail}`);
   const data = await loadTrainingData(o.config, o.inputs, o.root);
@@ -151,12 +223,28 @@ export async function runSft(o: { config: Readonly<TrainConfig>; inputs: Readonl
   await mkdir(o.outDir, { recursive: true });
   await writeModelFiles(o.outDir, r.shape, r.params, o.config.env.max_turns);
   const hash = configHash(o.config);
-  await sealCheckpoint(o.outDir, { format: 'rc1-train-checkpoint-v1', step: 0, config_hash: hash, engine: 'tfjs', strategy: 'ppo', backend: tfh.backend, state: { sft: true } });
+  await sealCheckpoint(o.outDir, {
+    format: 'rc1-train-checkpoint-v1',
+    step: 0,
+    config_hash: hash,
+    engine: 'tfjs',
+    strategy: 'ppo',
+    backend: tfh.backend,
+    state: { sft: true },
+  });
   const last = r.epochs.at(-1)!;
   return {
-    what: 'behaviour cloning of the pool\'s reference trajectories (the expert plan, repeated where a tool or the user did not deliver) in the simulated dialogue environment: the initial policy and KL reference of PPO',
-    synthetic_environment: true, seed: o.config.seed, backend: tfh.backend, deterministic: tfh.deterministic, config_hash: hash,
-    scenarios: { train: data.train.length, holdout: data.holdout.length, split: 'by source question (no held-out scenario shares its source question with a training one)' },
+    what: "behaviour cloning of the pool's reference trajectories (the expert plan, repeated where a tool or the user did not deliver) in the simulated dialogue environment: the initial policy and KL reference of PPO",
+    synthetic_environment: true,
+    seed: o.config.seed,
+    backend: tfh.backend,
+    deterministic: tfh.deterministic,
+    config_hash: hash,
+    scenarios: {
+      train: data.train.length,
+      holdout: data.holdout.length,
+      split: 'by source question (no held-out scenario shares its source question with a training one)',
+    },
     transitions: { train: r.train.transitions, holdout: r.holdout.transitions },
     expert_success: { train: r.train.expert_success, holdout: r.holdout.expert_success },
     final: { loss: last.loss, train_accuracy: last.train_accuracy, holdout_accuracy: last.holdout_accuracy },

@@ -12,7 +12,11 @@ const RUN_ENTRIES = ['checkpoints', 'metrics.jsonl', 'train.log', 'run.json', 'c
 /** The previous-* dirs of a work dir, oldest first. */
 export function previousRuns(workDir: string): string[] {
   let names: string[];
-  try { names = readdirSync(workDir); } catch { return []; }
+  try {
+    names = readdirSync(workDir);
+  } catch {
+    return [];
+  }
   return names.filter((n) => n.startsWith(PREVIOUS_PREFIX)).sort();
 }
 
@@ -30,7 +34,8 @@ export function prunePrevious(workDir: string, keep: number): string[] {
 /** Moves the live run into previous-<ts>/ and prunes to `keep`; returns the new dir and the pruned names. */
 export function moveAside(workDir: string, keep: number, now = new Date()): { dest: string; pruned: string[] } {
   let name = `${PREVIOUS_PREFIX}${now.toISOString().replace(/[:.]/g, '-')}`;
-  for (let i = 1; existsSync(join(workDir, name)); i++) name = `${PREVIOUS_PREFIX}${now.toISOString().replace(/[:.]/g, '-')}-${i}`;
+  for (let i = 1; existsSync(join(workDir, name)); i++)
+    name = `${PREVIOUS_PREFIX}${now.toISOString().replace(/[:.]/g, '-')}-${i}`;
   const dest = join(workDir, name);
   mkdirSync(dest, { recursive: true });
   for (const entry of RUN_ENTRIES) {

@@ -19,7 +19,14 @@ export function needServer(t: TestContext, bin: string, apt: string): boolean {
   return false;
 }
 
-export interface Nginx { url: string; dir: string; store: string; pid: number; stop(): void; workers(): number[] }
+export interface Nginx {
+  url: string;
+  dir: string;
+  store: string;
+  pid: number;
+  stop(): void;
+  workers(): number[];
+}
 
 let nextPort = 19090;
 
@@ -27,12 +34,20 @@ export function startNginx(opts: { authHeader?: string } = {}): Nginx {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-nginx-'));
   const port = nextPort++;
   const out = execFileSync('bash', [path.join(SERVERS, 'nginx-up.sh')], {
-    env: { ...process.env, DIR: dir, PORT: String(port), ...(opts.authHeader ? { AUTH_HEADER: opts.authHeader } : {}) }, encoding: 'utf8',
+    env: { ...process.env, DIR: dir, PORT: String(port), ...(opts.authHeader ? { AUTH_HEADER: opts.authHeader } : {}) },
+    encoding: 'utf8',
   });
   const pid = Number(out.trim().split('\n').pop());
   return {
-    url: `http://127.0.0.1:${port}`, dir, store: path.join(dir, 'store'), pid,
-    workers: () => spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number),
+    url: `http://127.0.0.1:${port}`,
+    dir,
+    store: path.join(dir, 'store'),
+    pid,
+    workers: () =>
+      spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .map(Number),
     stop: () => {
       execFileSync('bash', [path.join(SERVERS, 'nginx-down.sh')], { env: { ...process.env, DIR: dir } });
       fs.rmSync(dir, { recursive: true, force: true });
@@ -40,19 +55,31 @@ export function startNginx(opts: { authHeader?: string } = {}): Nginx {
   };
 }
 
-export interface CephRgw { endpoint: string; accessKey: string; secretKey: string; dir: string; stop(): void }
+export interface CephRgw {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  dir: string;
+  stop(): void;
+}
 
 /** A single-node Ceph with radosgw (test/servers/ceph-rgw-up.sh): ~13 s to start. */
 export function startCephRgw(): CephRgw {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-ceph-'));
   try {
-    execFileSync('bash', [path.join(SERVERS, 'ceph-rgw-up.sh')], { env: { ...process.env, DIR: dir, RGW_PORT: '17480', MON_PORT: '16789' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('bash', [path.join(SERVERS, 'ceph-rgw-up.sh')], {
+      env: { ...process.env, DIR: dir, RGW_PORT: '17480', MON_PORT: '16789' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   } catch (e) {
     execFileSync('bash', [path.join(SERVERS, 'ceph-rgw-down.sh')], { env: { ...process.env, DIR: dir } });
     throw e;
   }
   return {
-    endpoint: 'http://127.0.0.1:17480', accessKey: 'rc1access', secretKey: 'rc1secretkey', dir,
+    endpoint: 'http://127.0.0.1:17480',
+    accessKey: 'rc1access',
+    secretKey: 'rc1secretkey',
+    dir,
     stop: () => {
       execFileSync('bash', [path.join(SERVERS, 'ceph-rgw-down.sh')], { env: { ...process.env, DIR: dir } });
       fs.rmSync(dir, { recursive: true, force: true });

@@ -7,11 +7,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 
-export const CHROMIUM_CANDIDATES = [process.env.RC1_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+export const CHROMIUM_CANDIDATES = [process.env.RC1_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+  (p): p is string => !!p,
+);
 
 export function chromiumPath(): string {
   const found = CHROMIUM_CANDIDATES.find((p) => fs.existsSync(p));
-  if (!found) throw new Error(`Chromium not found (tried ${CHROMIUM_CANDIDATES.join(', ')}): apt-get install chromium, or set RC1_CHROMIUM`);
+  if (!found)
+    throw new Error(
+      `Chromium not found (tried ${CHROMIUM_CANDIDATES.join(', ')}): apt-get install chromium, or set RC1_CHROMIUM`,
+    );
   return found;
 }
 
@@ -25,7 +30,11 @@ export interface PageVisit {
 }
 
 /** Open `file`, run `inspect` on the page, take a full-page screenshot into `shotFile`. */
-export async function visitPage<T>(file: string, shotFile: string, inspect: (page: Page) => Promise<T>): Promise<PageVisit & { result: T }> {
+export async function visitPage<T>(
+  file: string,
+  shotFile: string,
+  inspect: (page: Page) => Promise<T>,
+): Promise<PageVisit & { result: T }> {
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-gpu'] });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -33,7 +42,9 @@ export async function visitPage<T>(file: string, shotFile: string, inspect: (pag
     const url = `file://${path.resolve(file)}`;
     page.on('console', (m) => visit.console.push({ type: m.type(), text: m.text() }));
     page.on('pageerror', (e) => visit.pageErrors.push(e.message));
-    page.on('request', (r) => { if (r.url() !== url) visit.requests.push(r.url()); });
+    page.on('request', (r) => {
+      if (r.url() !== url) visit.requests.push(r.url());
+    });
     page.on('requestfailed', (r) => visit.failedRequests.push(`${r.url()}: ${r.failure()?.errorText ?? '?'}`));
     await page.goto(url, { waitUntil: 'load' });
     const result = await inspect(page);
@@ -55,12 +66,16 @@ export function keepArtefact(file: string, name: string): string {
 
 /** Every chart of the page: its caption, whether it holds an SVG, and how many drawn data-mark elements that SVG has. */
 export async function chartsOnPage(page: Page): Promise<{ title: string; svg: boolean; marks: number }[]> {
-  return page.$$eval('figure.chart', (figs) => figs.map((f) => {
-    const svg = f.querySelector('svg');
-    const marks = svg ? [...svg.querySelectorAll('g.role-mark > *')].filter((el) => {
-      const r = el.getBoundingClientRect();
-      return r.width > 0 || r.height > 0;
-    }).length : 0;
-    return { title: f.querySelector('figcaption')?.textContent ?? '', svg: !!svg, marks };
-  }));
+  return page.$$eval('figure.chart', (figs) =>
+    figs.map((f) => {
+      const svg = f.querySelector('svg');
+      const marks = svg
+        ? [...svg.querySelectorAll('g.role-mark > *')].filter((el) => {
+            const r = el.getBoundingClientRect();
+            return r.width > 0 || r.height > 0;
+          }).length
+        : 0;
+      return { title: f.querySelector('figcaption')?.textContent ?? '', svg: !!svg, marks };
+    }),
+  );
 }

@@ -8,7 +8,13 @@ import { parse } from 'yaml';
 import { ppoSchema } from '../../lib/evaluation/config.ts';
 import type { CheckpointInfo, MetricsLine, TrainContext } from '../../lib/train/api.ts';
 import { updateLatest } from '../../lib/train/checkpoints.ts';
-import { configHash, resolveTrainConfig, trainConfigSchema, trainSectionSchema, type TrainConfig } from '../../lib/train/config.ts';
+import {
+  configHash,
+  resolveTrainConfig,
+  trainConfigSchema,
+  trainSectionSchema,
+  type TrainConfig,
+} from '../../lib/train/config.ts';
 import { REPO } from './rig.ts';
 
 /** rc1.build.ts of a workspace whose one target is RC1's train rule, with `extra` target fields (e.g. `secrets: ['X'],`). */
@@ -31,27 +37,58 @@ export default definePipeline({
 
 /** The effective config of the repo's configs (so the test follows the schema), switched to the command engine. */
 export function trainConfig(steps: number, argv: string[], every = 2): TrainConfig {
-  const read = (f: string): Record<string, unknown> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, unknown>;
+  const read = (f: string): Record<string, unknown> =>
+    parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, unknown>;
   const train = trainSectionSchema.parse(read('train.yaml').train);
   const ppo = ppoSchema.parse(read('ppo_scale.yaml').ppo);
   const overclar = read('evaluation.yaml').overclar as { alpha: number; cap: number };
-  const base = resolveTrainConfig({ train, ppo: { ...ppo, steps, batch: 16, seeds: [7] }, overclar: { alpha: overclar.alpha, cap: overclar.cap } });
-  return trainConfigSchema.parse({ ...base, engine: 'command', checkpoint: { every, keep_last: 10 }, command: { argv, cwd: '.', env: {}, grace_s: 5, poll_ms: 20 } });
+  const base = resolveTrainConfig({
+    train,
+    ppo: { ...ppo, steps, batch: 16, seeds: [7] },
+    overclar: { alpha: overclar.alpha, cap: overclar.cap },
+  });
+  return trainConfigSchema.parse({
+    ...base,
+    engine: 'command',
+    checkpoint: { every, keep_last: 10 },
+    command: { argv, cwd: '.', env: {}, grace_s: 5, poll_ms: 20 },
+  });
 }
 
-export interface Run { ctx: TrainContext; steps: MetricsLine[]; checkpoints: CheckpointInfo[]; log: string[]; abort: AbortController }
+export interface Run {
+  ctx: TrainContext;
+  steps: MetricsLine[];
+  checkpoints: CheckpointInfo[];
+  log: string[];
+  abort: AbortController;
+}
 
 /** A TrainContext over a temp work dir whose callbacks record what the engine reports. */
-export function makeContext(root: string, config: TrainConfig, resume: { step: number; dir: string } | null = null): Run {
+export function makeContext(
+  root: string,
+  config: TrainConfig,
+  resume: { step: number; dir: string } | null = null,
+): Run {
   const workDir = path.join(root, '.rc1/state/train');
   const checkpointDir = path.join(workDir, 'checkpoints/rc1');
   fs.mkdirSync(checkpointDir, { recursive: true });
   const scenarios = path.join(root, 'scenarios.jsonl');
   if (!fs.existsSync(scenarios)) {
-    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({
-      id: `s${i}`, needs_clarification: i % 3 === 0,
-      messages: [{ role: 'user', content: i % 3 === 0 ? `How much did a certain friend of mine pay for item ${i}?` : `Alice paid ${i} dollars for ${i} apples: what is one apple?` }],
-    }));
+    const lines = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({
+        id: `s${i}`,
+        needs_clarification: i % 3 === 0,
+        messages: [
+          {
+            role: 'user',
+            content:
+              i % 3 === 0
+                ? `How much did a certain friend of mine pay for item ${i}?`
+                : `Alice paid ${i} dollars for ${i} apples: what is one apple?`,
+          },
+        ],
+      }),
+    );
     fs.writeFileSync(scenarios, `${lines.join('\n')}\n`);
   }
   fs.writeFileSync(path.join(root, 'config_effective.yaml'), 'train: {}\n');
@@ -60,22 +97,39 @@ export function makeContext(root: string, config: TrainConfig, resume: { step: n
   const log: string[] = [];
   const abort = new AbortController();
   const ctx: TrainContext = {
-    config, configHash: configHash(config), profile: 'dev', seed: config.seed, startStep: resume?.step ?? 0, env: {}, signal: abort.signal,
+    config,
+    configHash: configHash(config),
+    profile: 'dev',
+    seed: config.seed,
+    startStep: resume?.step ?? 0,
+    env: {},
+    signal: abort.signal,
     inputs: { scenarios: [scenarios] },
     paths: {
-      root, workDir, checkpointDir, resumeFrom: resume?.dir ?? null, metricsFile: path.join(workDir, 'metrics.jsonl'),
-      logFile: path.join(workDir, 'train.log'), effectiveConfig: path.join(root, 'config_effective.yaml'),
+      root,
+      workDir,
+      checkpointDir,
+      resumeFrom: resume?.dir ?? null,
+      metricsFile: path.join(workDir, 'metrics.jsonl'),
+      logFile: path.join(workDir, 'train.log'),
+      effectiveConfig: path.join(root, 'config_effective.yaml'),
     },
     progress: () => undefined,
-    log: (l) => { log.push(l); },
+    log: (l) => {
+      log.push(l);
+    },
     callbacks: {
       onStart: () => undefined,
-      onStep: (m) => { steps.push(m); },
-      onCheckpoint: async (c) => { checkpoints.push(c); await updateLatest(checkpointDir, path.basename(c.dir)); },
+      onStep: (m) => {
+        steps.push(m);
+      },
+      onCheckpoint: async (c) => {
+        checkpoints.push(c);
+        await updateLatest(checkpointDir, path.basename(c.dir));
+      },
       onEval: () => undefined,
       onEnd: () => undefined,
     },
   };
   return { ctx, steps, checkpoints, log, abort };
 }
-

@@ -16,17 +16,36 @@ export { ROOT, compileRule } from '../fixtures/difficulty/rule-harness.ts';
 /** The shipped config files merged (each key set in one file), as the engine's tree holds them. */
 export function shippedConfig(): Record<string, any> {
   const out: Record<string, any> = {};
-  for (const f of ['evaluation.yaml', 'ppo_scale.yaml', 'pool.yaml', 'difficulty.yaml']) Object.assign(out, parse(readFileSync(join(ROOT, 'configs', f), 'utf8')));
+  for (const f of ['evaluation.yaml', 'ppo_scale.yaml', 'pool.yaml', 'difficulty.yaml'])
+    Object.assign(out, parse(readFileSync(join(ROOT, 'configs', f), 'utf8')));
   return out;
 }
 
-export interface EvalRun { result: RuleResult; checks: Map<string, Check>; logs: string[] }
+export interface EvalRun {
+  result: RuleResult;
+  checks: Map<string, Check>;
+  logs: string[];
+}
 
-export async function runEvalRule(rule: Rule, o: {
-  params: unknown; inputs: Record<string, string[]>; outputs: Record<string, string> | string[]; root: string; profile?: string; args?: Record<string, unknown>;
-}): Promise<EvalRun> {
+export async function runEvalRule(
+  rule: Rule,
+  o: {
+    params: unknown;
+    inputs: Record<string, string[]>;
+    outputs: Record<string, string> | string[];
+    root: string;
+    profile?: string;
+    args?: Record<string, unknown>;
+  },
+): Promise<EvalRun> {
   // Every evaluation rule run here is a gate: its report is its `report` output, or its one output.
-  const gate = Array.isArray(o.outputs) ? (o.outputs.length === 1 ? { gate: o.outputs[0]! } : {}) : 'report' in o.outputs ? { gate: 'report' } : {};
+  const gate = Array.isArray(o.outputs)
+    ? o.outputs.length === 1
+      ? { gate: o.outputs[0]! }
+      : {}
+    : 'report' in o.outputs
+      ? { gate: 'report' }
+      : {};
   const r = await runRuleUnderContract(rule, { ...o, outDir: join(o.root, 'out'), ...gate });
   return { result: r.result, checks: r.checks, logs: r.logs };
 }
@@ -59,7 +78,8 @@ export function writeSynthetic(dir: string, name: string, o: SynthOptions): { ro
   const n = o.candidates ?? 4;
   const rollouts: string[] = [];
   const scores: string[] = [];
-  const jitter = (x: number): number => Math.min(1, Math.max(0, Math.round((x + 0.02 * (rng.next() - 0.5)) * 1e4) / 1e4));
+  const jitter = (x: number): number =>
+    Math.min(1, Math.max(0, Math.round((x + 0.02 * (rng.next() - 0.5)) * 1e4) / 1e4));
   for (let s = 0; s < o.scenarios; s++) {
     const skill = rng.next();
     // Every fourth scenario needs clarification: across tasks (task = s mod 3), so a label permuted within task can move.
@@ -76,12 +96,28 @@ export function writeSynthetic(dir: string, name: string, o: SynthOptions): { ro
       m.reasoning = jitter(success ? 0.7 + 0.3 * rng.next() : 0.5 * rng.next());
       if (over) m.clarification = jitter(0.85);
       const id = `${name}-${s}#${c}`;
-      rollouts.push(JSON.stringify({
-        rollout_id: id, scenario_id: `${name}-${s}`, source_id: `q${Math.floor(Math.floor(s / 3) / (o.renderings ?? 1))}`, task: TASKS[s % 3], difficulty, candidate_index: c, success,
-        needs_clarification: needs, clarifications, turns: clarifications + 1,
-      }));
+      rollouts.push(
+        JSON.stringify({
+          rollout_id: id,
+          scenario_id: `${name}-${s}`,
+          source_id: `q${Math.floor(Math.floor(s / 3) / (o.renderings ?? 1))}`,
+          task: TASKS[s % 3],
+          difficulty,
+          candidate_index: c,
+          success,
+          needs_clarification: needs,
+          clarifications,
+          turns: clarifications + 1,
+        }),
+      );
       const samples = [0, 1, 2].map((index) => ({
-        index, ok: true, provider: 'test', model: 'synthetic', live: false, billable: false, cached: false,
+        index,
+        ok: true,
+        provider: 'test',
+        model: 'synthetic',
+        live: false,
+        billable: false,
+        cached: false,
         scores: Object.fromEntries(DIMENSIONS.map((d) => [d, jitter(m[d])])),
       }));
       scores.push(JSON.stringify({ rollout_id: id, status: 'scored', scores: m, weight: 1, unstable: false, samples }));
@@ -102,13 +138,52 @@ export function writeWeights(path: string, weights: Record<string, number>): str
 }
 
 /** A metrics line per scenario of a synthetic set whose bands make it `bucket` (every dimension votes alike). */
-export function writeMetrics(path: string, ids: readonly string[], bucket: (i: number) => 'easy' | 'medium' | 'hard'): string {
+export function writeMetrics(
+  path: string,
+  ids: readonly string[],
+  bucket: (i: number) => 'easy' | 'medium' | 'hard',
+): string {
   const values = {
-    easy: { len_tokens: 100, turns: 2, tool_hops: 0, hops: 1, distractors: 0, entities: 2, ops_numeric: 0, connector_density: 1, clue_overlap: 0.6, needs_clarification: false },
-    medium: { len_tokens: 400, turns: 3, tool_hops: 2, hops: 3, distractors: 5, entities: 5, ops_numeric: 2, connector_density: 4, clue_overlap: 0.3, needs_clarification: false },
-    hard: { len_tokens: 900, turns: 6, tool_hops: 5, hops: 5, distractors: 8, entities: 9, ops_numeric: 5, connector_density: 8, clue_overlap: 0.1, needs_clarification: false },
+    easy: {
+      len_tokens: 100,
+      turns: 2,
+      tool_hops: 0,
+      hops: 1,
+      distractors: 0,
+      entities: 2,
+      ops_numeric: 0,
+      connector_density: 1,
+      clue_overlap: 0.6,
+      needs_clarification: false,
+    },
+    medium: {
+      len_tokens: 400,
+      turns: 3,
+      tool_hops: 2,
+      hops: 3,
+      distractors: 5,
+      entities: 5,
+      ops_numeric: 2,
+      connector_density: 4,
+      clue_overlap: 0.3,
+      needs_clarification: false,
+    },
+    hard: {
+      len_tokens: 900,
+      turns: 6,
+      tool_hops: 5,
+      hops: 5,
+      distractors: 8,
+      entities: 9,
+      ops_numeric: 5,
+      connector_density: 8,
+      clue_overlap: 0.1,
+      needs_clarification: false,
+    },
   };
-  const lines = ids.map((id, i) => JSON.stringify({ id, task: 'hotpotqa', ...values[bucket(i)], coref_pronouns: 0, ambiguity_flags: [] }));
+  const lines = ids.map((id, i) =>
+    JSON.stringify({ id, task: 'hotpotqa', ...values[bucket(i)], coref_pronouns: 0, ambiguity_flags: [] }),
+  );
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;

@@ -50,7 +50,15 @@ export interface FakeServerOptions {
 export interface FakeOpenAIServer {
   /** Base URL, e.g. http://127.0.0.1:PORT/v1. */
   readonly url: string;
-  readonly stats: { requests: number; answered: number; rateLimited: number; serverErrors: number; unauthorized: number; hung: number; malformed: number };
+  readonly stats: {
+    requests: number;
+    answered: number;
+    rateLimited: number;
+    serverErrors: number;
+    unauthorized: number;
+    hung: number;
+    malformed: number;
+  };
   /** Bodies of the last 50 requests. */
   readonly lastBodies: FakeRequest['body'][];
   /** Arrival times (ms) of every request per prompt hash. */
@@ -72,7 +80,9 @@ export function promptHash(messages: unknown): string {
 
 /** The scores the server gives a prompt: one byte of its hash per dimension, scaled to [0, 1]. */
 export function expectedScores(hash: string): DimScores {
-  return Object.fromEntries(DIMENSIONS.map((d, i) => [d, Math.round((parseInt(hash.slice(i * 2, i * 2 + 2), 16) / 255) * 1000) / 1000])) as DimScores;
+  return Object.fromEntries(
+    DIMENSIONS.map((d, i) => [d, Math.round((parseInt(hash.slice(i * 2, i * 2 + 2), 16) / 255) * 1000) / 1000]),
+  ) as DimScores;
 }
 
 export async function startFakeOpenAIServer(o: FakeServerOptions = {}): Promise<FakeOpenAIServer> {
@@ -96,23 +106,32 @@ export async function startFakeOpenAIServer(o: FakeServerOptions = {}): Promise<
     const messages = Array.isArray(r.body.messages) ? (r.body.messages as { content?: unknown }[]) : [];
     const chars = messages.reduce((n, m) => n + String(m.content ?? '').length, 0);
     stats.answered++;
-    send(res, 200, JSON.stringify({
-      id: `chatcmpl-${r.promptHash.slice(0, 12)}-${r.n}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: r.body.model,
-      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: Math.ceil(chars / 4), completion_tokens: 60, total_tokens: Math.ceil(chars / 4) + 60 },
-    }));
+    send(
+      res,
+      200,
+      JSON.stringify({
+        id: `chatcmpl-${r.promptHash.slice(0, 12)}-${r.n}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: r.body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: Math.ceil(chars / 4), completion_tokens: 60, total_tokens: Math.ceil(chars / 4) + 60 },
+      }),
+    );
   };
 
   const handle = (req: http.IncomingMessage, res: http.ServerResponse, raw: string): void => {
     if (req.method === 'GET' && req.url === '/v1/stats') return send(res, 200, JSON.stringify(stats));
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(res, 404, error(`no route ${req.method} ${req.url}`, 'invalid_request_error'));
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+      return send(res, 404, error(`no route ${req.method} ${req.url}`, 'invalid_request_error'));
     let body: FakeRequest['body'];
     try {
       body = JSON.parse(raw) as FakeRequest['body'];
     } catch {
       return send(res, 400, error('body is not JSON', 'invalid_request_error'));
     }
-    if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return send(res, 400, error('model and messages are required', 'invalid_request_error'));
+    if (typeof body.model !== 'string' || !Array.isArray(body.messages))
+      return send(res, 400, error('model and messages are required', 'invalid_request_error'));
     const hash = promptHash(body.messages);
     const now = performance.now() - t0;
     const times = perPrompt.get(hash) ?? [];
@@ -123,7 +142,11 @@ export async function startFakeOpenAIServer(o: FakeServerOptions = {}): Promise<
     if (lastBodies.length > 50) lastBodies.shift();
     if (o.apiKey !== undefined && req.headers.authorization !== `Bearer ${o.apiKey}`) {
       stats.unauthorized++;
-      return send(res, 401, error(`Incorrect API key provided: ${req.headers.authorization ?? '(none)'}`, 'invalid_request_error'));
+      return send(
+        res,
+        401,
+        error(`Incorrect API key provided: ${req.headers.authorization ?? '(none)'}`, 'invalid_request_error'),
+      );
     }
     const r: FakeRequest = { promptHash: hash, n: times.length, total: stats.requests, body };
     const f = queued.shift() ?? fault?.(r);
@@ -137,11 +160,23 @@ export async function startFakeOpenAIServer(o: FakeServerOptions = {}): Promise<
           if (f.retryAfterMs !== undefined) h['retry-after-ms'] = String(f.retryAfterMs);
           return send(res, 429, error('Rate limit reached (injected)', 'rate_limit_exceeded'), h);
         }
-        case '5xx': stats.serverErrors++; return send(res, f.status ?? 500, error('The server had an error (injected)', 'server_error'));
-        case 'hang': stats.hung++; return;
-        case 'malformed': stats.malformed++; return answer(res, r, f.content ?? 'I would rate this answer quite highly overall.');
-        case 'garbage-body': stats.malformed++; res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"choices": [ {"mess'); return;
-        case 'slow': setTimeout(() => answer(res, r, good), f.ms); return;
+        case '5xx':
+          stats.serverErrors++;
+          return send(res, f.status ?? 500, error('The server had an error (injected)', 'server_error'));
+        case 'hang':
+          stats.hung++;
+          return;
+        case 'malformed':
+          stats.malformed++;
+          return answer(res, r, f.content ?? 'I would rate this answer quite highly overall.');
+        case 'garbage-body':
+          stats.malformed++;
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"choices": [ {"mess');
+          return;
+        case 'slow':
+          setTimeout(() => answer(res, r, good), f.ms);
+          return;
       }
     }
     if (rpsCap !== undefined) {
@@ -149,8 +184,10 @@ export async function startFakeOpenAIServer(o: FakeServerOptions = {}): Promise<
       if (accepted.length >= rpsCap) {
         stats.rateLimited++;
         const waitMs = Math.max(1, Math.ceil(accepted[0]! + 1000 - now));
-        return send(res, 429, error(`Rate limit reached: ${rpsCap} requests per second`, 'rate_limit_exceeded'),
-          { 'retry-after': String(Math.ceil(waitMs / 1000)), 'retry-after-ms': String(waitMs) });
+        return send(res, 429, error(`Rate limit reached: ${rpsCap} requests per second`, 'rate_limit_exceeded'), {
+          'retry-after': String(Math.ceil(waitMs / 1000)),
+          'retry-after-ms': String(waitMs),
+        });
       }
       accepted.push(now);
     }
@@ -174,23 +211,32 @@ export async function startFakeOpenAIServer(o: FakeServerOptions = {}): Promise<
     arrivals: (h) => [...(perPrompt.get(h) ?? [])],
     countFor: (h) => perPrompt.get(h)?.length ?? 0,
     queue: (...f) => void queued.push(...f),
-    setFault: (f) => { fault = f; },
-    setRpsCap: (r) => { rpsCap = r; },
-    setLatency: (ms) => { latency = ms; },
+    setFault: (f) => {
+      fault = f;
+    },
+    setRpsCap: (r) => {
+      rpsCap = r;
+    },
+    setLatency: (ms) => {
+      latency = ms;
+    },
     reset: () => {
       perPrompt.clear();
       accepted.length = 0;
       for (const k of Object.keys(stats) as (keyof typeof stats)[]) stats[k] = 0;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { 'rps-cap': { type: 'string' }, 'latency-ms': { type: 'string' }, 'api-key': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { 'rps-cap': { type: 'string' }, 'latency-ms': { type: 'string' }, 'api-key': { type: 'string' } },
+  });
   const server = await startFakeOpenAIServer({
     ...(values['rps-cap'] ? { rpsCap: Number(values['rps-cap']) } : {}),
     ...(values['latency-ms'] ? { latencyMs: Number(values['latency-ms']) } : {}),

@@ -28,18 +28,35 @@ export default defineRule({
 
 export const TARGETS = ['a', 'after_gate', 'after_sq', 'b', 'c', 'g', 'sq', 'tree'];
 
-export interface RemoteDecl { url: string; mode?: string; timeoutMs?: number; trusted?: Record<string, string>; auth?: boolean; s3?: Record<string, unknown>; extraTargets?: string }
+export interface RemoteDecl {
+  url: string;
+  mode?: string;
+  timeoutMs?: number;
+  trusted?: Record<string, string>;
+  auth?: boolean;
+  s3?: Record<string, unknown>;
+  extraTargets?: string;
+}
 
 export function remotePipeline(d: RemoteDecl): string {
   const block = JSON.stringify({
-    url: d.url, ...(d.mode ? { mode: d.mode } : {}), ...(d.timeoutMs ? { timeoutMs: d.timeoutMs } : {}),
-    ...(d.auth === false ? {} : { authHeader: { env: 'RC1_CACHE_TOKEN' } }), ...(d.s3 ? { s3: d.s3 } : {}),
-    signingKeyEnv: 'RC1_CACHE_SIGNING_KEY', trustedKeys: d.trusted ?? { ci: CI_KEY.publicKey },
+    url: d.url,
+    ...(d.mode ? { mode: d.mode } : {}),
+    ...(d.timeoutMs ? { timeoutMs: d.timeoutMs } : {}),
+    ...(d.auth === false ? {} : { authHeader: { env: 'RC1_CACHE_TOKEN' } }),
+    ...(d.s3 ? { s3: d.s3 } : {}),
+    signingKeyEnv: 'RC1_CACHE_SIGNING_KEY',
+    trustedKeys: d.trusted ?? { ci: CI_KEY.publicKey },
   });
-  return PIPELINE
-    .replace('definePipeline({', `definePipeline({ remoteCache: ${block},`)
-    .replace("defaultTargets: ['after_gate', 'c', 'after_sq']", "defaultTargets: ['after_gate', 'c', 'after_sq', 'tree']")
-    .replace('  ],\n});', `    defineTarget({ name: 'tree', rule: 'rules/tree.ts', inputs: { src: 'src/c.txt' }, outputs: ['out/tree/'] }),\n${d.extraTargets ?? ''}  ],\n});`);
+  return PIPELINE.replace('definePipeline({', `definePipeline({ remoteCache: ${block},`)
+    .replace(
+      "defaultTargets: ['after_gate', 'c', 'after_sq']",
+      "defaultTargets: ['after_gate', 'c', 'after_sq', 'tree']",
+    )
+    .replace(
+      '  ],\n});',
+      `    defineTarget({ name: 'tree', rule: 'rules/tree.ts', inputs: { src: 'src/c.txt' }, outputs: ['out/tree/'] }),\n${d.extraTargets ?? ''}  ],\n});`,
+    );
 }
 
 export function remoteRig(d: RemoteDecl, extra: Record<string, string> = {}): TestRig {

@@ -10,7 +10,12 @@ import { fileURLToPath } from 'node:url';
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 
-export interface RunResult { code: number; stdout: string; stderr: string; events: Record<string, unknown>[] }
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  events: Record<string, unknown>[];
+}
 
 export class TestRig {
   readonly dir: string;
@@ -54,24 +59,38 @@ export class TestRig {
   /** Names of the rules that ran since the last call (from the counter file). */
   runs(): string[] {
     let text = '';
-    try { text = fs.readFileSync(this.counter, 'utf8'); } catch { return []; }
+    try {
+      text = fs.readFileSync(this.counter, 'utf8');
+    } catch {
+      return [];
+    }
     fs.rmSync(this.counter, { force: true });
     return text.split('\n').filter(Boolean).sort();
   }
 
   run(args: string[], env: Record<string, string> = {}): RunResult {
     const r = spawnSync(process.execPath, [CLI, ...args], {
-      cwd: this.dir, encoding: 'utf8', env: { ...process.env, RC1_TEST_COUNTER: this.counter, ...env }, timeout: 120_000,
+      cwd: this.dir,
+      encoding: 'utf8',
+      env: { ...process.env, RC1_TEST_COUNTER: this.counter, ...env },
+      timeout: 120_000,
     });
     const stdout = r.stdout ?? '';
     const events = args.includes('--json')
-      ? stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+      ? stdout
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
       : [];
     return { code: r.status ?? -1, stdout, stderr: r.stderr ?? '', events };
   }
 
   spawn(args: string[], env: Record<string, string> = {}): import('node:child_process').ChildProcess {
-    return spawn(process.execPath, [CLI, ...args], { cwd: this.dir, env: { ...process.env, RC1_TEST_COUNTER: this.counter, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn(process.execPath, [CLI, ...args], {
+      cwd: this.dir,
+      env: { ...process.env, RC1_TEST_COUNTER: this.counter, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
   cleanup(): void {

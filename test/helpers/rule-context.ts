@@ -38,26 +38,54 @@ export interface RuleRun {
 let seq = 0;
 
 export async function runRuleUnderContract(rule: Rule, o: RuleRunOptions): Promise<RuleRun> {
-  const entries: [string | undefined, string][] = Array.isArray(o.outputs) ? o.outputs.map((p) => [undefined, p]) : Object.entries(o.outputs);
+  const entries: [string | undefined, string][] = Array.isArray(o.outputs)
+    ? o.outputs.map((p) => [undefined, p])
+    : Object.entries(o.outputs);
   const tmpDir = path.join(o.outDir, '.rule-tmp');
   fs.mkdirSync(tmpDir, { recursive: true });
   const tmpPrefix = `run${++seq}-`;
   const outputs = entries.map(([name, p], i) => ({
-    path: p.replace(/\/$/, ''), dir: p.endsWith('/'), tmp: path.join(tmpDir, `${tmpPrefix}${i}-${path.basename(p.replace(/\/$/, ''))}`), ...(name ? { name } : {}),
+    path: p.replace(/\/$/, ''),
+    dir: p.endsWith('/'),
+    tmp: path.join(tmpDir, `${tmpPrefix}${i}-${path.basename(p.replace(/\/$/, ''))}`),
+    ...(name ? { name } : {}),
   }));
   const pathOf = (p: string): string => {
-    const hit = outputs.find((x) => x.name === p) ?? outputs.find((x) => x.path === p.replace(/^\.\//, '').replace(/\/$/, ''));
-    if (!hit) throw new Error(`test: ${p} is not a declared output (declared: ${outputs.map((x) => x.name ?? x.path).join(', ')})`);
+    const hit =
+      outputs.find((x) => x.name === p) ?? outputs.find((x) => x.path === p.replace(/^\.\//, '').replace(/\/$/, ''));
+    if (!hit)
+      throw new Error(
+        `test: ${p} is not a declared output (declared: ${outputs.map((x) => x.name ?? x.path).join(', ')})`,
+      );
     return hit.path;
   };
   const inv: RuleInvocation = {
-    target: o.target ?? rule.name, gate: o.gate !== undefined, ...(o.gate !== undefined ? { report: pathOf(o.gate) } : {}),
-    ruleFile: `rules/${rule.name}.ts`, root: o.root, stateDir: path.join(o.outDir, '.state'), ...(o.state ? { state: o.state } : {}),
-    profile: o.profile ?? 'dev', params: o.params as Record<string, unknown>, args: o.args ?? {}, forced: false, codeHash: '0'.repeat(64),
-    env: o.env ?? {}, inputs: o.inputs, outputs, tmpDir, tmpPrefix,
+    target: o.target ?? rule.name,
+    gate: o.gate !== undefined,
+    ...(o.gate !== undefined ? { report: pathOf(o.gate) } : {}),
+    ruleFile: `rules/${rule.name}.ts`,
+    root: o.root,
+    stateDir: path.join(o.outDir, '.state'),
+    ...(o.state ? { state: o.state } : {}),
+    profile: o.profile ?? 'dev',
+    params: o.params as Record<string, unknown>,
+    args: o.args ?? {},
+    forced: false,
+    codeHash: '0'.repeat(64),
+    env: o.env ?? {},
+    inputs: o.inputs,
+    outputs,
+    tmpDir,
+    tmpPrefix,
   };
   const logs: string[] = [];
-  const outcome = await invokeRule({ default: rule }, inv, { log: (l) => { logs.push(l); }, progress: () => {}, signal: new AbortController().signal });
+  const outcome = await invokeRule({ default: rule }, inv, {
+    log: (l) => {
+      logs.push(l);
+    },
+    progress: () => {},
+    signal: new AbortController().signal,
+  });
   for (const x of outputs) {
     const dest = path.join(o.outDir, x.path);
     fs.rmSync(dest, { recursive: true, force: true });
@@ -65,5 +93,10 @@ export async function runRuleUnderContract(rule: Rule, o: RuleRunOptions): Promi
     fs.renameSync(x.tmp, dest);
   }
   const result = outcome.result;
-  return { result, checks: new Map((result.checks ?? []).map((c) => [c.name, c])), logs, out: (p) => path.join(o.outDir, pathOf(p)) };
+  return {
+    result,
+    checks: new Map((result.checks ?? []).map((c) => [c.name, c])),
+    logs,
+    out: (p) => path.join(o.outDir, pathOf(p)),
+  };
 }

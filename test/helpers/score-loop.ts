@@ -15,7 +15,10 @@ import { scoreItems, toScoreItem } from '../../lib/scoring/score-items.ts';
 import type { DimScores, Provider, ScoreRequest, ScoreSample } from '../../lib/scoring/types.ts';
 import { fixtureRollouts } from './scoring-fixtures.ts';
 
-export interface LoopItem { itemHash: string; messages: ScoreRequest['messages'] }
+export interface LoopItem {
+  itemHash: string;
+  messages: ScoreRequest['messages'];
+}
 
 export interface LoopResult {
   scored: number;
@@ -34,7 +37,10 @@ export function syntheticItems(n: number): LoopItem[] {
       itemHash: createHash('sha256').update(JSON.stringify(rollout)).digest('hex'),
       messages: [
         { role: 'system' as const, content: 'Grade the attempt on seven dimensions; answer with one JSON object.' },
-        { role: 'user' as const, content: `Item ${rollout.id}. Question: ${rollout.question} Attempt: ${rollout.answer}` },
+        {
+          role: 'user' as const,
+          content: `Item ${rollout.id}. Question: ${rollout.question} Attempt: ${rollout.answer}`,
+        },
       ],
     };
   });
@@ -43,8 +49,15 @@ export function syntheticItems(n: number): LoopItem[] {
 export const LOOP_VERSIONS = { rubricVersion: 'rubric-test-1', promptVersion: 'prompt-test-1' };
 
 export async function scoreLoop(o: {
-  provider: Provider; limiter: RateLimiter; cache: ScoreCache; items: LoopItem[]; k: number; maxTokens: number;
-  versions?: { rubricVersion: string; promptVersion: string }; onStored?: (itemHash: string, sampleIndex: number) => void; log?: (line: string) => void;
+  provider: Provider;
+  limiter: RateLimiter;
+  cache: ScoreCache;
+  items: LoopItem[];
+  k: number;
+  maxTokens: number;
+  versions?: { rubricVersion: string; promptVersion: string };
+  onStored?: (itemHash: string, sampleIndex: number) => void;
+  log?: (line: string) => void;
 }): Promise<LoopResult> {
   const v = o.versions ?? LOOP_VERSIONS;
   const result: LoopResult = { scored: 0, failed: 0, fromCache: 0, called: 0, samples: [] };
@@ -53,7 +66,14 @@ export async function scoreLoop(o: {
     const got: (DimScores | null)[] = new Array<DimScores | null>(o.k).fill(null);
     result.samples.push(got);
     for (let s = 0; s < o.k; s++) {
-      const req: ScoreRequest = { itemHash: item.itemHash, sampleIndex: s, ...v, temperature: 0.7, messages: item.messages, rollout: null };
+      const req: ScoreRequest = {
+        itemHash: item.itemHash,
+        sampleIndex: s,
+        ...v,
+        temperature: 0.7,
+        messages: item.messages,
+        rollout: null,
+      };
       const key = cacheKeyFor(o.provider, req);
       const hit = o.cache.get(key);
       if (hit) {
@@ -63,23 +83,28 @@ export async function scoreLoop(o: {
         continue;
       }
       result.called++;
-      pending.push(scoreLimited(o.provider, o.limiter, req, estimateTokens(req, o.maxTokens)).then((out) => {
-        if (out.ok) {
-          o.cache.put(key, out.sample);
-          got[s] = out.sample.scores;
-          result.scored++;
-          o.onStored?.(item.itemHash, s);
-        } else {
-          o.cache.recordFailure(key, out);
-          result.failed++;
-          o.log?.(`failed ${item.itemHash.slice(0, 12)}#${s}: ${out.error}`);
-        }
-      }, (e: unknown) => {
-        // A refused key stops the provider (AuthError): every later sample fails with its message.
-        if ((e as Error)?.name !== 'AuthError') throw e;
-        result.failed++;
-        o.log?.(`failed ${item.itemHash.slice(0, 12)}#${s}: ${(e as Error).message}`);
-      }));
+      pending.push(
+        scoreLimited(o.provider, o.limiter, req, estimateTokens(req, o.maxTokens)).then(
+          (out) => {
+            if (out.ok) {
+              o.cache.put(key, out.sample);
+              got[s] = out.sample.scores;
+              result.scored++;
+              o.onStored?.(item.itemHash, s);
+            } else {
+              o.cache.recordFailure(key, out);
+              result.failed++;
+              o.log?.(`failed ${item.itemHash.slice(0, 12)}#${s}: ${out.error}`);
+            }
+          },
+          (e: unknown) => {
+            // A refused key stops the provider (AuthError): every later sample fails with its message.
+            if ((e as Error)?.name !== 'AuthError') throw e;
+            result.failed++;
+            o.log?.(`failed ${item.itemHash.slice(0, 12)}#${s}: ${(e as Error).message}`);
+          },
+        ),
+      );
     }
   }
   await Promise.all(pending);
@@ -87,14 +112,39 @@ export async function scoreLoop(o: {
 }
 
 export const FAST_LIMITS: LimiterOptions = {
-  requestsPerSecond: 1000, burst: 50, tokensPerMinute: 1e9, concurrencyMin: 2, concurrencyMax: 8, concurrencyInitial: 4, window: 20,
-  target429Ratio: 0.05, decreaseFactor: 0.5, timeoutMs: 2000, maxAttempts: 6, backoffBaseMs: 20, backoffMaxMs: 200, maxRetryAfterMs: 2000,
+  requestsPerSecond: 1000,
+  burst: 50,
+  tokensPerMinute: 1e9,
+  concurrencyMin: 2,
+  concurrencyMax: 8,
+  concurrencyInitial: 4,
+  window: 20,
+  target429Ratio: 0.05,
+  decreaseFactor: 0.5,
+  timeoutMs: 2000,
+  maxAttempts: 6,
+  backoffBaseMs: 20,
+  backoffMaxMs: 200,
+  maxRetryAfterMs: 2000,
 };
 
-export function testProvider(baseUrl: string, apiKey: string | undefined, overrides: { malformedRetries?: number } = {}): Provider {
+export function testProvider(
+  baseUrl: string,
+  apiKey: string | undefined,
+  overrides: { malformedRetries?: number } = {},
+): Provider {
   return createOpenAICompatibleProvider({
-    preset: 'openai', provider: 'openai', baseUrl, model: 'gpt-4o-mini', keyEnv: 'JUDGE_KEY', requiresKey: true, responseFormat: 'json_schema',
-    billable: true, maxTokens: 64, malformedRetries: overrides.malformedRetries ?? 2, apiKey,
+    preset: 'openai',
+    provider: 'openai',
+    baseUrl,
+    model: 'gpt-4o-mini',
+    keyEnv: 'JUDGE_KEY',
+    requiresKey: true,
+    responseFormat: 'json_schema',
+    billable: true,
+    maxTokens: 64,
+    malformedRetries: overrides.malformedRetries ?? 2,
+    apiKey,
   });
 }
 
@@ -108,18 +158,36 @@ async function main(argv: string[]): Promise<void> {
     const cache = opened.cache;
     const announcing = {
       get: (key: ScoreCacheKey) => cache.get(key),
-      put: (key: ScoreCacheKey, sample: ScoreSample) => { cache.put(key, sample); process.stdout.write(`stored ${key.itemHash} ${key.sampleIndex}\n`); },
-      recordFailure: (key: ScoreCacheKey, f: { error: string; attempts: number; retryable: boolean }) => cache.recordFailure(key, f),
+      put: (key: ScoreCacheKey, sample: ScoreSample) => {
+        cache.put(key, sample);
+        process.stdout.write(`stored ${key.itemHash} ${key.sampleIndex}\n`);
+      },
+      recordFailure: (key: ScoreCacheKey, f: { error: string; attempts: number; retryable: boolean }) =>
+        cache.recordFailure(key, f),
       failure: (key: ScoreCacheKey) => cache.failure(key),
     };
     const items = (await fixtureRollouts(Number(n))).map(toScoreItem);
-    const run = await scoreItems(items, { providerFor: () => provider, k: Number(k), temperature: 0.7, signal: new AbortController().signal, cache: announcing, limiter });
+    const run = await scoreItems(items, {
+      providerFor: () => provider,
+      k: Number(k),
+      temperature: 0.7,
+      signal: new AbortController().signal,
+      cache: announcing,
+      limiter,
+    });
     cache.close();
-    process.stdout.write(`done ${JSON.stringify({ scored: run.metrics.scored_items * Number(k), failed: run.metrics.failures, fromCache: run.metrics.cache_hits, called: run.metrics.calls })}\n`);
+    process.stdout.write(
+      `done ${JSON.stringify({ scored: run.metrics.scored_items * Number(k), failed: run.metrics.failures, fromCache: run.metrics.cache_hits, called: run.metrics.calls })}\n`,
+    );
     return;
   }
   const r = await scoreLoop({
-    provider, limiter, cache: opened.cache, items: syntheticItems(Number(n)), k: Number(k), maxTokens: 64,
+    provider,
+    limiter,
+    cache: opened.cache,
+    items: syntheticItems(Number(n)),
+    k: Number(k),
+    maxTokens: 64,
     onStored: (h, s) => process.stdout.write(`stored ${h} ${s}\n`),
     log: (line) => process.stdout.write(`${line}\n`),
   });

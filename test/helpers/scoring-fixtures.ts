@@ -6,17 +6,38 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO, TestRig } from './rig.ts';
-import { TASKS, buildScenario, compareSourceItems, loadSources, plainRender, type Scenario, type SourceItem } from '../../lib/data/index.ts';
+import {
+  TASKS,
+  buildScenario,
+  compareSourceItems,
+  loadSources,
+  plainRender,
+  type Scenario,
+  type SourceItem,
+} from '../../lib/data/index.ts';
 import { syntheticRollouts, type ErrorRates, type Rollout } from '../../lib/rollouts/index.ts';
 
-export const RATES: ErrorRates = { wrong_answer: 0.25, missing_tool_call: 0.2, unnecessary_clarification: 0.15, skipped_clarification: 0.3, verbosity: 0.2 };
+export const RATES: ErrorRates = {
+  wrong_answer: 0.25,
+  missing_tool_call: 0.2,
+  unnecessary_clarification: 0.15,
+  skipped_clarification: 0.3,
+  verbosity: 0.2,
+};
 
 let items: SourceItem[] | null = null;
 
 async function rawItems(): Promise<SourceItem[]> {
   if (items) return items;
   const dirs = ['gsm8k', 'hotpotqa', 'strategyqa'].map((d) => path.join(REPO, 'data/raw', d));
-  const files = dirs.flatMap((d) => fs.readdirSync(d).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(d, f))).sort();
+  const files = dirs
+    .flatMap((d) =>
+      fs
+        .readdirSync(d)
+        .filter((f) => f.endsWith('.jsonl'))
+        .map((f) => path.join(d, f)),
+    )
+    .sort();
   items = (await loadSources(files, { onError: 'fail', root: REPO })).items.sort(compareSourceItems);
   return items;
 }
@@ -25,19 +46,38 @@ export async function fixtureScenarios(perTask: number): Promise<Scenario[]> {
   const all = await rawItems();
   const out: Scenario[] = [];
   for (const task of TASKS) {
-    all.filter((i) => i.task === task).slice(0, perTask).forEach((item, n) => {
-      const id = `fx-${task}-${item.source_id}`;
-      const plain = plainRender(item, id);
-      out.push(buildScenario(item, n % 3 === 2
-        ? { ...plain, template_id: 'fixture_clarify', needs_clarification: true, clarification: 'I mean the question exactly as written, in its usual sense.', clarifying_question: 'Which reading of the question do you mean?' }
-        : plain));
-    });
+    all
+      .filter((i) => i.task === task)
+      .slice(0, perTask)
+      .forEach((item, n) => {
+        const id = `fx-${task}-${item.source_id}`;
+        const plain = plainRender(item, id);
+        out.push(
+          buildScenario(
+            item,
+            n % 3 === 2
+              ? {
+                  ...plain,
+                  template_id: 'fixture_clarify',
+                  needs_clarification: true,
+                  clarification: 'I mean the question exactly as written, in its usual sense.',
+                  clarifying_question: 'Which reading of the question do you mean?',
+                }
+              : plain,
+          ),
+        );
+      });
   }
   return out;
 }
 
 export async function fixtureRollouts(perTask: number, candidates = 4, seed = 11): Promise<Rollout[]> {
-  return syntheticRollouts(await fixtureScenarios(perTask), { seed, candidates, policy: 'reference-perturbed-v1', rates: RATES });
+  return syntheticRollouts(await fixtureScenarios(perTask), {
+    seed,
+    candidates,
+    policy: 'reference-perturbed-v1',
+    rates: RATES,
+  });
 }
 
 export function toJsonlText(records: readonly unknown[]): string {
@@ -46,7 +86,8 @@ export function toJsonlText(records: readonly unknown[]): string {
 
 // ---------------------------------------------------------------- CLI workspaces for the scoring targets
 
-const SCORES_OUT = "{ scores: 'data/scores/scores.jsonl', unstable: 'reports/unstable_samples.jsonl', metrics: 'reports/scorer_metrics.json' }";
+const SCORES_OUT =
+  "{ scores: 'data/scores/scores.jsonl', unstable: 'reports/unstable_samples.jsonl', metrics: 'reports/scorer_metrics.json' }";
 const SCORING_PARAMS = "['scoring.judge', 'scoring.aggregate', 'scoring.heuristic', 'scoring_live']";
 
 /**
@@ -87,12 +128,20 @@ export default definePipeline({
 `;
 
 /** configs/scoring_live.yaml with the openai preset pointed at baseUrl and its key in JUDGE_KEY. */
-export const LIVE_YAML = (baseUrl: string) => fs.readFileSync(path.join(REPO, 'configs/scoring_live.yaml'), 'utf8')
-  .replace(/preset: \w+/, 'preset: openai').replace(/base_url: null/, `base_url: ${baseUrl}`).replace(/api_key_env: null/, 'api_key_env: JUDGE_KEY');
+export const LIVE_YAML = (baseUrl: string) =>
+  fs
+    .readFileSync(path.join(REPO, 'configs/scoring_live.yaml'), 'utf8')
+    .replace(/preset: \w+/, 'preset: openai')
+    .replace(/base_url: null/, `base_url: ${baseUrl}`)
+    .replace(/api_key_env: null/, 'api_key_env: JUDGE_KEY');
 
 export async function scoringRig(pipeline = SCORING_PIPELINE): Promise<TestRig> {
-  const rig = new TestRig({ 'rc1.build.ts': pipeline, 'fixtures/scenarios.jsonl': toJsonlText(await fixtureScenarios(8)) });
-  for (const r of ['rollouts.ts', 'scores.ts', 'probe_scorer.ts', 'not_simulated.ts']) rig.write(`rules/${r}`, fs.readFileSync(path.join(REPO, 'rules', r), 'utf8'));
+  const rig = new TestRig({
+    'rc1.build.ts': pipeline,
+    'fixtures/scenarios.jsonl': toJsonlText(await fixtureScenarios(8)),
+  });
+  for (const r of ['rollouts.ts', 'scores.ts', 'probe_scorer.ts', 'not_simulated.ts'])
+    rig.write(`rules/${r}`, fs.readFileSync(path.join(REPO, 'rules', r), 'utf8'));
   rig.withRc1Lib();
   rig.write('configs/scoring.yaml', fs.readFileSync(path.join(REPO, 'configs/scoring.yaml'), 'utf8'));
   rig.write('configs/scoring_live.yaml', LIVE_YAML('http://127.0.0.1:9/v1'));

@@ -14,7 +14,8 @@ export function shadowSetJsonl(): string {
   if (cached !== null) return cached;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-shadow-fixture-'));
   try {
-    for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(dir, p), { recursive: true });
+    for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates'])
+      fs.cpSync(path.join(REPO, p), path.join(dir, p), { recursive: true });
     const r = spawnSync(process.execPath, [CLI, 'shadow_set'], { cwd: dir, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`rc1-build shadow_set failed (${r.status}): ${r.stdout}${r.stderr}`);
     cached = fs.readFileSync(path.join(dir, 'data/shadow_eval_245.jsonl'), 'utf8');

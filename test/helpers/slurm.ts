@@ -15,9 +15,13 @@ function onPath(cmd: string): boolean {
 }
 
 /** Why the Slurm tests cannot run here (false: they can). Under CI=true never a reason: they must run. */
-export const slurmSkip: string | false = onPath('sbatch') || process.env.CI === 'true' ? false : `Slurm is not installed (${INSTALL})`;
+export const slurmSkip: string | false =
+  onPath('sbatch') || process.env.CI === 'true' ? false : `Slurm is not installed (${INSTALL})`;
 
-export interface Cluster { conf: string; stop(): void }
+export interface Cluster {
+  conf: string;
+  stop(): void;
+}
 
 function answers(): boolean {
   return spawnSync('sinfo', ['-h', '-o', '%T'], { encoding: 'utf8', timeout: 10_000 }).stdout?.trim().length > 0;
@@ -28,13 +32,22 @@ export function startCluster(): Cluster {
   if (!onPath('sbatch')) throw new Error(`Slurm is not installed, and CI=true requires these tests: ${INSTALL}`);
   if (process.env.SLURM_CONF && answers()) return { conf: process.env.SLURM_CONF, stop: () => undefined };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-slurm-test-'));
-  const up = spawnSync('bash', [path.join(REPO, 'test/servers/slurm-up.sh')], { env: { ...process.env, DIR: dir }, encoding: 'utf8', timeout: 120_000 });
-  if (up.status !== 0) throw new Error(`test/servers/slurm-up.sh failed (exit ${up.status}):\n${up.stdout}${up.stderr}`);
+  const up = spawnSync('bash', [path.join(REPO, 'test/servers/slurm-up.sh')], {
+    env: { ...process.env, DIR: dir },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  if (up.status !== 0)
+    throw new Error(`test/servers/slurm-up.sh failed (exit ${up.status}):\n${up.stdout}${up.stderr}`);
   process.env.SLURM_CONF = path.join(dir, 'slurm.conf');
   return {
     conf: process.env.SLURM_CONF,
     stop: () => {
-      spawnSync('bash', [path.join(REPO, 'test/servers/slurm-down.sh')], { env: { ...process.env, DIR: dir }, stdio: 'ignore', timeout: 120_000 });
+      spawnSync('bash', [path.join(REPO, 'test/servers/slurm-down.sh')], {
+        env: { ...process.env, DIR: dir },
+        stdio: 'ignore',
+        timeout: 120_000,
+      });
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -43,8 +56,17 @@ export function startCluster(): Cluster {
 /** `scontrol show job -o ID` fields (JobState, Restarts, ExitCode, …); {} when Slurm no longer knows the job. */
 export function jobFields(id: string): Record<string, string> {
   let text = '';
-  try { text = execFileSync('scontrol', ['show', 'job', '-o', id], { encoding: 'utf8' }); } catch { return {}; }
-  return Object.fromEntries(text.trim().split(/\s+/).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  try {
+    text = execFileSync('scontrol', ['show', 'job', '-o', id], { encoding: 'utf8' });
+  } catch {
+    return {};
+  }
+  return Object.fromEntries(
+    text
+      .trim()
+      .split(/\s+/)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }
 
 /** Whether `squeue -j ID` (default states: pending, running, completing…) still lists the job. */

@@ -14,7 +14,10 @@ export function cannotMount(): string | false {
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir], { encoding: 'utf8' });
   if (r.status === 0) spawnSync('umount', [dir]);
   fs.rmSync(dir, { recursive: true, force: true });
-  probed = r.status === 0 ? false : `mounting a tmpfs is not permitted here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}); run as root to test foreign and full filesystems`;
+  probed =
+    r.status === 0
+      ? false
+      : `mounting a tmpfs is not permitted here (${(r.stderr || r.error?.message || `exit ${r.status}`).trim()}); run as root to test foreign and full filesystems`;
   return probed;
 }
 
@@ -36,13 +39,22 @@ export function unmount(dir: string): void {
 /** Fill the filesystem at dir with a file until at most `leave` bytes are free; returns its path. */
 export function fillUp(dir: string, leave: number): string {
   const file = path.join(dir, '.filler');
-  const free = (): number => { const s = fs.statfsSync(dir); return s.bavail * s.bsize; };
+  const free = (): number => {
+    const s = fs.statfsSync(dir);
+    return s.bavail * s.bsize;
+  };
   const fd = fs.openSync(file, 'w');
   try {
     const chunk = Buffer.alloc(4096, 1);
     while (free() > leave) {
-      try { fs.writeSync(fd, chunk); } catch { break; }
+      try {
+        fs.writeSync(fd, chunk);
+      } catch {
+        break;
+      }
     }
-  } finally { fs.closeSync(fd); }
+  } finally {
+    fs.closeSync(fd);
+  }
   return file;
 }

@@ -10,7 +10,16 @@ import type { RolloutScenario } from '../../lib/rollouts/index.ts';
 import { resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../../lib/train/index.ts';
 import { REPO, TestRig } from './rig.ts';
 
-const NAMES = ['Ada Lovelace', 'Alan Turing', 'Grace Hopper', 'Edsger Dijkstra', 'Barbara Liskov', 'Donald Knuth', 'Ken Thompson', 'Frances Allen'];
+const NAMES = [
+  'Ada Lovelace',
+  'Alan Turing',
+  'Grace Hopper',
+  'Edsger Dijkstra',
+  'Barbara Liskov',
+  'Donald Knuth',
+  'Ken Thompson',
+  'Frances Allen',
+];
 const CITIES = ['Lisbon', 'Oslo', 'Quito', 'Hanoi', 'Nairobi', 'Perth', 'Tbilisi', 'Lima'];
 
 /** n scenarios cycling hotpotqa / strategyqa / gsm8k, every third one under-specified (a placeholder phrase, revealed when asked). */
@@ -22,11 +31,22 @@ export function makeScenarios(n: number): RolloutScenario[] {
     const person = NAMES[i % NAMES.length]!;
     const city = CITIES[(i * 3) % CITIES.length]!;
     const id = `fx-${String(i).padStart(4, '0')}`;
-    const base = { id, task, source_id: `src-${i}`, role: 'student', style: 'plain', template_id: 'fixture', tools: [task === 'gsm8k' ? 'calc' : 'wiki'] as ('calc' | 'wiki')[], difficulty: diffs[Math.floor(i / 9) % 3]! };
+    const base = {
+      id,
+      task,
+      source_id: `src-${i}`,
+      role: 'student',
+      style: 'plain',
+      template_id: 'fixture',
+      tools: [task === 'gsm8k' ? 'calc' : 'wiki'] as ('calc' | 'wiki')[],
+      difficulty: diffs[Math.floor(i / 9) % 3]!,
+    };
     if (task === 'gsm8k') {
       const a = 3 + (i % 7);
       const b = 4 + (i % 5);
-      const text = needs ? `Sam buys a certain number of boxes with ${b} pens each, then gives away 2 pens. How many pens are left?` : `Sam buys ${a} boxes with ${b} pens each, then gives away 2 pens. How many pens are left?`;
+      const text = needs
+        ? `Sam buys a certain number of boxes with ${b} pens each, then gives away 2 pens. How many pens are left?`
+        : `Sam buys ${a} boxes with ${b} pens each, then gives away 2 pens. How many pens are left?`;
       const steps = [
         ...(needs ? [{ type: 'clarify' as const, ask: 'How many boxes exactly?', reply: `It is ${a}.` }] : []),
         { type: 'tool_call' as const, tool: 'calc' as const, input: `${a}*${b}`, output: String(a * b) },
@@ -34,28 +54,66 @@ export function makeScenarios(n: number): RolloutScenario[] {
         { type: 'tool_call' as const, tool: 'calc' as const, input: `${a * b}-2`, output: String(a * b - 2) },
         { type: 'thought' as const, text: `After giving away 2, ${a * b - 2} remain.` },
       ];
-      return { ...base, messages: [{ role: 'user' as const, content: text }], context: [], gold_answer: String(a * b - 2), needs_clarification: needs, clarification: needs ? `It is ${a}.` : null, reference: { steps, final_answer: String(a * b - 2) } };
+      return {
+        ...base,
+        messages: [{ role: 'user' as const, content: text }],
+        context: [],
+        gold_answer: String(a * b - 2),
+        needs_clarification: needs,
+        clarification: needs ? `It is ${a}.` : null,
+        reference: { steps, final_answer: String(a * b - 2) },
+      };
     }
     const docA = { id: 'p1', title: person, text: `${person} was born in ${city}.`, supporting: true };
     const docB = { id: 'p2', title: city, text: `${city} lies on a river and has a famous harbour.`, supporting: true };
-    const noise = { id: 'p3', title: 'Unrelated Place', text: 'Unrelated Place is a village with a mill.', supporting: false };
+    const noise = {
+      id: 'p3',
+      title: 'Unrelated Place',
+      text: 'Unrelated Place is a village with a mill.',
+      supporting: false,
+    };
     if (task === 'hotpotqa') {
-      const q = needs ? 'Which river city was the one my friend mentioned born in?' : `Which river city was ${person} born in?`;
+      const q = needs
+        ? 'Which river city was the one my friend mentioned born in?'
+        : `Which river city was ${person} born in?`;
       const steps = [
         ...(needs ? [{ type: 'clarify' as const, ask: 'Whom do you mean?', reply: `I mean ${person}.` }] : []),
         { type: 'tool_call' as const, tool: 'wiki' as const, input: person, output: docA.text },
         { type: 'tool_call' as const, tool: 'wiki' as const, input: city, output: docB.text },
       ];
-      return { ...base, messages: [{ role: 'user' as const, content: q }], context: [docA, docB, noise], gold_answer: city, needs_clarification: needs, clarification: needs ? `I mean ${person}.` : null, reference: { steps, final_answer: city } };
+      return {
+        ...base,
+        messages: [{ role: 'user' as const, content: q }],
+        context: [docA, docB, noise],
+        gold_answer: city,
+        needs_clarification: needs,
+        clarification: needs ? `I mean ${person}.` : null,
+        reference: { steps, final_answer: city },
+      };
     }
     const yes = i % 2 === 0;
-    const fact = { id: 'fact1', title: person, text: `${person} ${yes ? 'did' : 'did not'} write software.`, supporting: true };
+    const fact = {
+      id: 'fact1',
+      title: person,
+      text: `${person} ${yes ? 'did' : 'did not'} write software.`,
+      supporting: true,
+    };
     const q = needs ? 'Did that thing we talked about write software?' : `Did ${person} write software?`;
     const steps = [
-      ...(needs ? [{ type: 'clarify' as const, ask: 'Who do you mean?', reply: `I was talking about ${person}.` }] : []),
+      ...(needs
+        ? [{ type: 'clarify' as const, ask: 'Who do you mean?', reply: `I was talking about ${person}.` }]
+        : []),
       { type: 'thought' as const, text: `Did ${person} write software?` },
     ];
-    return { ...base, messages: [{ role: 'user' as const, content: q }], context: [fact], gold_answer: yes ? 'yes' : 'no', needs_clarification: needs, clarification: needs ? `I was talking about ${person}.` : null, reference: { steps, final_answer: yes ? 'yes' : 'no' } };
+    return {
+      ...base,
+      messages: [{ role: 'user' as const, content: q }],
+      context: [fact],
+      gold_answer: yes ? 'yes' : 'no',
+      needs_clarification: needs,
+      clarification: needs ? `I was talking about ${person}.` : null,
+      reference: { steps, final_answer: yes ? 'yes' : 'no' },
+    };
   });
 }
 
@@ -75,12 +133,23 @@ function merge(a: unknown, b: unknown): unknown {
 /** Small sizes for tests, laid over the repository's configs/train.yaml and configs/ppo_scale.yaml. */
 export const SMALL = {
   ppo: { steps: 6, lr: 0.001, batch: 16, rollout_len: 32, seeds: [11] },
-  train: { checkpoint: { every: 2, keep_last: 2 }, eval: { every: 2, max_episodes: 50 }, env: { max_turns: 8, holdout: 0.2 }, model: { hidden: [16, 16] }, tfjs: { backend: 'wasm' }, sft: { episodes: 1, epochs: 2, lr: 0.003, batch: 64 } },
+  train: {
+    checkpoint: { every: 2, keep_last: 2 },
+    eval: { every: 2, max_episodes: 50 },
+    env: { max_turns: 8, holdout: 0.2 },
+    model: { hidden: [16, 16] },
+    tfjs: { backend: 'wasm' },
+    sft: { episodes: 1, epochs: 2, lr: 0.003, batch: 64 },
+  },
 };
 
 export function smallConfig(over: { ppo?: object; train?: object } = {}): TrainConfig {
-  const train = trainSectionSchema.parse(merge(merge(parse(fs.readFileSync(path.join(REPO, 'configs/train.yaml'), 'utf8')).train, SMALL.train), over.train));
-  const ppo = ppoSchema.parse(merge(merge(parse(fs.readFileSync(path.join(REPO, 'configs/ppo_scale.yaml'), 'utf8')).ppo, SMALL.ppo), over.ppo));
+  const train = trainSectionSchema.parse(
+    merge(merge(parse(fs.readFileSync(path.join(REPO, 'configs/train.yaml'), 'utf8')).train, SMALL.train), over.train),
+  );
+  const ppo = ppoSchema.parse(
+    merge(merge(parse(fs.readFileSync(path.join(REPO, 'configs/ppo_scale.yaml'), 'utf8')).ppo, SMALL.ppo), over.ppo),
+  );
   return resolveTrainConfig({ train, ppo, overclar: { alpha: 0.07, cap: 3 } });
 }
 
@@ -91,10 +160,17 @@ export function trainWorkspace(round2: string | null = ROUND2_PASS): TestRig {
   fs.cpSync(path.join(REPO, 'rules/train.ts'), path.join(rig.dir, 'rules/train.ts'));
   fs.cpSync(path.join(REPO, 'lib'), path.join(rig.dir, 'lib'), { recursive: true });
   rig.write('configs/profiles/dev.yaml', `${JSON.stringify(SMALL)}\n`);
-  rig.write('data/rollouts/rc1_seed.balanced.jsonl', makeScenarios(60).map((s) => JSON.stringify(s)).join('\n') + '\n');
+  rig.write(
+    'data/rollouts/rc1_seed.balanced.jsonl',
+    makeScenarios(60)
+      .map((s) => JSON.stringify(s))
+      .join('\n') + '\n',
+  );
   rig.write('configs/weights.json', WEIGHTS_JSON);
   if (round2 !== null) rig.write('reports/preflight/round2_pass.json', round2);
-  rig.write('rc1.build.ts', `import { definePipeline, defineTarget } from 'rc1-build';
+  rig.write(
+    'rc1.build.ts',
+    `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({
   profiles: ['dev', 'prod'], defaultProfile: 'dev',
   defaultTargets: ['train'],
@@ -110,6 +186,7 @@ export default definePipeline({
     }),
   ],
 });
-`);
+`,
+  );
   return rig;
 }

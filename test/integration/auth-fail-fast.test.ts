@@ -23,25 +23,38 @@ function runAsync(args: string[], env: Record<string, string>): Promise<{ code: 
   return new Promise((resolve) => {
     const child = rig.spawn(args, env);
     let out = '';
-    child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
-    child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
     child.on('exit', (code) => resolve({ code, out }));
   });
 }
 
 function allFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 function assertNoKey(where: string, text: string | Buffer): void {
-  for (const form of secretForms(WRONG)) assert.ok(!text.includes(form), `${where} holds the key as ${JSON.stringify(form)}`);
+  for (const form of secretForms(WRONG))
+    assert.ok(!text.includes(form), `${where} holds the key as ${JSON.stringify(form)}`);
 }
 
 before(async () => {
   server = await startFakeOpenAIServer({ apiKey: 'sk-the-right-key-000000000000' });
   rig = await scoringRig();
   rig.write('fixtures/rollouts.jsonl', toJsonlText(await fixtureRollouts(8)));
-  rig.write('configs/scoring_live.yaml', LIVE_YAML(server.url).replace(/requests_per_s: \d+/, 'requests_per_s: 2000').replace(/burst: \d+/, 'burst: 50'));
+  rig.write(
+    'configs/scoring_live.yaml',
+    LIVE_YAML(server.url)
+      .replace(/requests_per_s: \d+/, 'requests_per_s: 2000')
+      .replace(/burst: \d+/, 'burst: 50'),
+  );
 });
 
 after(async () => {
@@ -67,13 +80,21 @@ test('a live judge that refuses the key stops after a few calls with one message
 
 test('a policy endpoint that refuses the key fails the rollouts at the first refusal, naming the variable', async () => {
   server.reset();
-  const yaml = fs.readFileSync(path.join(rig.dir, 'configs/scoring.yaml'), 'utf8')
-    .replace(/source: synthetic/, 'source: openai').replace(/base_url: http:\/\/127\.0\.0\.1:8000\/v1/, `base_url: ${server.url}`);
+  const yaml = fs
+    .readFileSync(path.join(rig.dir, 'configs/scoring.yaml'), 'utf8')
+    .replace(/source: synthetic/, 'source: openai')
+    .replace(/base_url: http:\/\/127\.0\.0\.1:8000\/v1/, `base_url: ${server.url}`);
   rig.write('configs/scoring.yaml', yaml);
   const r = await runAsync(['rollouts_shadow'], { POLICY_API_KEY: WRONG });
   assert.equal(r.code, 1, r.out);
-  assert.match(r.out, /the policy endpoint http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions refused the API key in \$POLICY_API_KEY: HTTP 401/);
-  assert.ok(server.stats.requests >= 1 && server.stats.requests <= 4, `${server.stats.requests} requests (concurrency 4)`);
+  assert.match(
+    r.out,
+    /the policy endpoint http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions refused the API key in \$POLICY_API_KEY: HTTP 401/,
+  );
+  assert.ok(
+    server.stats.requests >= 1 && server.stats.requests <= 4,
+    `${server.stats.requests} requests (concurrency 4)`,
+  );
   assertNoKey('the console', r.out);
   for (const f of allFiles(rig.dir)) assertNoKey(f, fs.readFileSync(f));
 });

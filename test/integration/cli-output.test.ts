@@ -21,8 +21,10 @@ export default defineRule({ name: 'waiving', version: 1, run(ctx) {
 `;
 
 function gatesRig(): TestRig {
-  const gate = (name: string): string => `defineGate({ name: '${name}', rule: 'rules/waiving.ts', inputs: { src: 'src/a.txt' }, outputs: ['reports/${name}.json'], report: 'reports/${name}.json' }),`;
-  const copy = (name: string, src: string): string => `defineTarget({ name: '${name}', rule: 'rules/copy.ts', inputs: { src: ${src} }, outputs: ['out/${name}.txt'], params: ['copy.suffix'] }),`;
+  const gate = (name: string): string =>
+    `defineGate({ name: '${name}', rule: 'rules/waiving.ts', inputs: { src: 'src/a.txt' }, outputs: ['reports/${name}.json'], report: 'reports/${name}.json' }),`;
+  const copy = (name: string, src: string): string =>
+    `defineTarget({ name: '${name}', rule: 'rules/copy.ts', inputs: { src: ${src} }, outputs: ['out/${name}.txt'], params: ['copy.suffix'] }),`;
   return new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
 export default definePipeline({ targets: [
@@ -45,7 +47,9 @@ test('a waived check is listed once per build; later gates that waive it say so'
     assert.equal(res.stdout.match(/judge_agreement .*WAIVED \(profile dev\)/g)?.length, 1, res.stdout);
     assert.equal(res.stdout.match(/label_leakage .*WAIVED \(profile dev\)/g)?.length, 1);
     assert.equal(res.stdout.match(/^gate +g\d ok: 1 passed, 2 WAIVED \(as listed above\)/gm)?.length, 2, res.stdout);
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 test('blocked targets are summarised in one line, by the failure they wait for', () => {
@@ -56,8 +60,14 @@ test('blocked targets are summarised in one line, by the failure they wait for',
     const lines = res.stdout.split('\n').filter((l) => l.startsWith('blocked'));
     assert.deepEqual(lines, ['blocked  3 targets behind bad: d1, d2, d3'], res.stdout);
     assert.match(res.stdout, /3 blocked/);
-    assert.match(res.stdout, /^gate +g1 ok: 1 passed, 2 WAIVED \(as listed above\)/m, 'listed in the failed gate\'s table already');
-  } finally { r.cleanup(); }
+    assert.match(
+      res.stdout,
+      /^gate +g1 ok: 1 passed, 2 WAIVED \(as listed above\)/m,
+      "listed in the failed gate's table already",
+    );
+  } finally {
+    r.cleanup();
+  }
 });
 
 const SGR = /\x1b\[[0-9;]*m/;
@@ -68,30 +78,53 @@ const env = (extra: Record<string, string>): NodeJS.ProcessEnv => {
   return e;
 };
 
-test('colours: none in a pipe or under NO_COLOR, present under FORCE_COLOR and on a terminal', { skip: spawnSync('script', ['--version']).status !== 0 && 'no script(1)' }, () => {
+test('colours: none in a pipe or under NO_COLOR, present under FORCE_COLOR and on a terminal', {
+  skip: spawnSync('script', ['--version']).status !== 0 && 'no script(1)',
+}, () => {
   const r = gatesRig();
   try {
     const plain = spawnSync(process.execPath, [CLI, 'g1', 'bad'], { cwd: r.dir, encoding: 'utf8', env: env({}) });
     assert.equal(plain.status, 2);
     assert.doesNotMatch(plain.stdout + plain.stderr, /\x1b/);
-    const forced = spawnSync(process.execPath, [CLI, 'g1', 'bad', 'nope'], { cwd: r.dir, encoding: 'utf8', env: env({ FORCE_COLOR: '1' }) });
+    const forced = spawnSync(process.execPath, [CLI, 'g1', 'bad', 'nope'], {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: env({ FORCE_COLOR: '1' }),
+    });
     assert.match(forced.stderr, SGR, 'the usage error in colour');
-    const forcedBuild = spawnSync(process.execPath, [CLI, 'g1', 'bad'], { cwd: r.dir, encoding: 'utf8', env: env({ FORCE_COLOR: '1' }) });
+    const forcedBuild = spawnSync(process.execPath, [CLI, 'g1', 'bad'], {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: env({ FORCE_COLOR: '1' }),
+    });
     assert.match(forcedBuild.stdout, /\x1b\[[0-9;]*mGATE FAILED/);
     // on a terminal (script(1) gives the build a pseudo-terminal): coloured, unless NO_COLOR
     const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} g1 bad`;
-    const tty = spawnSync('script', ['-q', '-e', '-c', cmd, '/dev/null'], { cwd: r.dir, encoding: 'utf8', env: env({}) });
+    const tty = spawnSync('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: env({}),
+    });
     assert.match(tty.stdout, SGR, tty.stdout);
-    const noColor = spawnSync('script', ['-q', '-e', '-c', cmd, '/dev/null'], { cwd: r.dir, encoding: 'utf8', env: env({ NO_COLOR: '1' }) });
+    const noColor = spawnSync('script', ['-q', '-e', '-c', cmd, '/dev/null'], {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: env({ NO_COLOR: '1' }),
+    });
     assert.match(noColor.stdout, /GATE FAILED bad/);
     assert.doesNotMatch(noColor.stdout, SGR, noColor.stdout);
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
-test('on an 80-column terminal, -j 2 draws one bar per running target and no line is longer than the width', { skip: !hasTmux && 'tmux is not installed (apt-get install -y tmux)' }, async () => {
-  const long = (name: string): string => `defineTarget({ name: '${name}', rule: 'rules/long.ts', outputs: ['out/${name}.txt'] }),`;
+test('on an 80-column terminal, -j 2 draws one bar per running target and no line is longer than the width', {
+  skip: !hasTmux && 'tmux is not installed (apt-get install -y tmux)',
+}, async () => {
+  const long = (name: string): string =>
+    `defineTarget({ name: '${name}', rule: 'rules/long.ts', outputs: ['out/${name}.txt'] }),`;
   const r = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({ targets: [${long('a_long_target_name_for_the_first_slow_rule')} ${long('another_long_target_name_for_the_second_one')}] });
@@ -110,7 +143,9 @@ export default defineRule({ name: 'long', version: 1, async run(ctx) {
   try {
     const done = path.join(r.dir, '..', `${path.basename(r.dir)}.done`);
     const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} -j 2; echo $? > ${JSON.stringify(done)}; sleep 60`;
-    spawnSync('tmux', ['-L', sock, '-f', '/dev/null', 'new-session', '-d', '-x', '80', '-y', '40', '-c', r.dir, cmd], { env: env({}) });
+    spawnSync('tmux', ['-L', sock, '-f', '/dev/null', 'new-session', '-d', '-x', '80', '-y', '40', '-c', r.dir, cmd], {
+      env: env({}),
+    });
     const screens: string[] = [];
     const t0 = Date.now();
     while (!fs.existsSync(done) && Date.now() - t0 < 90_000) {

@@ -57,7 +57,13 @@ export default defineRule({ name: 'slow', version: 1, async run(ctx) {
 `;
 
 function rig(): TestRig {
-  return new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/pair.ts': PAIR, 'rules/chain.ts': CHAIN, 'rules/slow.ts': SLOW, 'src/v.txt': '0\n' });
+  return new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'rules/pair.ts': PAIR,
+    'rules/chain.ts': CHAIN,
+    'rules/slow.ts': SLOW,
+    'src/v.txt': '0\n',
+  });
 }
 
 async function readPid(file: string): Promise<number> {
@@ -80,7 +86,8 @@ function assertNoStaleTakenForFresh(r: TestRig, v: string, round: number): void 
   const { targets } = JSON.parse(st.stdout) as { targets: { name: string; state: string }[] };
   const fresh = new Set(targets.filter((t) => t.state === 'up-to-date').map((t) => t.name));
   if (fresh.has('pair')) {
-    for (const p of ['out/p1.txt', 'out/p2.txt', 'out/dir/f0.txt', 'out/dir/f3.txt']) assert.equal(firstLine(r, p), v, `round ${round}: ${p} taken for fresh`);
+    for (const p of ['out/p1.txt', 'out/p2.txt', 'out/dir/f0.txt', 'out/dir/f3.txt'])
+      assert.equal(firstLine(r, p), v, `round ${round}: ${p} taken for fresh`);
   }
   if (fresh.has('chain')) assert.equal(r.read('out/c.txt'), `${v},${v}\n`, `round ${round}: out/c.txt taken for fresh`);
 }
@@ -89,7 +96,10 @@ test('a build killed with SIGKILL at random moments never leaves a stale output 
   const r = rig();
   try {
     let seed = 12345;
-    const rand = (): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
+    const rand = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let i = 1; i <= 24; i++) {
       r.write('src/v.txt', `${i}\n`);
       const child = r.spawn(['chain', '-j', '2']);
@@ -106,10 +116,12 @@ test('a build killed with SIGKILL at random moments never leaves a stale output 
     assert.equal(r.run(['audit']).code, 0);
     const noop = r.run(['chain', '--json']);
     assert.ok(noop.events.every((e) => e.event !== 'start'));
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
-test('a second concurrent build is refused with the holder named, and a dead holder\'s lock is broken', async () => {
+test("a second concurrent build is refused with the holder named, and a dead holder's lock is broken", async () => {
   const r = rig();
   const pidFile = path.join(r.dir, '..', path.basename(r.dir) + '.pid');
   try {
@@ -126,7 +138,10 @@ test('a second concurrent build is refused with the holder named, and a dead hol
     assert.ok(currentHolder(path.join(r.dir, '.rc1/lock')), 'the killed build left its lock');
     const third = r.run(['chain']);
     assert.equal(third.code, 0, third.stderr);
-  } finally { r.cleanup(); fs.rmSync(pidFile, { force: true }); }
+  } finally {
+    r.cleanup();
+    fs.rmSync(pidFile, { force: true });
+  }
 });
 
 test('SIGINT stops the running rule and its child processes, records nothing half-done, and releases the lock', async () => {
@@ -136,15 +151,25 @@ test('SIGINT stops the running rule and its child processes, records nothing hal
     assert.equal(r.run(['chain']).code, 0);
     const child = r.spawn(['slow', 'chain', '--json'], { SLOW_PID_FILE: pidFile });
     let out = '';
-    child.stdout!.on('data', (d) => { out += d; });
+    child.stdout!.on('data', (d) => {
+      out += d;
+    });
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
     const sleeper = await readPid(pidFile);
     child.kill('SIGINT');
     assert.equal(await exited, 130);
     await sleep(100);
-    const ps = (await import('node:child_process')).spawnSync('ps', ['-o', 'pid,ppid,stat,cmd', '-p', String(sleeper)], { encoding: 'utf8' }).stdout;
-    assert.throws(() => process.kill(sleeper, 0), 'the rule\'s child process was stopped: ' + ps);
-    const end = out.trim().split('\n').map((l) => JSON.parse(l)).at(-1);
+    const ps = (await import('node:child_process')).spawnSync(
+      'ps',
+      ['-o', 'pid,ppid,stat,cmd', '-p', String(sleeper)],
+      { encoding: 'utf8' },
+    ).stdout;
+    assert.throws(() => process.kill(sleeper, 0), "the rule's child process was stopped: " + ps);
+    const end = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .at(-1);
     assert.equal(end.event, 'end');
     assert.equal(end.interrupted, true);
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'the lock was released');
@@ -152,5 +177,8 @@ test('SIGINT stops the running rule and its child processes, records nothing hal
     const st = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; state: string }[] };
     assert.equal(st.targets.find((t) => t.name === 'slow')!.state, 'missing');
     assert.equal(st.targets.find((t) => t.name === 'chain')!.state, 'up-to-date');
-  } finally { r.cleanup(); fs.rmSync(pidFile, { force: true }); }
+  } finally {
+    r.cleanup();
+    fs.rmSync(pidFile, { force: true });
+  }
 });

@@ -18,7 +18,9 @@ const T = (name: string, extra = '', outputs = `['out/${name}.txt']`): string =>
   `    defineTarget({ name: '${name}', rule: 'rules/copy.ts', outputs: ${outputs}, params: ['copy.suffix']${extra} }),`;
 
 test('an unknown target reference is a usage error with the line and a did-you-mean', () => {
-  const rig = rigWith([T('alpha', ", inputs: { src: 'src/a.txt' }"), T('beta', ", inputs: { src: target('alpah') }")].join('\n'));
+  const rig = rigWith(
+    [T('alpha', ", inputs: { src: 'src/a.txt' }"), T('beta', ", inputs: { src: target('alpah') }")].join('\n'),
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64);
@@ -26,32 +28,45 @@ test('an unknown target reference is a usage error with the line and a did-you-m
     assert.match(r.stderr, /at rc1\.build\.ts:5:\d+/);
     assert.match(r.stderr, /did you mean alpha\?/);
     assert.ok(!rig.exists('out'));
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a cycle is a usage error that prints the cycle path', () => {
-  const rig = rigWith([
-    T('x', ", inputs: { src: target('z') }"),
-    T('y', ", inputs: { src: target('x') }"),
-    T('z', ", inputs: { src: 'out/y.txt' }"),
-  ].join('\n'));
+  const rig = rigWith(
+    [
+      T('x', ", inputs: { src: target('z') }"),
+      T('y', ", inputs: { src: target('x') }"),
+      T('z', ", inputs: { src: 'out/y.txt' }"),
+    ].join('\n'),
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /dependency cycle: x -> z -> y -> x/);
     assert.match(r.stderr, /at rc1\.build\.ts:4:\d+/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('two targets writing one output is a usage error naming both', () => {
-  const rig = rigWith([T('one', ", inputs: { src: 'src/a.txt' }", "['out/same.txt']"), T('two', ", inputs: { src: 'src/a.txt' }", "['out/same.txt']")].join('\n'));
+  const rig = rigWith(
+    [
+      T('one', ", inputs: { src: 'src/a.txt' }", "['out/same.txt']"),
+      T('two', ", inputs: { src: 'src/a.txt' }", "['out/same.txt']"),
+    ].join('\n'),
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /targets one and two both write out\/same\.txt/);
     assert.match(r.stderr, /at rc1\.build\.ts:5:\d+/);
     assert.match(r.stderr, /one: rc1\.build\.ts:4:\d+/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('an output outside the workspace is a usage error', () => {
@@ -60,27 +75,37 @@ test('an output outside the workspace is a usage error', () => {
     const r = rig.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /target esc: output \.\.\/escape\.txt is outside the workspace/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('an unknown config key is a usage error with a did-you-mean', () => {
-  const rig = rigWith(`    defineTarget({ name: 'p', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/p.txt'], params: ['cpy.suffix'] }),`);
+  const rig = rigWith(
+    `    defineTarget({ name: 'p', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/p.txt'], params: ['cpy.suffix'] }),`,
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /target p: unknown config key cpy\.suffix/);
     assert.match(r.stderr, /at rc1\.build\.ts:4:\d+/);
     assert.match(r.stderr, /did you mean copy\?/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('an unknown field in a declaration is rejected by the strict schema', () => {
-  const rig = rigWith(`    defineTarget({ name: 'p', rule: 'rules/copy.ts', outputs: ['out/p.txt'], param: ['copy.suffix'] } as never),`);
+  const rig = rigWith(
+    `    defineTarget({ name: 'p', rule: 'rules/copy.ts', outputs: ['out/p.txt'], param: ['copy.suffix'] } as never),`,
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /target p: .*[Uu]nrecognized key.*param/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('an unknown target on the command line is a usage error with a did-you-mean', () => {
@@ -90,47 +115,73 @@ test('an unknown target on the command line is a usage error with a did-you-mean
     assert.equal(r.code, 64);
     assert.match(r.stderr, /unknown target alpah/);
     assert.match(r.stderr, /did you mean alpha\?/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a config value of the wrong type is a usage error at its YAML file, line and key before any target runs', () => {
-  const rig = rigWith([T('first', ", inputs: { src: 'src/a.txt' }"), T('second', ", inputs: { src: target('first') }")].join('\n'), '# the suffix\ncopy:\n  suffix: 42\n');
+  const rig = rigWith(
+    [T('first', ", inputs: { src: 'src/a.txt' }"), T('second', ", inputs: { src: target('first') }")].join('\n'),
+    '# the suffix\ncopy:\n  suffix: 42\n',
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64, r.stdout + r.stderr);
-    assert.match(r.stderr, /copy\.suffix: Invalid input: expected string, received number \(target first, checked by rules\/copy\.ts\)/);
+    assert.match(
+      r.stderr,
+      /copy\.suffix: Invalid input: expected string, received number \(target first, checked by rules\/copy\.ts\)/,
+    );
     assert.match(r.stderr, /at configs\/default\.yaml:3:11/);
     assert.equal((r.stderr.match(/copy\.suffix: Invalid input/g) ?? []).length, 1, 'reported once for both targets');
     assert.deepEqual(rig.runs(), [], 'no rule ran, not even the first');
     rig.write('configs/default.yaml', '# the suffix\ncopy:\n  suffix: "!"\n');
     assert.equal(rig.run([]).code, 0);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('an unknown key inside a mapping a rule reads is a usage error with a did-you-mean', () => {
-  const rig = rigWith(`    defineTarget({ name: 'alpha', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/alpha.txt'], params: ['copy'] }),`, 'copy:\n  sufix: "!"\n');
+  const rig = rigWith(
+    `    defineTarget({ name: 'alpha', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/alpha.txt'], params: ['copy'] }),`,
+    'copy:\n  sufix: "!"\n',
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64, r.stdout + r.stderr);
     assert.match(r.stderr, /copy\.sufix: Unrecognized key: "sufix"/);
     assert.match(r.stderr, /at configs\/default\.yaml:2:3/);
     assert.match(r.stderr, /did you mean copy\.suffix\?/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a config key read by no target is a usage error at its line with a did-you-mean, unless declared free-form', () => {
-  const rig = rigWith(T('alpha', ", inputs: { src: 'src/a.txt' }"), 'copy:\n  suffix: "!"\n  prefix: "<"\ncpy:\n  suffix: 1\n');
+  const rig = rigWith(
+    T('alpha', ", inputs: { src: 'src/a.txt' }"),
+    'copy:\n  suffix: "!"\n  prefix: "<"\ncpy:\n  suffix: 1\n',
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 64, r.stdout + r.stderr);
     assert.match(r.stderr, /config key copy\.prefix is read by no target\n  at configs\/default\.yaml:3:3/);
-    assert.match(r.stderr, /config key cpy is read by no target\n  at configs\/default\.yaml:4:1\n  hint: did you mean copy\?/);
+    assert.match(
+      r.stderr,
+      /config key cpy is read by no target\n  at configs\/default\.yaml:4:1\n  hint: did you mean copy\?/,
+    );
     assert.match(r.stderr, /freeFormConfig/);
     assert.ok(!rig.exists('out'));
-    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ freeFormConfig: ['cpy', 'copy.prefix'],"));
+    rig.write(
+      'rc1.build.ts',
+      rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ freeFormConfig: ['cpy', 'copy.prefix'],"),
+    );
     const ok = rig.run([]);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('invalid YAML is a usage error at its real line and column', () => {
@@ -140,7 +191,9 @@ test('invalid YAML is a usage error at its real line and column', () => {
     assert.equal(r.code, 64);
     assert.match(r.stderr, /invalid YAML in configs\/default\.yaml/);
     assert.match(r.stderr, /at configs\/default\.yaml:3:1\b/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a missing input file fails the target with its path', () => {
@@ -149,7 +202,9 @@ test('a missing input file fails the target with its path', () => {
     const r = rig.run([]);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /FAILED   alpha: missing input: src\/nope\.txt/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a rule module that does not compile fails its target with the file and line', () => {
@@ -159,7 +214,9 @@ test('a rule module that does not compile fails its target with the file and lin
     const r = rig.run([]);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /FAILED   alpha: rules\/copy\.ts does not compile:\n.*rules\/copy\.ts:1:\d+/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a pipeline function declares one target per configured stage; a stage arg change reruns only that stage', () => {
@@ -201,7 +258,9 @@ export default defineRule({ name: 'stage', version: 1, run(ctx) {
     rig.write('configs/default.yaml', 'stages:\n  sizes: [10, 40]\n');
     const v = rig.run(['pool@40', '--explain', '-v']);
     assert.match(v.stdout, /rc1 explain: pool@10: arg profile changed: "prod" → "dev"/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a key set in two configs/*.yaml files is a usage error naming both; a profile overlay may override', () => {
@@ -218,14 +277,24 @@ test('a key set in two configs/*.yaml files is a usage error naming both; a prof
     assert.equal(rig.read('out/alpha.txt'), 'a\n?');
     r = rig.run([], { RUN_MODE: 'staging' });
     assert.equal(r.code, 64);
-    assert.match(r.stderr, /RUN_MODE must be one of default, prod \(the default and those with a configs\/profiles\/<name>\.yaml\), got "staging"/);
-  } finally { rig.cleanup(); }
+    assert.match(
+      r.stderr,
+      /RUN_MODE must be one of default, prod \(the default and those with a configs\/profiles\/<name>\.yaml\), got "staging"/,
+    );
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('the profiles are the pipeline\'s: RUN_MODE names a declared one (else a usage error listing them), unset means defaultProfile', () => {
+test("the profiles are the pipeline's: RUN_MODE names a declared one (else a usage error listing them), unset means defaultProfile", () => {
   const rig = rigWith(T('alpha', ", inputs: { src: 'src/a.txt' }"));
   try {
-    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ profiles: ['lab', 'fleet'], defaultProfile: 'lab',"));
+    rig.write(
+      'rc1.build.ts',
+      rig
+        .read('rc1.build.ts')
+        .replace('definePipeline({', "definePipeline({ profiles: ['lab', 'fleet'], defaultProfile: 'lab',"),
+    );
     rig.write('configs/profiles/fleet.yaml', 'copy:\n  suffix: "?"\n');
     let r = rig.run([]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -242,26 +311,32 @@ test('the profiles are the pipeline\'s: RUN_MODE names a declared one (else a us
     r = rig.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /defaultProfile: dev is not one of profiles \(lab, fleet\)/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a pipeline that declares no defaultTargets builds its leaves (a target named train is no default) and writes the manifest under reports/build', () => {
-  const rig = rigWith([
-    T('train', ", inputs: { src: 'src/a.txt' }"),
-    T('leaf', ", inputs: { src: target('train') }"),
-    T('solo', ", inputs: { src: 'src/a.txt' }"),
-  ].join('\n'));
+  const rig = rigWith(
+    [
+      T('train', ", inputs: { src: 'src/a.txt' }"),
+      T('leaf', ", inputs: { src: target('train') }"),
+      T('solo', ", inputs: { src: 'src/a.txt' }"),
+    ].join('\n'),
+  );
   try {
     const r = rig.run([]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.deepEqual(rig.runs(), ['leaf', 'solo', 'train']);
     assert.ok(rig.exists('reports/build/manifest.json'));
     assert.ok(!rig.exists('reports/rc1'), 'no pipeline-specific folder from the engine');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 // src/a.txt --> split {upper, lower} --upper--> shout
-test("named outputs: the rule writes ctx.output(name), target(x, name) hands one output of x, and an unknown output name is a usage error with a did-you-mean", () => {
+test('named outputs: the rule writes ctx.output(name), target(x, name) hands one output of x, and an unknown output name is a usage error with a did-you-mean', () => {
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget, target } from 'rc1-build';
 export default definePipeline({ targets: [
@@ -301,12 +376,18 @@ export default defineRule({ name: 'shout', version: 1, run(ctx) {
     assert.equal(r.code, 64);
     assert.match(r.stderr, /target shout: input text names output uper of split, which has the outputs upper, lower/);
     assert.match(r.stderr, /did you mean target\('split', 'upper'\)\?/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test("a target that declares no params reads the keys its rule's schema describes: whole where the config holds nothing else, else key by key", () => {
-  const rig = rigWith("    defineTarget({ name: 'alpha', rule: 'rules/copy.ts', outputs: ['out/alpha.txt'], inputs: { src: 'src/a.txt' } }),");
-  const params = (): unknown => (JSON.parse(rig.run(['graph', '--format', 'json']).stdout) as { targets: { params: string[] }[] }).targets[0]!.params;
+  const rig = rigWith(
+    "    defineTarget({ name: 'alpha', rule: 'rules/copy.ts', outputs: ['out/alpha.txt'], inputs: { src: 'src/a.txt' } }),",
+  );
+  const params = (): unknown =>
+    (JSON.parse(rig.run(['graph', '--format', 'json']).stdout) as { targets: { params: string[] }[] }).targets[0]!
+      .params;
   try {
     let r = rig.run([]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -317,12 +398,17 @@ test("a target that declares no params reads the keys its rule's schema describe
     assert.match(r.stdout, /rc1 explain: alpha: param copy\.suffix changed: "!" → "\?"/);
     assert.equal(rig.read('out/alpha.txt'), 'a\n?');
     // A key beside the rule's that nothing reads: the params become copy.suffix alone.
-    rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ freeFormConfig: ['copy.note'],"));
+    rig.write(
+      'rc1.build.ts',
+      rig.read('rc1.build.ts').replace('definePipeline({', "definePipeline({ freeFormConfig: ['copy.note'],"),
+    );
     rig.write('configs/default.yaml', 'copy:\n  suffix: "?"\n  note: one\n');
     assert.deepEqual(params(), ['copy.suffix']);
     assert.equal(rig.run([]).code, 0);
     rig.write('configs/default.yaml', 'copy:\n  suffix: "?"\n  note: two\n');
     r = rig.run(['--explain']);
     assert.match(r.stdout, /rc1 explain: alpha: up-to-date/, 'a key the rule does not read rebuilds nothing');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

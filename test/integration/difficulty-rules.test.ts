@@ -16,7 +16,12 @@ import type { Rule } from '../../packages/engine/src/api/index.ts';
 import { compileDifficulty, compileRule, runRule } from '../fixtures/difficulty/rule-harness.ts';
 import { GSM8K, HOTPOTQA, STRATEGYQA, scenario, writeJsonl } from '../fixtures/difficulty/scenarios.ts';
 
-const PREFIXES = ['', 'Quick question: ', 'As a teacher, I would like to know this. ', 'My friend Anna asked me, and I could not answer. '];
+const PREFIXES = [
+  '',
+  'Quick question: ',
+  'As a teacher, I would like to know this. ',
+  'My friend Anna asked me, and I could not answer. ',
+];
 const sha = (b: string | Buffer) => createHash('sha256').update(b).digest('hex');
 
 function pool(): unknown[] {
@@ -33,7 +38,11 @@ function pool(): unknown[] {
 }
 
 // The shipped bands, voting dimensions, balance and gate (configs/difficulty.yaml).
-const SHIPPED = (YAML.parse(readFileSync(join(import.meta.dirname, '../../configs/difficulty.yaml'), 'utf8')) as { difficulty: Record<string, any> }).difficulty;
+const SHIPPED = (
+  YAML.parse(readFileSync(join(import.meta.dirname, '../../configs/difficulty.yaml'), 'utf8')) as {
+    difficulty: Record<string, any>;
+  }
+).difficulty;
 const BANDS = SHIPPED.bands;
 const DIMS = SHIPPED.dimensions;
 const BALANCE = { seed: 20250821, target: SHIPPED.balance.target };
@@ -46,15 +55,22 @@ let difficulty: Awaited<ReturnType<typeof compileDifficulty>>;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rc1-diff-rules-'));
   difficulty = await compileDifficulty(dir);
-  for (const name of ['difficulty_metrics', 'balanced_pool', 'difficulty_report']) rules[name] = await compileRule(name, dir);
+  for (const name of ['difficulty_metrics', 'balanced_pool', 'difficulty_report'])
+    rules[name] = await compileRule(name, dir);
   poolFile = writeJsonl(join(dir, 'data/rollouts/rc1_seed.jsonl'), pool());
 });
-after(async () => { await rm(dir, { recursive: true, force: true }); });
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function metricsRun(name: string, workers: number, file = poolFile): Promise<string> {
   const out = 'data/rollouts/rc1_seed.metrics.jsonl';
   const run = await runRule(rules.difficulty_metrics!, {
-    params: { difficulty: { metrics: { multi_entity_min: 3, workers } } }, inputs: { pool: [file] }, outputs: { metrics: out }, outDir: join(dir, name), root: dir,
+    params: { difficulty: { metrics: { multi_entity_min: 3, workers } } },
+    inputs: { pool: [file] },
+    outputs: { metrics: out },
+    outDir: join(dir, name),
+    root: dir,
   });
   assert.match(String(run.result.summary), /scenarios/);
   return run.out(out);
@@ -62,7 +78,16 @@ async function metricsRun(name: string, workers: number, file = poolFile): Promi
 
 async function workersRun(name: string, file = poolFile): Promise<string> {
   const out = join(dir, name, 'metrics.jsonl');
-  const s = await difficulty.writeMetrics({ pool: file, file: 'bad.jsonl', out, multiEntityMin: 3, workers: 2, bytesPerWorker: 1, signal: new AbortController().signal, progress: () => {} });
+  const s = await difficulty.writeMetrics({
+    pool: file,
+    file: 'bad.jsonl',
+    out,
+    multiEntityMin: 3,
+    workers: 2,
+    bytesPerWorker: 1,
+    signal: new AbortController().signal,
+    progress: () => {},
+  });
   assert.equal(s.workers, 2);
   return out;
 }
@@ -72,8 +97,14 @@ test('difficulty_metrics writes one line per scenario in pool order, the same by
   const two = await workersRun('m2');
   const text = await readFile(one, 'utf8');
   assert.equal(sha(text), sha(await readFile(two)));
-  const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; turns: number });
-  assert.deepEqual(lines.map((l) => l.id), (pool() as { id: string }[]).map((s) => s.id));
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { id: string; turns: number });
+  assert.deepEqual(
+    lines.map((l) => l.id),
+    (pool() as { id: string }[]).map((s) => s.id),
+  );
   assert.equal(lines.find((l) => l.id === 'gsm8k-0')!.turns, 4);
   assert.equal(lines.find((l) => l.id === 'gsm8k-4')!.turns, 3);
 });
@@ -82,21 +113,43 @@ test('difficulty_metrics names the file, line and field of a malformed scenario 
   const lines = (await readFile(poolFile, 'utf8')).trimEnd().split('\n');
   const bad = join(dir, 'bad.jsonl');
   await writeFile(bad, [...lines.slice(0, 30), lines[0], ...lines.slice(30)].join('\n') + '\n');
-  await assert.rejects(workersRun('dup', bad), { name: 'DataError', message: 'bad.jsonl:31: id: expected an id not used before (line 1 has it), got "gsm8k-0"' });
+  await assert.rejects(workersRun('dup', bad), {
+    name: 'DataError',
+    message: 'bad.jsonl:31: id: expected an id not used before (line 1 has it), got "gsm8k-0"',
+  });
   const broken = lines.slice(0, 40);
-  broken[35] = broken[35]!.replace('"needs_clarification":false', '"needs_clarification":"no"').replace('"needs_clarification":true', '"needs_clarification":"no"');
+  broken[35] = broken[35]!
+    .replace('"needs_clarification":false', '"needs_clarification":"no"')
+    .replace('"needs_clarification":true', '"needs_clarification":"no"');
   await writeFile(bad, broken.join('\n') + '\n');
-  await assert.rejects(metricsRun('bad1', 1, bad), { name: 'DataError', message: 'bad.jsonl:36: needs_clarification: expected true or false, got "no"' });
-  await assert.rejects(workersRun('bad2', bad), { name: 'DataError', message: 'bad.jsonl:36: needs_clarification: expected true or false, got "no"' });
+  await assert.rejects(metricsRun('bad1', 1, bad), {
+    name: 'DataError',
+    message: 'bad.jsonl:36: needs_clarification: expected true or false, got "no"',
+  });
+  await assert.rejects(workersRun('bad2', bad), {
+    name: 'DataError',
+    message: 'bad.jsonl:36: needs_clarification: expected true or false, got "no"',
+  });
 });
 
-async function balancedRun(name: string, metricsFile: string, seed = BALANCE.seed): Promise<{ jsonl: string; report: Record<string, unknown>; path: string }> {
+async function balancedRun(
+  name: string,
+  metricsFile: string,
+  seed = BALANCE.seed,
+): Promise<{ jsonl: string; report: Record<string, unknown>; path: string }> {
   const outs = ['data/rollouts/rc1_seed.balanced.jsonl', 'reports/rc1/balance_report.json'];
   const run = await runRule(rules.balanced_pool!, {
-    params: { difficulty: { bands: BANDS, dimensions: DIMS, balance: { ...BALANCE, seed } } }, inputs: { pool: [poolFile], metrics: [metricsFile] },
-    outputs: { pool: outs[0]!, report: outs[1]! }, outDir: join(dir, name), root: dir,
+    params: { difficulty: { bands: BANDS, dimensions: DIMS, balance: { ...BALANCE, seed } } },
+    inputs: { pool: [poolFile], metrics: [metricsFile] },
+    outputs: { pool: outs[0]!, report: outs[1]! },
+    outDir: join(dir, name),
+    root: dir,
   });
-  return { jsonl: await readFile(run.out(outs[0]!), 'utf8'), report: JSON.parse(await readFile(run.out(outs[1]!), 'utf8')) as Record<string, unknown>, path: run.out(outs[0]!) };
+  return {
+    jsonl: await readFile(run.out(outs[0]!), 'utf8'),
+    report: JSON.parse(await readFile(run.out(outs[1]!), 'utf8')) as Record<string, unknown>,
+    path: run.out(outs[0]!),
+  };
 }
 
 test('balanced_pool keeps pool lines byte for byte with their bucket appended, deterministically, and reports what it dropped', async () => {
@@ -113,9 +166,16 @@ test('balanced_pool keeps pool lines byte for byte with their bucket appended, d
     last = at;
     assert.match(line, /,"difficulty":"(easy|medium|hard)"\}$/);
   }
-  const report = a.report as { scenarios: { pool: number; kept: number; dropped: number; duplicated: number }; tasks: Record<string, { kept: Record<string, number>; dropped: Record<string, number>; available: Record<string, number> }> };
+  const report = a.report as {
+    scenarios: { pool: number; kept: number; dropped: number; duplicated: number };
+    tasks: Record<
+      string,
+      { kept: Record<string, number>; dropped: Record<string, number>; available: Record<string, number> }
+    >;
+  };
   assert.deepEqual(report.scenarios, { pool: 48, kept: kept.length, dropped: 48 - kept.length, duplicated: 0 });
-  for (const t of Object.values(report.tasks)) for (const k of ['easy', 'medium', 'hard']) assert.equal(t.available[k], t.kept[k]! + t.dropped[k]!);
+  for (const t of Object.values(report.tasks))
+    for (const k of ['easy', 'medium', 'hard']) assert.equal(t.available[k], t.kept[k]! + t.dropped[k]!);
 });
 
 test('balanced_pool refuses metrics that are not of this pool', async () => {
@@ -123,19 +183,29 @@ test('balanced_pool refuses metrics that are not of this pool', async () => {
   const lines = (await readFile(m, 'utf8')).trimEnd().split('\n');
   const swapped = join(dir, 'swapped.jsonl');
   await writeFile(swapped, [lines[1], lines[0], ...lines.slice(2)].join('\n') + '\n');
-  await assert.rejects(balancedRun('bx', swapped), { name: 'DataError', message: /rc1_seed\.jsonl:1: id: expected the id of line 1 of swapped\.jsonl/ });
+  await assert.rejects(balancedRun('bx', swapped), {
+    name: 'DataError',
+    message: /rc1_seed\.jsonl:1: id: expected the id of line 1 of swapped\.jsonl/,
+  });
 });
 
 test('difficulty_report reads the balanced pool against the metrics and returns a check per task and overall', async () => {
   const m = await metricsRun('mr', 1);
   const b = await balancedRun('br', m);
   const run = await runRule(rules.difficulty_report!, {
-    params: { difficulty: { bands: BANDS, dimensions: DIMS, gate: GATE } }, inputs: { metrics: [m], balanced: [b.path] },
-    outputs: ['reports/rc1/difficulty_report.json'], outDir: join(dir, 'r'), root: dir,
+    params: { difficulty: { bands: BANDS, dimensions: DIMS, gate: GATE } },
+    inputs: { metrics: [m], balanced: [b.path] },
+    outputs: ['reports/rc1/difficulty_report.json'],
+    outDir: join(dir, 'r'),
+    root: dir,
   });
   const names = run.result.checks!.map((c) => c.name);
-  for (const scope of ['all', 'gsm8k', 'hotpotqa', 'strategyqa']) assert.ok(names.includes(`${scope}.hard_share`), scope);
-  assert.ok(run.result.checks!.every((c) => c.status !== 'fail' || (c.hint ?? '').length > 0), 'every failing check has a hint');
+  for (const scope of ['all', 'gsm8k', 'hotpotqa', 'strategyqa'])
+    assert.ok(names.includes(`${scope}.hard_share`), scope);
+  assert.ok(
+    run.result.checks!.every((c) => c.status !== 'fail' || (c.hint ?? '').length > 0),
+    'every failing check has a hint',
+  );
   const report = run.result.report as { balanced: { all: { n: number } } };
   assert.equal(report.balanced.all.n, b.jsonl.trimEnd().split('\n').filter(Boolean).length);
 });

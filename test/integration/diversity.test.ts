@@ -21,7 +21,11 @@ function v2With(file: string, edit: (json: any) => void): string[] {
   return PACK_V2.map((p) => join(dir, basename(p)));
 }
 
-async function report(v2: string[], templates = config('templates'), v1 = PACK_V1): Promise<{ checks: Map<string, Check>; report: Record<string, any>; summary: string }> {
+async function report(
+  v2: string[],
+  templates = config('templates'),
+  v1 = PACK_V1,
+): Promise<{ checks: Map<string, Check>; report: Record<string, any>; summary: string }> {
   const r = await runRule('diversity_report', {
     params: { templates, diversity: config('diversity') },
     inputs: { v1, v2 },
@@ -30,36 +34,73 @@ async function report(v2: string[], templates = config('templates'), v1 = PACK_V
   const res = r.result as RuleResult;
   return { checks: new Map(res.checks!.map((c) => [c.name, c])), report: res.report!, summary: res.summary! };
 }
-const failing = (checks: Map<string, Check>): string[] => [...checks.values()].filter((c) => !c.pass).map((c) => c.name).sort();
+const failing = (checks: Map<string, Check>): string[] =>
+  [...checks.values()]
+    .filter((c) => !c.pass)
+    .map((c) => c.name)
+    .sort();
 
 test('the shipped pack_v2 passes diversity_report against pack_v1, and the report carries the definitions', async () => {
   const { checks, report: r } = await report(PACK_V2);
   assert.deepEqual(failing(checks), []);
-  assert.deepEqual([...checks.keys()], ['distinct_2', 'kl3_v2_vs_v1', 'roles', 'styles', 'templates_math', 'templates_multihop', 'templates_yesno', 'templates_clarify']);
-  assert.ok([...checks.values()].every((c) => c.hint), 'every check has a hint');
+  assert.deepEqual(
+    [...checks.keys()],
+    [
+      'distinct_2',
+      'kl3_v2_vs_v1',
+      'roles',
+      'styles',
+      'templates_math',
+      'templates_multihop',
+      'templates_yesno',
+      'templates_clarify',
+    ],
+  );
+  assert.ok(
+    [...checks.values()].every((c) => c.hint),
+    'every check has a hint',
+  );
   assert.ok(r.v2.stats.distinct_2.mean > r.v1.stats.distinct_2.mean);
   assert.ok(r.kl.v2_vs_v1 > 5 * r.kl.noise_floor, 'the KL is well above what re-sampling v2 alone gives');
   assert.equal(r.v2.stats.documents, config<{ renderings: number }>('diversity').renderings);
-  for (const k of ['tokenization', 'distinct_n', 'ttr', 'kl', 'zipf_slope', 'coverage', 'rendering']) assert.ok(r.definitions[k], k);
+  for (const k of ['tokenization', 'distinct_n', 'ttr', 'kl', 'zipf_slope', 'coverage', 'rendering'])
+    assert.ok(r.definitions[k], k);
 });
 
 test('a pack with 3 roles fails the roles check of diversity_report, with its hint', async () => {
-  const { checks } = await report(v2With('roles.json', (j) => { j.roles = j.roles.slice(0, 3); }));
+  const { checks } = await report(
+    v2With('roles.json', (j) => {
+      j.roles = j.roles.slice(0, 3);
+    }),
+  );
   assert.deepEqual(failing(checks), ['roles']);
   assert.equal(checks.get('roles')!.value, 3);
   assert.match(checks.get('roles')!.hint!, /roles\.json/);
 });
 
 test('a pack with 5 math templates fails the templates_math check', async () => {
-  const { checks } = await report(v2With('templates_math.json', (j) => { j.templates = j.templates.slice(0, 5); }));
+  const { checks } = await report(
+    v2With('templates_math.json', (j) => {
+      j.templates = j.templates.slice(0, 5);
+    }),
+  );
   assert.deepEqual(failing(checks), ['templates_math']);
   assert.equal(checks.get('templates_math')!.value, 5);
 });
 
 test('pack_v1 offered as v2 fails the KL, distinct-2, roles, styles and template-count checks', async () => {
   const { checks } = await report(PACK_V1, { ...config('templates'), pack: 'pack_v1' });
-  assert.ok(checks.get('kl3_v2_vs_v1')!.value as number < 0.05);
-  assert.deepEqual(failing(checks), ['distinct_2', 'kl3_v2_vs_v1', 'roles', 'styles', 'templates_clarify', 'templates_math', 'templates_multihop', 'templates_yesno']);
+  assert.ok((checks.get('kl3_v2_vs_v1')!.value as number) < 0.05);
+  assert.deepEqual(failing(checks), [
+    'distinct_2',
+    'kl3_v2_vs_v1',
+    'roles',
+    'styles',
+    'templates_clarify',
+    'templates_math',
+    'templates_multihop',
+    'templates_yesno',
+  ]);
 });
 
 test('through the CLI, a 3-role pack fails the diversity_report gate with exit 2 and prints the hint', () => {
@@ -73,7 +114,8 @@ export default definePipeline({ defaultTargets: ['diversity_report'], freeFormCo
 `,
   }).withRc1Lib();
   try {
-    for (const p of ['lib', 'rules/diversity_report.ts', 'templates', 'configs/pool.yaml']) cpSync(join(REPO, p), join(rig.dir, p), { recursive: true });
+    for (const p of ['lib', 'rules/diversity_report.ts', 'templates', 'configs/pool.yaml'])
+      cpSync(join(REPO, p), join(rig.dir, p), { recursive: true });
     const ok = rig.run(['diversity_report']);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     assert.match(ok.stdout, /gate\s+diversity_report ok: 8 passed ·/);
@@ -87,5 +129,7 @@ export default definePipeline({ defaultTargets: ['diversity_report'], freeFormCo
     const written = JSON.parse(rig.read('reports/diversity_report.json'));
     assert.equal(written.pass, false);
     assert.ok(written.definitions.distinct_n);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -34,10 +34,12 @@ test('an output edited in place never reaches the cache: after edit, build, reve
     assert.match(back.stdout, /restored/);
     assert.doesNotMatch(back.stdout + back.stderr, /corrupt/);
     assert.equal(rig.read('out/c.txt'), before);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('a target may not declare the engine\'s rule log as an output; logs are replaced after each run without touching the cache', () => {
+test("a target may not declare the engine's rule log as an output; logs are replaced after each run without touching the cache", () => {
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({ targets: [defineTarget({ name: 'x', rule: 'rules/log.ts', inputs: { v: 'src/v.txt' }, outputs: ['out/x.txt', 'logs/x.log'] })] });
@@ -59,7 +61,11 @@ export default defineRule({ name: 'log', version: 1, run(ctx) {
     assert.equal(currentHolder(path.join(rig.dir, '.rc1/lock')), null, 'lock released');
     // The logs folder itself (as a folder or a file output), and an ERROR report's name, are refused too.
     const decl = rig.read('rc1.build.ts');
-    for (const [bad, why] of [['logs/', /output logs of target x is logs\/, where rc1-build keeps every rule's log/], ['logs', /output logs of target x is logs\//], ['reports/ERROR_1.json', /output reports\/ERROR_1\.json of target x is named like the ERROR_\*\.json reports/]] as const) {
+    for (const [bad, why] of [
+      ['logs/', /output logs of target x is logs\/, where rc1-build keeps every rule's log/],
+      ['logs', /output logs of target x is logs\//],
+      ['reports/ERROR_1.json', /output reports\/ERROR_1\.json of target x is named like the ERROR_\*\.json reports/],
+    ] as const) {
       rig.write('rc1.build.ts', decl.replace("'logs/x.log'", `'${bad}'`));
       const refused = rig.run([]);
       assert.equal(refused.code, 64, `${bad}: ${refused.stderr}`);
@@ -75,7 +81,9 @@ export default defineRule({ name: 'log', version: 1, run(ctx) {
     const back = rig.run([]);
     assert.match(back.stdout, /restored x/);
     assert.equal(rig.run(['audit']).code, 0);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('every build, a no-op too, recreates a deleted manifest and deleted or edited sidecars', () => {
@@ -90,7 +98,9 @@ test('every build, a no-op too, recreates a deleted manifest and deleted or edit
     rig.write('reports/build/sha256/out/a.txt.sha256', `${'0'.repeat(64)}  out/a.txt\n`);
     const a = rig.run(['audit', '--json']);
     assert.equal(a.code, 1);
-    const kinds = (JSON.parse(a.stdout).problems as { kind: string; path: string; disagrees?: string }[]).map((p) => `${p.kind} ${p.path} ${p.disagrees}`).sort();
+    const kinds = (JSON.parse(a.stdout).problems as { kind: string; path: string; disagrees?: string }[])
+      .map((p) => `${p.kind} ${p.path} ${p.disagrees}`)
+      .sort();
     assert.ok(kinds.includes('sidecar-mismatch reports/build/sha256/out/a.txt.sha256 sidecar'), kinds.join('\n'));
     assert.ok(kinds.includes('sidecar-mismatch reports/build/sha256/out/c.txt.sha256 sidecar'), kinds.join('\n'));
     assert.ok(kinds.includes('manifest-mismatch out/b.txt manifest'), kinds.join('\n'));
@@ -108,10 +118,12 @@ test('every build, a no-op too, recreates a deleted manifest and deleted or edit
     assert.equal(rig.run([]).code, 0);
     assert.equal(rig.read(side), sideBody);
     assert.equal(rig.run(['audit']).code, 0);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('audit catches an output edited together with its manifest entry and sidecar: the engine\'s trace disagrees', () => {
+test("audit catches an output edited together with its manifest entry and sidecar: the engine's trace disagrees", () => {
   const rig = standardRig();
   try {
     assert.equal(rig.run([]).code, 0);
@@ -130,8 +142,13 @@ test('audit catches an output edited together with its manifest entry and sideca
     assert.equal(p.kind, 'trace-mismatch');
     assert.equal(p.disagrees, 'trace');
     assert.deepEqual(p.records, { output: forged, manifest: forged, sidecar: forged, trace: original });
-    assert.match(rig.run(['audit']).stdout, /trace-mismatch\s+out\/c\.txt \(from c\): output, manifest, sidecar say [0-9a-f]{12}, the engine's trace says [0-9a-f]{12}/);
-  } finally { rig.cleanup(); }
+    assert.match(
+      rig.run(['audit']).stdout,
+      /trace-mismatch\s+out\/c\.txt \(from c\): output, manifest, sidecar say [0-9a-f]{12}, the engine's trace says [0-9a-f]{12}/,
+    );
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a same-size edit that restores the mtime is seen (the stat cache keys on ctime too)', () => {
@@ -160,5 +177,7 @@ export default definePipeline({ targets: [defineTarget({ name: 'a', rule: 'rules
     assert.equal(r.code, 0);
     assert.deepEqual(rig.runs(), ['a']);
     assert.equal(rig.read('out/a.txt'), 'HELLO\n!');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -65,14 +65,31 @@ preflight:
 async function evaluationRig(): Promise<TestRig> {
   const all = await fixtureScenarios(120);
   // Pool and shadow from different source items; the pool's buckets cycle as a balanced pool's would.
-  const pool = all.filter((_, i) => i % 2 === 0).map((s, i) => ({ ...s, difficulty: (['easy', 'medium', 'hard'] as const)[i % 3] }));
+  const pool = all
+    .filter((_, i) => i % 2 === 0)
+    .map((s, i) => ({ ...s, difficulty: (['easy', 'medium', 'hard'] as const)[i % 3] }));
   const shadow = all.filter((_, i) => i % 2 === 1);
-  const rig = new TestRig({ 'rc1.build.ts': PIPELINE, 'fixtures/pool.jsonl': toJsonlText(pool), 'fixtures/shadow.jsonl': toJsonlText(shadow), 'configs/profiles/dev.yaml': DEV });
-  for (const r of ['rollouts', 'scores', 'difficulty_metrics', 'weights', 'shadow_run', 'overclar_ablation', 'preflight_checks', 'round_gate']) {
+  const rig = new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'fixtures/pool.jsonl': toJsonlText(pool),
+    'fixtures/shadow.jsonl': toJsonlText(shadow),
+    'configs/profiles/dev.yaml': DEV,
+  });
+  for (const r of [
+    'rollouts',
+    'scores',
+    'difficulty_metrics',
+    'weights',
+    'shadow_run',
+    'overclar_ablation',
+    'preflight_checks',
+    'round_gate',
+  ]) {
     rig.write(`rules/${r}.ts`, fs.readFileSync(path.join(REPO, 'rules', `${r}.ts`), 'utf8'));
   }
   rig.withRc1Lib();
-  for (const c of ['scoring.yaml', 'difficulty.yaml', 'pool.yaml', 'ppo_scale.yaml']) rig.write(`configs/${c}`, fs.readFileSync(path.join(REPO, 'configs', c), 'utf8'));
+  for (const c of ['scoring.yaml', 'difficulty.yaml', 'pool.yaml', 'ppo_scale.yaml'])
+    rig.write(`configs/${c}`, fs.readFileSync(path.join(REPO, 'configs', c), 'utf8'));
   rig.write('configs/scoring_live.yaml', LIVE_YAML('http://127.0.0.1:9/v1'));
   const evaluation = fs.readFileSync(path.join(REPO, 'configs/evaluation.yaml'), 'utf8');
   const rounds = `  rounds:\n    round1: ${JSON.stringify(ROUND1)}\n    round2: ${JSON.stringify([...ROUND1, 'shadow_run_pre_run_check'])}\n`;
@@ -88,28 +105,57 @@ test('on a fixture pool of 180 scenarios the weights gate is inconclusive, says 
     const r = rig.run([], dev);
     assert.equal(r.code, 2, r.stdout + r.stderr);
     assert.match(r.stdout, /GATE FAILED weights/);
-    assert.match(r.stdout, /rank_corr_gain .* FAIL\n\s+hint: inconclusive: the estimate [0-9.]+ clears 0\.08 but the lower bound of its 95 % interval over 180 source questions does not; about \d+ more source questions would be needed/);
+    assert.match(
+      r.stdout,
+      /rank_corr_gain .* FAIL\n\s+hint: inconclusive: the estimate [0-9.]+ clears 0\.08 but the lower bound of its 95 % interval over 180 source questions does not; about \d+ more source questions would be needed/,
+    );
     const report = JSON.parse(rig.read('reports/calibration_report.json'));
     assert.equal(report.pass, false);
     const gain = report.checks.find((c: { name: string }) => c.name === 'rank_corr_gain');
     assert.equal(gain.verdict, 'inconclusive');
     assert.ok(gain.more_needed > 0);
     assert.ok(gain.estimate >= 0.08 && gain.value < 0.08, 'decided on the lower bound, not the estimate');
-    assert.equal(report.checks.find((c: { name: string }) => c.name === 'rank_corr.vs_null_p95').status, 'pass', 'the signal itself is real');
-    assert.deepEqual(report.held_out.rows.map((x: { weights: string }) => x.weights).slice(0, 2), ['calibrated', 'old']);
+    assert.equal(
+      report.checks.find((c: { name: string }) => c.name === 'rank_corr.vs_null_p95').status,
+      'pass',
+      'the signal itself is real',
+    );
+    assert.deepEqual(report.held_out.rows.map((x: { weights: string }) => x.weights).slice(0, 2), [
+      'calibrated',
+      'old',
+    ]);
     assert.match(report.label_leakage.status, /^WARNING \(dev, waived\)/);
-    assert.ok(!fs.existsSync(path.join(rig.dir, 'reports/preflight/round2_pass.json')), 'nothing downstream of a failed gate is built');
+    assert.ok(
+      !fs.existsSync(path.join(rig.dir, 'reports/preflight/round2_pass.json')),
+      'nothing downstream of a failed gate is built',
+    );
     // A second build replays the recorded failure without rerunning.
     const again = rig.run([], dev);
     assert.equal(again.code, 2);
     assert.match(again.stdout, /GATE FAILED weights \(recorded result, inputs unchanged\)/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('in prod, a ppo_scale.yaml with steps 40 000 fails preflight_checks at ppo.steps (exit 2) and the report keeps the WEIGHTS_OK line', async () => {
   const rig = await evaluationRig();
   try {
-    rig.write('fixtures/weights.json', JSON.stringify({ version: 1, weights: { correctness: 0.5, reasoning: 0.3, clarity: 0.05, conciseness: 0.05, clarification: 0.05, tool_use: 0.05, format_safety: 0 } }));
+    rig.write(
+      'fixtures/weights.json',
+      JSON.stringify({
+        version: 1,
+        weights: {
+          correctness: 0.5,
+          reasoning: 0.3,
+          clarity: 0.05,
+          conciseness: 0.05,
+          clarification: 0.05,
+          tool_use: 0.05,
+          format_safety: 0,
+        },
+      }),
+    );
     // Prod thresholds throughout, except free disk: this machine's free space is not under test here.
     rig.write('configs/profiles/prod.yaml', 'preflight:\n  min_free_disk_gb: 0\n');
     const prod = { RUN_MODE: 'prod', REWARD_LIVE_MODE: '' };
@@ -119,7 +165,12 @@ test('in prod, a ppo_scale.yaml with steps 40 000 fails preflight_checks at ppo.
     assert.equal(r.code, 2, r.stdout + r.stderr);
     assert.match(r.stdout, /ppo\.steps\s+40000\s+>=\s+50000\s+FAIL/);
     const report = JSON.parse(rig.read('reports/preflight/preflight_fixture.json'));
-    assert.deepEqual(report.checks.filter((c: { pass: boolean }) => !c.pass).map((c: { name: string }) => c.name), ['ppo.steps']);
+    assert.deepEqual(
+      report.checks.filter((c: { pass: boolean }) => !c.pass).map((c: { name: string }) => c.name),
+      ['ppo.steps'],
+    );
     assert.match(report.lines[0], /^WEIGHTS_OK sha256=[0-9a-f]{64}$/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -51,16 +51,36 @@ export default defineRule({ name: 'big', version: 1, params: z.object({ big: z.o
 
 function rig(): TestRig {
   return new TestRig({
-    'rc1.build.ts': PIPELINE, 'rules/a.ts': A_RULE, 'rules/big.ts': BIG_RULE,
-    'configs/default.yaml': 'big:\n  fill: 1\n', 'configs/profiles/prod.yaml': 'big:\n  fill: 9\n', 'src/a.txt': 'one\n',
+    'rc1.build.ts': PIPELINE,
+    'rules/a.ts': A_RULE,
+    'rules/big.ts': BIG_RULE,
+    'configs/default.yaml': 'big:\n  fill: 1\n',
+    'configs/profiles/prod.yaml': 'big:\n  fill: 9\n',
+    'src/a.txt': 'one\n',
   });
 }
 
 /** Runs `rc1-build ARGS | READER` in bash; the CLI's exit status and stderr. */
-function piped(r: TestRig, args: string, reader: string, env: Record<string, string> = {}): { code: number; stderr: string; stdout: string } {
-  const p = spawnSync('bash', ['-c', `"${process.execPath}" "${CLI}" ${args} 2>"$ERRF" | ${reader}; echo "rc=\${PIPESTATUS[0]}"`], {
-    cwd: r.dir, encoding: 'utf8', env: { ...process.env, RC1_TEST_COUNTER: r.counter, ERRF: path.join(r.dir, '..', `${path.basename(r.dir)}.err`), ...env },
-  });
+function piped(
+  r: TestRig,
+  args: string,
+  reader: string,
+  env: Record<string, string> = {},
+): { code: number; stderr: string; stdout: string } {
+  const p = spawnSync(
+    'bash',
+    ['-c', `"${process.execPath}" "${CLI}" ${args} 2>"$ERRF" | ${reader}; echo "rc=\${PIPESTATUS[0]}"`],
+    {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        RC1_TEST_COUNTER: r.counter,
+        ERRF: path.join(r.dir, '..', `${path.basename(r.dir)}.err`),
+        ...env,
+      },
+    },
+  );
   const errFile = path.join(r.dir, '..', `${path.basename(r.dir)}.err`);
   const stderr = fs.readFileSync(errFile, 'utf8');
   fs.rmSync(errFile, { force: true });
@@ -87,7 +107,9 @@ test('a reader that closes the pipe ends output quietly: status, -n and a build 
     assert.equal(r.read('out/a.txt'), 'one\n');
     const st = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; state: string }[] };
     assert.equal(st.targets.find((t) => t.name === 'a')!.state, 'up-to-date');
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 test('watch queues an edit made while a build runs and rebuilds right after it', async () => {
@@ -100,7 +122,10 @@ test('watch queues an edit made while a build runs and rebuilds right after it',
     r.write('src/a.txt', 'two\n'); // the rule has already read 'one'
     for (let i = 0; i < 500 && !(r.exists('out/a.txt') && r.read('out/a.txt') === 'two\n'); i++) await sleep(20);
     assert.equal(r.read('out/a.txt'), 'two\n', 'the queued edit was built');
-    assert.ok(events.some((e) => e.event === 'watch' && e.state === 'rebuilding' && e.queued === true), JSON.stringify(events));
+    assert.ok(
+      events.some((e) => e.event === 'watch' && e.state === 'rebuilding' && e.queued === true),
+      JSON.stringify(events),
+    );
     assert.deepEqual(r.runs(), ['a', 'a']);
   } finally {
     child.kill('SIGKILL');
@@ -119,29 +144,38 @@ test('a rule path typo is a usage error with did-you-mean, for build, status and
       assert.match(res.stderr, /rule rules\/aa\.ts of target a does not exist[^]*hint: did you mean rules\/a\.ts\?/);
       assert.doesNotMatch(res.stderr, NO_STACK);
     }
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 const sizeOfCache = (r: TestRig): number => {
   let n = 0;
   const walk = (d: string): void => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(path.join(d, e.name)); else n += fs.statSync(path.join(d, e.name)).size;
+      if (e.isDirectory()) walk(path.join(d, e.name));
+      else n += fs.statSync(path.join(d, e.name)).size;
     }
   };
   walk(path.join(r.dir, '.rc1/cache/objects'));
   return n;
 };
 
-test('the output cache stays under its cap (LRU, after builds and by gc), keeps each profile\'s current outputs, and says what it freed', () => {
+test("the output cache stays under its cap (LRU, after builds and by gc), keeps each profile's current outputs, and says what it freed", () => {
   const r = rig();
   const fill = (n: number): void => r.write('configs/default.yaml', `big:\n  fill: ${n}\n`);
   try {
-    for (const n of [1, 2, 3]) { fill(n); assert.equal(r.run(['big']).code, 0); }
+    for (const n of [1, 2, 3]) {
+      fill(n);
+      assert.equal(r.run(['big']).code, 0);
+    }
     assert.ok(sizeOfCache(r) >= 300 * 1024);
     const gc = r.run(['gc', '--max-size', '250K']);
     assert.equal(gc.code, 0, gc.stderr);
-    assert.match(gc.stdout, /^gc: freed 100 KiB \(1 entry\); the cache holds 200 KiB of 250 KiB allowed\n {2}removed big [0-9a-f]{12} \(last used .*, 100 KiB\)/);
+    assert.match(
+      gc.stdout,
+      /^gc: freed 100 KiB \(1 entry\); the cache holds 200 KiB of 250 KiB allowed\n {2}removed big [0-9a-f]{12} \(last used .*, 100 KiB\)/,
+    );
     assert.ok(sizeOfCache(r) <= 250 * 1024);
     r.runs();
     fill(2); // the most recently replaced entry was kept: restored
@@ -155,15 +189,25 @@ test('the output cache stays under its cap (LRU, after builds and by gc), keeps 
     // dev's outputs with a note, and dev's current entry survives a cap that has no room for it.
     const prod = r.run(['big'], { RUN_MODE: 'prod', RC1_CACHE_MAX_SIZE: '150K' });
     assert.equal(prod.code, 0, prod.stderr);
-    assert.match(prod.stderr, /note: 1 target has outputs built in profile dev \(big\); this prod build replaces those it runs/);
-    assert.match(prod.stderr, /the output cache was over its cap \(400 KiB > 150 KiB\): freed 200 KiB, now 200 KiB\n {2}removed big [^]* {2}removed big /);
-    const st = JSON.parse(r.run(['status', '--json'], { RUN_MODE: 'prod' }).stdout) as { targets: { name: string; profile?: string }[] };
+    assert.match(
+      prod.stderr,
+      /note: 1 target has outputs built in profile dev \(big\); this prod build replaces those it runs/,
+    );
+    assert.match(
+      prod.stderr,
+      /the output cache was over its cap \(400 KiB > 150 KiB\): freed 200 KiB, now 200 KiB\n {2}removed big [^]* {2}removed big /,
+    );
+    const st = JSON.parse(r.run(['status', '--json'], { RUN_MODE: 'prod' }).stdout) as {
+      targets: { name: string; profile?: string }[];
+    };
     assert.equal(st.targets.find((t) => t.name === 'big')!.profile, 'prod');
     r.runs();
     const back = r.run(['big', '--explain']);
     assert.match(back.stdout, /profile prod → dev/);
-    assert.deepEqual(r.runs(), [], 'dev\'s outputs were restored from the cache, not rebuilt');
-  } finally { r.cleanup(); }
+    assert.deepEqual(r.runs(), [], "dev's outputs were restored from the cache, not rebuilt");
+  } finally {
+    r.cleanup();
+  }
 });
 
 test('clean removes declared rule state and names every path it removes or keeps; --cache removes the caches', () => {
@@ -171,14 +215,23 @@ test('clean removes declared rule state and names every path it removes or keeps
   try {
     assert.equal(r.run(['big']).code, 0);
     const st = r.run(['status']);
-    assert.match(st.stdout, /\n {5}state: \.rc1\/state\/big \(4 B\), \.rc1\/big-work \(1 B\), \.rc1\/big-paid\.db \(12 B, cache\)\n/, st.stdout);
+    assert.match(
+      st.stdout,
+      /\n {5}state: \.rc1\/state\/big \(4 B\), \.rc1\/big-work \(1 B\), \.rc1\/big-paid\.db \(12 B, cache\)\n/,
+      st.stdout,
+    );
     const js = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; ruleState?: unknown }[] };
     assert.deepEqual(js.targets.find((t) => t.name === 'big')!.ruleState, [
-      { path: '.rc1/state/big', bytes: 4, cache: false }, { path: '.rc1/big-work', bytes: 1, cache: false }, { path: '.rc1/big-paid.db', bytes: 12, cache: true },
+      { path: '.rc1/state/big', bytes: 4, cache: false },
+      { path: '.rc1/big-work', bytes: 1, cache: false },
+      { path: '.rc1/big-paid.db', bytes: 12, cache: true },
     ]);
     const undeclared = r.run(['big', '--force'], { BIG_UNDECLARED: '1' });
     assert.equal(undeclared.code, 1);
-    assert.match(undeclared.stdout, /ctx\.state\('\.rc1\/elsewhere\.db'\): not a declared state path of big \(declared: \.rc1\/big-work, \.rc1\/big-paid\.db\)/);
+    assert.match(
+      undeclared.stdout,
+      /ctx\.state\('\.rc1\/elsewhere\.db'\): not a declared state path of big \(declared: \.rc1\/big-work, \.rc1\/big-paid\.db\)/,
+    );
     fs.mkdirSync(path.join(r.dir, '.rc1/stray'));
     // (Written by builds once the manifest's files are old enough to trust their stats; stood in for here.)
     if (!r.exists('.rc1/manifest-state.json')) r.write('.rc1/manifest-state.json', '{}');
@@ -189,22 +242,52 @@ test('clean removes declared rule state and names every path it removes or keeps
     assert.match(c.stdout, /kept {4}\.rc1\/big-paid\.db \(cache of big; --cache removes it\)/);
     assert.match(c.stdout, /kept {4}\.rc1\/cache \(the output cache; /);
     assert.match(c.stdout, /left {4}\.rc1\/stray \(declared by no target/);
-    assert.doesNotMatch(c.stdout, /\.rc1\/manifest-state\.json/, 'the engine\'s own file is neither removed nor called a stray');
+    assert.doesNotMatch(
+      c.stdout,
+      /\.rc1\/manifest-state\.json/,
+      "the engine's own file is neither removed nor called a stray",
+    );
     assert.ok(!r.exists('.rc1/big-work') && r.exists('.rc1/big-paid.db') && !r.exists('out/big.bin'));
     const all = r.run(['clean', '--cache']);
-    assert.match(all.stdout, /removed \.rc1\/big-paid\.db \(cache of big, [^)]*\)\n[^]*removed \.rc1\/cache \(the output cache, /);
+    assert.match(
+      all.stdout,
+      /removed \.rc1\/big-paid\.db \(cache of big, [^)]*\)\n[^]*removed \.rc1\/cache \(the output cache, /,
+    );
     assert.ok(!r.exists('.rc1/big-paid.db') && !r.exists('.rc1/cache'));
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
-test('a target may not declare any of the engine\'s own .rc1/ files as its state, so clean never deletes them', () => {
-  const engine = ['.rc1/trace.log', '.rc1/journal', '.rc1/compiled/', '.rc1/statcache.json', '.rc1/salt', '.rc1/manifest-state.json', '.rc1/globcache.json'];
+test("a target may not declare any of the engine's own .rc1/ files as its state, so clean never deletes them", () => {
+  const engine = [
+    '.rc1/trace.log',
+    '.rc1/journal',
+    '.rc1/compiled/',
+    '.rc1/statcache.json',
+    '.rc1/salt',
+    '.rc1/manifest-state.json',
+    '.rc1/globcache.json',
+  ];
   const r = rig();
   try {
-    r.write('rc1.build.ts', PIPELINE.replace("state: ['.rc1/big-work/',", `state: [${engine.map((e) => `'${e}'`).join(', ')}, '.rc1/big-work/',`));
+    r.write(
+      'rc1.build.ts',
+      PIPELINE.replace(
+        "state: ['.rc1/big-work/',",
+        `state: [${engine.map((e) => `'${e}'`).join(', ')}, '.rc1/big-work/',`,
+      ),
+    );
     const bad = r.run(['clean']);
     assert.equal(bad.code, 64, bad.stderr);
-    for (const e of engine) assert.match(bad.stderr, new RegExp(`target big: state ${e.replace(/\./g, '\\.')} is not a rule's own path under \\.rc1/`), e);
+    for (const e of engine)
+      assert.match(
+        bad.stderr,
+        new RegExp(`target big: state ${e.replace(/\./g, '\\.')} is not a rule's own path under \\.rc1/`),
+        e,
+      );
     assert.match(bad.stderr, /rc1\.build\.ts:\d+/);
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });

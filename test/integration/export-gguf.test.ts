@@ -18,7 +18,10 @@ test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf re
   try {
     const r = rig.run(['export_gguf']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /models\/rc1-policy\.gguf: 6 tensors, \d+ parameters, \d+ bytes, from latest → step_00004 \(step 4\); verified by reading it back with @huggingface\/gguf/);
+    assert.match(
+      r.stdout,
+      /models\/rc1-policy\.gguf: 6 tensors, \d+ parameters, \d+ bytes, from latest → step_00004 \(step 4\); verified by reading it back with @huggingface\/gguf/,
+    );
     const file = path.join(rig.dir, 'models/rc1-policy.gguf');
     const parsed = await gguf(file, { allowLocalFile: true });
     const meta = parsed.metadata as Record<string, unknown>;
@@ -30,7 +33,10 @@ test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf re
     assert.equal(meta['rc1-mlp-policy.step'], 4);
     const policy = await loadPolicy(path.join(rig.dir, 'checkpoints/rc1/latest'));
     const want = policy.tensors().filter((t) => t.name.startsWith('policy.'));
-    assert.deepEqual(parsed.tensorInfos.map((t) => t.name), want.map((t) => t.name));
+    assert.deepEqual(
+      parsed.tensorInfos.map((t) => t.name),
+      want.map((t) => t.name),
+    );
     const bytes = fs.readFileSync(file);
     for (const [i, t] of parsed.tensorInfos.entries()) {
       const w = want[i]!;
@@ -38,14 +44,24 @@ test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf re
       assert.deepEqual(t.shape.map(Number), w.shape, t.name);
       assert.equal(Number(t.dtype), 0, `${t.name} is F32`);
       const start = Number(parsed.tensorDataOffset + t.offset);
-      const [nIn, nOut] = w.shape.length === 2 ? w.shape as [number, number] : [1, w.shape[0]!];
+      const [nIn, nOut] = w.shape.length === 2 ? (w.shape as [number, number]) : [1, w.shape[0]!];
       for (let o = 0; o < nOut; o++) {
-        for (let k = 0; k < nIn; k++) assert.equal(bytes.readFloatLE(start + 4 * (o * nIn + k)), w.data[k * nOut + o], `${t.name} (${k}, ${o})`);
+        for (let k = 0; k < nIn; k++)
+          assert.equal(bytes.readFloatLE(start + 4 * (o * nIn + k)), w.data[k * nOut + o], `${t.name} (${k}, ${o})`);
       }
     }
-    assert.match(rig.read('logs/export_gguf.log'), /forward pass through the file's tensors as ggml computes it \(y = W x \+ b, W ne = \[n_in, n_out\]\) on 64 seeded observations: max \|Δ log-prob\| vs the policy 0/);
+    assert.match(
+      rig.read('logs/export_gguf.log'),
+      /forward pass through the file's tensors as ggml computes it \(y = W x \+ b, W ne = \[n_in, n_out\]\) on 64 seeded observations: max \|Δ log-prob\| vs the policy 0/,
+    );
     const sha = createHash('sha256').update(bytes).digest('hex');
     assert.equal(rig.run(['--force', 'export_gguf']).code, 0);
-    assert.equal(createHash('sha256').update(fs.readFileSync(file)).digest('hex'), sha, 'the same checkpoint exports to the same bytes');
-  } finally { rig.cleanup(); }
+    assert.equal(
+      createHash('sha256').update(fs.readFileSync(file)).digest('hex'),
+      sha,
+      'the same checkpoint exports to the same bytes',
+    );
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -43,7 +43,12 @@ export default defineRule({ name: 'chain', version: 1, run(ctx) {
 `;
 
 function rig(): TestRig {
-  return new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/pair.ts': PAIR, 'rules/chain.ts': CHAIN, 'src/v.txt': 'one\n' });
+  return new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'rules/pair.ts': PAIR,
+    'rules/chain.ts': CHAIN,
+    'src/v.txt': 'one\n',
+  });
 }
 
 const skip = cannotMount();
@@ -56,7 +61,9 @@ function assertWriteError(stderr: string, what: RegExp, mount: string, code: str
   assert.equal(stderr.split('\n').filter((l) => l.startsWith('rc1-build: error:')).length, 1, stderr);
 }
 
-test('outputs on a mounted tmpfs: builds, restores and recovers across filesystems; a commit recovery cannot finish is reported and rebuilt', { skip }, async () => {
+test('outputs on a mounted tmpfs: builds, restores and recovers across filesystems; a commit recovery cannot finish is reported and rebuilt', {
+  skip,
+}, async () => {
   const r = rig();
   const out = path.join(r.dir, 'out');
   mountTmpfs(out, '4m');
@@ -89,7 +96,10 @@ test('outputs on a mounted tmpfs: builds, restores and recovers across filesyste
     remount(out, 'ro');
     b = r.run([]);
     assert.equal(b.code, 1, b.stdout + b.stderr);
-    assert.match(b.stdout + b.stderr, /pair: its interrupted commit could not be completed: cannot write output .*read-only filesystem \(EROFS\).*; it will run again/);
+    assert.match(
+      b.stdout + b.stderr,
+      /pair: its interrupted commit could not be completed: cannot write output .*read-only filesystem \(EROFS\).*; it will run again/,
+    );
     assertWriteError(b.stderr, /cannot write output (directory )?out\/\S+: read-only filesystem/, out, 'EROFS');
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
     const st = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; state: string }[] };
@@ -100,10 +110,15 @@ test('outputs on a mounted tmpfs: builds, restores and recovers across filesyste
     assert.ok(!fs.existsSync(journal), 'the journal of the refused commit was rolled forward');
     assert.equal(r.read('out/c.txt'), 'three,three\n');
     assert.equal(r.run(['audit']).code, 0);
-  } finally { unmount(out); r.cleanup(); }
+  } finally {
+    unmount(out);
+    r.cleanup();
+  }
 });
 
-test('a full filesystem under the outputs or the manifest: one message naming path and mount point, exit 1, lock released, nothing taken as done', { skip }, () => {
+test('a full filesystem under the outputs or the manifest: one message naming path and mount point, exit 1, lock released, nothing taken as done', {
+  skip,
+}, () => {
   const r = rig();
   const out = path.join(r.dir, 'out');
   const rc1 = path.join(r.dir, 'reports/build');
@@ -114,7 +129,11 @@ test('a full filesystem under the outputs or the manifest: one message naming pa
     assert.equal(b.code, 1, b.stdout + b.stderr);
     assertWriteError(b.stderr, /cannot write output out\/p1\.txt: no space left on device/, out, 'ENOSPC');
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
-    assert.deepEqual(fs.readdirSync(out).filter((f) => f !== '.filler'), [], 'nothing half-written left in out/');
+    assert.deepEqual(
+      fs.readdirSync(out).filter((f) => f !== '.filler'),
+      [],
+      'nothing half-written left in out/',
+    );
     const st = JSON.parse(r.run(['status', '--json']).stdout) as { targets: { name: string; state: string }[] };
     assert.ok(st.targets.every((t) => t.state !== 'up-to-date'));
     fs.rmSync(filler);
@@ -128,7 +147,12 @@ test('a full filesystem under the outputs or the manifest: one message naming pa
     r.write('src/v.txt', 'two\n');
     b = r.run(['--json']);
     assert.equal(b.code, 1, b.stdout + b.stderr);
-    assertWriteError(b.stderr, /cannot write the (manifest|sidecar) reports\/build\/\S+: no space left on device/, rc1, 'ENOSPC');
+    assertWriteError(
+      b.stderr,
+      /cannot write the (manifest|sidecar) reports\/build\/\S+: no space left on device/,
+      rc1,
+      'ENOSPC',
+    );
     assert.equal(b.events.at(-1)!.event, 'error');
     assert.equal(b.events.at(-1)!.exitCode, 1);
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
@@ -137,5 +161,9 @@ test('a full filesystem under the outputs or the manifest: one message naming pa
     assert.equal(b.code, 0, b.stderr);
     assert.match(b.stdout, /0 ran/);
     assert.equal(r.run(['audit']).code, 0, 'the no-op build wrote the manifest and sidecars');
-  } finally { unmount(rc1); unmount(out); r.cleanup(); }
+  } finally {
+    unmount(rc1);
+    unmount(out);
+    r.cleanup();
+  }
 });

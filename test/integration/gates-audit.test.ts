@@ -27,7 +27,9 @@ test('a failing gate exits 2 with its checks table and hint, writes its report, 
     assert.equal(report.length, 8);
     assert.ok(!rig.exists('out/after_gate.txt'));
     assert.ok(rig.runs().includes('g'));
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a failed gate with unchanged inputs reports its recorded failure without rerunning', () => {
@@ -43,7 +45,9 @@ test('a failed gate with unchanged inputs reports its recorded failure without r
     assert.equal(gate.pass, false);
     assert.equal(gate.replayed, true);
     assert.match(rig.run(['status']).stdout, /^g\s+failed \(gate failed: length\)/m);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('-k finishes independent branches after a gate failure; without -k nothing new starts', () => {
@@ -55,12 +59,18 @@ test('-k finishes independent branches after a gate failure; without -k nothing 
     const ran = rig.runs();
     for (const t of ['a', 'b', 'g', 'c', 'sq', 'after_sq']) assert.ok(ran.includes(t), `${t} ran: ${ran}`);
     assert.ok(!ran.includes('after_gate'));
-    const end = r.events.find((e) => e.event === 'end') as { ok: boolean; exitCode: number; counts: Record<string, number> };
+    const end = r.events.find((e) => e.event === 'end') as {
+      ok: boolean;
+      exitCode: number;
+      counts: Record<string, number>;
+    };
     assert.equal(end.ok, false);
     assert.equal(end.exitCode, 2);
     assert.equal(end.counts.gateFailed, 1);
     assert.equal(end.counts.blocked, 1);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('--json events follow the documented contract', () => {
@@ -68,7 +78,16 @@ test('--json events follow the documented contract', () => {
   try {
     const r = rig.run(['--json', '-j', '2']);
     assert.equal(r.code, 0);
-    assert.equal(r.stdout.trim().split('\n').every((l) => { JSON.parse(l); return true; }), true);
+    assert.equal(
+      r.stdout
+        .trim()
+        .split('\n')
+        .every((l) => {
+          JSON.parse(l);
+          return true;
+        }),
+      true,
+    );
     const kinds = new Set(r.events.map((e) => e.event));
     for (const k of ['plan', 'start', 'done', 'gate', 'end']) assert.ok(kinds.has(k), k);
     const plan = r.events[0] as { event: string; targets: string[] };
@@ -76,17 +95,37 @@ test('--json events follow the documented contract', () => {
     assert.equal(plan.targets.length, 7);
     const start = r.events.find((e) => e.event === 'start') as { target: string; reason: string };
     assert.equal(start.reason, 'never built');
-    const done = r.events.find((e) => e.event === 'done' && e.target === 'a') as { ms: number; outputs: { path: string; sha256: string }[] };
+    const done = r.events.find((e) => e.event === 'done' && e.target === 'a') as {
+      ms: number;
+      outputs: { path: string; sha256: string }[];
+    };
     assert.equal(typeof done.ms, 'number');
-    assert.deepEqual(done.outputs.map((o) => o.path), ['out/a.txt']);
+    assert.deepEqual(
+      done.outputs.map((o) => o.path),
+      ['out/a.txt'],
+    );
     assert.match(done.outputs[0]!.sha256, /^[0-9a-f]{64}$/);
-    const gate = r.events.find((e) => e.event === 'gate') as { pass: boolean; checks: { name: string; value: number; op: string; threshold: number; pass: boolean }[]; report: string };
+    const gate = r.events.find((e) => e.event === 'gate') as {
+      pass: boolean;
+      checks: { name: string; value: number; op: string; threshold: number; pass: boolean }[];
+      report: string;
+    };
     assert.equal(gate.report, 'reports/g.json');
-    assert.deepEqual(Object.keys(gate.checks[0]!).sort(), ['hint', 'name', 'op', 'pass', 'status', 'threshold', 'value']);
+    assert.deepEqual(Object.keys(gate.checks[0]!).sort(), [
+      'hint',
+      'name',
+      'op',
+      'pass',
+      'status',
+      'threshold',
+      'value',
+    ]);
     const end = r.events.at(-1) as { event: string; ok: boolean; ms: number };
     assert.equal(end.event, 'end');
     assert.equal(end.ok, true);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('the manifest lists every artifact with hash, size, producer and input hashes, and the git state', () => {
@@ -96,14 +135,24 @@ test('the manifest lists every artifact with hash, size, producer and input hash
     rig.run([]);
     const m = JSON.parse(rig.read('reports/build/manifest.json'));
     const paths = m.artifacts.map((a: { path: string }) => a.path);
-    assert.deepEqual(paths, ['out/a.txt', 'out/after_gate.txt', 'out/after_sq.txt', 'out/b.txt', 'out/c.txt', 'out/sq.txt', 'reports/g.json']);
+    assert.deepEqual(paths, [
+      'out/a.txt',
+      'out/after_gate.txt',
+      'out/after_sq.txt',
+      'out/b.txt',
+      'out/c.txt',
+      'out/sq.txt',
+      'reports/g.json',
+    ]);
     const a = m.artifacts[0];
     assert.equal(a.target, 'a');
     assert.equal(a.size, 7);
     assert.match(a.sha256, /^[0-9a-f]{64}$/);
     assert.deepEqual(Object.keys(m.targets.b.inputs.src), ['out/a.txt']);
     assert.ok('commit' in m.git && 'dirty' in m.git);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('sha256sum -c accepts every sidecar', { skip: !hasSha256sum() && 'sha256sum not installed' }, () => {
@@ -111,12 +160,17 @@ test('sha256sum -c accepts every sidecar', { skip: !hasSha256sum() && 'sha256sum
   try {
     rig.run([]);
     const dir = path.join(rig.dir, 'reports/build/sha256');
-    const sidecars = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(rig.dir, path.join(e.parentPath, e.name)));
+    const sidecars = fs
+      .readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(rig.dir, path.join(e.parentPath, e.name)));
     assert.equal(sidecars.length, 7);
     const r = spawnSync('sha256sum', ['-c', ...sidecars], { cwd: rig.dir, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.equal((r.stdout.match(/: OK$/gm) ?? []).length, 7);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('audit passes on a clean build and exits non-zero on a modified, missing or extra artifact', () => {
@@ -130,7 +184,10 @@ test('audit passes on a clean build and exits non-zero on a modified, missing or
     r = rig.run(['audit', '--json']);
     assert.equal(r.code, 1);
     const j = JSON.parse(r.stdout);
-    assert.deepEqual(j.problems.map((p: { kind: string; path: string }) => `${p.kind} ${p.path}`), ['modified out/c.txt']);
+    assert.deepEqual(
+      j.problems.map((p: { kind: string; path: string }) => `${p.kind} ${p.path}`),
+      ['modified out/c.txt'],
+    );
     rig.run(['c']);
     fs.rmSync(path.join(rig.dir, 'out/sq.txt'));
     r = rig.run(['audit']);
@@ -141,7 +198,9 @@ test('audit passes on a clean build and exits non-zero on a modified, missing or
     r = rig.run(['audit']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /extra\s+reports\/build\/sha256\/out\/ghost\.txt\.sha256/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('clean removes outputs and records but keeps the cache, so the next build restores', () => {
@@ -159,7 +218,9 @@ test('clean removes outputs and records but keeps the cache, so the next build r
     rig.run(['clean', '--cache']);
     rig.run([]);
     assert.equal(rig.runs().length, 7);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('graph prints dot, mermaid and json', () => {
@@ -170,7 +231,9 @@ test('graph prints dot, mermaid and json', () => {
     const j = JSON.parse(rig.run(['graph', '--format', 'json']).stdout);
     assert.deepEqual(j.targets.find((t: { name: string }) => t.name === 'g').deps, ['b']);
     assert.equal(rig.run(['graph', '--format', 'svg']).code, 64);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('directory outputs keep their symbolic links: hashed, audited, and restored from the cache', () => {
@@ -205,5 +268,7 @@ export default defineRule({ name: 'ckpt', version: 1, run(ctx) {
     assert.match(r.stdout, /restored ckpt/);
     assert.equal(fs.readlinkSync(path.join(rig.dir, 'ckpt/latest')), 'step_00002');
     assert.equal(rig.read('ckpt/latest/w.bin'), 'one2');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -12,7 +12,10 @@ import * as path from 'node:path';
 import { REPO, standardRig, type TestRig } from '../helpers/rig.ts';
 
 function normalise(rig: TestRig, s: string): string {
-  return s.split(rig.dir).join('<ws>').replace(/\b\d+(\.\d+)?(ms|s)\b/g, '<t>');
+  return s
+    .split(rig.dir)
+    .join('<ws>')
+    .replace(/\b\d+(\.\d+)?(ms|s)\b/g, '<t>');
 }
 
 /**
@@ -26,7 +29,11 @@ function golden(name: string, actual: string): void {
   const out = path.join(os.tmpdir(), 'rc1-golden-actual', `${name}.txt`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, actual);
-  assert.equal(actual, expected, `${expected === null ? 'missing' : 'different'} golden file test/golden/${name}.txt; the actual output is in ${out} (review it, then: cp ${out} ${file})`);
+  assert.equal(
+    actual,
+    expected,
+    `${expected === null ? 'missing' : 'different'} golden file test/golden/${name}.txt; the actual output is in ${out} (review it, then: cp ${out} ${file})`,
+  );
 }
 
 test('console output of a first build, an incremental build with --explain, and status match the golden files', () => {
@@ -42,5 +49,7 @@ test('console output of a first build, an incremental build with --explain, and 
     golden('status', normalise(rig, rig.run(['status']).stdout));
     golden('gate-failure', normalise(rig, rig.run(['-j', '1', '-k']).stdout));
     golden('status-after-gate-failure', normalise(rig, rig.run(['status']).stdout));
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

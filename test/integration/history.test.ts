@@ -13,7 +13,10 @@ import { RunHistory, type RunLine, type RunRecord } from '../../packages/engine/
 /** The standard rig with the gate's report declared as a metrics file. */
 function metricsRig(): TestRig {
   const rig = standardRig();
-  rig.write('rc1.build.ts', PIPELINE.replace("report: 'reports/g.json',", "report: 'reports/g.json', metrics: ['reports/g.json'],"));
+  rig.write(
+    'rc1.build.ts',
+    PIPELINE.replace("report: 'reports/g.json',", "report: 'reports/g.json', metrics: ['reports/g.json'],"),
+  );
   return rig;
 }
 
@@ -22,7 +25,10 @@ function runs(rig: TestRig): RunRecord[] {
 }
 
 function git(rig: TestRig, ...args: string[]): string {
-  const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: rig.dir, encoding: 'utf8' });
+  const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+    cwd: rig.dir,
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trim();
 }
@@ -52,7 +58,11 @@ test('every build records a run: outcomes with durations, params, gate checks, d
     assert.notDeepEqual(r2!.state.a, r1!.state.a);
     assert.deepEqual(r2!.state.c, r1!.state.c);
     // the no-op line stores no state: it is the line before it replayed
-    const lines = rig.read('.rc1/runs.jsonl').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunLine);
+    const lines = rig
+      .read('.rc1/runs.jsonl')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as RunLine);
     assert.deepEqual([lines[0]!.full, lines[1]!.full, lines[2]!.full], [true, false, false]);
     assert.deepEqual(Object.keys(lines[1]!.state).sort(), ['a', 'after_gate', 'b', 'g']);
     assert.deepEqual([lines[2]!.state, lines[2]!.checks, lines[2]!.metrics, lines[2]!.params], [{}, {}, {}, undefined]);
@@ -71,12 +81,24 @@ test('every build records a run: outcomes with durations, params, gate checks, d
     assert.deepEqual(r3!.metrics, r2!.metrics); // carried over by the no-op
     assert.equal(r1!.command, 'rc1-build -j 1');
 
-    const log = JSON.parse(rig.run(['log', '--json']).stdout) as { runs: { id: number; ran: number; upToDate: number }[] };
-    assert.deepEqual(log.runs.map((r) => [r.id, r.ran, r.upToDate]), [[4, 0, 6], [3, 0, 7], [2, 4, 3], [1, 7, 0]]);
+    const log = JSON.parse(rig.run(['log', '--json']).stdout) as {
+      runs: { id: number; ran: number; upToDate: number }[];
+    };
+    assert.deepEqual(
+      log.runs.map((r) => [r.id, r.ran, r.upToDate]),
+      [
+        [4, 0, 6],
+        [3, 0, 7],
+        [2, 4, 3],
+        [1, 7, 0],
+      ],
+    );
     const text = rig.run(['log']).stdout.split('\n');
     assert.match(text[0]!, /^run\s+started \(UTC\)\s+commit\s+profile\s+exit\s+ran/);
     assert.match(text[3]!, new RegExp(`^2\\s+\\S+ \\S+\\s+${head.slice(0, 9)}\\+dirty\\s+default\\s+0\\s+4\\s+0\\s+3`));
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('the run history keeps the newest runs within its retention', () => {
@@ -92,8 +114,13 @@ test('the run history keeps the newest runs within its retention', () => {
     assert.deepEqual(Object.keys(all[0]!.state).sort(), ['a', 'after_gate', 'after_sq', 'b', 'c', 'g', 'sq']);
     assert.ok(ids.length <= 4, `kept ${ids.length} runs`);
     assert.equal(ids[ids.length - 1], 6);
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
-  } finally { rig.cleanup(); }
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+    );
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('diff between two runs with one param changed lists the param, the outputs that changed and the check and metric with deltas', () => {
@@ -103,14 +130,28 @@ test('diff between two runs with one param changed lists the param, the outputs 
     rig.write('configs/default.yaml', 'copy:\n  suffix: "!!!"\ngate:\n  min: 3\nunrelated: 1\n');
     assert.equal(rig.run(['-j', '1']).code, 0);
     const d = JSON.parse(rig.run(['diff', '--json']).stdout) as {
-      a: { id: number }; b: { id: number }; params: { key: string; a: unknown; b: unknown }[];
-      outputs: { target: string }[]; checks: { gate: string; check: string; delta: number; changed: boolean }[]; metrics: { file: string; key: string; a: number; b: number; delta: number }[];
+      a: { id: number };
+      b: { id: number };
+      params: { key: string; a: unknown; b: unknown }[];
+      outputs: { target: string }[];
+      checks: { gate: string; check: string; delta: number; changed: boolean }[];
+      metrics: { file: string; key: string; a: number; b: number; delta: number }[];
     };
     assert.deepEqual([d.a.id, d.b.id], [1, 2]);
     assert.deepEqual(d.params, [{ key: 'copy.suffix', a: '!', b: '!!!' }]);
     // every copy target's output gets the longer suffix; sq (no params) is unchanged
-    assert.deepEqual([...new Set(d.outputs.map((o) => o.target))].sort(), ['a', 'after_gate', 'after_sq', 'b', 'c', 'g']);
-    assert.deepEqual(d.checks.map((c) => [c.gate, c.check, c.delta, c.changed]), [['g', 'length', 4, true]]);
+    assert.deepEqual([...new Set(d.outputs.map((o) => o.target))].sort(), [
+      'a',
+      'after_gate',
+      'after_sq',
+      'b',
+      'c',
+      'g',
+    ]);
+    assert.deepEqual(
+      d.checks.map((c) => [c.gate, c.check, c.delta, c.changed]),
+      [['g', 'length', 4, true]],
+    );
     assert.deepEqual(d.metrics, [{ file: 'reports/g.json', key: 'length', a: 8, b: 12, delta: 4, changed: true }]);
     const text = rig.run(['diff']).stdout;
     assert.match(text, /^rc1-build diff: run 1 \(.*\) → run 2 \(.*\)\n/);
@@ -124,7 +165,9 @@ test('diff between two runs with one param changed lists the param, the outputs 
     const bad = rig.run(['diff', '7']);
     assert.equal(bad.code, 64);
     assert.match(bad.stderr, /"7" names no run \(ids 1\.\.2\) and no git revision/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('diff names runs by git revision: the newest run built at that commit', () => {
@@ -138,10 +181,16 @@ test('diff names runs by git revision: the newest run built at that commit', () 
     git(rig, 'commit', '-qam', 'two');
     assert.equal(rig.run(['-j', '1']).code, 0);
     assert.equal(rig.run(['-j', '1']).code, 0);
-    const d = JSON.parse(rig.run(['diff', 'HEAD~1', 'HEAD', '--json']).stdout) as { a: { id: number }; b: { id: number }; params: unknown[] };
+    const d = JSON.parse(rig.run(['diff', 'HEAD~1', 'HEAD', '--json']).stdout) as {
+      a: { id: number };
+      b: { id: number };
+      params: unknown[];
+    };
     assert.deepEqual([d.a.id, d.b.id], [1, 3]);
     assert.deepEqual(d.params, [{ key: 'gate.min', a: 3, b: 4 }]);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('why on a three-level artifact shows each producer, its rule, params and input hashes, the run that built it, and the root cause once stale', () => {
@@ -150,12 +199,40 @@ test('why on a three-level artifact shows each producer, its rule, params and in
     assert.equal(rig.run(['-j', '1']).code, 0);
     const j = JSON.parse(rig.run(['why', 'out/after_gate.txt', '--json']).stdout) as {
       artifact: { path: string; sha256: string };
-      lineage: { target: string; rule: { path: string; name: string; version: number }; codeHash: string; params: Record<string, unknown>; built: { run: { id: number } }; status: { upToDate: boolean };
-        inputs: { path: string; sha256: string; producer: string | null; lineage?: { target: string; inputs: { path: string; producer: string | null; lineage?: { target: string; inputs: { path: string; producer: string | null; sha256: string }[] } }[] } | 'above' }[] };
+      lineage: {
+        target: string;
+        rule: { path: string; name: string; version: number };
+        codeHash: string;
+        params: Record<string, unknown>;
+        built: { run: { id: number } };
+        status: { upToDate: boolean };
+        inputs: {
+          path: string;
+          sha256: string;
+          producer: string | null;
+          lineage?:
+            | {
+                target: string;
+                inputs: {
+                  path: string;
+                  producer: string | null;
+                  lineage?: { target: string; inputs: { path: string; producer: string | null; sha256: string }[] };
+                }[];
+              }
+            | 'above';
+        }[];
+      };
     };
-    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string }[] };
+    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as {
+      artifacts: { path: string; sha256: string }[];
+    };
     const sha = (p: string): string => manifest.artifacts.find((a) => a.path === p)!.sha256;
-    assert.deepEqual(j.artifact, { path: 'out/after_gate.txt', sha256: sha('out/after_gate.txt'), source: false, readBy: [] });
+    assert.deepEqual(j.artifact, {
+      path: 'out/after_gate.txt',
+      sha256: sha('out/after_gate.txt'),
+      source: false,
+      readBy: [],
+    });
     const l1 = j.lineage;
     assert.equal(l1.target, 'after_gate');
     assert.deepEqual(l1.rule, { path: 'rules/copy.ts', name: 'copy', version: 1 });
@@ -173,14 +250,22 @@ test('why on a three-level artifact shows each producer, its rule, params and in
     assert.deepEqual([a.path, a.producer], ['out/a.txt', 'a']);
     const l3 = a.lineage!;
     assert.equal(l3.target, 'a');
-    assert.deepEqual(l3.inputs.map((i) => [i.path, i.producer]), [['src/a.txt', null]]);
+    assert.deepEqual(
+      l3.inputs.map((i) => [i.path, i.producer]),
+      [['src/a.txt', null]],
+    );
     // the source's hash as built
-    const srcSha = JSON.parse(rig.run(['why', 'src/a.txt', '--json']).stdout) as { artifact: { sha256: string; source: boolean; readBy: string[] } };
+    const srcSha = JSON.parse(rig.run(['why', 'src/a.txt', '--json']).stdout) as {
+      artifact: { sha256: string; source: boolean; readBy: string[] };
+    };
     assert.equal(l3.inputs[0]!.sha256, srcSha.artifact.sha256);
     assert.deepEqual(srcSha.artifact.readBy, ['a']);
     // --depth 1: the producer's own inputs are not followed
     const shallow = JSON.parse(rig.run(['why', 'out/after_gate.txt', '--depth', '1', '--json']).stdout) as typeof j;
-    const sb = shallow.lineage.inputs.find((i) => i.path === 'out/b.txt')!.lineage as Exclude<typeof b.lineage, 'above' | undefined>;
+    const sb = shallow.lineage.inputs.find((i) => i.path === 'out/b.txt')!.lineage as Exclude<
+      typeof b.lineage,
+      'above' | undefined
+    >;
     assert.equal(sb.inputs[0]!.lineage, undefined);
 
     rig.write('src/a.txt', 'edited\n');
@@ -199,5 +284,7 @@ test('why on a three-level artifact shows each producer, its rule, params and in
     assert.equal(unknown.code, 64);
     assert.match(unknown.stderr, /out\/nope\.txt is no target, no output and no input of this pipeline/);
     assert.ok(fs.existsSync(path.join(rig.dir, '.rc1', 'runs.jsonl')));
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -59,7 +59,14 @@ export default defineRule({ name: 'solo', version: 1, run(ctx) {
 const VERSIONS = ['alpha', 'beta', 'gamma'];
 
 function rig(): TestRig {
-  return new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/pair.ts': PAIR, 'rules/chain.ts': CHAIN, 'rules/solo.ts': SOLO, 'src/v.txt': 'alpha\n', 'src/s.txt': 'alpha\n' });
+  return new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'rules/pair.ts': PAIR,
+    'rules/chain.ts': CHAIN,
+    'rules/solo.ts': SOLO,
+    'src/v.txt': 'alpha\n',
+    'src/s.txt': 'alpha\n',
+  });
 }
 
 /** Every output file (and link) under out/, path → sha256 or link target. */
@@ -82,12 +89,17 @@ test('32 SIGKILLs, half inside the commit window, with edits and reverts: every 
       const b = clean.run([]);
       assert.equal(b.code, 0, b.stderr);
       reference.set(v, snapshot(clean));
-    } finally { clean.cleanup(); }
+    } finally {
+      clean.cleanup();
+    }
   }
   const r = rig();
   try {
     let seed = 20261126;
-    const rand = (): number => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
+    const rand = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     const journal = path.join(r.dir, '.rc1/journal');
     let inCommit = 0;
     let restores = 0;
@@ -122,13 +134,22 @@ test('32 SIGKILLs, half inside the commit window, with edits and reverts: every 
         if (f === 's.txt') continue;
         assert.equal(got[f], sha, `round ${i}: out/${f} differs from a clean build of ${v}`);
       }
-      assert.equal(got['s.txt'], reference.get(s)!['s.txt'], `round ${i}: out/s.txt differs from a clean build of ${s}`);
+      assert.equal(
+        got['s.txt'],
+        reference.get(s)!['s.txt'],
+        `round ${i}: out/s.txt differs from a clean build of ${s}`,
+      );
       const a = r.run(['audit']);
       assert.equal(a.code, 0, `round ${i}: audit after recovery:\n${a.stdout}${a.stderr}`);
     }
     assert.ok(inCommit >= 10, `only ${inCommit} kills landed inside the commit window`);
     assert.ok(restores > 0, 'reverts restored from the cache');
     const noop = r.run(['--json']);
-    assert.ok(noop.events.every((e) => e.event !== 'start' && e.event !== 'restore'), 'the final build is a no-op');
-  } finally { r.cleanup(); }
+    assert.ok(
+      noop.events.every((e) => e.event !== 'start' && e.event !== 'restore'),
+      'the final build is a no-op',
+    );
+  } finally {
+    r.cleanup();
+  }
 });

@@ -48,7 +48,12 @@ export default defineRule({ name: 'hold', version: 1, async run(ctx) {
 `;
 
 function lockRig(): TestRig {
-  return new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/t.ts': T_RULE, 'rules/hold.ts': HOLD_RULE, 'configs/default.yaml': 'x: 1\n' });
+  return new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'rules/t.ts': T_RULE,
+    'rules/hold.ts': HOLD_RULE,
+    'configs/default.yaml': 'x: 1\n',
+  });
 }
 
 const BOOT_ID = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
@@ -61,8 +66,22 @@ const startTicks = (pid: number): string => {
 function plantLock(dir: string, holder: { pid: number; startTicks: string | null }): void {
   const lockDir = path.join(dir, '.rc1/lock');
   fs.mkdirSync(lockDir, { recursive: true });
-  const top = Math.max(0, ...fs.readdirSync(lockDir).filter((n) => /^\d{16}$/.test(n)).map(Number));
-  const rec = { format: 2, token: 'planted', host: os.hostname(), bootId: BOOT_ID, started: '2026-01-01T00:00:00.000Z', command: 'rc1-build train', ...holder };
+  const top = Math.max(
+    0,
+    ...fs
+      .readdirSync(lockDir)
+      .filter((n) => /^\d{16}$/.test(n))
+      .map(Number),
+  );
+  const rec = {
+    format: 2,
+    token: 'planted',
+    host: os.hostname(),
+    bootId: BOOT_ID,
+    started: '2026-01-01T00:00:00.000Z',
+    command: 'rc1-build train',
+    ...holder,
+  };
   fs.writeFileSync(path.join(lockDir, String(top + 1).padStart(16, '0')), JSON.stringify(rec));
 }
 
@@ -70,16 +89,26 @@ function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '0']).pid!;
 }
 
-function runCli(dir: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+function runCli(
+  dir: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(process.execPath, [CLI, ...args], {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    c.stderr!.on('data', (d) => { stderr += d; });
+    c.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     c.on('exit', (code) => resolve({ code, stderr }));
   });
 }
 
-test('four builds started at once over a dead holder\'s lock never run at the same time (50 trials)', async () => {
+test("four builds started at once over a dead holder's lock never run at the same time (50 trials)", async () => {
   const r = lockRig();
   const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
   try {
@@ -102,7 +131,8 @@ test('four builds started at once over a dead holder\'s lock never run at the sa
     assert.equal(lines.filter((l) => l.startsWith('OVERLAP')).length, 0, 'two builds inside the rule at once');
     const spans = lines.map((l) => l.split(' ').slice(1).map(Number) as [number, number]).sort((a, b) => a[0] - b[0]);
     assert.equal(spans.length, ran);
-    for (let i = 1; i < spans.length; i++) assert.ok(spans[i]![0] >= spans[i - 1]![1], `runs ${i - 1} and ${i} overlap in time`);
+    for (let i = 1; i < spans.length; i++)
+      assert.ok(spans[i]![0] >= spans[i - 1]![1], `runs ${i - 1} and ${i} overlap in time`);
     assert.equal(fs.readdirSync(path.join(r.dir, '.rc1/lock')).length, 1, 'lower lock files are swept');
   } finally {
     r.cleanup();
@@ -111,13 +141,15 @@ test('four builds started at once over a dead holder\'s lock never run at the sa
   }
 });
 
-test('a zombie holder, a reused pid and the build\'s own pid after a restart are dead holders, broken with the reason', async () => {
+test("a zombie holder, a reused pid and the build's own pid after a restart are dead holders, broken with the reason", async () => {
   const r = lockRig();
   const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
   // a child that exits at once under a parent that never reaps it: a zombie
   const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
-    const zombie = await new Promise<number>((res) => parent.stdout!.once('data', (d) => res(Number(String(d).trim()))));
+    const zombie = await new Promise<number>((res) =>
+      parent.stdout!.once('data', (d) => res(Number(String(d).trim()))),
+    );
     const ticks = startTicks(zombie);
     for (let i = 0; i < 100 && !/\) Z /.test(fs.readFileSync(`/proc/${zombie}/stat`, 'utf8')); i++) await sleep(10);
     plantLock(r.dir, { pid: zombie, startTicks: ticks });
@@ -136,9 +168,16 @@ test('a zombie holder, a reused pid and the build\'s own pid after a restart are
     const script = `s=$(expr $(cut -d' ' -f22 /proc/$$/stat) - 1); n=$(ls .rc1/lock | sort | tail -1); n=$(printf '%016d' $(expr $n + 1));
       printf '{"format":2,"token":"before-restart","pid":%d,"host":"%s","startTicks":"%s","bootId":"%s","started":"x"}' $$ "${os.hostname()}" "$s" "${BOOT_ID}" > .rc1/lock/$n;
       exec "${process.execPath}" "${CLI}" --force t`;
-    const own = spawnSync('sh', ['-c', script], { cwd: r.dir, encoding: 'utf8', env: { ...process.env, LEDGER: ledger } });
+    const own = spawnSync('sh', ['-c', script], {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: { ...process.env, LEDGER: ledger },
+    });
     assert.equal(own.status, 0, own.stderr);
-    assert.match(own.stderr, /broke the workspace lock of pid \d+: its pid \d+ is this process's own \(a restart reused it\)/);
+    assert.match(
+      own.stderr,
+      /broke the workspace lock of pid \d+: its pid \d+ is this process's own \(a restart reused it\)/,
+    );
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null);
   } finally {
     parent.kill('SIGKILL');
@@ -159,14 +198,22 @@ test('--wait queues behind a live holder and runs after it; --wait=SECONDS gives
     for (let i = 0; i < 500 && !fs.existsSync(entered); i++) await sleep(20);
     const gaveUp = r.run(['t', '--wait=0.3'], env);
     assert.equal(gaveUp.code, 64);
-    assert.match(gaveUp.stderr, new RegExp(`another build holds this workspace: pid ${first.pid}[^]*command: rc1-build hold[^]*waited: 0 s`));
+    assert.match(
+      gaveUp.stderr,
+      new RegExp(`another build holds this workspace: pid ${first.pid}[^]*command: rc1-build hold[^]*waited: 0 s`),
+    );
 
     const waiter = r.spawn(['--wait', 't'], env);
     let waitErr = '';
-    waiter.stderr!.on('data', (d) => { waitErr += d; });
+    waiter.stderr!.on('data', (d) => {
+      waitErr += d;
+    });
     const waited = new Promise<number | null>((res) => waiter.on('exit', (c) => res(c)));
     for (let i = 0; i < 500 && !waitErr.includes('waiting for'); i++) await sleep(20);
-    assert.match(waitErr, new RegExp(`waiting for the build holding this workspace \\(pid ${first.pid} on [^,]+, rc1-build hold\\)`));
+    assert.match(
+      waitErr,
+      new RegExp(`waiting for the build holding this workspace \\(pid ${first.pid} on [^,]+, rc1-build hold\\)`),
+    );
     await sleep(200);
     assert.ok(!fs.existsSync(ledger), 'the waiting build has not run its rule');
     const released = Date.now();
@@ -184,11 +231,17 @@ test('--wait queues behind a live holder and runs after it; --wait=SECONDS gives
 
 const hasNpx = spawnSync('npx', ['--version']).status === 0;
 
-test('a SIGTERM to npx stops the build it launched and releases the lock', { skip: !hasNpx && 'npx not found' }, async () => {
+test('a SIGTERM to npx stops the build it launched and releases the lock', {
+  skip: !hasNpx && 'npx not found',
+}, async () => {
   const r = lockRig();
   const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
   const go = path.join(r.dir, '..', `${path.basename(r.dir)}.go`);
-  const npx = spawn('npx', ['--no-install', 'rc1-build', '-C', r.dir, 'hold'], { cwd: REPO, env: { ...process.env, HOLD_ENTERED: entered, HOLD_GO: go }, stdio: 'ignore' });
+  const npx = spawn('npx', ['--no-install', 'rc1-build', '-C', r.dir, 'hold'], {
+    cwd: REPO,
+    env: { ...process.env, HOLD_ENTERED: entered, HOLD_GO: go },
+    stdio: 'ignore',
+  });
   let build = 0;
   try {
     for (let i = 0; i < 1000 && !fs.existsSync(entered); i++) await sleep(20);
@@ -198,13 +251,22 @@ test('a SIGTERM to npx stops the build it launched and releases the lock', { ski
     let gone = false;
     for (let i = 0; i < 250 && !gone; i++) {
       await sleep(20);
-      try { process.kill(build, 0); } catch { gone = true; }
+      try {
+        process.kill(build, 0);
+      } catch {
+        gone = true;
+      }
     }
     assert.ok(gone, 'the build exited after npx was terminated');
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'and released its lock');
     assert.ok(!r.exists('out/hold.txt'));
   } finally {
-    if (build) try { process.kill(build, 'SIGKILL'); } catch { /* gone */ }
+    if (build)
+      try {
+        process.kill(build, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     npx.kill('SIGKILL');
     r.cleanup();
     for (const f of [entered, go]) fs.rmSync(f, { force: true });

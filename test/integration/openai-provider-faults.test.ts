@@ -20,7 +20,9 @@ import { toScoreItem } from '../../lib/scoring/score-items.ts';
 const KEY = 'sk-live-DO-NOT-LEAK-7f3a9c0e5b1d';
 const LOOP = fileURLToPath(new URL('../helpers/score-loop.ts', import.meta.url));
 const dirs: string[] = [];
-after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+after(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
 function tmp(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-scoring-'));
@@ -50,7 +52,7 @@ test('under 429 bursts, 5xx, hangs, malformed and slow answers every sample ends
       if (r.total >= 60 && r.total < 75) return { kind: '429', retryAfterMs: 15 };
       if (x < 0.05) return { kind: '5xx' };
       if (x < 0.07) return { kind: 'hang' };
-      if (x < 0.10) return { kind: 'malformed' };
+      if (x < 0.1) return { kind: 'malformed' };
       if (x < 0.15) return { kind: 'slow', ms: 60 };
       return undefined;
     },
@@ -68,7 +70,12 @@ test('under 429 bursts, 5xx, hangs, malformed and slow answers every sample ends
     assert.equal(stored + failures.length, 360);
     assert.equal(failures.filter((f) => !f.retryable && /malformed/.test(f.error)).length, 12);
     assert.equal(failures.filter((f) => f.retryable && /HTTP 502/.test(f.error)).length, 6);
-    assert.ok(server.stats.hung > 0 && server.stats.rateLimited > 0 && server.stats.serverErrors > 0 && server.stats.malformed > 0);
+    assert.ok(
+      server.stats.hung > 0 &&
+        server.stats.rateLimited > 0 &&
+        server.stats.serverErrors > 0 &&
+        server.stats.malformed > 0,
+    );
     assert.ok(limiter.metrics().timeouts > 0);
     cache.close();
   } finally {
@@ -83,36 +90,62 @@ test('killing the scoring driver mid-run and running it again sends no request f
   try {
     const dir = tmp();
     const db = path.join(dir, 'scorecache.sqlite');
-    const items = (await fixtureRollouts(25)).map((r) => ({ itemHash: toScoreItem(r).itemHash, prompt: promptHash(renderJudgeMessages(r)) }));
+    const items = (await fixtureRollouts(25)).map((r) => ({
+      itemHash: toScoreItem(r).itemHash,
+      prompt: promptHash(renderJudgeMessages(r)),
+    }));
     const total = items.length * 3;
     const args = ['--import', 'tsx', LOOP, 'driver', server.url, db, '25', '3'];
-    const child = spawn(process.execPath, args, { env: { ...process.env, JUDGE_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, JUDGE_KEY: KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (b: Buffer) => {
         out += b.toString();
-        if (out.split('\n').filter((l) => l.startsWith('stored ')).length >= total / 3 && !child.killed) child.kill('SIGKILL');
+        if (out.split('\n').filter((l) => l.startsWith('stored ')).length >= total / 3 && !child.killed)
+          child.kill('SIGKILL');
       });
-      child.on('exit', (code, sig) => (sig === 'SIGKILL' ? resolve() : reject(new Error(`child ended with ${code}: ${out}`))));
+      child.on('exit', (code, sig) =>
+        sig === 'SIGKILL' ? resolve() : reject(new Error(`child ended with ${code}: ${out}`)),
+      );
     });
     const cache = openCache(db);
-    const rows = cache.handle.prepare('SELECT item_hash, sample_index FROM scores').all() as { item_hash: string; sample_index: number }[];
+    const rows = cache.handle.prepare('SELECT item_hash, sample_index FROM scores').all() as {
+      item_hash: string;
+      sample_index: number;
+    }[];
     cache.close();
-    assert.ok(rows.length >= total / 3 && rows.length < total, `${rows.length} of ${total} samples stored before the kill`);
+    assert.ok(
+      rows.length >= total / 3 && rows.length < total,
+      `${rows.length} of ${total} samples stored before the kill`,
+    );
     const cachedPerItem = new Map<string, number>();
     for (const r of rows) cachedPerItem.set(r.item_hash, (cachedPerItem.get(r.item_hash) ?? 0) + 1);
 
     server.reset();
-    const rerun = spawn(process.execPath, args, { env: { ...process.env, JUDGE_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rerun = spawn(process.execPath, args, {
+      env: { ...process.env, JUDGE_KEY: KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let rerunOut = '';
-    rerun.stdout.on('data', (b: Buffer) => { rerunOut += b.toString(); });
-    rerun.stderr.on('data', (b: Buffer) => { rerunOut += b.toString(); });
+    rerun.stdout.on('data', (b: Buffer) => {
+      rerunOut += b.toString();
+    });
+    rerun.stderr.on('data', (b: Buffer) => {
+      rerunOut += b.toString();
+    });
     const code = await new Promise<number | null>((resolve) => rerun.on('exit', resolve));
     assert.equal(code, 0, rerunOut);
-    assert.match(rerunOut, new RegExp(`done \\{"scored":${total},"failed":0,"fromCache":${rows.length},"called":${total - rows.length}\\}`));
+    assert.match(
+      rerunOut,
+      new RegExp(`done \\{"scored":${total},"failed":0,"fromCache":${rows.length},"called":${total - rows.length}\\}`),
+    );
     // Requests per prompt: the samples of that prompt's items that were not cached at the kill.
     const expected = new Map<string, number>();
-    for (const it of items) expected.set(it.prompt, (expected.get(it.prompt) ?? 0) + 3 - (cachedPerItem.get(it.itemHash) ?? 0));
+    for (const it of items)
+      expected.set(it.prompt, (expected.get(it.prompt) ?? 0) + 3 - (cachedPerItem.get(it.itemHash) ?? 0));
     let fullyCached = 0;
     for (const [prompt, n] of expected) {
       assert.equal(server.countFor(prompt), n, `prompt ${prompt.slice(0, 8)}`);
@@ -127,14 +160,27 @@ test('killing the scoring driver mid-run and running it again sends no request f
 
 test('concurrency falls to its floor under a 429 burst and climbs back to its ceiling after it', async () => {
   const server = await startFakeOpenAIServer({
-    apiKey: KEY, latencyMs: 3,
+    apiKey: KEY,
+    latencyMs: 3,
     fault: (r) => (r.total > 80 && r.total <= 160 ? { kind: '429', retryAfterMs: 5 } : undefined),
   });
   try {
     const history: number[] = [];
-    const limiter = createRateLimiter({ ...FAST_LIMITS, concurrencyInitial: 8, maxAttempts: 30, onConcurrency: (c) => history.push(c) });
+    const limiter = createRateLimiter({
+      ...FAST_LIMITS,
+      concurrencyInitial: 8,
+      maxAttempts: 30,
+      onConcurrency: (c) => history.push(c),
+    });
     const cache = openCache(path.join(tmp(), 'scorecache.sqlite'));
-    const r = await scoreLoop({ provider: testProvider(server.url, KEY), limiter, cache, items: syntheticItems(150), k: 3, maxTokens: 64 });
+    const r = await scoreLoop({
+      provider: testProvider(server.url, KEY),
+      limiter,
+      cache,
+      items: syntheticItems(150),
+      k: 3,
+      maxTokens: 64,
+    });
     assert.equal(r.scored, 450);
     const floor = history.indexOf(2);
     assert.ok(floor >= 0, `history ${history.join(' ')}`);
@@ -172,32 +218,65 @@ test('a 429 with Retry-After in seconds or as an HTTP-date delays the retry by a
 
 test('the API key appears in no file written, no log line and no error, even when the server echoes it', async () => {
   const server = await startFakeOpenAIServer({ apiKey: 'sk-the-servers-real-key-000', latencyMs: 1 });
-  const good = await startFakeOpenAIServer({ apiKey: KEY, fault: (r) => (r.total % 5 === 0 ? { kind: 'malformed' } : r.total % 7 === 0 ? { kind: '5xx' } : undefined) });
+  const good = await startFakeOpenAIServer({
+    apiKey: KEY,
+    fault: (r) => (r.total % 5 === 0 ? { kind: 'malformed' } : r.total % 7 === 0 ? { kind: '5xx' } : undefined),
+  });
   try {
     const dir = tmp();
     const logFile = path.join(dir, 'scoring.log');
     const log = (line: string): void => fs.appendFileSync(logFile, `${line}\n`);
     const cache = openCache(path.join(dir, 'scorecache.sqlite'));
     const limiter = createRateLimiter({ ...FAST_LIMITS, maxAttempts: 2 });
-    const refused = await scoreLoop({ provider: testProvider(server.url, KEY), limiter, cache, items: syntheticItems(10), k: 3, maxTokens: 64, log });
+    const refused = await scoreLoop({
+      provider: testProvider(server.url, KEY),
+      limiter,
+      cache,
+      items: syntheticItems(10),
+      k: 3,
+      maxTokens: 64,
+      log,
+    });
     assert.equal(refused.failed, 30);
     assert.ok(server.stats.unauthorized > 0);
-    await scoreLoop({ provider: testProvider(good.url, KEY, { malformedRetries: 0 }), limiter, cache, items: syntheticItems(40), k: 3, maxTokens: 64, log });
+    await scoreLoop({
+      provider: testProvider(good.url, KEY, { malformedRetries: 0 }),
+      limiter,
+      cache,
+      items: syntheticItems(40),
+      k: 3,
+      maxTokens: 64,
+      log,
+    });
     fs.writeFileSync(path.join(dir, 'metrics.json'), JSON.stringify(limiter.metrics()));
     const stdout = await new Promise<string>((resolve) => {
-      const c = spawn(process.execPath, ['--import', 'tsx', LOOP, 'loop', server.url, path.join(dir, 'child.sqlite'), '5', '1'], { env: { ...process.env, JUDGE_KEY: KEY } });
+      const c = spawn(
+        process.execPath,
+        ['--import', 'tsx', LOOP, 'loop', server.url, path.join(dir, 'child.sqlite'), '5', '1'],
+        { env: { ...process.env, JUDGE_KEY: KEY } },
+      );
       let s = '';
-      c.stdout.on('data', (x: Buffer) => { s += x.toString(); });
-      c.stderr.on('data', (x: Buffer) => { s += x.toString(); });
+      c.stdout.on('data', (x: Buffer) => {
+        s += x.toString();
+      });
+      c.stderr.on('data', (x: Buffer) => {
+        s += x.toString();
+      });
       c.on('exit', () => resolve(s));
     });
     assert.match(stdout, /HTTP 401/);
     assert.ok(!stdout.includes(KEY));
     assert.match(fs.readFileSync(logFile, 'utf8'), /Incorrect API key provided: Bearer \*\*\*/);
-    const errors = cache.failures().map((f) => f.error).join('\n');
+    const errors = cache
+      .failures()
+      .map((f) => f.error)
+      .join('\n');
     assert.ok(errors.length > 0 && !errors.includes(KEY));
     cache.close();
-    const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+    const files = fs
+      .readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.join(e.parentPath, e.name));
     assert.ok(files.some((f) => f.endsWith('scorecache.sqlite')) && files.length >= 4, files.join(' '));
     for (const f of files) assert.ok(!fs.readFileSync(f).includes(KEY), `${f} holds the key`);
   } finally {
@@ -213,7 +292,15 @@ test('scores stored under one rubric version are not served for the next', async
     const limiter = createRateLimiter(FAST_LIMITS);
     const items = syntheticItems(10);
     const run = (rubricVersion: string): ReturnType<typeof scoreLoop> =>
-      scoreLoop({ provider: testProvider(server.url, KEY), limiter, cache, items, k: 3, maxTokens: 64, versions: { ...LOOP_VERSIONS, rubricVersion } });
+      scoreLoop({
+        provider: testProvider(server.url, KEY),
+        limiter,
+        cache,
+        items,
+        k: 3,
+        maxTokens: 64,
+        versions: { ...LOOP_VERSIONS, rubricVersion },
+      });
     assert.equal((await run('r1')).called, 30);
     assert.equal((await run('r1')).called, 0);
     assert.equal((await run('r2')).called, 30);

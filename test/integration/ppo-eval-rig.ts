@@ -52,34 +52,71 @@ let scenarioCache: string | null = null;
 /** n scenarios by the seed pool's generator over the raw data, shadow items excluded, with their buckets. */
 async function trainingScenarios(n: number): Promise<string> {
   if (scenarioCache) return scenarioCache;
-  const raw = ['gsm8k', 'hotpotqa', 'strategyqa'].flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f))).filter((f) => dataFileFormat(f) !== null).sort();
+  const raw = ['gsm8k', 'hotpotqa', 'strategyqa']
+    .flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f)))
+    .filter((f) => dataFileFormat(f) !== null)
+    .sort();
   const { items } = await loadSources(raw, { onError: 'fail', root: REPO });
-  const shadow = new Set(shadowSetJsonl().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { source_id: string }).source_id));
+  const shadow = new Set(
+    shadowSetJsonl()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { source_id: string }).source_id),
+  );
   const pool = PoolParamsSchema.parse(readYaml(path.join(REPO, 'configs/pool.yaml')).pool);
   const packDir = path.join(REPO, 'templates/pack_v2');
-  const pack = await loadPack(fs.readdirSync(packDir).filter((f) => f.endsWith('.json')).map((f) => path.join(packDir, f)), REPO);
+  const pack = await loadPack(
+    fs
+      .readdirSync(packDir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => path.join(packDir, f)),
+    REPO,
+  );
   const builder = new PoolBuilder(items, shadow, pack, { ...poolConfig(pool), idPrefix: 'fixture' }, createRng);
   const d = readYaml(path.join(REPO, 'configs/difficulty.yaml')).difficulty as Tree;
   const bands = bandsSchema.parse(d.bands);
   const dims = dimensionsSchema.parse(d.dimensions);
-  const metrics = new MetricsComputer(await loadQwen3(), { multiEntityMin: (d.metrics as Tree).multi_entity_min as number });
-  scenarioCache = [...builder.scenarios(n)].map(({ hint: _hint, ...s }) => JSON.stringify({ ...s, difficulty: bucketOf(bands, dims, metrics.compute(s)).bucket })).join('\n') + '\n';
+  const metrics = new MetricsComputer(await loadQwen3(), {
+    multiEntityMin: (d.metrics as Tree).multi_entity_min as number,
+  });
+  scenarioCache =
+    [...builder.scenarios(n)]
+      .map(({ hint: _hint, ...s }) =>
+        JSON.stringify({ ...s, difficulty: bucketOf(bands, dims, metrics.compute(s)).bucket }),
+      )
+      .join('\n') + '\n';
   return scenarioCache;
 }
 
 /** ppo.steps and ppo.lr laid over the dev profile's (absent: the dev profile's own); the SFT run is short (one expert episode per scenario, sftEpochs epochs). */
-export interface RunSize { steps?: number; lr?: number; scenarios?: number; sftEpochs?: number }
+export interface RunSize {
+  steps?: number;
+  lr?: number;
+  scenarios?: number;
+  sftEpochs?: number;
+}
 
 /** The workspace of a built-in tfjs PPO run of the given size. */
 export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
   const rig = new TestRig({ 'rc1.build.ts': PIPELINE });
-  for (const p of ['rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  for (const p of ['rules', 'lib', 'configs', 'data/raw', 'templates'])
+    fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
   rig.write('data/train_scenarios.jsonl', await trainingScenarios(size.scenarios ?? 1200));
   const dev = readYaml(path.join(REPO, 'configs/profiles/dev.yaml'));
-  const ppo = { ...(dev.ppo as Tree | undefined), ...(size.steps ? { steps: size.steps } : {}), ...(size.lr ? { lr: size.lr } : {}) };
-  const train = { ...(dev.train as Tree | undefined), sft: { episodes: 1, epochs: size.sftEpochs ?? 3, lr: 0.003, batch: 512 } };
+  const ppo = {
+    ...(dev.ppo as Tree | undefined),
+    ...(size.steps ? { steps: size.steps } : {}),
+    ...(size.lr ? { lr: size.lr } : {}),
+  };
+  const train = {
+    ...(dev.train as Tree | undefined),
+    sft: { episodes: 1, epochs: size.sftEpochs ?? 3, lr: 0.003, batch: 512 },
+  };
   rig.write('configs/profiles/dev.yaml', stringify({ ...dev, ppo, train }));
-  rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 1 / 7, reasoning: 1 / 7, clarity: 1 / 7, conciseness: 1 / 7, clarification: 1 / 7, tool_use: 1 / 7, format_safety: 1 / 7 } })}\n`);
+  rig.write(
+    'configs/weights.json',
+    `${JSON.stringify({ weights: { correctness: 1 / 7, reasoning: 1 / 7, clarity: 1 / 7, conciseness: 1 / 7, clarification: 1 / 7, tool_use: 1 / 7, format_safety: 1 / 7 } })}\n`,
+  );
   rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
   return rig;
 }

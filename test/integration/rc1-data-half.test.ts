@@ -12,15 +12,20 @@ import { REPO, TestRig, collectEvents } from '../helpers/rig.ts';
 
 function projectCopy(n = 400): TestRig {
   const rig = new TestRig();
-  for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates']) fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
+  for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates'])
+    fs.cpSync(path.join(REPO, p), path.join(rig.dir, p), { recursive: true });
   const dev = rig.read('configs/profiles/dev.yaml').replace(/scale:\n(?: .*\n)+/, `scale:\n  stages: []\n  n: ${n}\n`);
   rig.write('configs/profiles/dev.yaml', dev);
   return rig;
 }
 
-const started = (events: Record<string, unknown>[]): string[] => events.filter((e) => e.event === 'start').map((e) => e.target as string).sort();
+const started = (events: Record<string, unknown>[]): string[] =>
+  events
+    .filter((e) => e.event === 'start')
+    .map((e) => e.target as string)
+    .sort();
 
-test('reformatting a template file\'s whitespace reruns seed_pool, whose unchanged output stops the rebuild there (early cutoff)', () => {
+test("reformatting a template file's whitespace reruns seed_pool, whose unchanged output stops the rebuild there (early cutoff)", () => {
   const rig = projectCopy();
   try {
     const first = rig.run(['pool_validation', 'difficulty_report', '--json']);
@@ -31,14 +36,23 @@ test('reformatting a template file\'s whitespace reruns seed_pool, whose unchang
     assert.equal(r.code, 0);
     // The shadow set is rendered with pack_v2 too: it reruns, and its unchanged outputs stop there as well.
     assert.deepEqual(started(r.events), ['diversity_report', 'seed_pool', 'shadow_set']);
-    const explain = r.events.filter((e) => e.event === 'explain') as { target: string; decision: string; reasons: string[] }[];
-    assert.match(explain.find((e) => e.target === 'seed_pool')!.reasons.join('\n'), /input templates\/pack_v2\/roles\.json changed/);
+    const explain = r.events.filter((e) => e.event === 'explain') as {
+      target: string;
+      decision: string;
+      reasons: string[];
+    }[];
+    assert.match(
+      explain.find((e) => e.target === 'seed_pool')!.reasons.join('\n'),
+      /input templates\/pack_v2\/roles\.json changed/,
+    );
     for (const t of ['pool_validation', 'difficulty_metrics', 'balanced_pool', 'difficulty_report']) {
       assert.equal(explain.find((e) => e.target === t)!.decision, 'up-to-date', t);
     }
     const text = rig.run(['pool_validation', '--explain']);
     assert.match(text.stdout, /rc1 explain: pool_validation: up-to-date/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('watch: editing a template rebuilds exactly the targets that read it', async () => {
@@ -60,7 +74,9 @@ test('watch: editing a template rebuilds exactly the targets that read it', asyn
     rig.write(file, rig.read(file).replace(/"([^"]*[a-z])\."/, '"$1!"'));
     await waiting(2);
     assert.deepEqual(started(events.slice(mark)), ['diversity_report', 'seed_pool', 'shadow_set']);
-    const rebuilt = events.slice(mark).find((e) => e.event === 'watch' && e.state === 'rebuilding') as { changed: string[] };
+    const rebuilt = events.slice(mark).find((e) => e.event === 'watch' && e.state === 'rebuilding') as {
+      changed: string[];
+    };
     assert.deepEqual(rebuilt.changed, [file]);
   } finally {
     child.kill('SIGINT');

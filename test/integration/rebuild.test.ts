@@ -22,10 +22,15 @@ test('a second build runs nothing', () => {
     const r = rig.run(['--json']);
     assert.equal(r.code, 0);
     assert.deepEqual(rig.runs(), []);
-    const skips = r.events.filter((e) => e.event === 'skip').map((e) => e.target).sort();
+    const skips = r.events
+      .filter((e) => e.event === 'skip')
+      .map((e) => e.target)
+      .sort();
     assert.deepEqual(skips, ALL);
     assert.ok(r.events.every((e) => e.event !== 'skip' || e.reason === 'up-to-date'));
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('touching a file without changing it runs nothing and re-reads only that file', () => {
@@ -40,7 +45,9 @@ test('touching a file without changing it runs nothing and re-reads only that fi
     assert.deepEqual(rig.runs(), []);
     const end = r.events.find((e) => e.event === 'end') as { stats: { hashedPaths: string[] } };
     assert.deepEqual(end.stats.hashedPaths, ['src/a.txt']);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a changed input byte reruns exactly the target and its true dependents, and --explain names it', () => {
@@ -57,7 +64,9 @@ test('a changed input byte reruns exactly the target and its true dependents, an
     rig.write('src/a.txt', 'hello\n');
     const v = rig.run(['--explain', '-v']);
     assert.match(v.stdout, /rc1 explain: b: input out\/a\.txt changed: [0-9a-f]{12} → [0-9a-f]{12}/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a changed declared param reruns its users; an unrelated config key changes nothing', () => {
@@ -71,7 +80,9 @@ test('a changed declared param reruns its users; an unrelated config key changes
     // after_gate reads g's report, whose threshold field changed
     assert.deepEqual(rig.runs(), ['after_gate', 'g']);
     assert.match(r.stdout, /rc1 explain: g: param gate\.min changed: 3 → 4/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('reformatting the YAML (key order, comments, spacing) without changing values rebuilds nothing', () => {
@@ -81,7 +92,9 @@ test('reformatting the YAML (key order, comments, spacing) without changing valu
     const r = rig.run(['--json']);
     assert.equal(r.code, 0);
     assert.deepEqual(rig.runs(), []);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a changed rule source reruns the targets of that rule and what depends on them', () => {
@@ -91,21 +104,34 @@ test('a changed rule source reruns the targets of that rule and what depends on 
     const r = rig.run(['--explain']);
     assert.deepEqual(rig.runs(), ['after_sq', 'sq']);
     assert.match(r.stdout, /rc1 explain: sq: code rules\/squeeze\.ts changed/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a change in a local module that a rule imports reruns that rule', () => {
   const rig = standardRig();
   try {
     rig.write('rules/lib/suffix.ts', "export const extra = '';\n");
-    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace("import * as fs from 'node:fs';", "import * as fs from 'node:fs';\nimport { extra } from './lib/suffix.ts';").replace("text + '\\n'", "text + extra + '\\n'"));
+    rig.write(
+      'rules/squeeze.ts',
+      rig
+        .read('rules/squeeze.ts')
+        .replace(
+          "import * as fs from 'node:fs';",
+          "import * as fs from 'node:fs';\nimport { extra } from './lib/suffix.ts';",
+        )
+        .replace("text + '\\n'", "text + extra + '\\n'"),
+    );
     assert.equal(rig.run([]).code, 0);
     rig.runs();
     rig.write('rules/lib/suffix.ts', "export const extra = '?';\n");
     const r = rig.run(['--explain']);
     assert.deepEqual(rig.runs(), ['after_sq', 'sq']);
     assert.match(r.stdout, /rc1 explain: sq: code rules\/lib\/suffix\.ts changed/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('early cutoff: a rebuilt target whose output is unchanged does not rerun its dependents', () => {
@@ -115,7 +141,9 @@ test('early cutoff: a rebuilt target whose output is unchanged does not rerun it
     const r = rig.run(['--explain']);
     assert.deepEqual(rig.runs(), ['sq']);
     assert.match(r.stdout, /rc1 explain: after_sq: up-to-date/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('edit, build, revert: the reverted build restores outputs from the cache', () => {
@@ -135,7 +163,9 @@ test('edit, build, revert: the reverted build restores outputs from the cache', 
     assert.match(r.stdout, /restored a /);
     assert.equal(rig.read('out/a.txt'), before);
     assert.match(rig.run(['status']).stdout, /^a\s+up-to-date \(restored from cache\)/m);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a deleted or modified output is rebuilt (or restored) and said so', () => {
@@ -148,7 +178,9 @@ test('a deleted or modified output is rebuilt (or restored) and said so', () => 
     assert.equal(r.code, 0);
     assert.equal(rig.read('out/c.txt'), 'cee\n!');
     assert.match(r.stdout, /rc1 explain: c: output out\/c\.txt was modified/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('--force reruns a named target even when it is up to date', () => {
@@ -158,7 +190,9 @@ test('--force reruns a named target even when it is up to date', () => {
     assert.equal(r.code, 0);
     assert.deepEqual(rig.runs(), ['c']);
     assert.match(r.stdout, /rc1 explain: c: forced \(--force\)/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('--dry-run prints the plan with reasons and runs nothing', () => {
@@ -170,14 +204,19 @@ test('--dry-run prints the plan with reasons and runs nothing', () => {
     assert.deepEqual(rig.runs(), []);
     assert.match(r.stdout, /would run a \(input src\/a\.txt changed/);
     assert.match(r.stdout, /would maybe run b \(after a/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a rule that throws exits 1, names the target, and keeps the outputs already built', () => {
   const rig = built();
   try {
     const before = rig.read('out/sq.txt');
-    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace('run(ctx) {', "run(ctx) { throw new Error('boom in squeeze');"));
+    rig.write(
+      'rules/squeeze.ts',
+      rig.read('rules/squeeze.ts').replace('run(ctx) {', "run(ctx) { throw new Error('boom in squeeze');"),
+    );
     const r = rig.run([]);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /FAILED   sq: Error: boom in squeeze/);
@@ -185,19 +224,36 @@ test('a rule that throws exits 1, names the target, and keeps the outputs alread
     assert.match(r.stdout, /blocked  after_sq \(needs sq\)/);
     assert.equal(rig.read('out/sq.txt'), before);
     assert.match(rig.run(['status']).stdout, /^sq\s+failed/m);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a rule that writes no declared output or an undeclared file fails with a clear message', () => {
   const rig = built();
   try {
-    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace("fs.writeFileSync(ctx.output('out/' + ctx.target + '.txt'), text + '\\n');", 'void text;'));
+    rig.write(
+      'rules/squeeze.ts',
+      rig
+        .read('rules/squeeze.ts')
+        .replace("fs.writeFileSync(ctx.output('out/' + ctx.target + '.txt'), text + '\\n');", 'void text;'),
+    );
     let r = rig.run(['sq']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /sq: the rule did not write its declared output out\/sq\.txt/);
-    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace("void text;", "ctx.output('out/sq.txt'); fs.writeFileSync(ctx.output('out/sq.txt'), text); fs.writeFileSync(ctx.output('out/sq.txt') + '.extra', 'x');"));
+    rig.write(
+      'rules/squeeze.ts',
+      rig
+        .read('rules/squeeze.ts')
+        .replace(
+          'void text;',
+          "ctx.output('out/sq.txt'); fs.writeFileSync(ctx.output('out/sq.txt'), text); fs.writeFileSync(ctx.output('out/sq.txt') + '.extra', 'x');",
+        ),
+    );
     r = rig.run(['sq']);
     assert.equal(r.code, 1);
     assert.match(r.stdout, /wrote undeclared files: out\/sq\.txt\.extra/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

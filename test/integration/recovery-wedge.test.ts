@@ -41,7 +41,13 @@ export default defineRule({ name: 'solo', version: 1, run(ctx) {
 `;
 
 function rig(): TestRig {
-  return new TestRig({ 'rc1.build.ts': PIPELINE, 'rules/pair.ts': PAIR, 'rules/solo.ts': SOLO, 'src/v.txt': 'one\n', 'src/w.txt': 'w\n' });
+  return new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'rules/pair.ts': PAIR,
+    'rules/solo.ts': SOLO,
+    'src/v.txt': 'one\n',
+    'src/w.txt': 'w\n',
+  });
 }
 
 /** Start a build of pair, SIGKILL it once its commit journal exists (before any move). */
@@ -69,7 +75,10 @@ test('a killed commit whose output directory became a plain file is reported and
     let b = r.run([]);
     const all = b.stdout + b.stderr;
     assert.equal(b.code, 1, all);
-    assert.match(all, /pair: its interrupted commit could not be completed: cannot write output out\/b\/p2\.txt: a file is in the way .*\(EEXIST\).*; it will run again/);
+    assert.match(
+      all,
+      /pair: its interrupted commit could not be completed: cannot write output out\/b\/p2\.txt: a file is in the way .*\(EEXIST\).*; it will run again/,
+    );
     assert.match(b.stderr, /rc1-build: error: cannot write output out\/b\/p2\.txt: .*\(EEXIST\)/);
     assert.doesNotMatch(all, /internal error|\n\s+at /);
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
@@ -93,7 +102,10 @@ test('a killed commit whose output directory became a plain file is reported and
     fs.symlinkSync('b', path.join(r.dir, 'out/b')); // a symlink loop
     b = r.run([]);
     assert.notEqual(b.code, 0);
-    assert.match(b.stdout + b.stderr, /pair: its interrupted commit could not be completed: cannot write output out\/b\/p2\.txt: .*\((ELOOP|EEXIST)\)/);
+    assert.match(
+      b.stdout + b.stderr,
+      /pair: its interrupted commit could not be completed: cannot write output out\/b\/p2\.txt: .*\((ELOOP|EEXIST)\)/,
+    );
     assert.doesNotMatch(b.stdout + b.stderr, /internal error/);
     fs.rmSync(path.join(r.dir, 'out/b'));
     b = r.run([]);
@@ -101,7 +113,9 @@ test('a killed commit whose output directory became a plain file is reported and
     assert.ok(!fs.existsSync(journal));
     assert.equal(r.read('out/b/p2.txt'), 'three\n');
     assert.equal(r.run(['audit']).code, 0);
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 test('recovery of a directory commit killed after its rename removes the old copy left aside', async () => {
@@ -119,12 +133,16 @@ test('recovery of a directory commit killed after its rename removes the old cop
     assert.ok(!fs.existsSync(path.join(r.dir, 'out/d.rc1-old')), 'no .rc1-old left');
     assert.equal(r.read('out/d/f.txt'), 'two\n');
     assert.equal(r.run(['audit']).code, 0);
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 const canChattr = spawnSync('chattr', ['--help']).error === undefined && process.getuid?.() === 0;
 
-test('a trace log the build cannot repair (immutable file, torn tail) stops the build with one message and releases the lock', { skip: !canChattr && 'needs root and chattr' }, () => {
+test('a trace log the build cannot repair (immutable file, torn tail) stops the build with one message and releases the lock', {
+  skip: !canChattr && 'needs root and chattr',
+}, () => {
   const r = rig();
   const trace = path.join(r.dir, '.rc1/trace.log');
   try {
@@ -134,30 +152,50 @@ test('a trace log the build cannot repair (immutable file, torn tail) stops the 
     let b: ReturnType<TestRig['run']>;
     try {
       b = r.run(['solo']);
-    } finally { spawnSync('chattr', ['-i', trace]); }
+    } finally {
+      spawnSync('chattr', ['-i', trace]);
+    }
     assert.equal(b.code, 1, b.stdout + b.stderr);
     assert.match(b.stderr, /cannot write the trace log \S*\.rc1\/trace\.log: operation not permitted \(EPERM\)/);
     assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
     b = r.run(['solo']);
     assert.equal(b.code, 0, b.stdout + b.stderr);
-  } finally { spawnSync('chattr', ['-i', trace]); r.cleanup(); }
+  } finally {
+    spawnSync('chattr', ['-i', trace]);
+    r.cleanup();
+  }
 });
 
 test('an input the engine cannot read (a symlink loop) fails its target with "cannot read", and -k builds the others', () => {
-  const pipeline = PIPELINE.replace("defaultTargets: ['pair', 'solo'],", "defaultTargets: ['loopy', 'solo'],")
-    .replace('  ],\n});', "    defineTarget({ name: 'loopy', rule: 'rules/solo.ts', inputs: { w: 'src/loop.txt' }, outputs: ['out/loopy.txt'] }),\n  ],\n});");
-  const r = new TestRig({ 'rc1.build.ts': pipeline, 'rules/pair.ts': PAIR, 'rules/solo.ts': SOLO.replace("ctx.output('out/solo.txt')", 'ctx.output(ctx.outputs[0])'), 'src/v.txt': 'one\n', 'src/w.txt': 'w\n' });
+  const pipeline = PIPELINE.replace("defaultTargets: ['pair', 'solo'],", "defaultTargets: ['loopy', 'solo'],").replace(
+    '  ],\n});',
+    "    defineTarget({ name: 'loopy', rule: 'rules/solo.ts', inputs: { w: 'src/loop.txt' }, outputs: ['out/loopy.txt'] }),\n  ],\n});",
+  );
+  const r = new TestRig({
+    'rc1.build.ts': pipeline,
+    'rules/pair.ts': PAIR,
+    'rules/solo.ts': SOLO.replace("ctx.output('out/solo.txt')", 'ctx.output(ctx.outputs[0])'),
+    'src/v.txt': 'one\n',
+    'src/w.txt': 'w\n',
+  });
   try {
     fs.symlinkSync('loop.txt', path.join(r.dir, 'src/loop.txt'));
     const b = r.run(['-k']);
     assert.equal(b.code, 1, b.stdout + b.stderr);
-    assert.match(b.stdout + b.stderr, /loopy: cannot read src\/loop\.txt: too many symbolic links encountered \(ELOOP\)/);
+    assert.match(
+      b.stdout + b.stderr,
+      /loopy: cannot read src\/loop\.txt: too many symbolic links encountered \(ELOOP\)/,
+    );
     assert.doesNotMatch(b.stdout + b.stderr, /cannot write|internal error|\n\s+at /);
     assert.equal(r.read('out/solo.txt'), 'w\n', 'the other target was built');
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
-test('a build killed during a single output\'s copy to another filesystem leaves nothing partial: the next build rolls it forward', { skip: cannotMount() }, async () => {
+test("a build killed during a single output's copy to another filesystem leaves nothing partial: the next build rolls it forward", {
+  skip: cannotMount(),
+}, async () => {
   const r = rig();
   const out = path.join(r.dir, 'out');
   fs.mkdirSync(out);
@@ -180,5 +218,8 @@ test('a build killed during a single output\'s copy to another filesystem leaves
     assert.ok(!fs.existsSync(journal));
     assert.equal(r.read('out/solo.txt'), 'w2\n');
     assert.equal(r.run(['audit']).code, 0);
-  } finally { unmount(out); r.cleanup(); }
+  } finally {
+    unmount(out);
+    r.cleanup();
+  }
 });

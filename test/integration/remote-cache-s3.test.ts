@@ -16,37 +16,67 @@ import { CI_KEY, READER_ENV, TARGETS, WRITER_ENV, filesContaining, remoteRig } f
 import { CLI } from '../helpers/rig.ts';
 
 type Ev = Record<string, unknown>;
-const remoteStats = (events: Ev[]): Record<string, unknown> => (events.find((e) => e.event === 'remote') as { stats: Record<string, unknown> }).stats;
+const remoteStats = (events: Ev[]): Record<string, unknown> =>
+  (events.find((e) => e.event === 'remote') as { stats: Record<string, unknown> }).stats;
 
-const present = ['ceph-mon', 'ceph-osd', 'radosgw'].every((b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0);
-const missing = present ? false : 'Ceph RGW is not installed (apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw)';
+const present = ['ceph-mon', 'ceph-osd', 'radosgw'].every(
+  (b) => spawnSync('sh', ['-c', `command -v ${b}`]).status === 0,
+);
+const missing = present
+  ? false
+  : 'Ceph RGW is not installed (apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw)';
 if (missing && process.env.CI === 'true') throw new Error(`${missing}: CI must install it (.ci/run)`);
 
 let rgw: CephRgw | null = null;
 let client: S3Client;
-const S3_ENV = (): Record<string, string> => ({ AWS_ACCESS_KEY_ID: rgw!.accessKey, AWS_SECRET_ACCESS_KEY: rgw!.secretKey, AWS_EC2_METADATA_DISABLED: 'true' });
+const S3_ENV = (): Record<string, string> => ({
+  AWS_ACCESS_KEY_ID: rgw!.accessKey,
+  AWS_SECRET_ACCESS_KEY: rgw!.secretKey,
+  AWS_EC2_METADATA_DISABLED: 'true',
+});
 let bucketSeq = 0;
 async function bucket(): Promise<string> {
   const name = `rc1-test-${process.pid}-${++bucketSeq}`;
   await client.send(new CreateBucketCommand({ Bucket: name }));
   return name;
 }
-const s3 = (opts: Record<string, unknown> = {}): Record<string, unknown> => ({ endpoint: rgw!.endpoint, forcePathStyle: true, ...opts });
+const s3 = (opts: Record<string, unknown> = {}): Record<string, unknown> => ({
+  endpoint: rgw!.endpoint,
+  forcePathStyle: true,
+  ...opts,
+});
 
 before(() => {
   if (missing) return;
   rgw = startCephRgw();
-  client = new S3Client({ region: 'us-east-1', endpoint: rgw.endpoint, forcePathStyle: true, credentials: { accessKeyId: rgw.accessKey, secretAccessKey: rgw.secretKey } });
+  client = new S3Client({
+    region: 'us-east-1',
+    endpoint: rgw.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: rgw.accessKey, secretAccessKey: rgw.secretKey },
+  });
 });
 after(() => {
   client?.destroy();
   rgw?.stop();
 });
 
-test('concurrent conditional writes of one key: exactly one is stored, the others find it there, and its bytes are the winner\'s', { skip: missing }, async () => {
+test("concurrent conditional writes of one key: exactly one is stored, the others find it there, and its bytes are the winner's", {
+  skip: missing,
+}, async () => {
   const b = await bucket();
   Object.assign(process.env, S3_ENV());
-  const stores = Array.from({ length: 8 }, () => new S3Store({ url: `s3://${b}/team`, endpoint: rgw!.endpoint, forcePathStyle: true, timeoutMs: 10_000, maxSockets: 4 }));
+  const stores = Array.from(
+    { length: 8 },
+    () =>
+      new S3Store({
+        url: `s3://${b}/team`,
+        endpoint: rgw!.endpoint,
+        forcePathStyle: true,
+        timeoutMs: 10_000,
+        maxSockets: 4,
+      }),
+  );
   try {
     for (const ns of ['ac', 'cas'] as const) {
       const key = createHash('sha256').update(ns).digest('hex');
@@ -55,7 +85,10 @@ test('concurrent conditional writes of one key: exactly one is stored, the other
       assert.equal(results.filter((r) => r === 'stored').length, 1, `${ns}: ${results.join(' ')}`);
       assert.equal(results.filter((r) => r === 'exists').length, 7);
       const winner = results.indexOf('stored');
-      assert.ok((await stores[0]!.getBytes(ns, key))!.equals(bodies[winner]!), `${ns}: the stored object is the winner's`);
+      assert.ok(
+        (await stores[0]!.getBytes(ns, key))!.equals(bodies[winner]!),
+        `${ns}: the stored object is the winner's`,
+      );
       // a later writer never replaces it; an explicit replace (an object found corrupt) does
       assert.equal(await stores[1]!.upload(ns, key, Buffer.from('late')), 'exists');
       assert.equal(await stores[1]!.upload(ns, key, Buffer.from('repaired'), { replace: true }), 'stored');
@@ -70,7 +103,9 @@ test('concurrent conditional writes of one key: exactly one is stored, the other
   }
 });
 
-test('a second workspace restores every target from the S3 cache and runs no rule; the secret key appears nowhere', { skip: missing }, async () => {
+test('a second workspace restores every target from the S3 cache and runs no rule; the secret key appears nowhere', {
+  skip: missing,
+}, async () => {
   const b = await bucket();
   const url = `s3://${b}/team/rc1`;
   const first = remoteRig({ url, mode: 'readwrite', auth: false, s3: s3() });
@@ -85,9 +120,14 @@ test('a second workspace restores every target from the S3 cache and runs no rul
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.deepEqual(second.runs(), []);
     assert.match(r.stdout, new RegExp(`0 ran, ${TARGETS.length} restored`));
-    assert.match(r.stdout, new RegExp(`remote   s3://${b}/team/rc1 at http://127\\.0\\.0\\.1:17480 \\(read\\): ${TARGETS.length} restored`));
+    assert.match(
+      r.stdout,
+      new RegExp(`remote   s3://${b}/team/rc1 at http://127\\.0\\.0\\.1:17480 \\(read\\): ${TARGETS.length} restored`),
+    );
     assert.equal(second.read('out/tree/two.bin'), first.read('out/tree/two.bin'));
-    const m = JSON.parse(second.read('reports/build/manifest.json')) as { targets: Record<string, { builtBy?: { key: string } }> };
+    const m = JSON.parse(second.read('reports/build/manifest.json')) as {
+      targets: Record<string, { builtBy?: { key: string } }>;
+    };
     assert.equal(m.targets.after_gate!.builtBy?.key, CI_KEY.keyId);
     for (const out of [w.stdout, w.stderr, r.stdout, r.stderr]) assert.ok(!out.includes(rgw!.secretKey));
     assert.deepEqual(filesContaining(second.dir, rgw!.secretKey), []);
@@ -97,19 +137,33 @@ test('a second workspace restores every target from the S3 cache and runs no rul
   }
 });
 
-test('two workspaces building at once into one bucket both succeed, and a third restores from it without a refusal', { skip: missing }, async () => {
+test('two workspaces building at once into one bucket both succeed, and a third restores from it without a refusal', {
+  skip: missing,
+}, async () => {
   const b = await bucket();
   const url = `s3://${b}`;
   const rigs = [0, 1, 2].map((i) => remoteRig({ url, mode: i < 2 ? 'readwrite' : 'read', auth: false, s3: s3() }));
   try {
     const env = { ...process.env, ...WRITER_ENV, ...S3_ENV() };
-    const runs = await Promise.all(rigs.slice(0, 2).map((rig) => new Promise<{ code: number | null; out: string }>((resolve) => {
-      const p = spawn(process.execPath, [CLI, '--json'], { cwd: rig.dir, env: { ...env, RC1_TEST_COUNTER: rig.counter } });
-      let out = '';
-      p.stdout.on('data', (d: Buffer) => { out += d; });
-      p.stderr.on('data', (d: Buffer) => { out += d; });
-      p.on('close', (code) => resolve({ code, out }));
-    })));
+    const runs = await Promise.all(
+      rigs.slice(0, 2).map(
+        (rig) =>
+          new Promise<{ code: number | null; out: string }>((resolve) => {
+            const p = spawn(process.execPath, [CLI, '--json'], {
+              cwd: rig.dir,
+              env: { ...env, RC1_TEST_COUNTER: rig.counter },
+            });
+            let out = '';
+            p.stdout.on('data', (d: Buffer) => {
+              out += d;
+            });
+            p.stderr.on('data', (d: Buffer) => {
+              out += d;
+            });
+            p.on('close', (code) => resolve({ code, out }));
+          }),
+      ),
+    );
     for (const r of runs) assert.equal(r.code, 0, r.out);
     const third = rigs[2]!.run(['--json'], { ...READER_ENV, ...S3_ENV() });
     assert.equal(third.code, 0, third.stdout + third.stderr);

@@ -32,12 +32,18 @@ export default defineReportSections([
 
 function reportRig() {
   const rig = standardRig();
-  rig.write('rc1.build.ts', PIPELINE.replace("defaultTargets: ['after_gate', 'c', 'after_sq'],", "defaultTargets: ['after_gate', 'c', 'after_sq'], report: { sections: 'lib/report.ts' },"));
+  rig.write(
+    'rc1.build.ts',
+    PIPELINE.replace(
+      "defaultTargets: ['after_gate', 'c', 'after_sq'],",
+      "defaultTargets: ['after_gate', 'c', 'after_sq'], report: { sections: 'lib/report.ts' },",
+    ),
+  );
   rig.write('lib/report.ts', SECTIONS);
   return rig;
 }
 
-test('report writes one self-contained page: the graph by state, the failed gate with its hint, the params diff, and the pipeline\'s chart drawn as SVG with marks, clean in Chromium', async () => {
+test("report writes one self-contained page: the graph by state, the failed gate with its hint, the params diff, and the pipeline's chart drawn as SVG with marks, clean in Chromium", async () => {
   const rig = reportRig();
   try {
     assert.equal(rig.run([]).code, 0);
@@ -47,12 +53,22 @@ test('report writes one self-contained page: the graph by state, the failed gate
     rig.write('src/c.txt', 'changed\n'); // c is now stale
     const r = rig.run(['report']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /^report: reports\/build\/index\.html · 7 targets, 1 gates, 2 sections \(1 unavailable\), 1 charts$/m);
+    assert.match(
+      r.stdout,
+      /^report: reports\/build\/index\.html · 7 targets, 1 gates, 2 sections \(1 unavailable\), 1 charts$/m,
+    );
     const html = rig.read('reports/build/index.html');
     assert.doesNotMatch(html, /<script|<link|<img|<iframe|@import|url\((?!#)/i, 'no script, no external resource');
-    assert.doesNotMatch(html.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]+"/g, ''), /https?:\/\//, 'no URL other than the SVG namespaces');
+    assert.doesNotMatch(
+      html.replace(/xmlns(:xlink)?="http:\/\/www\.w3\.org\/[^"]+"/g, ''),
+      /https?:\/\//,
+      'no URL other than the SVG namespaces',
+    );
     // the run diff of the last two recorded runs: both changed params, the gate check's status change
-    assert.match(html, /The last two of 2 recorded runs \(\.rc1\/runs\.jsonl\), as <code>rc1-build diff<\/code> compares them: run 1 \(/);
+    assert.match(
+      html,
+      /The last two of 2 recorded runs \(\.rc1\/runs\.jsonl\), as <code>rc1-build diff<\/code> compares them: run 1 \(/,
+    );
     assert.match(html, /<td>copy\.suffix<\/td><td>!<\/td><td>\?<\/td><td><\/td>/);
     assert.match(html, /<td>gate\.min<\/td><td class="num">3<\/td><td class="num">100<\/td><td>\+97<\/td>/);
     assert.match(html, /<td>g<\/td><td>length<\/td><td>8 &gt;= 3 · pass<\/td><td>8 &gt;= 100 · fail<\/td><td>0<\/td>/);
@@ -62,18 +78,30 @@ test('report writes one self-contained page: the graph by state, the failed gate
     const shot = path.join(rig.dir, 'report.png');
     const visit = await visitPage(path.join(rig.dir, 'reports/build/index.html'), shot, async (page) => ({
       charts: await chartsOnPage(page),
-      nodes: await page.$$eval('svg.graph g.node', (gs) => gs.map((g) => ({ name: g.getAttribute('data-target'), cls: g.getAttribute('class'), fill: g.querySelector('rect')?.getAttribute('fill') }))),
+      nodes: await page.$$eval('svg.graph g.node', (gs) =>
+        gs.map((g) => ({
+          name: g.getAttribute('data-target'),
+          cls: g.getAttribute('class'),
+          fill: g.querySelector('rect')?.getAttribute('fill'),
+        })),
+      ),
       gate: await page.$eval('#gate-g', (h) => h.textContent),
       unavailable: await page.$$eval('.unavailable', (ps) => ps.map((p) => p.textContent)),
       tables: await page.$$eval('section.pipeline-section table', (ts) => ts.length),
     }));
     const shown = keepArtefact(shot, 'report-html.png');
     console.log(`report screenshot: ${shown}`);
-    assert.deepEqual(visit.console.filter((m) => m.type === 'error' || m.type === 'warning'), []);
+    assert.deepEqual(
+      visit.console.filter((m) => m.type === 'error' || m.type === 'warning'),
+      [],
+    );
     assert.deepEqual(visit.pageErrors, []);
     assert.deepEqual(visit.requests, []);
     assert.deepEqual(visit.failedRequests, []);
-    assert.deepEqual(visit.result.charts.map((c) => [c.title, c.svg]), [['length vs threshold', true]]);
+    assert.deepEqual(
+      visit.result.charts.map((c) => [c.title, c.svg]),
+      [['length vs threshold', true]],
+    );
     assert.equal(visit.result.charts[0]!.marks, 2, 'two bars drawn');
     const state = Object.fromEntries(visit.result.nodes.map((n) => [n.name, n.cls]));
     assert.equal(visit.result.nodes.length, 7);
@@ -85,10 +113,12 @@ test('report writes one self-contained page: the graph by state, the failed gate
     assert.match(visit.result.gate ?? '', /^g failed$/);
     assert.deepEqual(visit.result.unavailable, ['reports/never.json is missing: nothing builds it here']);
     assert.equal(visit.result.tables, 1);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('with fewer than two recorded runs the diff compares the trace\'s previous records and says so; a section module that does not export section functions is a usage error (64)', () => {
+test("with fewer than two recorded runs the diff compares the trace's previous records and says so; a section module that does not export section functions is a usage error (64)", () => {
   const rig = reportRig();
   try {
     assert.equal(rig.run([]).code, 0);
@@ -101,32 +131,51 @@ test('with fewer than two recorded runs the diff compares the trace\'s previous 
     fs.rmSync(path.join(rig.dir, '.rc1/runs.jsonl'));
     assert.equal(rig.run(['report']).code, 0);
     html = rig.read('reports/build/index.html');
-    assert.match(html, /holds 0 runs, fewer than two to compare: this compares each target&#39;s current record in \.rc1\/trace\.log with its previous record there/);
+    assert.match(
+      html,
+      /holds 0 runs, fewer than two to compare: this compares each target&#39;s current record in \.rc1\/trace\.log with its previous record there/,
+    );
     assert.match(html, /<td>copy\.suffix<\/td><td>!<\/td><td>\?<\/td><td>a, b, after_gate, c, after_sq<\/td>/);
-    assert.match(html, /<td>g<\/td><td>[^<]+<\/td><td>[^<]+<\/td><td>ok<\/td><td>none \(same bytes: early cutoff\)<\/td>/);
+    assert.match(
+      html,
+      /<td>g<\/td><td>[^<]+<\/td><td>[^<]+<\/td><td>ok<\/td><td>none \(same bytes: early cutoff\)<\/td>/,
+    );
     rig.write('lib/report.ts', 'export default { sections: [] };\n');
     const r = rig.run(['report']);
     assert.equal(r.code, 64, r.stdout + r.stderr);
-    assert.match(r.stderr, /report sections module lib\/report\.ts must `export default` an array of section functions/);
-  } finally { rig.cleanup(); }
+    assert.match(
+      r.stderr,
+      /report sections module lib\/report\.ts must `export default` an array of section functions/,
+    );
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a section that throws and a chart that cannot be drawn are shown on the page with their errors, and report exits 1', () => {
   const rig = reportRig();
   try {
-    rig.write('lib/report.ts', `import { defineReportSections } from 'rc1-build';
+    rig.write(
+      'lib/report.ts',
+      `import { defineReportSections } from 'rc1-build';
 export default defineReportSections([
   function broken() { throw new Error('reports/x.json: not valid JSON'); },
   function badChart() { return { title: 'Bad', items: [{ title: 'remote data', vegaLiteSpec: { data: { url: 'https://example.org/x.json' }, mark: 'bar' } }] }; },
 ]);
-`);
+`,
+    );
     assert.equal(rig.run([]).code, 0);
     const r = rig.run(['report']);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stderr, /report section broken \(lib\/report\.ts\): reports\/x\.json: not valid JSON/);
-    assert.match(r.stderr, /report section badChart, chart "remote data": .*charts take inline data \(data\.values\); it asks to load https:\/\/example\.org\/x\.json/);
+    assert.match(
+      r.stderr,
+      /report section badChart, chart "remote data": .*charts take inline data \(data\.values\); it asks to load https:\/\/example\.org\/x\.json/,
+    );
     const html = rig.read('reports/build/index.html');
     assert.match(html, /this section failed: reports\/x\.json: not valid JSON/);
     assert.match(html, /this chart could not be drawn/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -18,7 +18,15 @@ export default definePipeline({ profiles: ['dev', 'prod'], defaultProfile: 'dev'
   inputs: { weights: 'data/weights.json', ppo_config: 'configs/ppo_scale.yaml' },
   outputs: ['reports/preflight/checks.json'], report: 'reports/preflight/checks.json', params: ['ppo', 'preflight', 'reward', 'pool'] })] });
 `;
-const WEIGHTS = { correctness: 0.5, reasoning: 0.3, clarity: 0.05, conciseness: 0.05, clarification: 0.05, tool_use: 0.05, format_safety: 0 };
+const WEIGHTS = {
+  correctness: 0.5,
+  reasoning: 0.3,
+  clarity: 0.05,
+  conciseness: 0.05,
+  clarification: 0.05,
+  tool_use: 0.05,
+  format_safety: 0,
+};
 
 function preflightRig(): TestRig {
   const cfg = shippedConfig();
@@ -26,7 +34,11 @@ function preflightRig(): TestRig {
     'rc1.build.ts': PIPELINE,
     'rules/preflight_checks.ts': fs.readFileSync(path.join(REPO, 'rules/preflight_checks.ts'), 'utf8'),
     'configs/ppo_scale.yaml': fs.readFileSync(path.join(REPO, 'configs/ppo_scale.yaml'), 'utf8'),
-    'configs/default.yaml': stringify({ preflight: { weights: cfg.preflight.weights, ppo: cfg.preflight.ppo, min_free_disk_gb: 0.001 }, reward: { beta: cfg.reward.beta }, pool: { mix: cfg.pool.mix } }),
+    'configs/default.yaml': stringify({
+      preflight: { weights: cfg.preflight.weights, ppo: cfg.preflight.ppo, min_free_disk_gb: 0.001 },
+      reward: { beta: cfg.reward.beta },
+      pool: { mix: cfg.pool.mix },
+    }),
   });
   rig.withRc1Lib();
   writeWeights(path.join(rig.dir, 'data/weights.json'), WEIGHTS);
@@ -47,7 +59,10 @@ test('preflight_checks built in two workspaces at different paths writes byte-id
     assert.match(report, /"DISK_OK >0.001GB"/);
     const disk = parse(report).checks.find((c: { name: string }) => c.name === 'disk.free_gb_above_min');
     assert.deepEqual([disk.value, disk.op, disk.threshold, disk.status], [true, '==', true, 'pass']);
-    assert.match(a.read('logs/preflight_checks.log'), /^disk: \d+\.\d GiB free on the workspace's filesystem \(preflight\.min_free_disk_gb 0\.001\)$/m);
+    assert.match(
+      a.read('logs/preflight_checks.log'),
+      /^disk: \d+\.\d GiB free on the workspace's filesystem \(preflight\.min_free_disk_gb 0\.001\)$/m,
+    );
   } finally {
     a.cleanup();
     b.cleanup();
@@ -62,8 +77,21 @@ test('best/eval.json names the evaluated checkpoint relative to the checkpoint d
     fs.mkdirSync(step, { recursive: true });
     fs.writeFileSync(path.join(step, 'model.bin'), 'weights');
     const cb = shadowEvalCallback({
-      every: 1, totalSteps: 2, checkpointDir: ck, emit: () => {}, log: () => {},
-      evaluate: async (d, s) => ({ step: s, reward: 0.5, success: 0.5, overclar_rate: 0.1, avg_turns: 2, episodes: 4, dir: d, details: { n: 4 } }),
+      every: 1,
+      totalSteps: 2,
+      checkpointDir: ck,
+      emit: () => {},
+      log: () => {},
+      evaluate: async (d, s) => ({
+        step: s,
+        reward: 0.5,
+        success: 0.5,
+        overclar_rate: 0.1,
+        avg_turns: 2,
+        episodes: 4,
+        dir: d,
+        details: { n: 4 },
+      }),
     });
     await cb.onCheckpoint!({ step: 2, dir: step, meta: { step: 2, files: {}, config_hash: 'x' } } as never);
     const text = fs.readFileSync(path.join(ck, 'best', 'eval.json'), 'utf8');

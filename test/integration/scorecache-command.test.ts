@@ -28,7 +28,9 @@ test('scorecache reads scoring_live.cache from the config of the profile in forc
     c = r.run(['scorecache', 'stat'], { RUN_MODE: 'prod' });
     assert.equal(c.code, 0, c.stderr);
     assert.equal(c.stdout, 'no score cache at state/prod.sqlite: nothing has been scored yet\n');
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });
 
 test('a YAML error in a config stops scorecache with the file and line; a bad cache setting names its key', () => {
@@ -42,5 +44,7 @@ test('a YAML error in a config stops scorecache with the file and line; a bad ca
     c = r.run(['scorecache', 'stat']);
     assert.equal(c.code, 64, c.stdout + c.stderr);
     assert.match(c.stderr, /scoring_live\.cache\.ttl_days: .*\(configs\/\*\.yaml\)/);
-  } finally { r.cleanup(); }
+  } finally {
+    r.cleanup();
+  }
 });

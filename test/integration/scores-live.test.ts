@@ -18,14 +18,21 @@ import { LIVE_YAML, scoringRig } from '../helpers/scoring-fixtures.ts';
 const KEY = 'sk-judge-test-5f3e9a1c7b2d4e6f';
 const DIMS = ['correctness', 'reasoning', 'clarity', 'conciseness', 'clarification', 'tool_use', 'format_safety'];
 
-interface Judge { url: string; requests: () => number; badKeys: () => number; close: () => Promise<void> }
+interface Judge {
+  url: string;
+  requests: () => number;
+  badKeys: () => number;
+  close: () => Promise<void>;
+}
 
 async function judgeServer(delayMs: number): Promise<Judge> {
   let n = 0;
   let bad = 0;
   const srv = createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString(); });
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
     req.on('end', () => {
       n++;
       if (req.headers.authorization !== `Bearer ${KEY}`) bad++;
@@ -34,33 +41,69 @@ async function judgeServer(delayMs: number): Promise<Judge> {
       const content = JSON.stringify(Object.fromEntries(DIMS.map((d, i) => [d, Math.min(1, v + i / 100)])));
       setTimeout(() => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ message: { content } }], usage: { prompt_tokens: 400, completion_tokens: 40 } }));
+        res.end(
+          JSON.stringify({ choices: [{ message: { content } }], usage: { prompt_tokens: 400, completion_tokens: 40 } }),
+        );
       }, delayMs);
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const { port } = srv.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/v1`, requests: () => n, badKeys: () => bad, close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests: () => n,
+    badKeys: () => bad,
+    close: () =>
+      new Promise((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  };
 }
 
 function fastLive(url: string): string {
-  return LIVE_YAML(url).replace(/requests_per_s: \d+/, 'requests_per_s: 2000').replace(/burst: \d+/, 'burst: 50').replace(/tokens_per_min: \d+/, 'tokens_per_min: 100000000');
+  return LIVE_YAML(url)
+    .replace(/requests_per_s: \d+/, 'requests_per_s: 2000')
+    .replace(/burst: \d+/, 'burst: 50')
+    .replace(/tokens_per_min: \d+/, 'tokens_per_min: 100000000');
 }
 
-function runAsync(rig: TestRig, args: string[], env: Record<string, string>, killWhen?: () => boolean): Promise<{ code: number | null; out: string; killed: boolean }> {
+function runAsync(
+  rig: TestRig,
+  args: string[],
+  env: Record<string, string>,
+  killWhen?: () => boolean,
+): Promise<{ code: number | null; out: string; killed: boolean }> {
   return new Promise((resolve) => {
     const child = rig.spawn(args, env);
     let out = '';
     let killed = false;
-    child.stdout?.on('data', (c: Buffer) => { out += c.toString(); });
-    child.stderr?.on('data', (c: Buffer) => { out += c.toString(); });
-    const timer = killWhen ? setInterval(() => { if (!killed && killWhen()) { killed = true; child.kill('SIGKILL'); } }, 2) : undefined;
-    child.on('exit', (code) => { if (timer) clearInterval(timer); resolve({ code, out, killed }); });
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr?.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    const timer = killWhen
+      ? setInterval(() => {
+          if (!killed && killWhen()) {
+            killed = true;
+            child.kill('SIGKILL');
+          }
+        }, 2)
+      : undefined;
+    child.on('exit', (code) => {
+      if (timer) clearInterval(timer);
+      resolve({ code, out, killed });
+    });
   });
 }
 
 function allFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 test('a killed live scoring build resumes without re-asking stored samples, a cached rebuild asks nothing, and the key is in no file', async () => {
@@ -86,13 +129,26 @@ test('a killed live scoring build resumes without re-asking stored samples, a ca
     assert.equal(resumed.code, 0, resumed.out);
     assert.equal(judge.requests() - before, total - stored, 'the rebuild asks exactly for the samples not stored');
     const m = JSON.parse(rig.read('prod/scorer_metrics.json'));
-    assert.deepEqual([m.mode, m.calls, m.cache_hits, m.billable_calls, m.failed_items], ['live', total - stored, stored, total - stored, 0]);
+    assert.deepEqual(
+      [m.mode, m.calls, m.cache_hits, m.billable_calls, m.failed_items],
+      ['live', total - stored, stored, total - stored, 0],
+    );
     assert.ok(m.p95_latency_ms > 0 && m.avg_latency_ms > 0 && m.rps > 0);
     assert.equal(typeof m['429_rate'], 'number');
     assert.equal(m.limiter.rate_limited, 0);
-    const scores = rig.read('prod/scores.jsonl').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const scores = rig
+      .read('prod/scores.jsonl')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(scores.length, 96);
-    assert.ok(scores.every((s) => s.status === 'scored' && s.samples.every((x: { live: boolean; provider: string }) => x.live && x.provider === 'openai')));
+    assert.ok(
+      scores.every(
+        (s) =>
+          s.status === 'scored' &&
+          s.samples.every((x: { live: boolean; provider: string }) => x.live && x.provider === 'openai'),
+      ),
+    );
 
     const cachedRun = await runAsync(rig, ['--force', 'scores_prod'], prod);
     assert.equal(cachedRun.code, 0, cachedRun.out);

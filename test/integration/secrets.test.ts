@@ -10,7 +10,10 @@ import { TestRig } from '../helpers/rig.ts';
 import { secretForms } from '../../packages/engine/src/util/redact-secrets.ts';
 
 function allFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 test('a secret reaches the rule but never a file the build writes or its output, and rotating it rebuilds nothing', () => {
@@ -39,12 +42,17 @@ export default defineRule({ name: 'k', version: 1, run(ctx) {
     const f = rig.run([], { JUDGE_API_KEY: KEY, FAIL_WITH_KEY: '1' });
     assert.equal(f.code, 0, 'FAIL_WITH_KEY is not declared, so it changes nothing');
     const rotated = rig.run(['--json'], { JUDGE_API_KEY: 'sk-another-key-000000' });
-    assert.ok(rotated.events.every((e) => e.event !== 'start'), 'rotating a secret rebuilds nothing');
+    assert.ok(
+      rotated.events.every((e) => e.event !== 'start'),
+      'rotating a secret rebuilds nothing',
+    );
     rig.run(['--force', 'uses_key'], { JUDGE_API_KEY: KEY, FAIL_WITH_KEY: '1' });
     const failed = rig.run(['--force', 'uses_key'], { JUDGE_API_KEY: KEY, FAIL_WITH_KEY: '1' });
     for (const out of [r.stdout, r.stderr, failed.stdout, failed.stderr]) assert.ok(!out.includes(KEY));
     for (const file of allFiles(rig.dir)) assert.ok(!fs.readFileSync(file).includes(KEY), `${file} holds the key`);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a key with quotes, backslashes, + / = is redacted in every encoding from the console, trace, logs, error report and failpack', () => {
@@ -76,10 +84,18 @@ export default defineRule({ name: 'leaky', version: 1, run(ctx) {
     fs.mkdirSync(unpacked);
     assert.equal(spawnSync('tar', ['xzf', path.join(rig.dir, tgz), '-C', unpacked]).status, 0);
     const files = allFiles(rig.dir).filter((f) => !f.endsWith('.tgz'));
-    assert.ok(files.some((f) => f.endsWith('trace.log')) && files.some((f) => /ERROR_.*\.json$/.test(f)) && files.some((f) => f.includes('unpacked/logs/leaky.log')), files.join('\n'));
+    assert.ok(
+      files.some((f) => f.endsWith('trace.log')) &&
+        files.some((f) => /ERROR_.*\.json$/.test(f)) &&
+        files.some((f) => f.includes('unpacked/logs/leaky.log')),
+      files.join('\n'),
+    );
     for (const form of secretForms(KEY)) {
-      for (const out of [r.stdout, r.stderr, pack.stdout]) assert.ok(!out.includes(form), `the console holds ${JSON.stringify(form)}`);
+      for (const out of [r.stdout, r.stderr, pack.stdout])
+        assert.ok(!out.includes(form), `the console holds ${JSON.stringify(form)}`);
       for (const f of files) assert.ok(!fs.readFileSync(f).includes(form), `${f} holds ${JSON.stringify(form)}`);
     }
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -20,7 +20,9 @@ import { REPO, TestRig } from '../helpers/rig.ts';
 import { type Cluster, inQueue, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
 
 let cluster: Cluster | null = null;
-before(() => { if (!slurmSkip) cluster = startCluster(); });
+before(() => {
+  if (!slurmSkip) cluster = startCluster();
+});
 after(() => cluster?.stop());
 
 const SLURM = "executor: { kind: 'slurm', partition: 'main', mem: '300M', time: '10', pollS: 0.2, graceS: 5 },";
@@ -66,38 +68,60 @@ function jobIdOf(text: string): string {
   return m[1]!;
 }
 
-test('a target with executor slurm runs as a batch job on the node; its output is committed, in the manifest and cached like a local run', { skip: slurmSkip }, () => {
+test('a target with executor slurm runs as a batch job on the node; its output is committed, in the manifest and cached like a local run', {
+  skip: slurmSkip,
+}, () => {
   const rig = upperRig('hello slurm\n');
   try {
     const token = 'tok-slurm-secret-98765';
     const r = rig.run(['-v'], { UPPER_TOKEN: token });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const id = jobIdOf(r.stdout);
-    assert.match(r.stdout, /upper: token \*\*\* has 22 chars/, 'the secret reached the rule on the node, redacted in its log');
-    for (const f of ['.rc1/slurm/upper/job.json', `.rc1/slurm/upper/slurm-${id}.out`, 'logs/upper.log']) assert.doesNotMatch(rig.read(f), /tok-slurm-secret/, f);
+    assert.match(
+      r.stdout,
+      /upper: token \*\*\* has 22 chars/,
+      'the secret reached the rule on the node, redacted in its log',
+    );
+    for (const f of ['.rc1/slurm/upper/job.json', `.rc1/slurm/upper/slurm-${id}.out`, 'logs/upper.log'])
+      assert.doesNotMatch(rig.read(f), /tok-slurm-secret/, f);
     assert.equal(jobFields(id).JobState, 'COMPLETED');
     assert.equal(rig.read('out/upper.txt'), 'HELLO SLURM\n');
     const log = rig.read('logs/upper.log');
     assert.match(log, new RegExp(`upper: on node \\S+, job ${id}\\n`), 'the rule ran inside the Slurm job');
     assert.match(log, /rc1-build: upper: running its rule on/);
-    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
+    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as {
+      artifacts: { path: string; sha256: string; target: string }[];
+    };
     const a = manifest.artifacts.find((x) => x.path === 'out/upper.txt');
     assert.equal(a?.target, 'upper');
-    assert.equal(a?.sha256, execFileSync('sha256sum', [path.join(rig.dir, 'out/upper.txt')], { encoding: 'utf8' }).split(' ')[0]);
+    assert.equal(
+      a?.sha256,
+      execFileSync('sha256sum', [path.join(rig.dir, 'out/upper.txt')], { encoding: 'utf8' }).split(' ')[0],
+    );
 
     const again = rig.run(['--json'], { UPPER_TOKEN: token });
     assert.equal(again.code, 0);
-    assert.ok(again.events.some((e) => e.event === 'skip' && e.target === 'upper'), 'up to date: no second job');
+    assert.ok(
+      again.events.some((e) => e.event === 'skip' && e.target === 'upper'),
+      'up to date: no second job',
+    );
     assert.equal(rig.run(['clean', 'upper']).code, 0);
     const restored = rig.run(['--json'], { UPPER_TOKEN: token });
     assert.equal(restored.code, 0, restored.stdout + restored.stderr);
-    assert.ok(restored.events.some((e) => e.event === 'restore' && e.target === 'upper'), 'restored from the local cache');
+    assert.ok(
+      restored.events.some((e) => e.event === 'restore' && e.target === 'upper'),
+      'restored from the local cache',
+    );
     assert.doesNotMatch(restored.stdout, /submitted job/, 'no job for a restore');
     assert.equal(rig.read('out/upper.txt'), 'HELLO SLURM\n');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('a rule that fails in its job fails the build with exit 1 and an ERROR report holding the job\'s log', { skip: slurmSkip }, () => {
+test("a rule that fails in its job fails the build with exit 1 and an ERROR report holding the job's log", {
+  skip: slurmSkip,
+}, () => {
   const rig = upperRig('fail please\n');
   try {
     const r = rig.run([]);
@@ -111,30 +135,53 @@ test('a rule that fails in its job fails the build with exit 1 and an ERROR repo
     const report = JSON.parse(rig.read(m[1]!)) as { target: string; kind: string; error: string; log_tail: string[] };
     assert.equal(report.target, 'upper');
     assert.equal(report.kind, 'rule-error');
-    assert.ok(report.log_tail.some((l) => l.startsWith(`slurm: submitted job ${id}`)), report.log_tail.join('\n'));
-    assert.ok(report.log_tail.some((l) => /upper: on node \S+, job \d+/.test(l)), 'the node\'s lines are in the report');
+    assert.ok(
+      report.log_tail.some((l) => l.startsWith(`slurm: submitted job ${id}`)),
+      report.log_tail.join('\n'),
+    );
+    assert.ok(
+      report.log_tail.some((l) => /upper: on node \S+, job \d+/.test(l)),
+      "the node's lines are in the report",
+    );
     assert.equal(rig.exists('out/upper.txt'), false);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('a job that dies without a result (SIGKILL on the node) fails the target with its Slurm state', { skip: slurmSkip }, () => {
+test('a job that dies without a result (SIGKILL on the node) fails the target with its Slurm state', {
+  skip: slurmSkip,
+}, () => {
   const rig = upperRig('die now\n');
   try {
     const r = rig.run([]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     const id = jobIdOf(rig.read('logs/upper.log'));
-    assert.match(r.stdout, new RegExp(`upper: slurm job ${id} failed \\(killed by signal 9, reason \\w+\\); the job's log: \\.rc1/slurm/upper/slurm-${id}\\.out`));
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `upper: slurm job ${id} failed \\(killed by signal 9, reason \\w+\\); the job's log: \\.rc1/slurm/upper/slurm-${id}\\.out`,
+      ),
+    );
     assert.match(rig.read(/error report (reports\/ERROR_\S+\.json)/.exec(r.stdout)![1]!), /slurm job \d+ failed/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('Ctrl-C of the build cancels the job: scancel, the job leaves squeue, exit 130, no output', { skip: slurmSkip }, async () => {
+test('Ctrl-C of the build cancels the job: scancel, the job leaves squeue, exit 130, no output', {
+  skip: slurmSkip,
+}, async () => {
   const rig = upperRig('slow\n');
   try {
     const child = rig.spawn(['-v']);
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     await waitFor('the rule to tick inside its job', () => /tick 3\b/.test(out));
     const id = jobIdOf(out);
     assert.equal(jobFields(id).JobState, 'RUNNING');
@@ -146,31 +193,76 @@ test('Ctrl-C of the build cancels the job: scancel, the job leaves squeue, exit 
     assert.equal(inQueue(id), false, 'the job is gone from squeue when the build exits');
     assert.equal(jobFields(id).JobState, 'CANCELLED');
     assert.equal(rig.exists('out/upper.txt'), false);
-    assert.equal(fs.existsSync(path.join(rig.dir, '.rc1/slurm/upper/submitted.json')), false, 'no job left on record as running');
-  } finally { rig.cleanup(); }
+    assert.equal(
+      fs.existsSync(path.join(rig.dir, '.rc1/slurm/upper/submitted.json')),
+      false,
+      'no job left on record as running',
+    );
+  } finally {
+    rig.cleanup();
+  }
 });
 
 // ---------------------------------------------------------------- requeue: train resumes
 
 /** RC1's train rule with the command engine's toy trainer (python3), `steps` steps, as a Slurm job. */
 function trainRig(steps: number, env: Record<string, string>): TestRig {
-  const rig = new TestRig({ 'rc1.build.ts': trainPipeline(SLURM), 'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8') });
-  const read = (f: string): Record<string, Record<string, unknown>> => parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
-  rig.write('configs/train.yaml', stringify({ train: { ...read('train.yaml').train!, engine: 'command', checkpoint: { every: 1, keep_last: 20 }, command: { argv: ['python3', 'examples/trainers/toy_trainer.py'], cwd: '.', env, grace_s: 3, poll_ms: 25 } } }));
-  rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }));
+  const rig = new TestRig({
+    'rc1.build.ts': trainPipeline(SLURM),
+    'rules/train.ts': fs.readFileSync(path.join(REPO, 'rules/train.ts'), 'utf8'),
+  });
+  const read = (f: string): Record<string, Record<string, unknown>> =>
+    parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, Record<string, unknown>>;
+  rig.write(
+    'configs/train.yaml',
+    stringify({
+      train: {
+        ...read('train.yaml').train!,
+        engine: 'command',
+        checkpoint: { every: 1, keep_last: 20 },
+        command: { argv: ['python3', 'examples/trainers/toy_trainer.py'], cwd: '.', env, grace_s: 3, poll_ms: 25 },
+      },
+    }),
+  );
+  rig.write(
+    'configs/ppo_scale.yaml',
+    stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }),
+  );
   rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
-  rig.write('configs/weights.json', `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`);
+  rig.write(
+    'configs/weights.json',
+    `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`,
+  );
   rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
-  rig.write('data/scenarios.jsonl', `${Array.from({ length: 40 }, (_, i) => JSON.stringify({
-    id: `s${i}`, needs_clarification: i % 3 === 0,
-    messages: [{ role: 'user', content: i % 3 === 0 ? `How much did a certain friend of mine pay for item ${i}?` : `Alice paid ${i} dollars for ${i} apples: what is one apple?` }],
-  })).join('\n')}\n`);
-  rig.write('examples/trainers/toy_trainer.py', fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'));
+  rig.write(
+    'data/scenarios.jsonl',
+    `${Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({
+        id: `s${i}`,
+        needs_clarification: i % 3 === 0,
+        messages: [
+          {
+            role: 'user',
+            content:
+              i % 3 === 0
+                ? `How much did a certain friend of mine pay for item ${i}?`
+                : `Alice paid ${i} dollars for ${i} apples: what is one apple?`,
+          },
+        ],
+      }),
+    ).join('\n')}\n`,
+  );
+  rig.write(
+    'examples/trainers/toy_trainer.py',
+    fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'),
+  );
   fs.cpSync(path.join(REPO, 'lib'), path.join(rig.dir, 'lib'), { recursive: true }); // the rule imports RC1's libraries by relative path
   return rig;
 }
 
-test('a requeued job (scontrol requeue) runs train again, which resumes from its checkpoint to the weights of a straight run', { skip: slurmSkip }, async () => {
+test('a requeued job (scontrol requeue) runs train again, which resumes from its checkpoint to the weights of a straight run', {
+  skip: slurmSkip,
+}, async () => {
   const straight = trainRig(8, {});
   const requeued = trainRig(8, { TOY_STEP_DELAY: '0.4' });
   try {
@@ -180,10 +272,17 @@ test('a requeued job (scontrol requeue) runs train again, which resumes from its
 
     const child = requeued.spawn(['-v', 'train']);
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const latest = path.join(requeued.dir, '.rc1/state/train/seed_7/checkpoints/rc1/latest');
-    await waitFor('a checkpoint of the first run', () => fs.existsSync(latest) && Number(/step_(\d+)/.exec(fs.readlinkSync(latest))?.[1]) >= 2);
+    await waitFor(
+      'a checkpoint of the first run',
+      () => fs.existsSync(latest) && Number(/step_(\d+)/.exec(fs.readlinkSync(latest))?.[1]) >= 2,
+    );
     const id = jobIdOf(out);
     execFileSync('scontrol', ['requeue', id]);
     // Slurm holds a requeued job back for a while (BeginTime); release it now, as an admin would.
@@ -196,20 +295,31 @@ test('a requeued job (scontrol requeue) runs train again, which resumes from its
     const log = requeued.read('logs/train.log');
     assert.match(log, /resuming the interrupted run from .*step_0000\d \(step \d/);
     assert.match(log, /toy_trainer: resumed from .*step_0000\d at step \d/);
-    const steps = requeued.read('reports/metrics.jsonl').trimEnd().split('\n').map((l) => (JSON.parse(l) as { step: number }).step);
+    const steps = requeued
+      .read('reports/metrics.jsonl')
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { step: number }).step);
     assert.deepEqual(steps, [1, 2, 3, 4, 5, 6, 7, 8], 'steps keep increasing across the requeue, none twice');
     assert.equal(requeued.read('checkpoints/rc1/seed_7/step_00008/weights.json'), want);
-  } finally { straight.cleanup(); requeued.cleanup(); }
+  } finally {
+    straight.cleanup();
+    requeued.cleanup();
+  }
 });
 
-test('sbatch refusing the job (an unknown partition) fails the target with Slurm\'s message', { skip: slurmSkip }, () => {
+test("sbatch refusing the job (an unknown partition) fails the target with Slurm's message", {
+  skip: slurmSkip,
+}, () => {
   const rig = upperRig('hello\n');
   try {
     rig.write('rc1.build.ts', rig.read('rc1.build.ts').replace("partition: 'main'", "partition: 'no_such_partition'"));
     const r = rig.run([]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /upper: Slurm refused the job \(sbatch\): sbatch: error: .*[Pp]artition/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 // ---------------------------------------------------------------- jobs killed mid-run
@@ -249,15 +359,25 @@ export default definePipeline({ targets: [
 }
 
 /** Spawns `rc1-build -v count` and collects its output. */
-function spawnCount(rig: TestRig): { child: import('node:child_process').ChildProcess; out: () => string; exit: Promise<number | null> } {
+function spawnCount(rig: TestRig): {
+  child: import('node:child_process').ChildProcess;
+  out: () => string;
+  exit: Promise<number | null>;
+} {
   const child = rig.spawn(['-v', 'count']);
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   return { child, out: () => out, exit: new Promise((r) => child.once('exit', (c) => r(c))) };
 }
 
-test('a job cancelled outside the build (scancel) fails the target, saying so; the next build resumes the rule from its state', { skip: slurmSkip }, async () => {
+test('a job cancelled outside the build (scancel) fails the target, saying so; the next build resumes the rule from its state', {
+  skip: slurmSkip,
+}, async () => {
   const rig = countRig();
   try {
     const b = spawnCount(rig);
@@ -265,18 +385,34 @@ test('a job cancelled outside the build (scancel) fails the target, saying so; t
     const id = jobIdOf(b.out());
     execFileSync('scancel', [id]);
     assert.equal(await b.exit, 1, b.out());
-    assert.match(b.out(), new RegExp(`FAILED\\s+count: count: slurm job ${id} was cancelled outside this build \\(\\w+\\): the rule was stopped on the node; the job's log: \\.rc1/slurm/count/slurm-${id}\\.out`));
+    assert.match(
+      b.out(),
+      new RegExp(
+        `FAILED\\s+count: count: slurm job ${id} was cancelled outside this build \\(\\w+\\): the rule was stopped on the node; the job's log: \\.rc1/slurm/count/slurm-${id}\\.out`,
+      ),
+    );
     const r = rig.run(['--json', 'count']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.ok(r.events.some((e) => e.event === 'log' && /^count: resuming after step [2-7]$/.test(String(e.line))), r.stdout);
-    const progress = r.events.filter((e) => e.event === 'progress' && e.target === 'count') as { done: number; total: number; unit: string }[];
-    assert.ok(progress.length > 0, 'the rule\'s ctx.progress on the node reaches the build');
+    assert.ok(
+      r.events.some((e) => e.event === 'log' && /^count: resuming after step [2-7]$/.test(String(e.line))),
+      r.stdout,
+    );
+    const progress = r.events.filter((e) => e.event === 'progress' && e.target === 'count') as {
+      done: number;
+      total: number;
+      unit: string;
+    }[];
+    assert.ok(progress.length > 0, "the rule's ctx.progress on the node reaches the build");
     assert.deepEqual({ total: progress.at(-1)!.total, unit: progress.at(-1)!.unit }, { total: 8, unit: 'steps' });
     assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0, [2-7]\n$/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('slurmd killed with SIGKILL mid-job: the job goes on (slurmstepd is its own process) and the build completes once slurmd is back', { skip: slurmSkip }, async () => {
+test('slurmd killed with SIGKILL mid-job: the job goes on (slurmstepd is its own process) and the build completes once slurmd is back', {
+  skip: slurmSkip,
+}, async () => {
   const pids = path.join(path.dirname(process.env.SLURM_CONF!), 'pids', 'slurmd');
   assert.ok(fs.existsSync(pids), `the cluster was started by test/servers/slurm-up.sh (${pids} names its slurmd)`);
   const rig = countRig();
@@ -290,10 +426,14 @@ test('slurmd killed with SIGKILL mid-job: the job goes on (slurmstepd is its own
     fs.writeFileSync(pids, `${d.pid}\n`);
     assert.equal(await b.exit, 0, b.out());
     assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0\n$/, 'one run, never restarted');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('a build killed with SIGKILL leaves its job running; the next build cancels it and runs the rule again, resuming from its state', { skip: slurmSkip }, async () => {
+test('a build killed with SIGKILL leaves its job running; the next build cancels it and runs the rule again, resuming from its state', {
+  skip: slurmSkip,
+}, async () => {
   const rig = countRig();
   try {
     const b = spawnCount(rig);
@@ -304,14 +444,23 @@ test('a build killed with SIGKILL leaves its job running; the next build cancels
     assert.equal(jobFields(id).JobState, 'RUNNING', 'the orphan job runs on');
     const r = rig.run(['-v', 'count']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, new RegExp(`slurm: cancelling job ${id} \\(RUNNING\\), left by an earlier build \\(pid ${b.child.pid} on \\S+\\) that did not finish`));
+    assert.match(
+      r.stdout,
+      new RegExp(
+        `slurm: cancelling job ${id} \\(RUNNING\\), left by an earlier build \\(pid ${b.child.pid} on \\S+\\) that did not finish`,
+      ),
+    );
     assert.equal(jobFields(id).JobState, 'CANCELLED');
     assert.notEqual(jobIdOf(r.stdout), id);
     assert.match(rig.read('out/count.txt'), /^counted to 8, started at 0, [2-8]\n$/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
-test('the pipeline\'s executors map sends a target to Slurm over its own executor; \'slurm\' alone takes the cluster\'s defaults', { skip: slurmSkip }, () => {
+test("the pipeline's executors map sends a target to Slurm over its own executor; 'slurm' alone takes the cluster's defaults", {
+  skip: slurmSkip,
+}, () => {
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline(({ profile }) => ({
@@ -327,5 +476,7 @@ export default definePipeline(({ profile }) => ({
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /slurm: submitted job \d+ \(cluster defaults\)/);
     assert.equal(rig.read('out/upper.txt'), 'MAPPED\n');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

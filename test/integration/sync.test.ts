@@ -43,34 +43,74 @@ export default definePipeline({
 });
 `;
 
-interface Pkg { from: string; round: number; need_from_gemini: { name: string; path: string; desc: string }[]; need_from_ops: unknown[]; artifacts_produced: { name: string; path: string; sha256: string; target: string }[]; risks_blockers: string[]; notes: string }
+interface Pkg {
+  from: string;
+  round: number;
+  need_from_gemini: { name: string; path: string; desc: string }[];
+  need_from_ops: unknown[];
+  artifacts_produced: { name: string; path: string; sha256: string; target: string }[];
+  risks_blockers: string[];
+  notes: string;
+}
 
 test('sync after a dev build lists every artifact with the manifest sha256 and the waived checks as risks; audit --sync fails on a tampered file', () => {
   const rig = new TestRig({
-    'rc1.build.ts': PIPELINE, 'rules/concat.ts': CONCAT, 'rules/train.ts': TRAIN, 'rules/gate.ts': GATE,
-    'templates/pack/a.json': '{"t": 1}\n', 'templates/pack/b.json': '{"t": 2}\n',
+    'rc1.build.ts': PIPELINE,
+    'rules/concat.ts': CONCAT,
+    'rules/train.ts': TRAIN,
+    'rules/gate.ts': GATE,
+    'templates/pack/a.json': '{"t": 1}\n',
+    'templates/pack/b.json': '{"t": 2}\n',
   });
   try {
     const b = rig.run(['-j', '1']);
     assert.equal(b.code, 0, b.stdout + b.stderr);
     const s = rig.run(['sync']);
     assert.equal(s.code, 0, s.stderr);
-    assert.match(s.stdout, /^sync: reports\/sync\/SYNC_round1\.json · round 1 · 4 artifacts · need_from_gemini 2, need_from_ops 0 · 1 risks\/blockers\n$/);
+    assert.match(
+      s.stdout,
+      /^sync: reports\/sync\/SYNC_round1\.json · round 1 · 4 artifacts · need_from_gemini 2, need_from_ops 0 · 1 risks\/blockers\n$/,
+    );
     const pkg = JSON.parse(rig.read('reports/sync/SYNC_round1.json')) as Pkg;
-    assert.deepEqual(Object.keys(pkg), ['from', 'round', 'need_from_gemini', 'need_from_ops', 'artifacts_produced', 'risks_blockers', 'notes']);
+    assert.deepEqual(Object.keys(pkg), [
+      'from',
+      'round',
+      'need_from_gemini',
+      'need_from_ops',
+      'artifacts_produced',
+      'risks_blockers',
+      'notes',
+    ]);
     assert.equal(pkg.from, 'cursor');
     assert.equal(pkg.round, 1);
     // the template pack is the peer's; the missing balanced pool is needed from the first peer
     assert.deepEqual(pkg.need_from_gemini, [
       { name: 'template_pack', path: 'templates/pack/', desc: 'six templates per task' },
-      { name: 'balanced', path: 'data/balanced.jsonl', desc: 'declared input of later; missing here and no peer declares it' },
+      {
+        name: 'balanced',
+        path: 'data/balanced.jsonl',
+        desc: 'declared input of later; missing here and no peer declares it',
+      },
     ]);
     assert.deepEqual(pkg.need_from_ops, []);
-    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as { artifacts: { path: string; sha256: string; target: string }[] };
-    assert.deepEqual(pkg.artifacts_produced.map((a) => [a.path, a.sha256, a.target]), manifest.artifacts.map((a) => [a.path, a.sha256, a.target]));
-    assert.deepEqual(pkg.artifacts_produced.map((a) => a.path), ['out/metrics.jsonl', 'out/model.txt', 'out/render.txt', 'reports/gate.json']);
-    assert.deepEqual(pkg.risks_blockers, ['gate gate: live_samples WAIVED (profile dev; 0 >= 1) — hint: run the live judge (RUN_MODE=prod) before training · reports/gate.json']);
-    assert.match(pkg.notes, /^mini, profile dev, built at no git commit; 4 artifacts from 3 targets; gates: 1 passed, 0 failed, 0 not built \(of 1\); last run 1 \(rc1-build -j 1, exit 0\) at /);
+    const manifest = JSON.parse(rig.read('reports/build/manifest.json')) as {
+      artifacts: { path: string; sha256: string; target: string }[];
+    };
+    assert.deepEqual(
+      pkg.artifacts_produced.map((a) => [a.path, a.sha256, a.target]),
+      manifest.artifacts.map((a) => [a.path, a.sha256, a.target]),
+    );
+    assert.deepEqual(
+      pkg.artifacts_produced.map((a) => a.path),
+      ['out/metrics.jsonl', 'out/model.txt', 'out/render.txt', 'reports/gate.json'],
+    );
+    assert.deepEqual(pkg.risks_blockers, [
+      'gate gate: live_samples WAIVED (profile dev; 0 >= 1) — hint: run the live judge (RUN_MODE=prod) before training · reports/gate.json',
+    ]);
+    assert.match(
+      pkg.notes,
+      /^mini, profile dev, built at no git commit; 4 artifacts from 3 targets; gates: 1 passed, 0 failed, 0 not built \(of 1\); last run 1 \(rc1-build -j 1, exit 0\) at /,
+    );
 
     // the next round by default; --verbose adds the metrics tail and a two-level tree
     const v = rig.run(['sync', '--verbose']);
@@ -86,13 +126,19 @@ test('sync after a dev build lists every artifact with the manifest sha256 and t
     // the receiving side checks the listed hashes
     const ok = rig.run(['audit', '--sync', 'reports/sync/SYNC_round1.json']);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-    assert.match(ok.stdout, /^audit --sync: reports\/sync\/SYNC_round1\.json \(from cursor, round 1\): 4 of 4 listed artifacts match\n$/);
+    assert.match(
+      ok.stdout,
+      /^audit --sync: reports\/sync\/SYNC_round1\.json \(from cursor, round 1\): 4 of 4 listed artifacts match\n$/,
+    );
     rig.write('out/model.txt', 'a different model\n');
     const bad = rig.run(['audit', '--sync', 'reports/sync/SYNC_round1.json']);
     assert.equal(bad.code, 1);
     assert.match(bad.stdout, /^MODIFIED out\/model\.txt \(from train\): listed [0-9a-f]{12}, here [0-9a-f]{12}\n/);
     assert.match(bad.stdout, /3 of 4 listed artifacts match, 1 do not\n$/);
-    const j = JSON.parse(rig.run(['audit', '--sync', 'reports/sync/SYNC_round1.json', '--json']).stdout) as { ok: boolean; problems: { path: string }[] };
+    const j = JSON.parse(rig.run(['audit', '--sync', 'reports/sync/SYNC_round1.json', '--json']).stdout) as {
+      ok: boolean;
+      problems: { path: string }[];
+    };
     assert.deepEqual([j.ok, j.problems.map((p) => p.path)], [false, ['out/model.txt']]);
 
     // a file outside the contract is a usage error naming the field
@@ -101,17 +147,27 @@ test('sync after a dev build lists every artifact with the manifest sha256 and t
     assert.equal(inv.code, 64);
     assert.match(inv.stderr, /bad\.json: round: /);
     assert.match(inv.stderr, /bad\.json: extra: not a key of the SYNC contract/);
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('sync in a pipeline that declares no hand-off is a usage error that says how to declare one', () => {
   const rig = new TestRig({
-    'rc1.build.ts': PIPELINE.replace(/ {2}sync: \{[^]*?\n {2}\] \},\n/, ''), 'rules/concat.ts': CONCAT, 'rules/train.ts': TRAIN, 'rules/gate.ts': GATE,
+    'rc1.build.ts': PIPELINE.replace(/ {2}sync: \{[^]*?\n {2}\] \},\n/, ''),
+    'rules/concat.ts': CONCAT,
+    'rules/train.ts': TRAIN,
+    'rules/gate.ts': GATE,
     'templates/pack/a.json': '{"t": 1}\n',
   });
   try {
     const s = rig.run(['sync']);
     assert.equal(s.code, 64, s.stdout + s.stderr);
-    assert.match(s.stderr, /this pipeline declares no sync hand-off\n {2}hint: declare it in the pipeline: definePipeline\(\{ sync:/);
-  } finally { rig.cleanup(); }
+    assert.match(
+      s.stderr,
+      /this pipeline declares no sync hand-off\n {2}hint: declare it in the pipeline: definePipeline\(\{ sync:/,
+    );
+  } finally {
+    rig.cleanup();
+  }
 });

@@ -14,15 +14,27 @@ import { SMALL, trainWorkspace } from '../helpers/train-fixtures.ts';
 const WORK = '.rc1/state/train';
 const SEED = 20250820;
 
-test('editing a file in the trainer\'s code closure retrains under a new run hash, names where the old run went, and keeps train.keep_previous_runs old runs', () => {
+test("editing a file in the trainer's code closure retrains under a new run hash, names where the old run went, and keeps train.keep_previous_runs old runs", () => {
   const rig = trainWorkspace();
   try {
-    rig.write('configs/profiles/dev.yaml', JSON.stringify({ ...SMALL, ppo: { ...SMALL.ppo, steps: 2, seeds: [SEED] }, train: { ...SMALL.train, keep_previous_runs: 1 } }));
+    rig.write(
+      'configs/profiles/dev.yaml',
+      JSON.stringify({
+        ...SMALL,
+        ppo: { ...SMALL.ppo, steps: 2, seeds: [SEED] },
+        train: { ...SMALL.train, keep_previous_runs: 1 },
+      }),
+    );
     // The run's work dir and checkpoints: the state dir and checkpoints/rc1 themselves, or their
     // seed_<seed>/ where runs are kept per seed.
     const perSeed = (dir: string): string => (rig.exists(`${dir}/seed_${SEED}`) ? `${dir}/seed_${SEED}` : dir);
-    const runHash = (p = `${perSeed(WORK)}/run.json`): string => (JSON.parse(rig.read(p)) as { run_hash: string }).run_hash;
-    const previous = (): string[] => fs.readdirSync(path.join(rig.dir, perSeed(WORK))).filter((n) => n.startsWith('previous-')).sort();
+    const runHash = (p = `${perSeed(WORK)}/run.json`): string =>
+      (JSON.parse(rig.read(p)) as { run_hash: string }).run_hash;
+    const previous = (): string[] =>
+      fs
+        .readdirSync(path.join(rig.dir, perSeed(WORK)))
+        .filter((n) => n.startsWith('previous-'))
+        .sort();
     const first = rig.run(['train']);
     assert.equal(first.code, 0, first.stdout + first.stderr);
     assert.match(first.stdout, /trained to step 2/);
@@ -33,23 +45,32 @@ test('editing a file in the trainer\'s code closure retrains under a new run has
     const codeA = (JSON.parse(rig.read(`${perSeed(WORK)}/run.json`)) as { code_hash: string }).code_hash;
     assert.match(codeA, /^[0-9a-f]{64}$/);
 
-    fs.appendFileSync(path.join(rig.dir, 'rules/train.ts'), '\n// an edit of the trainer\'s code\n');
+    fs.appendFileSync(path.join(rig.dir, 'rules/train.ts'), "\n// an edit of the trainer's code\n");
     const second = rig.run(['train', '--explain']);
     assert.equal(second.code, 0, second.stdout + second.stderr);
     assert.match(second.stdout, /rc1 explain: train: code rules\/train\.ts changed/);
     assert.doesNotMatch(second.stdout, /copied out again/);
-    assert.match(second.stdout, /trained to step 2 .*previous run moved to \.rc1\/state\/train\/(seed_\d+\/)?previous-[0-9T-]+Z\//);
+    assert.match(
+      second.stdout,
+      /trained to step 2 .*previous run moved to \.rc1\/state\/train\/(seed_\d+\/)?previous-[0-9T-]+Z\//,
+    );
     const b = runHash();
     assert.notEqual(b, a, 'a code change makes a new run');
     const prev = previous();
     assert.equal(prev.length, 1);
     assert.equal(runHash(`${perSeed(WORK)}/${prev[0]}/run.json`), a, 'the old run is kept aside whole');
-    assert.match(rig.read(`${perSeed(WORK)}/train.log`), /starting over \(the trainer's code changed since the completed run \(code hash [0-9a-f]{12}… → [0-9a-f]{12}…\)\)/);
+    assert.match(
+      rig.read(`${perSeed(WORK)}/train.log`),
+      /starting over \(the trainer's code changed since the completed run \(code hash [0-9a-f]{12}… → [0-9a-f]{12}…\)\)/,
+    );
 
     fs.appendFileSync(path.join(rig.dir, 'rules/train.ts'), '// another edit\n');
     const third = rig.run(['train', '-v']);
     assert.equal(third.code, 0, third.stdout + third.stderr);
-    assert.match(third.stdout, new RegExp(`removed the oldest previous runs ${prev[0]} \\(train\\.keep_previous_runs: 1\\)`));
+    assert.match(
+      third.stdout,
+      new RegExp(`removed the oldest previous runs ${prev[0]} \\(train\\.keep_previous_runs: 1\\)`),
+    );
     const left = previous();
     assert.equal(left.length, 1);
     assert.notEqual(left[0], prev[0], 'the oldest went first');
@@ -62,5 +83,7 @@ test('editing a file in the trainer\'s code closure retrains under a new run has
     assert.equal(clean.code, 0, clean.stdout + clean.stderr);
     assert.match(clean.stdout, /and their state \(\.rc1\/state\/\)/);
     assert.equal(rig.exists(WORK), false, 'clean removes the training state dir, previous runs included');
-  } finally { rig.cleanup(); }
+  } finally {
+    rig.cleanup();
+  }
 });

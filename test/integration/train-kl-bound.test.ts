@@ -31,7 +31,9 @@ async function realisedKl(targetKl: number): Promise<number[]> {
   const kls: number[] = [];
   try {
     for (let step = 0; step < 8; step++) kls.push(s.update(step, h, s.collect(step, h), 0.05).kl);
-  } finally { model.dispose(); }
+  } finally {
+    model.dispose();
+  }
   return kls;
 }
 

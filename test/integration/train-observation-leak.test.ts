@@ -21,19 +21,35 @@ import { REPO } from '../helpers/rig.ts';
 let scenarios: Scenario[] = [];
 
 before(async () => {
-  const raw = ['gsm8k', 'hotpotqa', 'strategyqa'].flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f))).filter((f) => dataFileFormat(f) !== null).sort();
+  const raw = ['gsm8k', 'hotpotqa', 'strategyqa']
+    .flatMap((t) => fs.readdirSync(path.join(REPO, 'data/raw', t)).map((f) => path.join(REPO, 'data/raw', t, f)))
+    .filter((f) => dataFileFormat(f) !== null)
+    .sort();
   const { items } = await loadSources(raw, { onError: 'fail', root: REPO });
-  const pool = PoolParamsSchema.parse((parse(fs.readFileSync(path.join(REPO, 'configs/pool.yaml'), 'utf8')) as { pool: unknown }).pool);
+  const pool = PoolParamsSchema.parse(
+    (parse(fs.readFileSync(path.join(REPO, 'configs/pool.yaml'), 'utf8')) as { pool: unknown }).pool,
+  );
   const dir = path.join(REPO, 'templates/pack_v2');
-  const pack = await loadPack(fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => path.join(dir, f)), REPO);
-  scenarios = [...new PoolBuilder(items, new Set(), pack, { ...poolConfig(pool), idPrefix: 'leak' }, createRng).scenarios(900)].map(({ hint: _h, ...s }) => s);
+  const pack = await loadPack(
+    fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => path.join(dir, f)),
+    REPO,
+  );
+  scenarios = [
+    ...new PoolBuilder(items, new Set(), pack, { ...poolConfig(pool), idPrefix: 'leak' }, createRng).scenarios(900),
+  ].map(({ hint: _h, ...s }) => s);
 });
 
 /** Logistic regression (standardised features, gradient descent, small L2) scored by AUC. */
 function fitPredict(xTrain: number[][], yTrain: number[], xTest: number[][]): number[] {
   const d = xTrain[0]!.length;
   const mu = Array.from({ length: d }, (_, j) => xTrain.reduce((a, r) => a + r[j]!, 0) / xTrain.length);
-  const sd = Array.from({ length: d }, (_, j) => Math.sqrt(xTrain.reduce((a, r) => a + (r[j]! - mu[j]!) ** 2, 0) / xTrain.length) || 1);
+  const sd = Array.from(
+    { length: d },
+    (_, j) => Math.sqrt(xTrain.reduce((a, r) => a + (r[j]! - mu[j]!) ** 2, 0) / xTrain.length) || 1,
+  );
   const z = (r: number[]): number[] => r.map((v, j) => (v - mu[j]!) / sd[j]!);
   const xs = xTrain.map(z);
   const w = new Array<number>(d + 1).fill(0);
@@ -42,12 +58,17 @@ function fitPredict(xTrain: number[][], yTrain: number[], xTest: number[][]): nu
     xs.forEach((r, i) => {
       const p = 1 / (1 + Math.exp(-(w[d]! + r.reduce((a, v, j) => a + v * w[j]!, 0))));
       const e = p - yTrain[i]!;
-      r.forEach((v, j) => { g[j]! += e * v; });
+      r.forEach((v, j) => {
+        g[j]! += e * v;
+      });
       g[d]! += e;
     });
     for (let j = 0; j <= d; j++) w[j] = w[j]! - 0.5 * (g[j]! / xs.length + (j < d ? 1e-3 * w[j]! : 0));
   }
-  return xTest.map((r) => { const q = z(r); return w[d]! + q.reduce((a, v, j) => a + v * w[j]!, 0); });
+  return xTest.map((r) => {
+    const q = z(r);
+    return w[d]! + q.reduce((a, v, j) => a + v * w[j]!, 0);
+  });
 }
 
 function auc(scores: number[], y: number[]): number {
@@ -57,7 +78,8 @@ function auc(scores: number[], y: number[]): number {
   for (let i = 0; i < y.length; i++) {
     if (y[i] !== 1) continue;
     pos += 1;
-    for (let j = 0; j < y.length; j++) if (y[j] === 0) num += scores[i]! > scores[j]! ? 1 : scores[i] === scores[j] ? 0.5 : 0;
+    for (let j = 0; j < y.length; j++)
+      if (y[j] === 0) num += scores[i]! > scores[j]! ? 1 : scores[i] === scores[j] ? 0.5 : 0;
   }
   for (const v of y) if (v === 0) neg += 1;
   return num / (pos * neg);
@@ -70,8 +92,14 @@ function cvAuc(x: number[][], y: number[], groups: string[]): number {
   for (let k = 0; k < 5; k++) {
     const tr = y.flatMap((_, i) => (fold(groups[i]!) !== k ? [i] : []));
     const te = y.flatMap((_, i) => (fold(groups[i]!) === k ? [i] : []));
-    const p = fitPredict(tr.map((i) => x[i]!), tr.map((i) => y[i]!), te.map((i) => x[i]!));
-    te.forEach((i, j) => { scores[i] = p[j]!; });
+    const p = fitPredict(
+      tr.map((i) => x[i]!),
+      tr.map((i) => y[i]!),
+      te.map((i) => x[i]!),
+    );
+    te.forEach((i, j) => {
+      scores[i] = p[j]!;
+    });
   }
   return auc(scores, y);
 }
@@ -85,11 +113,22 @@ function step0(s: Scenario): number[] {
 test('a classifier on step-0 observations predicts needs_clarification no better than one on the request text features, and a planted leak is caught', () => {
   const y = scenarios.map((s) => (s.needs_clarification ? 1 : 0));
   const groups = scenarios.map((s) => s.source_id);
-  assert.ok(y.filter((v) => v === 1).length > 100 && y.filter((v) => v === 0).length > 300, 'both classes well represented');
-  const text = cvAuc(scenarios.map((s) => [...staticFeatures(s)]), y, groups);
+  assert.ok(
+    y.filter((v) => v === 1).length > 100 && y.filter((v) => v === 0).length > 300,
+    'both classes well represented',
+  );
+  const text = cvAuc(
+    scenarios.map((s) => [...staticFeatures(s)]),
+    y,
+    groups,
+  );
   const obs = cvAuc(scenarios.map(step0), y, groups);
   assert.ok(obs <= text + 0.01, `observation AUC ${obs.toFixed(3)} vs text-feature AUC ${text.toFixed(3)}`);
   const rng = createRng(5);
-  const leaky = cvAuc(scenarios.map((s, i) => [...step0(s), rng.next() < 0.9 ? y[i]! : 1 - y[i]!]), y, groups);
+  const leaky = cvAuc(
+    scenarios.map((s, i) => [...step0(s), rng.next() < 0.9 ? y[i]! : 1 - y[i]!]),
+    y,
+    groups,
+  );
   assert.ok(leaky > text + 0.01, `the planted leak is caught: ${leaky.toFixed(3)} vs ${text.toFixed(3)}`);
 });

@@ -11,7 +11,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TestRig, standardRig, collectEvents } from '../helpers/rig.ts';
 import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
 
-interface Ev { event: string; target?: string; state?: string; ok?: boolean }
+interface Ev {
+  event: string;
+  target?: string;
+  state?: string;
+  ok?: boolean;
+}
 
 test('watch rebuilds exactly what an edit affects, survives a rule error, and stops cleanly on Ctrl-C', async () => {
   const rig = standardRig();
@@ -25,7 +30,12 @@ test('watch rebuilds exactly what an edit affects, survives a rule error, and st
     }
     throw new Error(`watch did not settle (${count}); events: ${JSON.stringify(events.slice(-10))}`);
   };
-  const startsSince = (from: number): string[] => events.slice(from).filter((e) => e.event === 'start').map((e) => e.target!).sort();
+  const startsSince = (from: number): string[] =>
+    events
+      .slice(from)
+      .filter((e) => e.event === 'start')
+      .map((e) => e.target!)
+      .sort();
   try {
     await waitForWaiting(1);
     assert.equal(rig.runs().length, 7);
@@ -37,14 +47,20 @@ test('watch rebuilds exactly what an edit affects, survives a rule error, and st
     assert.equal(rig.read('out/c.txt'), 'changed c\n!');
 
     mark = events.length;
-    rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace('run(ctx) {', "run(ctx) { throw new Error('broken on purpose');"));
+    rig.write(
+      'rules/squeeze.ts',
+      rig.read('rules/squeeze.ts').replace('run(ctx) {', "run(ctx) { throw new Error('broken on purpose');"),
+    );
     await waitForWaiting(3);
     assert.ok(events.slice(mark).some((e) => e.event === 'fail' && e.target === 'sq'));
 
     mark = events.length;
     rig.write('rules/squeeze.ts', rig.read('rules/squeeze.ts').replace("throw new Error('broken on purpose');", ''));
     await waitForWaiting(4);
-    assert.ok(events.slice(mark).some((e) => e.event === 'end' && e.ok === true), JSON.stringify(events.slice(mark)));
+    assert.ok(
+      events.slice(mark).some((e) => e.event === 'end' && e.ok === true),
+      JSON.stringify(events.slice(mark)),
+    );
 
     mark = events.length;
     rig.write('out/unrelated-note.txt', 'not an input');
@@ -55,14 +71,16 @@ test('watch rebuilds exactly what an edit affects, survives a rule error, and st
     assert.equal(await exited, 130);
     assert.equal(currentHolder(path.join(rig.dir, '.rc1/lock')), null, 'the lock was released');
     const st = rig.run(['status', '--json']);
-    assert.ok((JSON.parse(st.stdout) as { targets: { state: string }[] }).targets.every((t) => t.state === 'up-to-date'));
+    assert.ok(
+      (JSON.parse(st.stdout) as { targets: { state: string }[] }).targets.every((t) => t.state === 'up-to-date'),
+    );
   } finally {
     child.kill('SIGKILL');
     rig.cleanup();
   }
 });
 
-test('a watch whose glob covers the whole workspace is not woken by the engine\'s own writes (logs, ERROR reports, manifest, sidecars)', async () => {
+test("a watch whose glob covers the whole workspace is not woken by the engine's own writes (logs, ERROR reports, manifest, sidecars)", async () => {
   const rig = new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({ targets: [defineTarget({ name: 'all', rule: 'rules/all.ts', inputs: { any: '**/*.{txt,log,json,sha256,md}' }, outputs: ['out/all.bin'] })] });
@@ -91,12 +109,20 @@ export default defineRule({ name: 'all', version: 1, run(ctx) {
     await waitFor(1);
     assert.ok(rig.exists('logs/all.log') && rig.exists('out/all.bin'));
     await sleep(1200);
-    assert.equal(count((e) => e.event === 'start'), 1, `rebuilt from its own writes: ${JSON.stringify(events)}`);
+    assert.equal(
+      count((e) => e.event === 'start'),
+      1,
+      `rebuilt from its own writes: ${JSON.stringify(events)}`,
+    );
     rig.write('src/a.txt', 'fail\n');
     await waitFor(2);
     assert.ok(fs.readdirSync(path.join(rig.dir, 'reports')).some((f) => f.startsWith('ERROR_')));
     await sleep(1200);
-    assert.equal(count((e) => e.event === 'start'), 2, `rebuilt from its own writes: ${JSON.stringify(events.slice(-8))}`);
+    assert.equal(
+      count((e) => e.event === 'start'),
+      2,
+      `rebuilt from its own writes: ${JSON.stringify(events.slice(-8))}`,
+    );
     assert.equal(count(waiting), 2);
   } finally {
     child.kill('SIGKILL');

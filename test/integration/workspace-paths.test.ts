@@ -18,7 +18,8 @@ function rig(target: string, pipelineExtra = ''): TestRig {
     'src/a.txt': 'a\n',
   });
 }
-const T = (inputs: string, outputs = "['out/t.txt']"): string => `defineTarget({ name: 't', rule: 'rules/copy.ts', inputs: { src: ${inputs} }, outputs: ${outputs}, params: ['copy.suffix'] })`;
+const T = (inputs: string, outputs = "['out/t.txt']"): string =>
+  `defineTarget({ name: 't', rule: 'rules/copy.ts', inputs: { src: ${inputs} }, outputs: ${outputs}, params: ['copy.suffix'] })`;
 
 function outsideDir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-outside-'));
@@ -42,7 +43,9 @@ test('inputs outside the workspace (../, absolute, through a symlink) are usage 
       assert.match(r.stderr, /at rc1\.build\.ts:4:\d+/);
       assert.match(r.stderr, /externalRoots/);
       assert.ok(!r0.exists('out'));
-    } finally { r0.cleanup(); }
+    } finally {
+      r0.cleanup();
+    }
   }
   fs.rmSync(out, { recursive: true, force: true });
 });
@@ -55,18 +58,30 @@ test('a declared external root allows inputs there, named directly or through a 
     const r = r0.run([]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r0.read('out/t.txt'), 'outside\noutside\n!');
-  } finally { r0.cleanup(); fs.rmSync(out, { recursive: true, force: true }); }
+  } finally {
+    r0.cleanup();
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });
 
 test('.git/, .rc1/, rc1.build.ts, rules/ and a rule source are never outputs', () => {
-  for (const o of ['.git/hooks/pre-commit', '.rc1/trace.log', 'rc1.build.ts', 'rules/other.ts', 'rules/copy.ts', 'node_modules/x/index.js']) {
+  for (const o of [
+    '.git/hooks/pre-commit',
+    '.rc1/trace.log',
+    'rc1.build.ts',
+    'rules/other.ts',
+    'rules/copy.ts',
+    'node_modules/x/index.js',
+  ]) {
     const r0 = rig(T("'src/a.txt'", `['${o}']`));
     try {
       const r = r0.run([]);
       assert.equal(r.code, 64, o);
       assert.match(r.stderr, new RegExp(`target t: output ${o.replace(/\./g, '\\.')} (is|lies under)`), r.stderr);
       assert.match(r.stderr, /at rc1\.build\.ts:4:\d+/);
-    } finally { r0.cleanup(); }
+    } finally {
+      r0.cleanup();
+    }
   }
 });
 
@@ -84,11 +99,16 @@ export default definePipeline({ targets: [
   try {
     const r = r0.run(['clobber']);
     assert.equal(r.code, 64, r.stdout + r.stderr);
-    assert.match(r.stderr, /target clobber: output lib\/word\.ts is the source file lib\/word\.ts of rule rules\/uses\.ts/);
+    assert.match(
+      r.stderr,
+      /target clobber: output lib\/word\.ts is the source file lib\/word\.ts of rule rules\/uses\.ts/,
+    );
     assert.match(r.stderr, /at rc1\.build\.ts:4:\d+/);
     assert.equal(r0.read('lib/word.ts'), `export const WORD = 'word';\n`);
     assert.equal(r0.run(['uses']).code, 0);
-  } finally { r0.cleanup(); }
+  } finally {
+    r0.cleanup();
+  }
 });
 
 test('a manifestDir outside the workspace is a usage error', () => {
@@ -97,7 +117,9 @@ test('a manifestDir outside the workspace is a usage error', () => {
     const r = r0.run([]);
     assert.equal(r.code, 64);
     assert.match(r.stderr, /manifestDir \.\.\/manifests is outside the workspace/);
-  } finally { r0.cleanup(); }
+  } finally {
+    r0.cleanup();
+  }
 });
 
 test('a manifestDir that is itself a symlink leading out is a usage error, and nothing is written there', () => {
@@ -110,7 +132,10 @@ test('a manifestDir that is itself a symlink leading out is a usage error, and n
     assert.equal(r.code, 64, r.stdout + r.stderr);
     assert.match(r.stderr, /manifestDir reports\/rc1 resolves outside the workspace/);
     assert.deepEqual(fs.readdirSync(out), ['a.txt']);
-  } finally { r0.cleanup(); fs.rmSync(out, { recursive: true, force: true }); }
+  } finally {
+    r0.cleanup();
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });
 
 test('a glob input matching a file or folder that is a symlink leading out is a usage error naming the file and the line', () => {
@@ -127,7 +152,10 @@ test('a glob input matching a file or folder that is a symlink leading out is a 
     fs.symlinkSync(path.join(out, 'a.txt'), path.join(r0.dir, 'data/x.txt'));
     const r = r0.run([]);
     assert.equal(r.code, 64, r.stdout + r.stderr);
-    assert.match(r.stderr, /target t: input data\/x\.txt \(matched by data\/\*\*\/\*\.txt\) resolves outside the workspace/);
+    assert.match(
+      r.stderr,
+      /target t: input data\/x\.txt \(matched by data\/\*\*\/\*\.txt\) resolves outside the workspace/,
+    );
     assert.match(r.stderr, /at rc1\.build\.ts/);
     assert.equal(r0.read('out/t.txt'), 'ok\n!', 'the rule did not run on the outside file');
     // Refused again on the next build (an escaping result is never cached).
@@ -137,12 +165,18 @@ test('a glob input matching a file or folder that is a symlink leading out is a 
     fs.symlinkSync(path.join(out, 'sub'), path.join(r0.dir, 'data/sub'));
     const deep = r0.run([]);
     assert.equal(deep.code, 64, deep.stdout + deep.stderr);
-    assert.match(deep.stderr, /input data\/sub\/b\.txt \(matched by data\/\*\*\/\*\.txt\) resolves outside the workspace/);
-    assert.ok(!(r0.read('out/t.txt')).includes('secret'));
+    assert.match(
+      deep.stderr,
+      /input data\/sub\/b\.txt \(matched by data\/\*\*\/\*\.txt\) resolves outside the workspace/,
+    );
+    assert.ok(!r0.read('out/t.txt').includes('secret'));
     // Removing the link heals it.
     fs.rmSync(path.join(r0.dir, 'data/sub'));
     assert.equal(r0.run([]).code, 0);
-  } finally { r0.cleanup(); fs.rmSync(out, { recursive: true, force: true }); }
+  } finally {
+    r0.cleanup();
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });
 
 test('an output under a symlinked directory that leads out is refused by build and clean (nothing outside written or deleted) unless its target is an external root', () => {
@@ -159,9 +193,15 @@ test('an output under a symlinked directory that leads out is refused by build a
     assert.equal(c.code, 64, c.stdout + c.stderr);
     assert.equal(fs.readFileSync(path.join(out, 't.txt'), 'utf8'), 'precious\n', 'clean deleted nothing outside');
     // Declared as an external root (say, a bigger disk for checkpoints), the same layout builds.
-    r0.write('rc1.build.ts', r0.read('rc1.build.ts').replace('definePipeline({', `definePipeline({ externalRoots: ['${out}'],`));
+    r0.write(
+      'rc1.build.ts',
+      r0.read('rc1.build.ts').replace('definePipeline({', `definePipeline({ externalRoots: ['${out}'],`),
+    );
     const ok = r0.run([]);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     assert.equal(fs.readFileSync(path.join(out, 't.txt'), 'utf8'), 'a\n!');
-  } finally { r0.cleanup(); fs.rmSync(out, { recursive: true, force: true }); }
+  } finally {
+    r0.cleanup();
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });

@@ -3,9 +3,20 @@
 // threshold with the configured weight.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { aggregateSamples, median, populationVariance, stabilityCheck, unstableShare, DIMENSIONS, type DimScores } from '../../lib/scoring/index.ts';
+import {
+  aggregateSamples,
+  median,
+  populationVariance,
+  stabilityCheck,
+  unstableShare,
+  DIMENSIONS,
+  type DimScores,
+} from '../../lib/scoring/index.ts';
 
-const flat = (v: number, over: Partial<DimScores> = {}): DimScores => ({ ...Object.fromEntries(DIMENSIONS.map((d) => [d, v])) as DimScores, ...over });
+const flat = (v: number, over: Partial<DimScores> = {}): DimScores => ({
+  ...(Object.fromEntries(DIMENSIONS.map((d) => [d, v])) as DimScores),
+  ...over,
+});
 const O = { unstableVariance: 0.08, unstableWeight: 0.5 };
 
 test('the median of K samples is the middle value, and the mean of the two middle ones for even K', () => {
@@ -22,7 +33,10 @@ test('variance is the population variance: sum of squared deviations over K', ()
 
 test('an item is unstable when its largest per-dimension variance exceeds the threshold, and weighs unstable_weight', () => {
   // reasoning: 0, 0.6, 0.6 → mean 0.4, variance (0.16 + 0.04 + 0.04) / 3 = 0.08: not above 0.08
-  const edge = aggregateSamples([flat(1, { reasoning: 0 }), flat(1, { reasoning: 0.6 }), flat(1, { reasoning: 0.6 })], O);
+  const edge = aggregateSamples(
+    [flat(1, { reasoning: 0 }), flat(1, { reasoning: 0.6 }), flat(1, { reasoning: 0.6 })],
+    O,
+  );
   assert.equal(edge.variance.reasoning, 0.08);
   assert.equal(edge.itemVariance, 0.08);
   assert.equal(edge.unstable, false);
@@ -40,12 +54,17 @@ test('an item is unstable when its largest per-dimension variance exceeds the th
 
 test('the stability check counts unstable and failed items over all items against the threshold', () => {
   const records = [
-    { status: 'scored' as const, unstable: false }, { status: 'scored' as const, unstable: true },
-    { status: 'failed' as const, unstable: false }, { status: 'scored' as const, unstable: false },
+    { status: 'scored' as const, unstable: false },
+    { status: 'scored' as const, unstable: true },
+    { status: 'failed' as const, unstable: false },
+    { status: 'scored' as const, unstable: false },
   ];
   assert.equal(unstableShare(records), 0.5);
   const c = stabilityCheck(records, 0.1);
-  assert.deepEqual([c.name, c.value, c.op, c.threshold, c.pass, c.status], ['unstable_share', 0.5, '<=', 0.1, false, 'fail']);
+  assert.deepEqual(
+    [c.name, c.value, c.op, c.threshold, c.pass, c.status],
+    ['unstable_share', 0.5, '<=', 0.1, false, 'fail'],
+  );
   assert.ok(c.hint);
   assert.equal(stabilityCheck(records.slice(3), 0.1).pass, true);
   assert.equal(unstableShare([]), 0);

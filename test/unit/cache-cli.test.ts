@@ -18,7 +18,14 @@ function workspace(): string {
 }
 
 const sample: ScoreSample = {
-  provider: 'openai', model: 'gpt-4o-mini', live: true, billable: true, latencyMs: 500, promptTokens: 800, completionTokens: 60, cached: false,
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  live: true,
+  billable: true,
+  latencyMs: 500,
+  promptTokens: 800,
+  completionTokens: 60,
+  cached: false,
   scores: { correctness: 1, reasoning: 1, clarity: 1, conciseness: 1, clarification: 1, tool_use: 1, format_safety: 1 },
 };
 
@@ -26,19 +33,44 @@ const sample: ScoreSample = {
 function seed(root: string): void {
   const now = Date.now();
   let clock = now - 10 * DAY;
-  const r = openScoreCache({ path: path.join(root, 'state', 'judge.sqlite'), ttlDays: 7, synchronous: 'normal', now: () => clock });
+  const r = openScoreCache({
+    path: path.join(root, 'state', 'judge.sqlite'),
+    ttlDays: 7,
+    synchronous: 'normal',
+    now: () => clock,
+  });
   assert.ok(r.ok);
   const c = r.cache;
-  const k = (p: string, m: string, rv: string, item: string, s: number): ScoreCacheKey => ({ provider: p, model: m, rubricVersion: rv, promptVersion: 'p1', itemHash: item, sampleIndex: s });
-  for (let s = 0; s < 2; s++) c.put(k('deepseek', 'deepseek-chat', 'r2', 'f'.repeat(64), s), { ...sample, provider: 'deepseek', model: 'deepseek-chat' });
+  const k = (p: string, m: string, rv: string, item: string, s: number): ScoreCacheKey => ({
+    provider: p,
+    model: m,
+    rubricVersion: rv,
+    promptVersion: 'p1',
+    itemHash: item,
+    sampleIndex: s,
+  });
+  for (let s = 0; s < 2; s++)
+    c.put(k('deepseek', 'deepseek-chat', 'r2', 'f'.repeat(64), s), {
+      ...sample,
+      provider: 'deepseek',
+      model: 'deepseek-chat',
+    });
   clock = now;
-  for (const item of ['a', 'b', 'c']) for (let s = 0; s < 3; s++) c.put(k('openai', 'gpt-4o-mini', 'r1', item.repeat(64), s), sample);
+  for (const item of ['a', 'b', 'c'])
+    for (let s = 0; s < 3; s++) c.put(k('openai', 'gpt-4o-mini', 'r1', item.repeat(64), s), sample);
   c.get(k('openai', 'gpt-4o-mini', 'r1', 'a'.repeat(64), 0));
   c.get(k('openai', 'gpt-4o-mini', 'r1', 'a'.repeat(64), 1));
   c.get(k('openai', 'gpt-4o-mini', 'r1', 'a'.repeat(64), 2));
   c.get(k('openai', 'gpt-4o-mini', 'r1', 'd'.repeat(64), 0));
-  c.markUnstable({ provider: 'openai', model: 'gpt-4o-mini', rubricVersion: 'r1', promptVersion: 'p1', itemHash: 'b'.repeat(64) }, 0.12);
-  c.recordFailure(k('openai', 'gpt-4o-mini', 'r1', 'e'.repeat(64), 0), { error: 'malformed answer', attempts: 3, retryable: false });
+  c.markUnstable(
+    { provider: 'openai', model: 'gpt-4o-mini', rubricVersion: 'r1', promptVersion: 'p1', itemHash: 'b'.repeat(64) },
+    0.12,
+  );
+  c.recordFailure(k('openai', 'gpt-4o-mini', 'r1', 'e'.repeat(64), 0), {
+    error: 'malformed answer',
+    attempts: 3,
+    retryable: false,
+  });
   c.close();
 }
 
@@ -46,7 +78,16 @@ async function cli(root: string, ...argv: string[]): Promise<{ code: number; out
   let out = '';
   let err = '';
   const config = { scoring_live: { cache: { path: 'state/judge.sqlite', ttl_days: 7, synchronous: 'normal' } } };
-  const code = await runScorecache(argv, { root, config, out: (s) => { out += s; }, err: (s) => { err += s; } });
+  const code = await runScorecache(argv, {
+    root,
+    config,
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+  });
   return { code, out, err };
 }
 
@@ -61,17 +102,31 @@ test('stat reports entries, expired, failures, unstable items and hit rate per p
   assert.match(text.out, /\ndeepseek +deepseek-chat +r2 +p1 +2 +2 +2 +0 +0 +0\.0 %/);
   assert.match(text.out, /\nopenai +gpt-4o-mini +r1 +p1 +9 +0 +9 +3 +1 +75\.0 %/);
   const json = await cli(root, 'stat', '--json');
-  const s = JSON.parse(json.out) as { entries: number; expired: number; lookups: { hit_rate: number }; groups: { provider: string }[] };
-  assert.deepEqual([s.entries, s.expired, s.lookups.hit_rate, s.groups.map((g) => g.provider)], [11, 2, 0.75, ['deepseek', 'openai']]);
+  const s = JSON.parse(json.out) as {
+    entries: number;
+    expired: number;
+    lookups: { hit_rate: number };
+    groups: { provider: string }[];
+  };
+  assert.deepEqual(
+    [s.entries, s.expired, s.lookups.hit_rate, s.groups.map((g) => g.provider)],
+    [11, 2, 0.75, ['deepseek', 'openai']],
+  );
 });
 
 test('invalidate --spec removes what the spec selects and says how many', async () => {
   const root = workspace();
   seed(root);
   const dry = await cli(root, 'invalidate', '--spec', 'provider=deepseek,rubric<r3', '--dry-run');
-  assert.equal(dry.out, 'invalidate provider=deepseek,rubric<r3: would remove 2 cached samples, 0 failure records, 0 unstable marks\n');
+  assert.equal(
+    dry.out,
+    'invalidate provider=deepseek,rubric<r3: would remove 2 cached samples, 0 failure records, 0 unstable marks\n',
+  );
   const r = await cli(root, 'invalidate', '--spec', 'provider=openai,model=gpt-4o-mini,item=b');
-  assert.equal(r.out, 'invalidate provider=openai,model=gpt-4o-mini,item=b: removed 3 cached samples, 0 failure records, 1 unstable marks\n');
+  assert.equal(
+    r.out,
+    'invalidate provider=openai,model=gpt-4o-mini,item=b: removed 3 cached samples, 0 failure records, 1 unstable marks\n',
+  );
   const expired = await cli(root, 'invalidate', '--spec', 'expired', '--json');
   assert.deepEqual(JSON.parse(expired.out), { dry_run: false, spec: 'expired', scores: 2, failures: 0, unstable: 0 });
   assert.match((await cli(root, 'stat')).out, /entries 6 \(expired 0\)/);
@@ -102,9 +157,15 @@ test('replay-bad sets aside unstable items and clears failures, and says what to
   assert.equal(dry.out, 'replay-bad (dry run): 1 unstable items and 1 failed samples would be re-scored\n');
   const r = await cli(root, 'replay-bad');
   assert.equal(r.code, 0);
-  assert.equal(r.out, 'replay-bad: 1 unstable items (3 samples set aside, kept in the file) and 1 failed samples will be re-scored\n'
-    + 'next: rc1-build --force scores  (asks the provider again for exactly these samples; all others come from the cache)\n');
-  assert.match((await cli(root, 'stat')).out, /entries 8 \(expired 2\) · failed samples 0 · unstable items 0 · set aside 3/);
+  assert.equal(
+    r.out,
+    'replay-bad: 1 unstable items (3 samples set aside, kept in the file) and 1 failed samples will be re-scored\n' +
+      'next: rc1-build --force scores  (asks the provider again for exactly these samples; all others come from the cache)\n',
+  );
+  assert.match(
+    (await cli(root, 'stat')).out,
+    /entries 8 \(expired 2\) · failed samples 0 · unstable items 0 · set aside 3/,
+  );
 });
 
 test('without a cache file, stat says nothing has been scored and creates nothing; --db picks another file', async () => {

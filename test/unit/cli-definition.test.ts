@@ -2,7 +2,13 @@
 // of reserved command names, and no command has two options under one flag.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COMMANDS, COMMAND_NAMES, GLOBAL_OPTIONS, VALUE_FLAGS, parseArgsOptions } from '../../packages/engine/src/cli/definition.ts';
+import {
+  COMMANDS,
+  COMMAND_NAMES,
+  GLOBAL_OPTIONS,
+  VALUE_FLAGS,
+  parseArgsOptions,
+} from '../../packages/engine/src/cli/definition.ts';
 import { ENGINE_COMMANDS } from '../../packages/engine/src/config/engine-commands.ts';
 
 test('every engine command name a pipeline may not shadow is defined, and nothing else', () => {
@@ -11,7 +17,10 @@ test('every engine command name a pipeline may not shadow is defined, and nothin
 
 test('no command has two options under one long or short flag', () => {
   for (const c of COMMANDS) {
-    const flags = [...c.options, ...GLOBAL_OPTIONS].flatMap((o) => [`--${o.long}`, ...(o.short ? [`-${o.short}`] : [])]);
+    const flags = [...c.options, ...GLOBAL_OPTIONS].flatMap((o) => [
+      `--${o.long}`,
+      ...(o.short ? [`-${o.short}`] : []),
+    ]);
     assert.equal(new Set(flags).size, flags.length, `${c.name}: ${flags.join(' ')}`);
   }
 });

@@ -35,7 +35,8 @@ test('the same key in two different mappings is not a duplicate', () => {
 });
 
 test('an alias bomb is a usage error at the first alias, not an internal error', () => {
-  const bomb = 'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n';
+  const bomb =
+    'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n';
   const d = usageError(bomb);
   assert.match(d.headline, /aliases expand to more than 100 copies/);
   assert.equal(d.location, 'configs/x.yaml:2:8');

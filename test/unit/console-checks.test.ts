@@ -9,7 +9,15 @@ import { ConsoleReporter } from '../../packages/engine/src/report/console-report
 
 function printed(checks: ReturnType<typeof check>[]): string {
   let out = '';
-  const r = new ConsoleReporter({ explain: false, verbose: false, tty: false, out: (s) => { out += s; }, err: () => {} });
+  const r = new ConsoleReporter({
+    explain: false,
+    verbose: false,
+    tty: false,
+    out: (s) => {
+      out += s;
+    },
+    err: () => {},
+  });
   r.emit({ event: 'gate', target: 'g', pass: gatePasses(checks), checks, report: 'reports/g.json', replayed: false });
   return out;
 }
@@ -34,7 +42,10 @@ test('a gate whose every check is n/a fails and says that n/a never makes a gate
 });
 
 test('a failed gate shows the hint of each failing check only', () => {
-  const out = printed([check('rho', 0.1, '>=', 0.3, 'recalibrate'), waive(check('live', false, '==', true, 'use the live judge'), 'profile dev')]);
+  const out = printed([
+    check('rho', 0.1, '>=', 0.3, 'recalibrate'),
+    waive(check('live', false, '==', true, 'use the live judge'), 'profile dev'),
+  ]);
   assert.match(out, /rho +0\.1 +>= +0\.3 +FAIL\n {6}hint: recalibrate\n/);
   assert.doesNotMatch(out, /use the live judge/);
 });

@@ -7,10 +7,19 @@ import { sameJson } from '../../packages/engine/src/rebuild/decide.ts';
 
 test('sameJson says "same" exactly when JSON.stringify would print the same text, key order included', () => {
   const cases: [unknown, unknown][] = [
-    [{ a: 1, b: [1, 2, { c: 'x' }] }, { a: 1, b: [1, 2, { c: 'x' }] }],
-    [{ a: 1, b: 2 }, { b: 2, a: 1 }],
+    [
+      { a: 1, b: [1, 2, { c: 'x' }] },
+      { a: 1, b: [1, 2, { c: 'x' }] },
+    ],
+    [
+      { a: 1, b: 2 },
+      { b: 2, a: 1 },
+    ],
     [{ a: 1 }, { a: 1, b: 2 }],
-    [[1, 2], [1, 2, 3]],
+    [
+      [1, 2],
+      [1, 2, 3],
+    ],
     [[1, 2], { 0: 1, 1: 2 }],
     [{ a: null }, { a: null }],
     [{ a: null }, { a: 0 }],
@@ -21,7 +30,11 @@ test('sameJson says "same" exactly when JSON.stringify would print the same text
     [0, -0],
   ];
   for (const [a, b] of cases) {
-    assert.equal(sameJson(a, b), JSON.stringify(a) === JSON.stringify(b), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+    assert.equal(
+      sameJson(a, b),
+      JSON.stringify(a) === JSON.stringify(b),
+      `${JSON.stringify(a)} vs ${JSON.stringify(b)}`,
+    );
   }
 });
 

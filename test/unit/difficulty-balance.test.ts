@@ -17,12 +17,24 @@ test('the kept size is what the scarcest bucket allows and the quotas round towa
 });
 
 test('floating point shares never push a quota past its bucket (10 * 0.3 is 3, not 4)', () => {
-  assert.deepEqual(taskQuotas({ easy: 3, medium: 5, hard: 3 }, TARGET), { size: 10, quota: { easy: 2, medium: 5, hard: 3 }, limitedBy: ['hard'] });
+  assert.deepEqual(taskQuotas({ easy: 3, medium: 5, hard: 3 }, TARGET), {
+    size: 10,
+    quota: { easy: 2, medium: 5, hard: 3 },
+    limitedBy: ['hard'],
+  });
 });
 
 test('an empty bucket with a non-zero share keeps nothing of the task; a zero share keeps none of its bucket', () => {
-  assert.deepEqual(taskQuotas({ easy: 50, medium: 50, hard: 0 }, TARGET), { size: 0, quota: { easy: 0, medium: 0, hard: 0 }, limitedBy: ['hard'] });
-  assert.deepEqual(taskQuotas({ easy: 10, medium: 4, hard: 6 }, { easy: 0, medium: 0.5, hard: 0.5 }).quota, { easy: 0, medium: 4, hard: 4 });
+  assert.deepEqual(taskQuotas({ easy: 50, medium: 50, hard: 0 }, TARGET), {
+    size: 0,
+    quota: { easy: 0, medium: 0, hard: 0 },
+    limitedBy: ['hard'],
+  });
+  assert.deepEqual(taskQuotas({ easy: 10, medium: 4, hard: 6 }, { easy: 0, medium: 0.5, hard: 0.5 }).quota, {
+    easy: 0,
+    medium: 4,
+    hard: 4,
+  });
 });
 
 /** Items whose bucket shares depend on the need for clarification (hard goes with it), as a confounded pool would. */
@@ -54,9 +66,13 @@ test('balancing hits the target shares per task within one item and keeps no ite
     // Each clarification stratum at the same shares, the strata at the pool's clarification share.
     for (const st of ['needs_clarification', 'no_clarification'] as const) {
       const sp = p.strata[st];
-      for (const b of BUCKETS) assert.ok(Math.abs(sp.kept[b] / sp.size - TARGET[b]) <= 1 / sp.size, `${task} ${st} ${b}`);
+      for (const b of BUCKETS)
+        assert.ok(Math.abs(sp.kept[b] / sp.size - TARGET[b]) <= 1 / sp.size, `${task} ${st} ${b}`);
     }
-    assert.ok(Math.abs(p.clarify_rate.kept! - p.clarify_rate.pool) <= 1 / p.size, `${task}: ${JSON.stringify(p.clarify_rate)}`);
+    assert.ok(
+      Math.abs(p.clarify_rate.kept! - p.clarify_rate.pool) <= 1 / p.size,
+      `${task}: ${JSON.stringify(p.clarify_rate)}`,
+    );
   }
   assert.deepEqual(Object.keys(plan.tasks), ['gsm8k', 'hotpotqa']);
 });
@@ -69,7 +85,10 @@ test('a pool where easy goes with no need for clarification comes out of balanci
     return xs.filter((it) => it.bucket === 'easy').length / xs.length;
   };
   assert.ok(easyShare(false, false) - easyShare(true, false) > 0.08, 'the pool is confounded');
-  assert.ok(Math.abs(easyShare(true, true) - easyShare(false, true)) < 0.02, `kept: ${easyShare(true, true)} vs ${easyShare(false, true)}`);
+  assert.ok(
+    Math.abs(easyShare(true, true) - easyShare(false, true)) < 0.02,
+    `kept: ${easyShare(true, true)} vs ${easyShare(false, true)}`,
+  );
 });
 
 test('a stratum with an empty bucket keeps nothing of its task, and says which stratum limited it', () => {

@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import {
-  MetricsComputer, countCalcOperators, countInlineOperators, entitySpans, loadQwen3, requestText, type Qwen3Counter,
+  MetricsComputer,
+  countCalcOperators,
+  countInlineOperators,
+  entitySpans,
+  loadQwen3,
+  requestText,
+  type Qwen3Counter,
 } from '../../lib/difficulty/index.ts';
 import { GSM8K, HOTPOTQA, STRATEGYQA, scenario } from '../fixtures/difficulty/scenarios.ts';
 
@@ -19,12 +25,37 @@ before(async () => {
 test('a gsm8k scenario counts its calc calls as tool hops, its solution lines as reasoning hops and their operators as numeric operations', () => {
   const s = scenario(GSM8K);
   assert.deepEqual(mc.compute(s), {
-    id: 't-gsm8k-gsm8k-train-1048', task: 'gsm8k', len_tokens: qwen.count(GSM8K.question), turns: 2, tool_hops: 2, hops: 2, distractors: 0,
-    entities: 4, ops_numeric: 2, connector_density: 0, coref_pronouns: 3, clue_overlap: null,
-    ambiguity_flags: ['multi-entity', 'open-time-range'], needs_clarification: false,
+    id: 't-gsm8k-gsm8k-train-1048',
+    task: 'gsm8k',
+    len_tokens: qwen.count(GSM8K.question),
+    turns: 2,
+    tool_hops: 2,
+    hops: 2,
+    distractors: 0,
+    entities: 4,
+    ops_numeric: 2,
+    connector_density: 0,
+    coref_pronouns: 3,
+    clue_overlap: null,
+    ambiguity_flags: ['multi-entity', 'open-time-range'],
+    needs_clarification: false,
   });
-  assert.deepEqual(Object.keys(mc.compute(s)), ['id', 'task', 'len_tokens', 'turns', 'tool_hops', 'hops', 'distractors', 'entities', 'ops_numeric',
-    'connector_density', 'coref_pronouns', 'clue_overlap', 'ambiguity_flags', 'needs_clarification']);
+  assert.deepEqual(Object.keys(mc.compute(s)), [
+    'id',
+    'task',
+    'len_tokens',
+    'turns',
+    'tool_hops',
+    'hops',
+    'distractors',
+    'entities',
+    'ops_numeric',
+    'connector_density',
+    'coref_pronouns',
+    'clue_overlap',
+    'ambiguity_flags',
+    'needs_clarification',
+  ]);
 });
 
 test('a clarification exchange adds two turns, its reply is read as request text and the item is under-specified', () => {
@@ -32,8 +63,14 @@ test('a clarification exchange adds two turns, its reply is read as request text
   assert.equal(requestText(s), 'Where was the Eiffel Tower built?\nI mean the tower in France.');
   const m = mc.compute(s);
   const docs = s.context.reduce((n, d) => n + qwen.count(d.title) + qwen.count(d.text), 0);
-  assert.equal(m.len_tokens, qwen.count('Where was the Eiffel Tower built?') + qwen.count('I mean the tower in France.') + docs);
-  assert.deepEqual([m.turns, m.tool_hops, m.entities, m.ops_numeric, m.connector_density, m.coref_pronouns], [4, 2, 2, 0, 0, 0]);
+  assert.equal(
+    m.len_tokens,
+    qwen.count('Where was the Eiffel Tower built?') + qwen.count('I mean the tower in France.') + docs,
+  );
+  assert.deepEqual(
+    [m.turns, m.tool_hops, m.entities, m.ops_numeric, m.connector_density, m.coref_pronouns],
+    [4, 2, 2, 0, 0, 0],
+  );
   // The question sentence (4 3-grams) and "The Eiffel Tower was built in Paris." (5) share "the eiffel tower": 1 / 8;
   // the reply sentence shares none.
   assert.equal(m.clue_overlap, 0.125);
@@ -44,7 +81,11 @@ test('a clarification exchange adds two turns, its reply is read as request text
 test('clue_overlap is the Jaccard of the question sentence with its most similar supporting sentence, distractors aside', () => {
   // "where was the eiffel tower built": 4 3-grams, 1 shared with the 5 of the first supporting sentence.
   assert.equal(mc.compute(scenario(HOTPOTQA)).clue_overlap, 0.125);
-  const framed = scenario(HOTPOTQA, { messages: ['I am a teacher preparing a quiz for my class tonight.\nWhere was the Eiffel Tower built? Please answer briefly.'] });
+  const framed = scenario(HOTPOTQA, {
+    messages: [
+      'I am a teacher preparing a quiz for my class tonight.\nWhere was the Eiffel Tower built? Please answer briefly.',
+    ],
+  });
   assert.equal(mc.compute(framed).clue_overlap, 0.125, 'framing sentences do not dilute the question sentence');
   const copied = scenario(HOTPOTQA, { messages: ['Big Ben is a clock tower in London.'] });
   assert.equal(mc.compute(copied).clue_overlap, 0, 'Big Ben is a distractor, not supporting text');
@@ -59,7 +100,9 @@ test('a strategyqa scenario counts comparison words in its question and decompos
 });
 
 test('connector density is connectives per 100 tokenize() words, English and Chinese', () => {
-  const en = mc.compute(scenario(GSM8K, { messages: ['If Tom has 3 apples and gives 1 away, then how many are left?'] }));
+  const en = mc.compute(
+    scenario(GSM8K, { messages: ['If Tom has 3 apples and gives 1 away, then how many are left?'] }),
+  );
   assert.equal(en.connector_density, 21.4286); // if, and, then in 14 words
   const zh = mc.compute(scenario(GSM8K, { messages: ['因为下雨，所以王先生没有去公园。他说明天再去。'] }));
   assert.equal(zh.connector_density, 10); // 因为, 所以 in 20 characters
@@ -81,11 +124,20 @@ test('ambiguity flags: a pronoun before any name, an open time range without a y
 
 test('entities are distinct names and numbers; sentence starts, possessives and sentence ends are trimmed', () => {
   const keys = (t: string) => [...new Set(entitySpans(t).map((e) => e.key))];
-  assert.deepEqual(keys('In two years, Ophelia will be four times as old as Lennon. If Lennon is 8, how old is Ophelia?'), ['ophelia', 'lennon', '#8']);
-  assert.deepEqual(keys("The Battle of the Bulge and Kapaun Mt. Carmel High School's team"), ['battle of the bulge', 'kapaun mt. carmel high school']);
+  assert.deepEqual(
+    keys('In two years, Ophelia will be four times as old as Lennon. If Lennon is 8, how old is Ophelia?'),
+    ['ophelia', 'lennon', '#8'],
+  );
+  assert.deepEqual(keys("The Battle of the Bulge and Kapaun Mt. Carmel High School's team"), [
+    'battle of the bulge',
+    'kapaun mt. carmel high school',
+  ]);
   assert.deepEqual(keys('It cost $1,200 or 3.5 times 1200.'), ['#1200', '#3.5']);
   assert.deepEqual(keys('《红楼梦》的作者和张老师说了3,000元'), ['红楼梦', '张老师', '#3000']);
-  assert.deepEqual(keys("I'm a parent. Don't worry. Sorry, here's one: Feel free to ask John what Tom can't do."), ['john', 'tom']);
+  assert.deepEqual(keys("I'm a parent. Don't worry. Sorry, here's one: Feel free to ask John what Tom can't do."), [
+    'john',
+    'tom',
+  ]);
 });
 
 test('calculator operators are binary operators; a sign is not one', () => {
@@ -101,9 +153,17 @@ test('calculator operators are binary operators; a sign is not one', () => {
 test('metrics are the same whatever order scenarios are computed in (caches do not change values)', () => {
   const a = new MetricsComputer(qwen, { multiEntityMin: 3 });
   const b = new MetricsComputer(qwen, { multiEntityMin: 3 });
-  const list = [scenario(GSM8K), scenario(HOTPOTQA), scenario(STRATEGYQA), scenario(HOTPOTQA, { id: 'x', clarification: 'The one in Paris.' })];
+  const list = [
+    scenario(GSM8K),
+    scenario(HOTPOTQA),
+    scenario(STRATEGYQA),
+    scenario(HOTPOTQA, { id: 'x', clarification: 'The one in Paris.' }),
+  ];
   const forward = list.map((s) => JSON.stringify(a.compute(s)));
-  const backward = [...list].reverse().map((s) => JSON.stringify(b.compute(s))).reverse();
+  const backward = [...list]
+    .reverse()
+    .map((s) => JSON.stringify(b.compute(s)))
+    .reverse();
   assert.deepEqual(forward, backward);
 });
 

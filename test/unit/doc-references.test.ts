@@ -9,16 +9,27 @@ import * as path from 'node:path';
 import { REPO } from '../helpers/rig.ts';
 
 const TEXT = /\.(ts|mjs|cjs|js|py|sh|md|yaml|yml|json)$/;
-const files = execFileSync('git', ['ls-files'], { cwd: REPO, encoding: 'utf8' }).split('\n')
-  .filter((f) => TEXT.test(f) && !f.startsWith('data/') && !f.startsWith('test/fixtures/') && f !== 'package-lock.json' && fs.existsSync(path.join(REPO, f)));
+const files = execFileSync('git', ['ls-files'], { cwd: REPO, encoding: 'utf8' })
+  .split('\n')
+  .filter(
+    (f) =>
+      TEXT.test(f) &&
+      !f.startsWith('data/') &&
+      !f.startsWith('test/fixtures/') &&
+      f !== 'package-lock.json' &&
+      fs.existsSync(path.join(REPO, f)),
+  );
 
 test('no tracked file cites a planning document that is not in the repository', () => {
   const bad: string[] = [];
   for (const f of files) {
     if (f === 'test/unit/doc-references.test.ts') continue;
-    fs.readFileSync(path.join(REPO, f), 'utf8').split('\n').forEach((line, i) => {
-      if (/(?<![\w/])(RC1|DESIGN|STYLE)\.md\b|(?<![\w/])seeds\/0\d\d/.test(line)) bad.push(`${f}:${i + 1}: ${line.trim().slice(0, 120)}`);
-    });
+    fs.readFileSync(path.join(REPO, f), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (/(?<![\w/])(RC1|DESIGN|STYLE)\.md\b|(?<![\w/])seeds\/0\d\d/.test(line))
+          bad.push(`${f}:${i + 1}: ${line.trim().slice(0, 120)}`);
+      });
   }
   assert.deepEqual(bad, [], 'cite docs/rc1.md or docs/design.md instead');
 });

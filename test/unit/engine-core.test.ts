@@ -7,7 +7,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { canonicalJson, sortedCopy } from '../../packages/engine/src/util/canonical-json.ts';
 import { findCycle } from '../../packages/engine/src/graph/find-cycle.ts';
-import { type Fingerprint, diffFingerprints, fingerprintKey, formatReason } from '../../packages/engine/src/hash/fingerprint.ts';
+import {
+  type Fingerprint,
+  diffFingerprints,
+  fingerprintKey,
+  formatReason,
+} from '../../packages/engine/src/hash/fingerprint.ts';
 import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
 import { TraceLog, type TargetRecord } from '../../packages/engine/src/state/trace-log.ts';
 import { globBase } from '../../packages/engine/src/hash/glob-cache.ts';
@@ -17,24 +22,45 @@ import { didYouMean } from '../../packages/engine/src/config/usage-error.ts';
 const tmp = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-unit-'));
 
 test('canonical JSON sorts keys at every level and drops undefined', () => {
-  assert.equal(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: undefined } }), '{"a":{"d":[2,{"y":2,"z":1}]},"b":1}');
+  assert.equal(
+    canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: undefined } }),
+    '{"a":{"d":[2,{"y":2,"z":1}]},"b":1}',
+  );
 });
 
 test('findCycle returns the cycle as a path, or null for a DAG', () => {
   // a --> b --> c --> a ; d --> a
   const deps: Record<string, string[]> = { a: ['c'], b: ['a'], c: ['b'], d: ['a'] };
-  assert.deepEqual(findCycle(['d', 'a', 'b', 'c'], (n) => deps[n]!), ['a', 'c', 'b', 'a']);
-  assert.equal(findCycle(['x', 'y'], (n) => (n === 'y' ? ['x'] : [])), null);
+  assert.deepEqual(
+    findCycle(['d', 'a', 'b', 'c'], (n) => deps[n]!),
+    ['a', 'c', 'b', 'a'],
+  );
+  assert.equal(
+    findCycle(['x', 'y'], (n) => (n === 'y' ? ['x'] : [])),
+    null,
+  );
 });
 
 const fp = (over: Partial<Fingerprint> = {}): Fingerprint => ({
-  format: 2, rule: 'rules/r.ts', args: {}, code: { 'rules/r.ts': 'a'.repeat(64) }, params: { 'shadow': { n: 245, seed: 1 } }, env: { K: null },
-  profile: 'dev', inputs: { raw: { 'x.jsonl': 'b'.repeat(64) } }, outputs: ['o.json'], ...over,
+  format: 2,
+  rule: 'rules/r.ts',
+  args: {},
+  code: { 'rules/r.ts': 'a'.repeat(64) },
+  params: { shadow: { n: 245, seed: 1 } },
+  env: { K: null },
+  profile: 'dev',
+  inputs: { raw: { 'x.jsonl': 'b'.repeat(64) } },
+  outputs: ['o.json'],
+  ...over,
 });
 
 test('fingerprint diffs name each changed field with old and new values', () => {
   const old = fp();
-  const cur = fp({ params: { shadow: { n: 200, seed: 1 } }, inputs: { raw: { 'x.jsonl': 'c'.repeat(64), 'y.jsonl': 'd'.repeat(64) } }, env: { K: 'e'.repeat(64) } });
+  const cur = fp({
+    params: { shadow: { n: 200, seed: 1 } },
+    inputs: { raw: { 'x.jsonl': 'c'.repeat(64), 'y.jsonl': 'd'.repeat(64) } },
+    env: { K: 'e'.repeat(64) },
+  });
   assert.deepEqual(diffFingerprints(old, cur).map(formatReason), [
     'param shadow.n changed: 245 → 200',
     'env K changed (value not shown)',
@@ -55,7 +81,9 @@ test('reordered inputs change the key and are explained as such', () => {
   const a = fp({ inputs: { raw: { 'x.jsonl': 'b'.repeat(64), 'y.jsonl': 'c'.repeat(64) } } });
   const b = fp({ inputs: { raw: { 'y.jsonl': 'c'.repeat(64), 'x.jsonl': 'b'.repeat(64) } } });
   assert.notEqual(fingerprintKey(a), fingerprintKey(b));
-  assert.deepEqual(diffFingerprints(a, b).map(formatReason), ['inputs of raw reordered (the rule sees them in declared order)']);
+  assert.deepEqual(diffFingerprints(a, b).map(formatReason), [
+    'inputs of raw reordered (the rule sees them in declared order)',
+  ]);
 });
 
 test('the stat cache re-reads a file modified in the same tick (racy entry) and trusts old entries', () => {
@@ -81,7 +109,16 @@ test('the stat cache re-reads a file modified in the same tick (racy entry) and 
   assert.equal(again.hash('missing'), null);
 });
 
-const rec = (name: string, key: string): TargetRecord => ({ name, key, fingerprint: fp(), outputs: [], result: 'ok', how: 'ran', ms: 1, at: 'now' });
+const rec = (name: string, key: string): TargetRecord => ({
+  name,
+  key,
+  fingerprint: fp(),
+  outputs: [],
+  result: 'ok',
+  how: 'ran',
+  ms: 1,
+  at: 'now',
+});
 
 test('the trace log keeps the last record per target and cuts off a torn last line', () => {
   const dir = tmp();
@@ -133,7 +170,10 @@ test('check compares value and threshold; NaN and non-numbers never pass; waived
 
 test('a check that cannot apply is n/a with its reason, never a pass, and n/a checks alone do not make a gate pass', () => {
   const na = notApplicable(check('overclar_drop', Number.NaN, '>=', 0.2, 'raise alpha'), 'no rollout over-clarifies');
-  assert.deepEqual([na.status, na.pass, na.not_applicable, na.hint], ['n/a', false, 'no rollout over-clarifies', undefined]);
+  assert.deepEqual(
+    [na.status, na.pass, na.not_applicable, na.hint],
+    ['n/a', false, 'no rollout over-clarifies', undefined],
+  );
   const ok = check('turns', 0, '<=', 0);
   const bad = check('success', -2, '>=', -1);
   assert.equal(gatePasses([ok, na]), true, 'a passing check with an n/a beside it');
@@ -147,7 +187,10 @@ test('the seeded PRNG gives the same sequence for the same seed', () => {
   const a = createRng(20250820);
   const b = createRng(20250820);
   const xs = Array.from({ length: 5 }, () => a.next());
-  assert.deepEqual(xs, Array.from({ length: 5 }, () => b.next()));
+  assert.deepEqual(
+    xs,
+    Array.from({ length: 5 }, () => b.next()),
+  );
   assert.notDeepEqual(createRng(1).shuffle([1, 2, 3, 4, 5, 6, 7, 8]), createRng(2).shuffle([1, 2, 3, 4, 5, 6, 7, 8]));
 });
 

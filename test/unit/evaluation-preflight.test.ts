@@ -16,33 +16,55 @@ import { ROOT, compileRule, runEvalRule, shippedConfig, writeWeights } from '../
 let dir = '';
 let rule: Rule;
 const cfg = shippedConfig();
-const WEIGHTS = { correctness: 0.5, reasoning: 0.3, clarity: 0.05, conciseness: 0.05, clarification: 0.05, tool_use: 0.05, format_safety: 0 };
+const WEIGHTS = {
+  correctness: 0.5,
+  reasoning: 0.3,
+  clarity: 0.05,
+  conciseness: 0.05,
+  clarification: 0.05,
+  tool_use: 0.05,
+  format_safety: 0,
+};
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rc1-eval-preflight-'));
   rule = await compileRule('preflight_checks', dir);
 });
-after(async () => { await rm(dir, { recursive: true, force: true }); });
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 /** Runs the gate on ppo_scale.yaml text (default: the shipped file) with prod thresholds; disk threshold 0 unless given. */
-async function preflight(o: { ppoYaml?: string; weights?: Record<string, number>; profile?: string; minDisk?: number } = {}) {
+async function preflight(
+  o: { ppoYaml?: string; weights?: Record<string, number>; profile?: string; minDisk?: number } = {},
+) {
   const ppoFile = join(ROOT, 'configs/ppo_scale.yaml');
   const ppo = parse(o.ppoYaml ?? readFileSync(ppoFile, 'utf8')).ppo;
   const { rounds: _, ...thresholds } = cfg.preflight;
   return runEvalRule(rule, {
-    params: { ppo, preflight: { ...thresholds, min_free_disk_gb: o.minDisk ?? 0 }, reward: { beta: cfg.reward.beta }, pool: { mix: cfg.pool.mix } },
-    root: dir, profile: o.profile ?? 'prod', outputs: ['reports/preflight/checks.json'],
+    params: {
+      ppo,
+      preflight: { ...thresholds, min_free_disk_gb: o.minDisk ?? 0 },
+      reward: { beta: cfg.reward.beta },
+      pool: { mix: cfg.pool.mix },
+    },
+    root: dir,
+    profile: o.profile ?? 'prod',
+    outputs: ['reports/preflight/checks.json'],
     inputs: { weights: [writeWeights(join(dir, 'configs/weights.json'), o.weights ?? WEIGHTS)], ppo_config: [ppoFile] },
   });
 }
-const failed = (checks: Map<string, { status: string }>): string[] => [...checks].filter(([, c]) => c.status === 'fail').map(([n]) => n);
+const failed = (checks: Map<string, { status: string }>): string[] =>
+  [...checks].filter(([, c]) => c.status === 'fail').map(([n]) => n);
 const shipped = readFileSync(join(ROOT, 'configs/ppo_scale.yaml'), 'utf8');
 
-test('the shipped ppo_scale.yaml and a valid weights file pass every prod check, and the report has the WEIGHTS_OK line with the file\'s sha256', async () => {
+test("the shipped ppo_scale.yaml and a valid weights file pass every prod check, and the report has the WEIGHTS_OK line with the file's sha256", async () => {
   const run = await preflight();
   assert.deepEqual(failed(run.checks), []);
   assert.equal([...run.checks.values()].filter((c) => c.status === 'waived').length, 0, 'nothing is waived in prod');
-  const sha = createHash('sha256').update(readFileSync(join(dir, 'configs/weights.json'))).digest('hex');
+  const sha = createHash('sha256')
+    .update(readFileSync(join(dir, 'configs/weights.json')))
+    .digest('hex');
   const lines = (run.result.report as { lines: string[] }).lines;
   assert.equal(lines[0], `WEIGHTS_OK sha256=${sha}`);
   assert.equal(lines[1], 'PPO_CFG_OK');
@@ -77,7 +99,10 @@ test('live_mode false fails in prod and is waived, visibly, in dev', async () =>
   assert.deepEqual(failed((await preflight({ ppoYaml: yaml })).checks), ['ppo.live_mode']);
   const dev = await preflight({ ppoYaml: yaml, profile: 'dev' });
   assert.deepEqual(failed(dev.checks), []);
-  assert.deepEqual([dev.checks.get('ppo.live_mode')!.status, dev.checks.get('ppo.live_mode')!.waived], ['waived', 'profile dev']);
+  assert.deepEqual(
+    [dev.checks.get('ppo.live_mode')!.status, dev.checks.get('ppo.live_mode')!.waived],
+    ['waived', 'profile dev'],
+  );
   assert.match((dev.result.report as { lines: string[] }).lines[1]!, /^PPO_CFG_OK \(waived: ppo\.live_mode\)$/);
 });
 
@@ -92,7 +117,15 @@ test('free disk at or below preflight.min_free_disk_gb fails disk.free_gb_above_
   assert.deepEqual(failed(run.checks), ['disk.free_gb_above_min']);
   const c = run.checks.get('disk.free_gb_above_min')!;
   assert.deepEqual([c.value, c.threshold], [false, true]);
-  assert.deepEqual((run.result.report as { disk: { min_free_gib: number; above_min: boolean } }).disk.min_free_gib, 1e9);
+  assert.deepEqual(
+    (run.result.report as { disk: { min_free_gib: number; above_min: boolean } }).disk.min_free_gib,
+    1e9,
+  );
   assert.ok(!/"free_gib"/.test(JSON.stringify(run.result.report)), 'no measured figure in the report');
-  assert.ok(run.logs.some((l) => /^disk: \d+\.\d GiB free on the workspace's filesystem \(preflight\.min_free_disk_gb 1000000000\)$/.test(l)), run.logs.join('\n'));
+  assert.ok(
+    run.logs.some((l) =>
+      /^disk: \d+\.\d GiB free on the workspace's filesystem \(preflight\.min_free_disk_gb 1000000000\)$/.test(l),
+    ),
+    run.logs.join('\n'),
+  );
 });

@@ -2,14 +2,44 @@
 // file's validation (weights-file.ts): each malformed file fails the check that names its fault.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { difficultyFactor, newReward, normalise, oldScore, overclarPenalty, weightsChecks } from '../../lib/evaluation/index.ts';
+import {
+  difficultyFactor,
+  newReward,
+  normalise,
+  oldScore,
+  overclarPenalty,
+  weightsChecks,
+} from '../../lib/evaluation/index.ts';
 import { DIMENSIONS, type DimScores } from '../../lib/scoring/types.ts';
 
-const medians: DimScores = { correctness: 1, reasoning: 0.8, clarity: 0.6, conciseness: 0.4, clarification: 0.2, tool_use: 0, format_safety: 1 };
+const medians: DimScores = {
+  correctness: 1,
+  reasoning: 0.8,
+  clarity: 0.6,
+  conciseness: 0.4,
+  clarification: 0.2,
+  tool_use: 0,
+  format_safety: 1,
+};
 const equal = normalise(Object.fromEntries(DIMENSIONS.map((d) => [d, 1])));
-const cal = { correctness: 0.5, reasoning: 0.3, clarity: 0.05, conciseness: 0.05, clarification: 0.05, tool_use: 0.05, format_safety: 0 };
-const item = (o: Partial<{ difficulty: 'easy' | 'medium' | 'hard' | null; needs_clarification: boolean; clarifications: number }>) => ({
-  rollout_id: 'x#0', difficulty: 'medium' as const, needs_clarification: false, clarifications: 0, scores: medians, ...o,
+const cal = {
+  correctness: 0.5,
+  reasoning: 0.3,
+  clarity: 0.05,
+  conciseness: 0.05,
+  clarification: 0.05,
+  tool_use: 0.05,
+  format_safety: 0,
+};
+const item = (
+  o: Partial<{ difficulty: 'easy' | 'medium' | 'hard' | null; needs_clarification: boolean; clarifications: number }>,
+) => ({
+  rollout_id: 'x#0',
+  difficulty: 'medium' as const,
+  needs_clarification: false,
+  clarifications: 0,
+  scores: medians,
+  ...o,
 });
 
 test('the old score is the mean of the seven medians when the old weights are equal', () => {
@@ -40,21 +70,33 @@ test('the new reward subtracts the penalty from the calibrated score, then appli
   const base = 0.5 * 1 + 0.3 * 0.8 + 0.05 * (0.6 + 0.4 + 0.2 + 0);
   const s = { weights: cal, penalty: { alpha: 0.07, cap: 3 }, beta: 0.1 };
   assert.ok(Math.abs(newReward(item({ difficulty: 'hard', clarifications: 1 }), s) - (base - 0.07) * 1.1) < 1e-12);
-  assert.ok(Math.abs(newReward(item({ difficulty: 'easy', needs_clarification: true, clarifications: 1 }), s) - base * 0.9) < 1e-12);
+  assert.ok(
+    Math.abs(newReward(item({ difficulty: 'easy', needs_clarification: true, clarifications: 1 }), s) - base * 0.9) <
+      1e-12,
+  );
   assert.ok(Math.abs(newReward(item({ clarifications: 1 }), { ...s, penalty: null }) - base) < 1e-12);
 });
 
 test('a rollout without a difficulty bucket has no new reward', () => {
-  assert.throws(() => newReward(item({ difficulty: null }), { weights: cal, penalty: null, beta: 0.05 }), /x#0: no difficulty bucket/);
+  assert.throws(
+    () => newReward(item({ difficulty: null }), { weights: cal, penalty: null, beta: 0.05 }),
+    /x#0: no difficulty bucket/,
+  );
 });
 
 const o = { sumTolerance: 1e-6, maxWeight: 0.5 };
 const file = (weights: Record<string, unknown>): Buffer => Buffer.from(JSON.stringify({ version: 1, weights }));
-const failing = (bytes: Buffer): string[] => weightsChecks(bytes, o).checks.filter((c) => !c.pass).map((c) => c.name);
+const failing = (bytes: Buffer): string[] =>
+  weightsChecks(bytes, o)
+    .checks.filter((c) => !c.pass)
+    .map((c) => c.name);
 
 test('a valid weights file passes every check', () => {
   const v = weightsChecks(file(cal), o);
-  assert.deepEqual(v.checks.filter((c) => !c.pass), []);
+  assert.deepEqual(
+    v.checks.filter((c) => !c.pass),
+    [],
+  );
   assert.equal(v.ok, true);
   assert.match(v.sha256, /^[0-9a-f]{64}$/);
 });

@@ -17,12 +17,17 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rc1-eval-rounds-'));
   rule = await compileRule('round_gate', dir);
 });
-after(async () => { await rm(dir, { recursive: true, force: true }); });
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const ROUNDS = { round1: ['alpha', 'beta'], round2: ['alpha', 'beta', 'gamma'] };
 
 /** A workspace with gate reports alpha, beta, gamma and one artifact; `waived` makes beta's check waived. */
-function workspace(name: string, o: { profile?: string; waived?: boolean; failing?: boolean; lie?: boolean } = {}): string {
+function workspace(
+  name: string,
+  o: { profile?: string; waived?: boolean; failing?: boolean; lie?: boolean } = {},
+): string {
   const root = join(dir, name);
   const profile = o.profile ?? 'dev';
   mkdirSync(root, { recursive: true });
@@ -32,7 +37,10 @@ function workspace(name: string, o: { profile?: string; waived?: boolean; failin
     return path;
   };
   const betaCheck = check('live', false, '==', true, 'use the live judge');
-  report('alpha', [check('spearman', o.failing ? 0.5 : 0.8, '>=', 0.75), { ...check('n', 10, '>', 0), ...(o.lie ? { value: 0 } : {}) }]);
+  report('alpha', [
+    check('spearman', o.failing ? 0.5 : 0.8, '>=', 0.75),
+    { ...check('n', 10, '>', 0), ...(o.lie ? { value: 0 } : {}) },
+  ]);
   report('beta', [o.waived ? waive(betaCheck, `profile ${profile}`) : check('live', true, '==', true)]);
   report('gamma', [check('cache_hit_rate', 0.1, '<', 0.95)]);
   writeFileSync(join(root, 'data.jsonl'), '{"x":1}\n');
@@ -42,20 +50,44 @@ function workspace(name: string, o: { profile?: string; waived?: boolean; failin
 async function round(root: string, n: 1 | 2, profile = 'dev') {
   const reports = (n === 1 ? ROUNDS.round1 : ROUNDS.round2).map((t) => join(root, `${t}.json`));
   const run = await runEvalRule(rule, {
-    params: { preflight: { rounds: ROUNDS } }, root, profile, args: { round: n }, outputs: [`round${n}.json`],
-    inputs: { reports, artifacts: [join(root, 'data.jsonl')], ...(n === 2 ? { round1: [join(root, 'round1.json')] } : {}) },
+    params: { preflight: { rounds: ROUNDS } },
+    root,
+    profile,
+    args: { round: n },
+    outputs: [`round${n}.json`],
+    inputs: {
+      reports,
+      artifacts: [join(root, 'data.jsonl')],
+      ...(n === 2 ? { round1: [join(root, 'round1.json')] } : {}),
+    },
   });
   const checks = run.result.checks!;
-  if (n === 1) writeFileSync(join(root, 'round1.json'), JSON.stringify({ ...run.result.report, target: 'round1', profile, pass: gatePasses(checks), checks }));
+  if (n === 1)
+    writeFileSync(
+      join(root, 'round1.json'),
+      JSON.stringify({ ...run.result.report, target: 'round1', profile, pass: gatePasses(checks), checks }),
+    );
   return { ...run, pass: gatePasses(checks) };
 }
-const failed = (checks: Map<string, { status: string }>): string[] => [...checks].filter(([, c]) => c.status === 'fail').map(([n]) => n);
+const failed = (checks: Map<string, { status: string }>): string[] =>
+  [...checks].filter(([, c]) => c.status === 'fail').map(([n]) => n);
 
 test('round 1 re-states every gate check under <gate>.<check> with its value, and vouches for every file by sha256', async () => {
   const root = workspace('r1');
   const r1 = await round(root, 1);
   assert.equal(r1.pass, true);
-  assert.deepEqual([...r1.checks.keys()], ['reports.missing', 'reports.profile_mismatch', 'reports.inconsistent', 'reports.not_passed', 'alpha.spearman', 'alpha.n', 'beta.live']);
+  assert.deepEqual(
+    [...r1.checks.keys()],
+    [
+      'reports.missing',
+      'reports.profile_mismatch',
+      'reports.inconsistent',
+      'reports.not_passed',
+      'alpha.spearman',
+      'alpha.n',
+      'beta.live',
+    ],
+  );
   assert.equal(r1.checks.get('alpha.spearman')!.value, 0.8);
   const vouched = (r1.result.report as { vouched: Record<string, string> }).vouched;
   assert.deepEqual(Object.keys(vouched), ['alpha.json', 'beta.json', 'data.jsonl']);
@@ -68,7 +100,10 @@ test('round 1 fails when a gate of the round has no report, when a re-stated che
   assert.deepEqual(failed(r1.checks), ['reports.inconsistent', 'reports.not_passed', 'alpha.spearman', 'alpha.n']);
   assert.deepEqual(r1.checks.get('reports.inconsistent')!.value, ['alpha.n']);
   const missing = await runEvalRule(rule, {
-    params: { preflight: { rounds: ROUNDS } }, root, args: { round: 1 }, outputs: ['round1.json'],
+    params: { preflight: { rounds: ROUNDS } },
+    root,
+    args: { round: 1 },
+    outputs: ['round1.json'],
     inputs: { reports: [join(root, 'alpha.json')], artifacts: [] },
   });
   assert.deepEqual(missing.checks.get('reports.missing')!.value, ['beta']);
@@ -107,7 +142,11 @@ test('round 2 passes in prod when nothing was waived, and fails when a vouched f
 test('round 2 fails when round 1 did not pass or came from another profile', async () => {
   const root = workspace('r2-r1fail', { failing: true });
   await round(root, 1);
-  assert.deepEqual(failed((await round(root, 2)).checks), ['round1.failed_checks', 'reports.not_passed', 'alpha.spearman']);
+  assert.deepEqual(failed((await round(root, 2)).checks), [
+    'round1.failed_checks',
+    'reports.not_passed',
+    'alpha.spearman',
+  ]);
   const other = workspace('r2-profile');
   await round(other, 1, 'dev');
   const r2 = await round(other, 2, 'prod');

@@ -23,23 +23,72 @@ const SECRET = 'sk-test-0123456789';
 const SHA = 'a'.repeat(64);
 
 const target = (over: Partial<ResolvedTarget> = {}): ResolvedTarget => ({
-  name: 'scores', rule: 'rules/score.ts', gate: false, inputs: [{ group: 'raw', items: [{ kind: 'file', path: 'data/raw.jsonl' }] }],
-  outputs: [{ path: 'data/scores.json', dir: false }], params: ['score.n'], args: { mode: 'fast' }, env: ['MODE'], secrets: ['API_KEY'], deps: [], ...over,
+  name: 'scores',
+  rule: 'rules/score.ts',
+  gate: false,
+  inputs: [{ group: 'raw', items: [{ kind: 'file', path: 'data/raw.jsonl' }] }],
+  outputs: [{ path: 'data/scores.json', dir: false }],
+  params: ['score.n'],
+  args: { mode: 'fast' },
+  env: ['MODE'],
+  secrets: ['API_KEY'],
+  deps: [],
+  ...over,
 });
 
 const fp: Fingerprint = {
-  format: 2, rule: 'rules/score.ts', code: { 'rules/score.ts': SHA }, params: { 'score.n': 3 }, args: { mode: 'fast' }, env: { MODE: null },
-  profile: 'dev', inputs: { raw: { 'data/raw.jsonl': SHA } }, outputs: ['data/scores.json'],
+  format: 2,
+  rule: 'rules/score.ts',
+  code: { 'rules/score.ts': SHA },
+  params: { 'score.n': 3 },
+  args: { mode: 'fast' },
+  env: { MODE: null },
+  profile: 'dev',
+  inputs: { raw: { 'data/raw.jsonl': SHA } },
+  outputs: ['data/scores.json'],
 };
 const record = (over: Partial<TargetRecord> = {}): TargetRecord => ({
-  name: 'scores', key: 'k1', fingerprint: fp, outputs: [{ path: 'data/scores.json', sha256: SHA, size: 2, dir: false }], result: 'ok', how: 'ran', ms: 1, at: '2026-11-26T00:00:00.000Z', ...over,
+  name: 'scores',
+  key: 'k1',
+  fingerprint: fp,
+  outputs: [{ path: 'data/scores.json', sha256: SHA, size: 2, dir: false }],
+  result: 'ok',
+  how: 'ran',
+  ms: 1,
+  at: '2026-11-26T00:00:00.000Z',
+  ...over,
 });
-const entry: CacheEntry = { format: 1, target: 'scores', key: 'k1', outputs: record().outputs, result: 'ok', summary: 'from cache', rule: { name: 'score', version: 1 } };
-const hashed = (tmp: string, sha = SHA): HashedOutput => ({ path: 'data/scores.json', tmp, dir: false, sha256: sha, size: 2, files: { '': [sha, 2, 0n, 0n, 0n] }, statTimeNs: 0n });
+const entry: CacheEntry = {
+  format: 1,
+  target: 'scores',
+  key: 'k1',
+  outputs: record().outputs,
+  result: 'ok',
+  summary: 'from cache',
+  rule: { name: 'score', version: 1 },
+};
+const hashed = (tmp: string, sha = SHA): HashedOutput => ({
+  path: 'data/scores.json',
+  tmp,
+  dir: false,
+  sha256: sha,
+  size: 2,
+  files: { '': [sha, 2, 0n, 0n, 0n] },
+  statTimeNs: 0n,
+});
 const reasons = [{ kind: 'never-built' as const }];
 
 /** Ports that record every call in `calls`, in order. */
-function rig(decision: Decision, opts: { result?: RuleOutcome; materializes?: boolean; usesLocalSlot?: boolean; elsewhere?: CacheEntry; previous?: TargetRecord } = {}) {
+function rig(
+  decision: Decision,
+  opts: {
+    result?: RuleOutcome;
+    materializes?: boolean;
+    usesLocalSlot?: boolean;
+    elsewhere?: CacheEntry;
+    previous?: TargetRecord;
+  } = {},
+) {
   const calls: string[] = [];
   const events: BuildEvent[] = [];
   const jobs: RuleJob[] = [];
@@ -57,50 +106,107 @@ function rig(decision: Decision, opts: { result?: RuleOutcome; materializes?: bo
       calls.push('run');
       jobs.push(job);
       hooks.log(`calling the API with ${SECRET}`);
-      return opts.result ?? { ok: true, value: { rule: { name: 'score', version: 1 }, summary: `used ${SECRET}`, outputs: job.outputs.map((o) => hashed(o.tmp)) } };
+      return (
+        opts.result ?? {
+          ok: true,
+          value: {
+            rule: { name: 'score', version: 1 },
+            summary: `used ${SECRET}`,
+            outputs: job.outputs.map((o) => hashed(o.tmp)),
+          },
+        }
+      );
     },
     abortAll: async () => {},
     close: async () => {},
   };
   const ports: ExecutorPorts = {
     rebuilder: {
-      decide: async () => { calls.push('decide'); return decision; },
+      decide: async () => {
+        calls.push('decide');
+        return decision;
+      },
       resolveInputs: async () => ({ raw: ['data/raw.jsonl'] }),
     },
-    compile: async (rule) => { calls.push('compile'); return `/ws/.rc1/compiled/${rule}.mjs`; },
+    compile: async (rule) => {
+      calls.push('compile');
+      return `/ws/.rc1/compiled/${rule}.mjs`;
+    },
     runners: {
-      for: (target) => { targets.push(target); return runner; },
-      abortAll: async () => { calls.push('abort'); },
+      for: (target) => {
+        targets.push(target);
+        return runner;
+      },
+      abortAll: async () => {
+        calls.push('abort');
+      },
       close: async () => {},
     },
     cache: {
       dir: '/ws/.rc1/cache',
-      lookup: async () => { calls.push('lookup'); return opts.elsewhere ?? null; },
-      materialize: (_e, tmpOf) => { calls.push('materialize'); tmpOf('data/scores.json'); return opts.materializes ?? true; },
-      put: (e, sourceOf) => { calls.push('cache-put'); stored.push({ key: e.key, result: e.result, sources: e.outputs.map(sourceOf) }); },
-      stored: (e) => { calls.push('cache-stored'); stored.push({ key: e.key, result: e.result, sources: [] }); },
+      lookup: async () => {
+        calls.push('lookup');
+        return opts.elsewhere ?? null;
+      },
+      materialize: (_e, tmpOf) => {
+        calls.push('materialize');
+        tmpOf('data/scores.json');
+        return opts.materializes ?? true;
+      },
+      put: (e, sourceOf) => {
+        calls.push('cache-put');
+        stored.push({ key: e.key, result: e.result, sources: e.outputs.map(sourceOf) });
+      },
+      stored: (e) => {
+        calls.push('cache-stored');
+        stored.push({ key: e.key, result: e.result, sources: [] });
+      },
     },
     state: {
       previous: () => opts.previous,
-      commit: (r) => { calls.push('commit'); commits.push(r); },
-      recordFailure: (r) => { calls.push('record-failure'); failures.push(r); },
+      commit: (r) => {
+        calls.push('commit');
+        commits.push(r);
+      },
+      recordFailure: (r) => {
+        calls.push('record-failure');
+        failures.push(r);
+      },
     },
     disk: {
       tmpDir: '/ws/.rc1/tmp',
       tempPaths: () => ({ prefix: '7-1-', of: (p) => `/ws/.rc1/tmp/7-1-0-${p.split('/').pop()}` }),
-      dropTemp: (prefix) => { calls.push('drop-temp'); dropped.push(prefix); },
+      dropTemp: (prefix) => {
+        calls.push('drop-temp');
+        dropped.push(prefix);
+      },
       hashOutput: (o) => hashed(o.tmp),
-      writeRuleLog: (_t, lines) => { ruleLogs.push([...lines]); },
+      writeRuleLog: (_t, lines) => {
+        ruleLogs.push([...lines]);
+      },
       ruleLogPath: (n) => `.rc1/logs/${n}.log`,
-      writeErrorReport: (r) => { calls.push('error-report'); reports.push(r); return 'reports/ERROR_1.json'; },
+      writeErrorReport: (r) => {
+        calls.push('error-report');
+        reports.push(r);
+        return 'reports/ERROR_1.json';
+      },
     },
     job: {
-      root: '/ws', profile: 'dev', stateDirOf: (n) => `/ws/.rc1/state/${n}`, paramsOf: () => ({ score: { n: 3 } }),
-      locateParam: async (k) => `configs/dev.yaml (${k})`, forced: new Set(),
+      root: '/ws',
+      profile: 'dev',
+      stateDirOf: (n) => `/ws/.rc1/state/${n}`,
+      paramsOf: () => ({ score: { n: 3 } }),
+      locateParam: async (k) => `configs/dev.yaml (${k})`,
+      forced: new Set(),
     },
     env: { MODE: 'fast', API_KEY: SECRET, UNRELATED: 'x' },
     clock: { now: () => (t += 10), date: () => new Date('2026-11-26T12:00:00.000Z') },
-    git: { start: () => { calls.push('git-start'); }, get: async () => ({ commit: 'c0ffee', dirty: false }) },
+    git: {
+      start: () => {
+        calls.push('git-start');
+      },
+      get: async () => ({ commit: 'c0ffee', dirty: false }),
+    },
     emit: (e) => events.push(e),
     counts: { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 },
   };
@@ -108,11 +214,22 @@ function rig(decision: Decision, opts: { result?: RuleOutcome; materializes?: bo
 }
 
 function slots(): Slots & { held: number; taken: number } {
-  const s = { held: 0, taken: 0, acquire: async () => { s.held++; s.taken++; }, release: () => { s.held--; } };
+  const s = {
+    held: 0,
+    taken: 0,
+    acquire: async () => {
+      s.held++;
+      s.taken++;
+    },
+    release: () => {
+      s.held--;
+    },
+  };
   return s;
 }
 /** The pipeline the executor reads: the target map and the producers of files (no other field is used). */
-const pipelineOf = (...ts: ResolvedTarget[]): ResolvedPipeline => ({ targets: new Map(ts.map((x) => [x.name, x])), producers: new Map() }) as unknown as ResolvedPipeline;
+const pipelineOf = (...ts: ResolvedTarget[]): ResolvedPipeline =>
+  ({ targets: new Map(ts.map((x) => [x.name, x])), producers: new Map() }) as unknown as ResolvedPipeline;
 const going: BuildState = { interrupted: false, halted: false };
 
 async function execute(r: ReturnType<typeof rig>, t = target(), state: BuildState = going) {
@@ -131,7 +248,12 @@ test('a fresh target is up to date: no rule runs, nothing is committed or stored
 });
 
 test('a recorded gate failure with the same fingerprint is replayed, not rerun', async () => {
-  const r = rig({ kind: 'fresh', key: 'k1', fp, record: record({ result: 'gate-failed', checks: [check('acc', 0.1, '>=', 0.9)] }) });
+  const r = rig({
+    kind: 'fresh',
+    key: 'k1',
+    fp,
+    record: record({ result: 'gate-failed', checks: [check('acc', 0.1, '>=', 0.9)] }),
+  });
   const { outcome } = await execute(r, target({ gate: true }));
   assert.equal(outcome, 'gate-failed');
   assert.deepEqual(r.calls, ['decide']);
@@ -154,7 +276,16 @@ test('a corrupt cache entry is dropped and the rule runs instead', async () => {
   const r = rig({ kind: 'restore', key: 'k1', fp, entry, reasons }, { materializes: false });
   const { outcome } = await execute(r);
   assert.equal(outcome, 'ran');
-  assert.deepEqual(r.calls, ['decide', 'materialize', 'drop-temp', 'compile', 'git-start', 'run', 'commit', 'cache-put']);
+  assert.deepEqual(r.calls, [
+    'decide',
+    'materialize',
+    'drop-temp',
+    'compile',
+    'git-start',
+    'run',
+    'commit',
+    'cache-put',
+  ]);
   assert.ok(r.events.some((e) => e.event === 'warning' && /corrupt/.test(e.message)));
 });
 
@@ -189,9 +320,19 @@ test('a run decision runs the rule in a slot with its env, params and absolute i
 });
 
 test('a worker that stored the objects and wrote the entry itself: the entry is announced, not copied again; a target with secrets gets no cache key', async () => {
-  const r = rig({ kind: 'run', key: 'k1', fp, reasons }, {
-    result: { ok: true, value: { rule: { name: 'score', version: 1 }, cached: true, outputs: [hashed('/ws/.rc1/tmp/7-1-0-scores.json')] } },
-  });
+  const r = rig(
+    { kind: 'run', key: 'k1', fp, reasons },
+    {
+      result: {
+        ok: true,
+        value: {
+          rule: { name: 'score', version: 1 },
+          cached: true,
+          outputs: [hashed('/ws/.rc1/tmp/7-1-0-scores.json')],
+        },
+      },
+    },
+  );
   await execute(r, target({ secrets: [] }));
   assert.equal(r.jobs[0]!.cacheKey, 'k1');
   assert.deepEqual(r.calls, ['decide', 'lookup', 'compile', 'git-start', 'run', 'commit', 'cache-stored']);
@@ -202,7 +343,10 @@ test('a worker that stored the objects and wrote the entry itself: the entry is 
 });
 
 test('a rebuild whose outputs equal the previous record says so (early cutoff); its explain event names the root cause', async () => {
-  const r = rig({ kind: 'run', key: 'k2', fp, reasons: [{ kind: 'param-changed', key: 'score.n', old: 2, new: 3 }] }, { previous: record() });
+  const r = rig(
+    { kind: 'run', key: 'k2', fp, reasons: [{ kind: 'param-changed', key: 'score.n', old: 2, new: 3 }] },
+    { previous: record() },
+  );
   await execute(r);
   const done = r.events.find((e) => e.event === 'done');
   assert.ok(done && done.event === 'done' && done.unchanged === true);
@@ -224,10 +368,22 @@ test('a job its runner schedules elsewhere (a batch system) takes no -j slot', a
 });
 
 test('a failed rule commits and stores nothing: temp outputs dropped, the failure recorded, a redacted error report written', async () => {
-  const r = rig({ kind: 'run', key: 'k1', fp, reasons }, { result: { ok: false, error: { kind: 'rule-error', message: `401 for key ${SECRET}` } } });
+  const r = rig(
+    { kind: 'run', key: 'k1', fp, reasons },
+    { result: { ok: false, error: { kind: 'rule-error', message: `401 for key ${SECRET}` } } },
+  );
   const { outcome, slots: sl } = await execute(r);
   assert.equal(outcome, 'failed');
-  assert.deepEqual(r.calls, ['decide', 'lookup', 'compile', 'git-start', 'run', 'drop-temp', 'record-failure', 'error-report']);
+  assert.deepEqual(r.calls, [
+    'decide',
+    'lookup',
+    'compile',
+    'git-start',
+    'run',
+    'drop-temp',
+    'record-failure',
+    'error-report',
+  ]);
   assert.equal(sl.held, 0);
   assert.deepEqual(r.commits, []);
   assert.deepEqual(r.stored, []);
@@ -240,15 +396,36 @@ test('a failed rule commits and stores nothing: temp outputs dropped, the failur
 });
 
 test('a param error names where each key is set', async () => {
-  const r = rig({ kind: 'run', key: 'k1', fp, reasons }, { result: { ok: false, error: { kind: 'param-error', message: 'bad', paramIssues: [{ key: 'score.n', message: 'expected a number' }] } } });
+  const r = rig(
+    { kind: 'run', key: 'k1', fp, reasons },
+    {
+      result: {
+        ok: false,
+        error: { kind: 'param-error', message: 'bad', paramIssues: [{ key: 'score.n', message: 'expected a number' }] },
+      },
+    },
+  );
   await execute(r);
-  assert.equal(r.reports[0]!.error, 'invalid config for scores (checked by rules/score.ts):\n  configs/dev.yaml (score.n): score.n: expected a number');
+  assert.equal(
+    r.reports[0]!.error,
+    'invalid config for scores (checked by rules/score.ts):\n  configs/dev.yaml (score.n): score.n: expected a number',
+  );
 });
 
 test('a gate whose checks fail is committed and cached as gate-failed', async () => {
-  const r = rig({ kind: 'run', key: 'k1', fp, reasons }, {
-    result: { ok: true, value: { rule: { name: 'score', version: 1 }, checks: [check('acc', 0.1, '>=', 0.9)], outputs: [hashed('/ws/.rc1/tmp/7-1-0-scores.json')] } },
-  });
+  const r = rig(
+    { kind: 'run', key: 'k1', fp, reasons },
+    {
+      result: {
+        ok: true,
+        value: {
+          rule: { name: 'score', version: 1 },
+          checks: [check('acc', 0.1, '>=', 0.9)],
+          outputs: [hashed('/ws/.rc1/tmp/7-1-0-scores.json')],
+        },
+      },
+    },
+  );
   const { outcome } = await execute(r, target({ gate: true }));
   assert.equal(outcome, 'gate-failed');
   assert.equal(r.commits[0]!.result, 'gate-failed');
@@ -264,9 +441,20 @@ test('after an interruption a returning rule commits nothing; after a halt its t
   let state = { interrupted: false, halted: false };
   const h = rig({ kind: 'run', key: 'k1', fp, reasons });
   const run = h.runner.run;
-  h.runner.run = async (job, hooks, tg) => { const res = await run(job, hooks, tg); state = { interrupted: false, halted: true }; return res; };
+  h.runner.run = async (job, hooks, tg) => {
+    const res = await run(job, hooks, tg);
+    state = { interrupted: false, halted: true };
+    return res;
+  };
   const sl = slots();
-  const outcome = await new TargetExecutor(pipelineOf(target()), h.ports).execute('scores', sl, { get interrupted() { return state.interrupted; }, get halted() { return state.halted; } });
+  const outcome = await new TargetExecutor(pipelineOf(target()), h.ports).execute('scores', sl, {
+    get interrupted() {
+      return state.interrupted;
+    },
+    get halted() {
+      return state.halted;
+    },
+  });
   assert.equal(outcome, 'failed');
   assert.deepEqual(h.calls, ['decide', 'lookup', 'compile', 'git-start', 'run', 'drop-temp']);
   assert.deepEqual(h.commits, []);
@@ -274,14 +462,18 @@ test('after an interruption a returning rule commits nothing; after a halt its t
 
 test('a rule that does not compile fails its target; an engine write error is thrown to halt the build', async () => {
   const r = rig({ kind: 'run', key: 'k1', fp, reasons });
-  r.ports.compile = async () => { throw new CompileError('rules/score.ts', 'rules/score.ts:3:1: Unexpected "}"'); };
+  r.ports.compile = async () => {
+    throw new CompileError('rules/score.ts', 'rules/score.ts:3:1: Unexpected "}"');
+  };
   assert.equal((await execute(r)).outcome, 'failed');
   const fail = r.events.find((e) => e.event === 'fail');
   assert.ok(fail && fail.event === 'fail' && fail.error.startsWith('rules/score.ts does not compile:'));
 
   const w = rig({ kind: 'run', key: 'k1', fp, reasons });
   const full = Object.assign(new Error('no space'), { code: 'ENOSPC' });
-  w.ports.state.commit = () => { throw new EngineWriteError('the output', '/ws/data/scores.json', full, '/ws'); };
+  w.ports.state.commit = () => {
+    throw new EngineWriteError('the output', '/ws/data/scores.json', full, '/ws');
+  };
   await assert.rejects(execute(w), EngineWriteError);
   assert.deepEqual(w.stored, []); // nothing cached for an output that was never committed
 });

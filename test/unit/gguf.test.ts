@@ -7,7 +7,15 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { encodeGguf, ggmlForwardDifference, policyGgufContent, readGgmlPolicy, verifyGguf, writeGguf, type GgufContent } from '../../lib/gguf/index.ts';
+import {
+  encodeGguf,
+  ggmlForwardDifference,
+  policyGgufContent,
+  readGgmlPolicy,
+  verifyGguf,
+  writeGguf,
+  type GgufContent,
+} from '../../lib/gguf/index.ts';
 import { initParams } from '../../lib/train/mlp.ts';
 import { makePolicy } from '../../lib/train/policy.ts';
 import { TrainRng } from '../../lib/train/rng.ts';
@@ -48,7 +56,14 @@ test('a GGUF file round-trips through @huggingface/gguf: metadata of every type,
     assert.deepEqual(v.differences, []);
     assert.equal(v.ok, true);
     assert.equal(v.readBack.version, 3);
-    assert.deepEqual(v.readBack.tensors.map((x) => [x.name, x.shape, x.dtype]), [['a.weight', [5, 3], 0], ['a.bias', [5], 0], ['b.weight', [2, 2, 2], 0]]);
+    assert.deepEqual(
+      v.readBack.tensors.map((x) => [x.name, x.shape, x.dtype]),
+      [
+        ['a.weight', [5, 3], 0],
+        ['a.bias', [5], 0],
+        ['b.weight', [2, 2, 2], 0],
+      ],
+    );
     assert.equal(layout.tensorDataOffset % 32, 0);
     assert.ok(layout.tensors.every((x) => x.offset % 32 === 0));
     assert.equal(v.readBack.tensorDataOffset, layout.tensorDataOffset);
@@ -56,7 +71,9 @@ test('a GGUF file round-trips through @huggingface/gguf: metadata of every type,
     assert.equal(bytes.subarray(0, 4).toString('ascii'), 'GGUF');
     assert.equal(bytes.readUInt32LE(4), 3);
     assert.equal(bytes.length % 32, 0, 'each tensor, the last included, is padded to the alignment');
-  } finally { t.done(); }
+  } finally {
+    t.done();
+  }
 });
 
 test('the same content always encodes to the same bytes', () => {
@@ -79,10 +96,15 @@ test('the verifier reports a changed data byte, a changed value and a missing te
     other.metadata[4] = { key: 'rc1-test.f', value: { type: 'float32', value: 0.2 } };
     other.tensors.push({ name: 'c', shape: [1], data: new Float32Array([1]) });
     const w = await verifyGguf(t.file, other);
-    assert.ok(w.differences.includes('metadata rc1-test.f: 0.10000000149011612, expected 0.20000000298023224'), w.differences.join('\n'));
+    assert.ok(
+      w.differences.includes('metadata rc1-test.f: 0.10000000149011612, expected 0.20000000298023224'),
+      w.differences.join('\n'),
+    );
     assert.ok(w.differences.includes('tensor c: missing'), w.differences.join('\n'));
     assert.ok(w.differences.includes('tensor_count 3, expected 4'), w.differences.join('\n'));
-  } finally { t.done(); }
+  } finally {
+    t.done();
+  }
 });
 
 test('the writer refuses content a reader could not trust', () => {
@@ -100,16 +122,30 @@ test('the writer refuses content a reader could not trust', () => {
   assert.throws(() => encodeGguf(wide), /uint32 value out of range: -1/);
 });
 
-test('the built-in policy exports its policy net in ggml\'s convention (ne[0] = input dimension): multiplying through the file as ggml does gives the policy\'s log-probabilities', async () => {
+test("the built-in policy exports its policy net in ggml's convention (ne[0] = input dimension): multiplying through the file as ggml does gives the policy's log-probabilities", async () => {
   const t = tmpFile('policy.gguf');
   try {
     const shape = { obsDim: 19, hidden: [32, 16], actions: 4 };
     const policy = makePolicy(shape, initParams(shape, new TrainRng(3)), 6);
     const c = policyGgufContent(policy, {
-      name: 'rc1-policy', actions: ['ask', 'wiki', 'calc', 'answer'], featureNames: Array.from({ length: 19 }, (_, i) => `f${i}`),
-      env: 'simulated-dialogue-v1', step: 120, configHash: 'ab'.repeat(32),
+      name: 'rc1-policy',
+      actions: ['ask', 'wiki', 'calc', 'answer'],
+      featureNames: Array.from({ length: 19 }, (_, i) => `f${i}`),
+      env: 'simulated-dialogue-v1',
+      step: 120,
+      configHash: 'ab'.repeat(32),
     });
-    assert.deepEqual(c.tensors.map((x) => x.name), ['policy.l0.weight', 'policy.l0.bias', 'policy.l1.weight', 'policy.l1.bias', 'policy.head.weight', 'policy.head.bias']);
+    assert.deepEqual(
+      c.tensors.map((x) => x.name),
+      [
+        'policy.l0.weight',
+        'policy.l0.bias',
+        'policy.l1.weight',
+        'policy.l1.bias',
+        'policy.head.weight',
+        'policy.head.bias',
+      ],
+    );
     writeGguf(t.file, c);
     const v = await verifyGguf(t.file, c);
     assert.deepEqual(v.differences, []);
@@ -118,7 +154,11 @@ test('the built-in policy exports its policy net in ggml\'s convention (ne[0] = 
     assert.ok(v.readBack.metadataKeys.includes('rc1-mlp-policy.feature_names'));
     const bytes = fs.readFileSync(t.file);
     const l0 = bytes.subarray(v.readBack.tensorDataOffset, v.readBack.tensorDataOffset + 19 * 32 * 4);
-    assert.equal(l0.readFloatLE(4 * (5 * 19 + 2)), policy.params.data[0]![2 * 32 + 5], 'element (i=2, o=5) sits at o * n_in + i');
+    assert.equal(
+      l0.readFloatLE(4 * (5 * 19 + 2)),
+      policy.params.data[0]![2 * 32 + 5],
+      'element (i=2, o=5) sits at o * n_in + i',
+    );
 
     // Multiply through the file's tensors as a ggml reader does (ggml_mul_mat: y[o] = Σ_i W[o·ne0 + i]·x[i], ne0 = n_in).
     const tensor = (name: string): { ne: number[]; data: Float32Array } => {
@@ -144,10 +184,17 @@ test('the built-in policy exports its policy net in ggml\'s convention (ne[0] = 
       }
       const lz = Math.log(x.reduce((acc, z) => acc + Math.exp(z), 0));
       const want = policy.logProbs(obs);
-      x.forEach((z, a) => assert.ok(Math.abs(z - lz - want[a]!) < 1e-9, `observation ${k}, action ${a}: ${z - lz} vs the policy's ${want[a]}`));
+      x.forEach((z, a) =>
+        assert.ok(
+          Math.abs(z - lz - want[a]!) < 1e-9,
+          `observation ${k}, action ${a}: ${z - lz} vs the policy's ${want[a]}`,
+        ),
+      );
     }
-    assert.ok(await ggmlForwardDifference(t.file, policy, 16, 5) < 1e-9, 'the export rule\'s own check agrees');
-  } finally { t.done(); }
+    assert.ok((await ggmlForwardDifference(t.file, policy, 16, 5)) < 1e-9, "the export rule's own check agrees");
+  } finally {
+    t.done();
+  }
 });
 
 test('a policy file whose weights are stored the other way round (ne = [n_out, n_in]) is refused by the ggml-style reader', async () => {
@@ -156,13 +203,25 @@ test('a policy file whose weights are stored the other way round (ne = [n_out, n
     const shape = { obsDim: 19, hidden: [32, 16], actions: 4 };
     const policy = makePolicy(shape, initParams(shape, new TrainRng(3)), 6);
     const c = policyGgufContent(policy, {
-      name: 'rc1-policy', actions: ['ask', 'wiki', 'calc', 'answer'], featureNames: Array.from({ length: 19 }, (_, i) => `f${i}`),
-      env: 'simulated-dialogue-v1', step: 1, configHash: 'ab'.repeat(32),
+      name: 'rc1-policy',
+      actions: ['ask', 'wiki', 'calc', 'answer'],
+      featureNames: Array.from({ length: 19 }, (_, i) => `f${i}`),
+      env: 'simulated-dialogue-v1',
+      step: 1,
+      configHash: 'ab'.repeat(32),
     });
     // The orientation this export used to write: the policy's [n_in][n_out] bytes as they are.
     const raw = new Map(policy.tensors().map((x) => [x.name, x]));
-    const old = { ...c, tensors: c.tensors.map((x) => ({ ...x, shape: [...raw.get(x.name)!.shape], data: raw.get(x.name)!.data })) };
+    const old = {
+      ...c,
+      tensors: c.tensors.map((x) => ({ ...x, shape: [...raw.get(x.name)!.shape], data: raw.get(x.name)!.data })),
+    };
     writeGguf(t.file, old);
-    await assert.rejects(readGgmlPolicy(t.file, 'rc1-mlp-policy'), /tensor policy\.l0\.weight has ne \[32, 19\], expected \[19, 32\] \(ggml: ne\[0\] = the input dimension of a matmul weight\)/);
-  } finally { t.done(); }
+    await assert.rejects(
+      readGgmlPolicy(t.file, 'rc1-mlp-policy'),
+      /tensor policy\.l0\.weight has ne \[32, 19\], expected \[19, 32\] \(ggml: ne\[0\] = the input dimension of a matmul weight\)/,
+    );
+  } finally {
+    t.done();
+  }
 });

@@ -31,9 +31,11 @@ function patternBytes(size: number): Buffer {
   const b = Buffer.allocUnsafe(size);
   let x = 0x9e3779b9;
   for (let i = 0; i < size; i++) {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     b[i] = x & 0xff;
   }
   return b;
@@ -46,8 +48,12 @@ describe('hashFileSync', () => {
     writeFileSync(p, data);
     return p;
   };
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'rc1-hash-file-')); });
-  after(() => { rmSync(dir, { recursive: true, force: true }); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rc1-hash-file-'));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test('an empty file hashes to the empty-input vector', () => {
     assert.equal(hashFileSync(write('empty', '')), EMPTY);
@@ -66,7 +72,9 @@ describe('hashFileSync', () => {
     sizes.push(buffer - 1, buffer, buffer + 1, 2 * buffer, 3 * buffer + 12345);
   }
   for (const size of sizes) {
-    test(`a file of ${size} bytes matches sha256sum`, { skip: hasSha256sum() ? false : 'sha256sum not installed' }, () => {
+    test(`a file of ${size} bytes matches sha256sum`, {
+      skip: hasSha256sum() ? false : 'sha256sum not installed',
+    }, () => {
       const data = patternBytes(size);
       const p = write(`pattern-${size}`, data);
       const got = hashFileSync(p);
@@ -97,8 +105,12 @@ describe('hashFileSync', () => {
 
 describe('hashFileWithStatSync', () => {
   let dir = '';
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'rc1-hash-file-stat-')); });
-  after(() => { rmSync(dir, { recursive: true, force: true }); });
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rc1-hash-file-stat-'));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test('returns the digest, the bytes hashed and the bigint stat of the same file', () => {
     const data = patternBytes(300_000);

@@ -5,7 +5,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildRollout, type ErrorMode, type Rollout } from '../../lib/rollouts/index.ts';
 import {
-  DIMENSIONS, PROMPT_VERSION, RUBRIC, RUBRIC_VERSION, createHeuristicProvider, heuristicBase, itemHash, renderJudgeMessages, type ScoreRequest,
+  DIMENSIONS,
+  PROMPT_VERSION,
+  RUBRIC,
+  RUBRIC_VERSION,
+  createHeuristicProvider,
+  heuristicBase,
+  itemHash,
+  renderJudgeMessages,
+  type ScoreRequest,
 } from '../../lib/scoring/index.ts';
 import { fixtureRollouts, fixtureScenarios } from '../helpers/scoring-fixtures.ts';
 
@@ -13,7 +21,15 @@ const OPTS = { jitter: 0.03, ambiguityJitter: 0.4 };
 const signal = new AbortController().signal;
 
 function request(r: Rollout, sampleIndex: number): ScoreRequest {
-  return { itemHash: itemHash(r), sampleIndex, rubricVersion: RUBRIC_VERSION, promptVersion: PROMPT_VERSION, temperature: 0.7, messages: renderJudgeMessages(r), rollout: r };
+  return {
+    itemHash: itemHash(r),
+    sampleIndex,
+    rubricVersion: RUBRIC_VERSION,
+    promptVersion: PROMPT_VERSION,
+    temperature: 0.7,
+    messages: renderJudgeMessages(r),
+    rollout: r,
+  };
 }
 
 test('every heuristic sample says provider heuristic, live false, billable false, untimed', async () => {
@@ -23,7 +39,10 @@ test('every heuristic sample says provider heuristic, live false, billable false
     const out = await p.score(request(r, 0), signal);
     assert.ok(out.ok);
     const s = out.sample;
-    assert.deepEqual([s.provider, s.model, s.live, s.billable, s.cached, s.latencyMs, s.promptTokens, s.completionTokens], ['heuristic', 'heuristic-v1', false, false, false, 0, 0, 0]);
+    assert.deepEqual(
+      [s.provider, s.model, s.live, s.billable, s.cached, s.latencyMs, s.promptTokens, s.completionTokens],
+      ['heuristic', 'heuristic-v1', false, false, false, 0, 0, 0],
+    );
     assert.deepEqual(Object.keys(s.scores), [...DIMENSIONS]);
     for (const d of DIMENSIONS) assert.ok(s.scores[d] >= 0 && s.scores[d] <= 1, `${d} ${s.scores[d]}`);
   }
@@ -34,7 +53,11 @@ test('heuristic scores are deterministic, and the K samples of an item differ by
   const again = createHeuristicProvider(OPTS);
   let differing = 0;
   for (const r of await fixtureRollouts(5)) {
-    const [a0, a1, b0] = await Promise.all([p.score(request(r, 0), signal), p.score(request(r, 1), signal), again.score(request(r, 0), signal)]);
+    const [a0, a1, b0] = await Promise.all([
+      p.score(request(r, 0), signal),
+      p.score(request(r, 1), signal),
+      again.score(request(r, 0), signal),
+    ]);
     assert.ok(a0.ok && a1.ok && b0.ok);
     assert.deepEqual(a0.sample, b0.sample);
     if (JSON.stringify(a0.sample.scores) !== JSON.stringify(a1.sample.scores)) differing++;
@@ -44,9 +67,12 @@ test('heuristic scores are deterministic, and the K samples of an item differ by
 
 test('the heuristic follows the rubric anchors for each error mode', async () => {
   const scenarios = await fixtureScenarios(9);
-  const with1 = (mode: ErrorMode) => fixtureRollouts(9).then((rs) => rs.filter((r) => r.error_modes.length === 1 && r.error_modes[0] === mode));
+  const with1 = (mode: ErrorMode) =>
+    fixtureRollouts(9).then((rs) => rs.filter((r) => r.error_modes.length === 1 && r.error_modes[0] === mode));
   for (const s of scenarios) {
-    const clean = heuristicBase(buildRollout(s, s.reference, { source: 'synthetic', policy: 'p', candidate_index: 0, error_modes: [] })).scores;
+    const clean = heuristicBase(
+      buildRollout(s, s.reference, { source: 'synthetic', policy: 'p', candidate_index: 0, error_modes: [] }),
+    ).scores;
     for (const d of DIMENSIONS) assert.equal(clean[d], 1, `${s.id}: the reference trajectory scores 1 on ${d}`);
   }
   for (const r of await with1('wrong_answer')) {
@@ -56,12 +82,17 @@ test('the heuristic follows the rubric anchors for each error mode', async () =>
   for (const r of await with1('unnecessary_clarification')) assert.equal(heuristicBase(r).scores.clarification, 0.5);
   for (const r of await with1('skipped_clarification')) assert.equal(heuristicBase(r).scores.clarification, 0);
   for (const r of await with1('missing_tool_call')) assert.ok(heuristicBase(r).scores.tool_use < 1);
-  for (const r of await with1('verbosity')) assert.ok(heuristicBase(r).scores.conciseness < 0.5 && heuristicBase(r).scores.clarity < 1);
+  for (const r of await with1('verbosity'))
+    assert.ok(heuristicBase(r).scores.conciseness < 0.5 && heuristicBase(r).scores.clarity < 1);
 });
 
 test('a hotpotqa answer with partial overlap gets partial correctness and the widest jitter', async () => {
   const s = (await fixtureScenarios(3)).find((x) => x.task === 'hotpotqa' && x.gold_answer.split(' ').length >= 2)!;
-  const partial = buildRollout(s, { steps: s.reference.steps, final_answer: s.gold_answer.split(' ')[0]! }, { source: 'synthetic', policy: 'p', candidate_index: 0, error_modes: [] });
+  const partial = buildRollout(
+    s,
+    { steps: s.reference.steps, final_answer: s.gold_answer.split(' ')[0]! },
+    { source: 'synthetic', policy: 'p', candidate_index: 0, error_modes: [] },
+  );
   const base = heuristicBase(partial);
   assert.equal(base.scores.correctness, partial.f1);
   assert.ok(partial.f1! > 0 && partial.f1! < 1);
@@ -69,8 +100,16 @@ test('a hotpotqa answer with partial overlap gets partial correctness and the wi
 });
 
 test('a request without a rollout is a failed outcome, not a guess', async () => {
-  const out = await createHeuristicProvider(OPTS).score({ ...request((await fixtureRollouts(1))[0]!, 0), rollout: null }, signal);
-  assert.deepEqual(out, { ok: false, error: 'heuristic provider: the request carries no rollout to score', attempts: 1, retryable: false });
+  const out = await createHeuristicProvider(OPTS).score(
+    { ...request((await fixtureRollouts(1))[0]!, 0), rollout: null },
+    signal,
+  );
+  assert.deepEqual(out, {
+    ok: false,
+    error: 'heuristic provider: the request carries no rollout to score',
+    attempts: 1,
+    retryable: false,
+  });
 });
 
 test('the rubric defines all seven dimensions with anchors for 0, 0.5 and 1, and the prompt asks for them as strict JSON', async () => {

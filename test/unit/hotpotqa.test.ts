@@ -13,10 +13,22 @@ const IRCOT = join(ROOT, 'data/raw/hotpotqa/hotpot_dev_ircot_processed_500.jsonl
 const at = { file: 'h.jsonl', line: 4, unit: 'line' as const };
 
 let dir = '';
-before(async () => { dir = await mkdtemp(join(tmpdir(), 'rc1-hotpot-')); });
-after(async () => { await rm(dir, { recursive: true, force: true }); });
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rc1-hotpot-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
-type Original = { _id: string; question: string; answer: string; type: string; level: string; supporting_facts: [string, number][]; context: [string, string[]][] };
+type Original = {
+  _id: string;
+  question: string;
+  answer: string;
+  type: string;
+  level: string;
+  supporting_facts: [string, number][];
+  context: [string, string[]][];
+};
 
 function original(): Original {
   return {
@@ -25,15 +37,26 @@ function original(): Original {
     answer: 'yes',
     type: 'comparison',
     level: 'hard',
-    supporting_facts: [['A', 0], ['B', 1]],
-    context: [['A', ['A was born in France.']], ['C', ['C is a distractor.']], ['B', ['B is a painter.', ' B was born in France.']]],
+    supporting_facts: [
+      ['A', 0],
+      ['B', 1],
+    ],
+    context: [
+      ['A', ['A was born in France.']],
+      ['C', ['C is a distractor.']],
+      ['B', ['B is a painter.', ' B was born in France.']],
+    ],
   };
 }
 
 /** The Hugging Face hotpot_qa layout of an official record. */
 function toHf(r: Original) {
   return {
-    id: r._id, question: r.question, answer: r.answer, type: r.type, level: r.level,
+    id: r._id,
+    question: r.question,
+    answer: r.answer,
+    type: r.type,
+    level: r.level,
     supporting_facts: { title: r.supporting_facts.map((f) => f[0]), sent_id: r.supporting_facts.map((f) => f[1]) },
     context: { title: r.context.map((c) => c[0]), sentences: r.context.map((c) => c[1]) },
   };
@@ -55,7 +78,10 @@ test('the shipped HotpotQA files hold 103 + 500 records that merge into 500 uniq
   assert.equal(loaded.items.length, 500);
   assert.equal(loaded.duplicates, 103);
   assert.equal(loaded.skipped, 0);
-  const byFormat = loaded.items.reduce<Record<string, number>>((m, i) => ({ ...m, [i.format]: (m[i.format] ?? 0) + 1 }), {});
+  const byFormat = loaded.items.reduce<Record<string, number>>(
+    (m, i) => ({ ...m, [i.format]: (m[i.format] ?? 0) + 1 }),
+    {},
+  );
   assert.deepEqual(byFormat, { 'hotpotqa-distractor': 103, 'hotpotqa-ircot': 397 });
   assert.equal(new Set(loaded.items.map((i) => i.source_id)).size, 500);
 });
@@ -65,7 +91,10 @@ test('merging prefers the official record, with sentence-level facts, whatever t
   assert.equal(loaded.duplicates, 103);
   const first = loaded.items.find((i) => i.source_id === '5a8b57f25542995d1e6f1371') as HotpotqaItem;
   assert.equal(first.format, 'hotpotqa-distractor');
-  assert.deepEqual(first.supporting, [{ title: 'Scott Derrickson', sent_id: 0 }, { title: 'Ed Wood', sent_id: 0 }]);
+  assert.deepEqual(first.supporting, [
+    { title: 'Scott Derrickson', sent_id: 0 },
+    { title: 'Ed Wood', sent_id: 0 },
+  ]);
   assert.equal(first.origin.file, 'data/raw/hotpotqa/hotpot_dev_distractor_v1_first103.jsonl');
 });
 
@@ -90,22 +119,43 @@ test('an IRCoT record gives paragraph-level support and the answer from its span
   assert.equal(item.format, 'hotpotqa-ircot');
   assert.equal(item.type, null);
   assert.equal(item.level, null);
-  assert.deepEqual(item.supporting.map((s) => s.sent_id), [undefined, undefined]);
+  assert.deepEqual(
+    item.supporting.map((s) => s.sent_id),
+    [undefined, undefined],
+  );
   assert.ok(item.supporting.some((s) => s.title === 'Shirley Temple'));
   assert.ok(items.every((i) => i.supporting.length === 2));
 });
 
 test('an IRCoT answer falls back to the number, then the date', () => {
-  const ircot = (answer: object) => ({ question_id: 'q1', question_text: 'When?', answers_objects: [answer], contexts: [] });
+  const ircot = (answer: object) => ({
+    question_id: 'q1',
+    question_text: 'When?',
+    answers_objects: [answer],
+    contexts: [],
+  });
   assert.equal(parse(ircot({ number: '12', date: { day: '', month: '', year: '' }, spans: [] })).gold_answer, '12');
-  assert.equal(parse(ircot({ number: '', date: { day: '4', month: 'July', year: '1776' }, spans: [] })).gold_answer, '4 July 1776');
-  assert.throws(() => parse(ircot({ number: '', date: { day: '', month: '', year: '' }, spans: [] })), /answers_objects\[0\]: expected non-empty spans, a number or a date/);
-  assert.throws(() => parse({ ...ircot({}), answers_objects: [] }), /answers_objects: expected at least one answer object, got an array of 0/);
+  assert.equal(
+    parse(ircot({ number: '', date: { day: '4', month: 'July', year: '1776' }, spans: [] })).gold_answer,
+    '4 July 1776',
+  );
+  assert.throws(
+    () => parse(ircot({ number: '', date: { day: '', month: '', year: '' }, spans: [] })),
+    /answers_objects\[0\]: expected non-empty spans, a number or a date/,
+  );
+  assert.throws(
+    () => parse({ ...ircot({}), answers_objects: [] }),
+    /answers_objects: expected at least one answer object, got an array of 0/,
+  );
 });
 
 test('the Hugging Face JSONL layout parses to the same item as the official layout', async () => {
   const hfFile = join(dir, 'validation.jsonl');
-  const lines = (await readFile(ORIGINAL, 'utf8')).trimEnd().split('\n').slice(0, 5).map((l) => JSON.stringify(toHf(JSON.parse(l) as Original)));
+  const lines = (await readFile(ORIGINAL, 'utf8'))
+    .trimEnd()
+    .split('\n')
+    .slice(0, 5)
+    .map((l) => JSON.stringify(toHf(JSON.parse(l) as Original)));
   await writeFile(hfFile, lines.join('\n') + '\n');
   const hf = await readHotpotqa(hfFile);
   const orig = await readHotpotqa(ORIGINAL);
@@ -119,21 +169,33 @@ test('the Hugging Face JSONL layout parses to the same item as the official layo
 test('a HotpotQA supporting fact naming a title not in the context is reported', () => {
   const r = original();
   r.supporting_facts[1] = ['Nobody', 0];
-  assert.throws(() => parse(r), (error: unknown) => {
-    assert.ok(error instanceof DataError);
-    assert.equal(error.field, 'supporting_facts[1][0]');
-    assert.equal(error.message, 'h.jsonl:4: supporting_facts[1][0]: expected the title of a context paragraph, got "Nobody"');
-    return true;
-  });
+  assert.throws(
+    () => parse(r),
+    (error: unknown) => {
+      assert.ok(error instanceof DataError);
+      assert.equal(error.field, 'supporting_facts[1][0]');
+      assert.equal(
+        error.message,
+        'h.jsonl:4: supporting_facts[1][0]: expected the title of a context paragraph, got "Nobody"',
+      );
+      return true;
+    },
+  );
   const hf = toHf(original());
   hf.supporting_facts.title[0] = 'Nobody';
-  assert.throws(() => parse(hf), /supporting_facts\.title\[0\]: expected the title of a context paragraph, got "Nobody"/);
+  assert.throws(
+    () => parse(hf),
+    /supporting_facts\.title\[0\]: expected the title of a context paragraph, got "Nobody"/,
+  );
 });
 
-test('a HotpotQA supporting fact pointing past the paragraph\'s sentences is reported', () => {
+test("a HotpotQA supporting fact pointing past the paragraph's sentences is reported", () => {
   const r = original();
   r.supporting_facts[0] = ['A', 3];
-  assert.throws(() => parse(r), { message: 'h.jsonl:4: supporting_facts[0][1]: expected a sentence index below 1 (paragraph "A" has 1 sentence), got number 3' });
+  assert.throws(() => parse(r), {
+    message:
+      'h.jsonl:4: supporting_facts[0][1]: expected a sentence index below 1 (paragraph "A" has 1 sentence), got number 3',
+  });
   const hf = toHf(original());
   hf.supporting_facts.sent_id[1] = 2;
   assert.throws(() => parse(hf), /supporting_facts\.sent_id\[1\]: expected a sentence index below 2/);
@@ -143,13 +205,30 @@ test('malformed HotpotQA fields are reported with their path and what was expect
   const cases: [(r: Original) => unknown, RegExp][] = [
     [(r) => ({ ...r, context: [['A']] }), /context\[0\]: expected a \[title, \[sentences\]\] pair, got an array of 1/],
     [(r) => ({ ...r, context: [['A', 'one string']] }), /context\[0\]\[1\]: expected a list, got "one string"/],
-    [(r) => ({ ...r, supporting_facts: [['A', -1]] }), /supporting_facts\[0\]\[1\]: expected a non-negative integer, got number -1/],
+    [
+      (r) => ({ ...r, supporting_facts: [['A', -1]] }),
+      /supporting_facts\[0\]\[1\]: expected a non-negative integer, got number -1/,
+    ],
     [(r) => ({ ...r, type: 'multi' }), /type: expected one of "bridge", "comparison", got "multi"/],
     [(r) => ({ ...r, answer: '' }), /answer: expected a non-empty string, got ""/],
     [({ _id: _omit, ...rest }) => rest, /_id: expected a record id \(`_id`, `question_id` or `id`\), got nothing/],
-    [(r) => { const hf = toHf(r); hf.context.sentences.pop(); return hf; }, /context: expected context\.title and context\.sentences of the same length, got 3 and 2/],
-    [(r) => ({ question_id: r._id, question_text: r.question, answers_objects: [{ spans: ['x'] }], contexts: [{ title: 'A', paragraph_text: 'a', is_supporting: 'yes' }] }),
-      /contexts\[0\]\.is_supporting: expected a boolean, got "yes"/],
+    [
+      (r) => {
+        const hf = toHf(r);
+        hf.context.sentences.pop();
+        return hf;
+      },
+      /context: expected context\.title and context\.sentences of the same length, got 3 and 2/,
+    ],
+    [
+      (r) => ({
+        question_id: r._id,
+        question_text: r.question,
+        answers_objects: [{ spans: ['x'] }],
+        contexts: [{ title: 'A', paragraph_text: 'a', is_supporting: 'yes' }],
+      }),
+      /contexts\[0\]\.is_supporting: expected a boolean, got "yes"/,
+    ],
   ];
   for (const [mutate, message] of cases) assert.throws(() => parse(mutate(original()) as object), message);
 });
@@ -157,10 +236,19 @@ test('malformed HotpotQA fields are reported with their path and what was expect
 test('skip mode skips bad HotpotQA records and counts them; fail mode throws on the first', async () => {
   const bad = { ...original(), _id: 'bad', supporting_facts: [['Nowhere', 0]] };
   const path = join(dir, 'mixed.jsonl');
-  await writeFile(path, [original(), bad, { ...original(), _id: 'def' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await writeFile(
+    path,
+    [original(), bad, { ...original(), _id: 'def' }].map((r) => JSON.stringify(r)).join('\n') + '\n',
+  );
   const skip = await readHotpotqa(path, { onError: 'skip', root: dir });
-  assert.deepEqual(skip.items.map((i) => i.source_id), ['abc', 'def']);
+  assert.deepEqual(
+    skip.items.map((i) => i.source_id),
+    ['abc', 'def'],
+  );
   assert.equal(skip.skipped, 1);
-  assert.equal(skip.issues[0]!.message, 'mixed.jsonl:2: supporting_facts[0][0]: expected the title of a context paragraph, got "Nowhere"');
+  assert.equal(
+    skip.issues[0]!.message,
+    'mixed.jsonl:2: supporting_facts[0][0]: expected the title of a context paragraph, got "Nowhere"',
+  );
   await assert.rejects(readHotpotqa(path, { root: dir }), { name: 'DataError', message: skip.issues[0]!.message });
 });

@@ -5,7 +5,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
-import { createOpenAICompatibleProvider, estimateTokens, parseJudgeAnswer, scoreLimited } from '../../lib/scoring/openai-provider.ts';
+import {
+  createOpenAICompatibleProvider,
+  estimateTokens,
+  parseJudgeAnswer,
+  scoreLimited,
+} from '../../lib/scoring/openai-provider.ts';
 import { PRESETS, resolveEndpoint, ScoringLiveSchema, scoringLiveDefaults } from '../../lib/scoring/presets.ts';
 import { createRateLimiter, TransportError } from '../../lib/scoring/rate-limiter.ts';
 import type { ScoreRequest } from '../../lib/scoring/types.ts';
@@ -17,8 +22,16 @@ const server = await startFakeOpenAIServer({ apiKey: KEY });
 after(() => server.close());
 
 const req = (i = 0): ScoreRequest => ({
-  itemHash: `item${i}`, sampleIndex: 0, rubricVersion: 'r1', promptVersion: 'p1', temperature: 0.7, rollout: null,
-  messages: [{ role: 'system', content: 'Grade as JSON.' }, { role: 'user', content: `attempt number ${i}` }],
+  itemHash: `item${i}`,
+  sampleIndex: 0,
+  rubricVersion: 'r1',
+  promptVersion: 'p1',
+  temperature: 0.7,
+  rollout: null,
+  messages: [
+    { role: 'system', content: 'Grade as JSON.' },
+    { role: 'user', content: `attempt number ${i}` },
+  ],
 });
 const signal = (): AbortSignal => new AbortController().signal;
 
@@ -35,9 +48,14 @@ test('a well-formed answer becomes a live, billable sample with its tokens and l
 
 test('the request carries model, messages, temperature, max_tokens and the preset response_format', async () => {
   for (const [mode, expected] of [
-    ['json_schema', 'json_schema'], ['json_object', 'json_object'], ['none', undefined],
+    ['json_schema', 'json_schema'],
+    ['json_object', 'json_object'],
+    ['none', undefined],
   ] as const) {
-    const p = createOpenAICompatibleProvider({ ...resolveEndpoint({ ...scoringLiveDefaults, base_url: server.url, response_format: mode }), apiKey: KEY });
+    const p = createOpenAICompatibleProvider({
+      ...resolveEndpoint({ ...scoringLiveDefaults, base_url: server.url, response_format: mode }),
+      apiKey: KEY,
+    });
     assert.ok((await p.score(req(2), signal())).ok);
     const body = server.lastBodies.at(-1)!;
     assert.equal(body.model, 'gpt-4o-mini');
@@ -45,7 +63,11 @@ test('the request carries model, messages, temperature, max_tokens and the prese
     assert.equal(body.max_tokens, 300);
     assert.equal((body.response_format as { type?: string } | undefined)?.type, expected, mode);
     if (mode === 'json_schema') {
-      const schema = (body.response_format as { json_schema: { strict: boolean; schema: { required: string[]; additionalProperties: boolean } } }).json_schema;
+      const schema = (
+        body.response_format as {
+          json_schema: { strict: boolean; schema: { required: string[]; additionalProperties: boolean } };
+        }
+      ).json_schema;
       assert.equal(schema.strict, true);
       assert.equal(schema.schema.required.length, 7);
       assert.equal(schema.schema.additionalProperties, false);
@@ -63,7 +85,10 @@ test('answers that miss a dimension, add a key, leave [0, 1] or are not JSON are
     JSON.stringify({ ...JSON.parse(good), clarity: 1.2 }),
     JSON.stringify({ ...JSON.parse(good), clarity: -0.1 }),
     JSON.stringify({ ...JSON.parse(good), clarity: '0.5' }),
-    'The answer deserves a 0.8 overall.', '', `Here you go: ${good}`, null,
+    'The answer deserves a 0.8 overall.',
+    '',
+    `Here you go: ${good}`,
+    null,
   ];
   for (const b of bad) assert.equal(parseJudgeAnswer(b).ok, false, String(b));
 });
@@ -82,12 +107,18 @@ test('a malformed answer is asked again, and recorded as a failure once the retr
   assert.match(failed.error, /malformed answer .* after 3 attempts/);
 });
 
-test('429 and 5xx are thrown as TransportErrors for the limiter, with the server\'s Retry-After', async () => {
+test("429 and 5xx are thrown as TransportErrors for the limiter, with the server's Retry-After", async () => {
   const p = testProvider(server.url, KEY);
   server.queue({ kind: '429', retryAfter: '7' });
-  await assert.rejects(p.score(req(5), signal()), (e: unknown) => e instanceof TransportError && e.kind === 'rate-limited' && e.retryAfterMs === 7000);
+  await assert.rejects(
+    p.score(req(5), signal()),
+    (e: unknown) => e instanceof TransportError && e.kind === 'rate-limited' && e.retryAfterMs === 7000,
+  );
   server.queue({ kind: '5xx', status: 503 });
-  await assert.rejects(p.score(req(5), signal()), (e: unknown) => e instanceof TransportError && e.kind === 'server' && e.status === 503);
+  await assert.rejects(
+    p.score(req(5), signal()),
+    (e: unknown) => e instanceof TransportError && e.kind === 'server' && e.status === 503,
+  );
 });
 
 test('through the limiter, 429s and 5xx are retried; spent retries become a retryable failure', async () => {
@@ -118,10 +149,18 @@ test('the API key is in no thrown error, returned object or printed form of the 
   const texts: string[] = [JSON.stringify(p), inspect(p, { depth: 10, showHidden: true })];
   server.queue({ kind: '5xx' }, { kind: '429' }, { kind: 'malformed' }, { kind: 'malformed' }, { kind: 'malformed' });
   for (let i = 0; i < 3; i++) {
-    try { texts.push(JSON.stringify(await p.score(req(9), signal()))); } catch (e) { texts.push(inspect(e), String((e as Error).stack)); }
+    try {
+      texts.push(JSON.stringify(await p.score(req(9), signal())));
+    } catch (e) {
+      texts.push(inspect(e), String((e as Error).stack));
+    }
   }
   const dead = testProvider('http://127.0.0.1:9/v1', KEY);
-  try { await dead.score(req(10), signal()); } catch (e) { texts.push(inspect(e), String((e as Error).stack)); }
+  try {
+    await dead.score(req(10), signal());
+  } catch (e) {
+    texts.push(inspect(e), String((e as Error).stack));
+  }
   assert.ok(texts.some((t) => /network error/.test(t)));
   for (const t of texts) assert.ok(!t.includes(KEY), t);
 });
@@ -129,12 +168,31 @@ test('the API key is in no thrown error, returned object or printed form of the 
 test('presets resolve to a base URL, model, key variable and JSON mode; config overrides them', () => {
   assert.deepEqual(Object.keys(PRESETS).sort(), ['deepseek', 'deepseek_r1', 'gemini', 'llamacpp', 'openai', 'vllm']);
   const ds = resolveEndpoint({ ...scoringLiveDefaults, preset: 'deepseek' });
-  assert.deepEqual([ds.baseUrl, ds.model, ds.keyEnv, ds.responseFormat, ds.billable], ['https://api.deepseek.com/v1', 'deepseek-chat', 'DEEPSEEK_API_KEY', 'json_object', true]);
-  const local = resolveEndpoint({ ...scoringLiveDefaults, preset: 'llamacpp', base_url: 'http://10.0.0.2:8080/v1/', model: 'qwen3-judge' });
-  assert.deepEqual([local.baseUrl, local.model, local.requiresKey, local.billable], ['http://10.0.0.2:8080/v1', 'qwen3-judge', false, false]);
+  assert.deepEqual(
+    [ds.baseUrl, ds.model, ds.keyEnv, ds.responseFormat, ds.billable],
+    ['https://api.deepseek.com/v1', 'deepseek-chat', 'DEEPSEEK_API_KEY', 'json_object', true],
+  );
+  const local = resolveEndpoint({
+    ...scoringLiveDefaults,
+    preset: 'llamacpp',
+    base_url: 'http://10.0.0.2:8080/v1/',
+    model: 'qwen3-judge',
+  });
+  assert.deepEqual(
+    [local.baseUrl, local.model, local.requiresKey, local.billable],
+    ['http://10.0.0.2:8080/v1', 'qwen3-judge', false, false],
+  );
   assert.ok(ScoringLiveSchema.safeParse(scoringLiveDefaults).success);
-  assert.ok(!ScoringLiveSchema.safeParse({ ...scoringLiveDefaults, api_key: 'sk-inline' }).success, 'a key written into config is an unknown key');
-  assert.ok(!ScoringLiveSchema.safeParse({ ...scoringLiveDefaults, rate: { ...scoringLiveDefaults.rate, concurrency_initial: 9 } }).success);
+  assert.ok(
+    !ScoringLiveSchema.safeParse({ ...scoringLiveDefaults, api_key: 'sk-inline' }).success,
+    'a key written into config is an unknown key',
+  );
+  assert.ok(
+    !ScoringLiveSchema.safeParse({
+      ...scoringLiveDefaults,
+      rate: { ...scoringLiveDefaults.rate, concurrency_initial: 9 },
+    }).success,
+  );
 });
 
 test('configs/scoring_live.yaml is valid and states exactly the defaults', async () => {

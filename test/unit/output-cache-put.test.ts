@@ -15,7 +15,13 @@ test('put() writes the entry when no remote tier listens, and tells the remote t
     const file = path.join(dir, 'out.txt');
     fs.writeFileSync(file, 'hello\n');
     const sha = hashFileSync(file);
-    const entry = (key: string) => ({ target: 't', key, outputs: [{ path: 'out.txt', dir: false, sha256: sha, size: 6 }], result: 'ok' as const, rule: { name: 'r', version: 1 } });
+    const entry = (key: string) => ({
+      target: 't',
+      key,
+      outputs: [{ path: 'out.txt', dir: false, sha256: sha, size: 6 }],
+      result: 'ok' as const,
+      rule: { name: 'r', version: 1 },
+    });
     const alone = new OutputCache(path.join(dir, 'cache'));
     alone.put(entry('a'.repeat(64)), () => file);
     assert.ok(alone.has('a'.repeat(64)), 'the entry is written without a remote tier');
@@ -24,5 +30,7 @@ test('put() writes the entry when no remote tier listens, and tells the remote t
     alone.put(entry('b'.repeat(64)), () => file);
     assert.ok(alone.has('b'.repeat(64)));
     assert.deepEqual(heard, ['b'.repeat(64)]);
-  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -5,8 +5,10 @@ import { resolveEndpoint, ScoringLiveSchema, scoringLiveDefaults } from '../../l
 
 test('the deepseek_r1 preset asks deepseek-reasoner on the DeepSeek API with the DeepSeek key, answers parsed from plain text', () => {
   const r1 = resolveEndpoint({ ...scoringLiveDefaults, preset: 'deepseek_r1', max_tokens: 4096 });
-  assert.deepEqual([r1.baseUrl, r1.model, r1.keyEnv, r1.responseFormat, r1.billable, r1.requiresKey],
-    ['https://api.deepseek.com/v1', 'deepseek-reasoner', 'DEEPSEEK_API_KEY', 'none', true, true]);
+  assert.deepEqual(
+    [r1.baseUrl, r1.model, r1.keyEnv, r1.responseFormat, r1.billable, r1.requiresKey],
+    ['https://api.deepseek.com/v1', 'deepseek-reasoner', 'DEEPSEEK_API_KEY', 'none', true, true],
+  );
 });
 
 test('the deepseek_r1 preset refuses a max_tokens too small for its reasoning, naming the field', () => {

@@ -13,12 +13,23 @@ test('a holder in another PID namespace on this host and boot is unknown (never 
   const holder = { pid: 999_999, host: me.host, bootId: me.bootId, startTicks: '12345', pidNs: 'pid:[4026532999]' };
   const st = holderState(holder, false, me);
   assert.equal(st.kind, 'unknown');
-  assert.match((st as { why: string }).why, /another PID namespace \(pid:\[4026532999\]; this build is in pid:\[4026531836\]/);
-  assert.equal(holderState({ ...holder, pidNs: me.pidNs }, false, me).kind, 'dead', 'same namespace: looked up, and absent');
-  assert.equal(holderState({ ...holder, pidNs: undefined }, false, me).kind, 'dead', 'a record without a namespace: checked as before');
+  assert.match(
+    (st as { why: string }).why,
+    /another PID namespace \(pid:\[4026532999\]; this build is in pid:\[4026531836\]/,
+  );
+  assert.equal(
+    holderState({ ...holder, pidNs: me.pidNs }, false, me).kind,
+    'dead',
+    'same namespace: looked up, and absent',
+  );
+  assert.equal(
+    holderState({ ...holder, pidNs: undefined }, false, me).kind,
+    'dead',
+    'a record without a namespace: checked as before',
+  );
 });
 
-test('a record with this process\'s pid is alive when its start time is ours, dead when it is not', () => {
+test("a record with this process's pid is alive when its start time is ours, dead when it is not", () => {
   const me = selfIdentity();
   assert.ok(me.startTicks, 'this test needs /proc');
   const rec = { pid: me.pid, host: me.host, bootId: me.bootId, pidNs: me.pidNs, startTicks: me.startTicks };
@@ -28,12 +39,16 @@ test('a record with this process\'s pid is alive when its start time is ours, de
   assert.match((old as { why: string }).why, /this process's own \(a restart reused it\)/);
 });
 
-test('a second lock object in the same process does not break the first one\'s live lock; the lock records the PID namespace', () => {
+test("a second lock object in the same process does not break the first one's live lock; the lock records the PID namespace", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-lock-'));
   try {
     const a = new WorkspaceLock(path.join(dir, 'lock'));
     a.acquire('first');
-    const top = fs.readdirSync(path.join(dir, 'lock')).filter((n) => /^\d{16}$/.test(n)).sort().at(-1)!;
+    const top = fs
+      .readdirSync(path.join(dir, 'lock'))
+      .filter((n) => /^\d{16}$/.test(n))
+      .sort()
+      .at(-1)!;
     const rec = JSON.parse(fs.readFileSync(path.join(dir, 'lock', top), 'utf8')) as { pidNs?: string };
     if (fs.existsSync('/proc/self/ns/pid')) assert.equal(rec.pidNs, fs.readlinkSync('/proc/self/ns/pid'));
     const b = new WorkspaceLock(path.join(dir, 'lock'));
@@ -42,5 +57,7 @@ test('a second lock object in the same process does not break the first one\'s l
     a.release();
     b.acquire('second');
     b.release();
-  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -20,7 +20,7 @@ test('URL-encoded forms are redacted: percent encoding in either hex case, and f
   assert.equal(redact(new URLSearchParams({ key: KEY, a: '1' }).toString()), 'key=***&a=1');
 });
 
-test('partial and mixed URL encodings are redacted: quote() leaving / raw, mixed-case hex, RFC 3986 !\'()*', () => {
+test("partial and mixed URL encodings are redacted: quote() leaving / raw, mixed-case hex, RFC 3986 !'()*", () => {
   // Python's urllib.parse.quote(KEY): '/' stays raw, '+' and '"' and '\\' and '=' are encoded.
   const quoted = KEY.replace(/[^A-Za-z0-9_.~/-]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
   assert.notEqual(quoted, encodeURIComponent(KEY));
@@ -48,7 +48,10 @@ test('base64 of the key is redacted, alone and inside a larger base64 string at 
       assert.match(out, /\*\*\*/, `${prefix}|${suffix}`);
       // What is left around *** decodes to no more than a few bytes of the key.
       const left = out.replace('Authorization: Basic ', '').split('***');
-      assert.ok(left.every((part) => part.length <= Math.ceil((prefix.length + suffix.length + 2) * 4 / 3) + 4), `${prefix}|${suffix}: ${out}`);
+      assert.ok(
+        left.every((part) => part.length <= Math.ceil(((prefix.length + suffix.length + 2) * 4) / 3) + 4),
+        `${prefix}|${suffix}: ${out}`,
+      );
       const url = Buffer.from(prefix + KEY + suffix).toString('base64url');
       assert.match(redact(url), /\*\*\*/, `base64url ${prefix}|${suffix}`);
     }

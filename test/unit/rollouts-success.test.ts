@@ -4,7 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  extractNumber, hotpotExactMatch, hotpotF1, judgeSuccess, normalizeAnswer, numericMatch, parseYesNo, yesNoMatch,
+  extractNumber,
+  hotpotExactMatch,
+  hotpotF1,
+  judgeSuccess,
+  normalizeAnswer,
+  numericMatch,
+  parseYesNo,
+  yesNoMatch,
 } from '../../lib/rollouts/index.ts';
 
 test('HotpotQA normalisation lower-cases, drops ASCII punctuation, removes a/an/the as words and collapses whitespace', () => {
@@ -15,8 +22,16 @@ test('HotpotQA normalisation lower-cases, drops ASCII punctuation, removes a/an/
   assert.equal(normalizeAnswer('a-b'), 'ab', '"-" is in string.punctuation: removed, no space left');
   assert.equal(normalizeAnswer('theatre'), 'theatre', '"the" inside a word is not an article');
   assert.equal(normalizeAnswer('the_the'), 'thethe', '"_" is punctuation, removed before articles: one word remains');
-  assert.equal(normalizeAnswer('\u201cquoted\u201d'), '\u201cquoted\u201d', 'curly quotes are not in string.punctuation');
-  assert.equal(normalizeAnswer('Caf\u00e9 the \u00c9the'), 'caf\u00e9 \u00e9the', "Python's \\b is Unicode-aware: \u00e9the is one word");
+  assert.equal(
+    normalizeAnswer('\u201cquoted\u201d'),
+    '\u201cquoted\u201d',
+    'curly quotes are not in string.punctuation',
+  );
+  assert.equal(
+    normalizeAnswer('Caf\u00e9 the \u00c9the'),
+    'caf\u00e9 \u00e9the',
+    "Python's \\b is Unicode-aware: \u00e9the is one word",
+  );
   assert.equal(normalizeAnswer('x\u001cy'), 'x y', 'str.split() splits on \\x1c');
   assert.equal(normalizeAnswer('x\ufeffy'), 'x\ufeffy', 'str.split() does not split on U+FEFF');
 });

@@ -3,13 +3,28 @@
 // the -j bound, -k, blocking and interruption are checked without a workspace or a worker.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type BuildState, type Outcome, type ScheduleResult, STOPPED_AFTER_FAILURE, Scheduler, type Slots, type TargetExecutor } from '../../packages/engine/src/scheduler/scheduler.ts';
+import {
+  type BuildState,
+  type Outcome,
+  type ScheduleResult,
+  STOPPED_AFTER_FAILURE,
+  Scheduler,
+  type Slots,
+  type TargetExecutor,
+} from '../../packages/engine/src/scheduler/scheduler.ts';
 
-interface Deferred { promise: Promise<Outcome>; resolve(o: Outcome): void; reject(e: unknown): void }
+interface Deferred {
+  promise: Promise<Outcome>;
+  resolve(o: Outcome): void;
+  reject(e: unknown): void;
+}
 function deferred(): Deferred {
   let resolve!: (o: Outcome) => void;
   let reject!: (e: unknown) => void;
-  const promise = new Promise<Outcome>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<Outcome>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -28,7 +43,10 @@ class FakeExecutor implements TargetExecutor {
 
   async execute(name: string, slots: Slots, state: BuildState): Promise<Outcome> {
     await slots.acquire();
-    if (state.interrupted || state.halted) { slots.release(); return 'failed'; }
+    if (state.interrupted || state.halted) {
+      slots.release();
+      return 'failed';
+    }
     this.started.push(name);
     this.running++;
     this.maxRunning = Math.max(this.maxRunning, this.running);
@@ -58,9 +76,17 @@ class FakeExecutor implements TargetExecutor {
   }
 }
 
-function schedule(deps: Record<string, string[]>, ex: TargetExecutor, o: { jobs: number; keepGoing?: boolean }): { s: Scheduler; blocked: [string, string][]; done: Promise<ScheduleResult> } {
+function schedule(
+  deps: Record<string, string[]>,
+  ex: TargetExecutor,
+  o: { jobs: number; keepGoing?: boolean },
+): { s: Scheduler; blocked: [string, string][]; done: Promise<ScheduleResult> } {
   const blocked: [string, string][] = [];
-  const s = new Scheduler({ plan: Object.keys(deps), deps: (n) => deps[n]! }, ex, { jobs: o.jobs, keepGoing: o.keepGoing ?? false, onBlocked: (n, by) => blocked.push([n, by]) });
+  const s = new Scheduler({ plan: Object.keys(deps), deps: (n) => deps[n]! }, ex, {
+    jobs: o.jobs,
+    keepGoing: o.keepGoing ?? false,
+    onBlocked: (n, by) => blocked.push([n, by]),
+  });
   return { s, blocked, done: s.run() };
 }
 
@@ -103,14 +129,29 @@ test('after a failure without -k nothing new starts; what was left is blocked by
   assert.deepEqual(blocked, [['c', STOPPED_AFTER_FAILURE]]);
 });
 
-test('-k keeps building independent targets and blocks only the failed target\'s dependents, transitively', async () => {
+test("-k keeps building independent targets and blocks only the failed target's dependents, transitively", async () => {
   // a (fails) --> b --> c ; x --> y ; g (gate fails) --> h
   const ex = new FakeExecutor({ a: 'failed', x: 'ran', y: 'ran', g: 'gate-failed' });
-  const { done, blocked } = schedule({ a: [], b: ['a'], c: ['b'], x: [], y: ['x'], g: [], h: ['g'] }, ex, { jobs: 1, keepGoing: true });
+  const { done, blocked } = schedule({ a: [], b: ['a'], c: ['b'], x: [], y: ['x'], g: [], h: ['g'] }, ex, {
+    jobs: 1,
+    keepGoing: true,
+  });
   const r = await done;
   assert.deepEqual(ex.started.sort(), ['a', 'g', 'x', 'y']);
-  assert.deepEqual(Object.fromEntries(r.outcomes), { a: 'failed', b: 'blocked', c: 'blocked', x: 'ran', y: 'ran', g: 'gate-failed', h: 'blocked' });
-  assert.deepEqual(blocked.sort(), [['b', 'a'], ['c', 'b'], ['h', 'g']]);
+  assert.deepEqual(Object.fromEntries(r.outcomes), {
+    a: 'failed',
+    b: 'blocked',
+    c: 'blocked',
+    x: 'ran',
+    y: 'ran',
+    g: 'gate-failed',
+    h: 'blocked',
+  });
+  assert.deepEqual(blocked.sort(), [
+    ['b', 'a'],
+    ['c', 'b'],
+    ['h', 'g'],
+  ]);
 });
 
 test('interruption cancels running work, starts nothing queued and blocks nothing', async () => {

@@ -9,8 +9,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
-  MAX_TOOL_OUTPUT_CHARS, createOpenAICompatibleProvider, judgeSpec, judgeUserPrompt, openScoreCache, probeRollouts, promptKey, promptTemplateText, resolveEndpoint, scoreItems, scoringLiveDefaults, specHash,
-  toScoreItem, type JudgeSpec, type JudgeSpecInput, type ScoreCache,
+  MAX_TOOL_OUTPUT_CHARS,
+  createOpenAICompatibleProvider,
+  judgeSpec,
+  judgeUserPrompt,
+  openScoreCache,
+  probeRollouts,
+  promptKey,
+  promptTemplateText,
+  resolveEndpoint,
+  scoreItems,
+  scoringLiveDefaults,
+  specHash,
+  toScoreItem,
+  type JudgeSpec,
+  type JudgeSpecInput,
+  type ScoreCache,
 } from '../../lib/scoring/index.ts';
 import { cacheStat } from '../../lib/scoring/cache-cli.ts';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.ts';
@@ -26,17 +40,42 @@ before(async () => {
   assert.ok(opened.ok);
   cache = opened.cache;
 });
-after(async () => { cache.close(); await server.close(); rmSync(dir, { recursive: true, force: true }); });
+after(async () => {
+  cache.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-const base = (): JudgeSpecInput => ({ provider: 'vllm', model: 'judge-a', endpoint: server.url, temperature: 0.2, topP: null, maxTokens: 300, responseFormat: 'json_schema', k: 1 });
+const base = (): JudgeSpecInput => ({
+  provider: 'vllm',
+  model: 'judge-a',
+  endpoint: server.url,
+  temperature: 0.2,
+  topP: null,
+  maxTokens: 300,
+  responseFormat: 'json_schema',
+  k: 1,
+});
 
 /** Scores the fixture rollouts under a spec; returns how many requests reached the server. */
 async function score(spec: JudgeSpec): Promise<number> {
   const before = server.stats.requests;
-  const endpoint = { ...resolveEndpoint({ ...scoringLiveDefaults, preset: 'vllm', base_url: server.url }), provider: spec.provider, model: spec.model, maxTokens: spec.maxTokens ?? 300 };
+  const endpoint = {
+    ...resolveEndpoint({ ...scoringLiveDefaults, preset: 'vllm', base_url: server.url }),
+    provider: spec.provider,
+    model: spec.model,
+    maxTokens: spec.maxTokens ?? 300,
+  };
   const provider = createOpenAICompatibleProvider({ ...endpoint, apiKey: undefined });
   const items = (await fixtureRollouts(1, 1)).map(toScoreItem);
-  const run = await scoreItems(items, { providerFor: () => provider, k: spec.k, temperature: spec.temperature, promptKey: promptKey(spec), cache, signal: new AbortController().signal });
+  const run = await scoreItems(items, {
+    providerFor: () => provider,
+    k: spec.k,
+    temperature: spec.temperature,
+    promptKey: promptKey(spec),
+    cache,
+    signal: new AbortController().signal,
+  });
   assert.equal(run.results.filter((r) => r.status !== 'scored').length, 0);
   return server.stats.requests - before;
 }
@@ -61,7 +100,7 @@ test('the same judge spec is served from the cache; changing any one part of it 
   const hashes = new Set([specHash(spec)]);
   for (const [what, changed] of changes) {
     hashes.add(specHash(changed));
-    assert.ok(await score(changed) > 0, `${what} changed: rescored`);
+    assert.ok((await score(changed)) > 0, `${what} changed: rescored`);
   }
   assert.equal(hashes.size, changes.length + 1, 'every change gives another spec hash');
   const stat = cacheStat(cache);
@@ -76,17 +115,26 @@ test('the spec hashes the rendered template and rubric text, so an edit of eithe
   assert.equal(specHash(judgeSpec(base())), specHash(spec), 'deterministic');
 });
 
-test('the hashed template renders every branch of the user message, so editing any branch\'s text changes the key', () => {
+test("the hashed template renders every branch of the user message, so editing any branch's text changes the key", () => {
   const text = promptTemplateText();
   const branches: [string, string][] = [
-    ['needs clarification, with the reply', 'This request is missing information; a good assistant asks for it. If asked, the user reveals: {reply}'],
+    [
+      'needs clarification, with the reply',
+      'This request is missing information; a good assistant asks for it. If asked, the user reveals: {reply}',
+    ],
     ['needs clarification, no reply', 'If asked, the user reveals: (nothing)'],
     ['complete as written', 'This request is complete as written; no clarifying question is needed.'],
     ['tools listed', 'Tools available to the assistant: wiki, calc'],
     ['no tools', 'Tools available to the assistant: none'],
-    ['steps of each kind', '1. [asks the user] {ask}\n   [user replies] {reply}\n2. [calls calc] {input}\n   [calc returns] {output}\n3. [thinks] {thought}'],
-    ['no steps', 'The assistant\'s attempt:\n(no steps)'],
-    ['a tool output longer than the cut', `[calc returns] ${'{output}'.padEnd(MAX_TOOL_OUTPUT_CHARS, 'x')}… [1 more characters]`],
+    [
+      'steps of each kind',
+      '1. [asks the user] {ask}\n   [user replies] {reply}\n2. [calls calc] {input}\n   [calc returns] {output}\n3. [thinks] {thought}',
+    ],
+    ['no steps', "The assistant's attempt:\n(no steps)"],
+    [
+      'a tool output longer than the cut',
+      `[calc returns] ${'{output}'.padEnd(MAX_TOOL_OUTPUT_CHARS, 'x')}… [1 more characters]`,
+    ],
     ['a final answer', 'Final answer: {answer}'],
     ['no final answer', 'Final answer: (none)'],
   ];
@@ -96,7 +144,10 @@ test('the hashed template renders every branch of the user message, so editing a
     const lines = probeRollouts(task).map((r) => new Set(judgeUserPrompt(r).split('\n')));
     lines.forEach((own, i) => {
       const others = new Set(lines.filter((_, j) => j !== i).flatMap((l) => [...l]));
-      assert.ok([...own].some((l) => !others.has(l)), `${task} probe ${i} renders a branch the others do not`);
+      assert.ok(
+        [...own].some((l) => !others.has(l)),
+        `${task} probe ${i} renders a branch the others do not`,
+      );
     });
   }
 });

@@ -25,12 +25,33 @@ function open(file: string, now?: () => number, ttlDays = 14): ScoreCache {
 }
 
 const key = (over: Partial<ScoreCacheKey> = {}): ScoreCacheKey => ({
-  provider: 'openai', model: 'gpt-4o-mini', rubricVersion: 'r1', promptVersion: 'p1', itemHash: 'a'.repeat(64), sampleIndex: 0, ...over,
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  rubricVersion: 'r1',
+  promptVersion: 'p1',
+  itemHash: 'a'.repeat(64),
+  sampleIndex: 0,
+  ...over,
 });
 
 const sample = (x = 0.5): ScoreSample => ({
-  provider: 'openai', model: 'gpt-4o-mini', live: true, billable: true, latencyMs: 812, promptTokens: 900, completionTokens: 60, cached: false,
-  scores: { correctness: x, reasoning: 0.25, clarity: 1, conciseness: 0, clarification: 0.75, tool_use: 0.5, format_safety: 0.125 },
+  provider: 'openai',
+  model: 'gpt-4o-mini',
+  live: true,
+  billable: true,
+  latencyMs: 812,
+  promptTokens: 900,
+  completionTokens: 60,
+  cached: false,
+  scores: {
+    correctness: x,
+    reasoning: 0.25,
+    clarity: 1,
+    conciseness: 0,
+    clarification: 0.75,
+    tool_use: 0.5,
+    format_safety: 0.125,
+  },
 });
 
 test('a stored sample comes back as cached with its scores and provenance; another sample index misses', () => {
@@ -46,7 +67,14 @@ test('a stored sample comes back as cached with its scores and provenance; anoth
 test('every key field separates entries: provider, model, rubric, prompt, item and sample index', () => {
   const c = open(tmpDb());
   c.put(key(), sample());
-  for (const k of [{ provider: 'deepseek' }, { model: 'gpt-4o' }, { rubricVersion: 'r2' }, { promptVersion: 'p2' }, { itemHash: 'b'.repeat(64) }, { sampleIndex: 2 }]) {
+  for (const k of [
+    { provider: 'deepseek' },
+    { model: 'gpt-4o' },
+    { rubricVersion: 'r2' },
+    { promptVersion: 'p2' },
+    { itemHash: 'b'.repeat(64) },
+    { sampleIndex: 2 },
+  ]) {
     assert.equal(c.get(key(k)), undefined, JSON.stringify(k));
   }
   c.close();
@@ -90,12 +118,17 @@ test('a sample older than the TTL is a miss, counted as expired, until it is sco
 
 test('a new rubric or prompt version misses, and invalidate removes the older versions only', () => {
   const c = open(tmpDb());
-  for (const v of ['r1', 'r2', 'r10']) for (let s = 0; s < 3; s++) c.put(key({ rubricVersion: v, sampleIndex: s }), sample());
+  for (const v of ['r1', 'r2', 'r10'])
+    for (let s = 0; s < 3; s++) c.put(key({ rubricVersion: v, sampleIndex: s }), sample());
   c.put(key({ promptVersion: 'p2' }), sample());
   assert.equal(c.get(key({ rubricVersion: 'r11' })), undefined);
   const spec = parseInvalidateSpec('rubric<r10');
   assert.ok(spec.ok);
-  assert.deepEqual(c.invalidate(spec.filter, true), { scores: 7, failures: 0, unstable: 0 }, 'dry run counts r1 and r2 (natural order: r2 < r10)');
+  assert.deepEqual(
+    c.invalidate(spec.filter, true),
+    { scores: 7, failures: 0, unstable: 0 },
+    'dry run counts r1 and r2 (natural order: r2 < r10)',
+  );
   assert.deepEqual(c.invalidate(spec.filter), { scores: 7, failures: 0, unstable: 0 });
   assert.ok(c.get(key({ rubricVersion: 'r10' })));
   assert.equal(c.get(key({ rubricVersion: 'r2' })), undefined);
@@ -156,7 +189,11 @@ test('replay-bad sets aside the samples of unstable items and clears failures, s
     assert.ok(c.get(key({ sampleIndex: s })), 'stable items keep their samples');
     assert.equal(c.get(key({ ...shaky, sampleIndex: s })), undefined);
   }
-  assert.equal((c.handle.prepare('SELECT COUNT(*) AS n FROM set_aside').get() as { n: number }).n, 3, 'paid samples are kept, not deleted');
+  assert.equal(
+    (c.handle.prepare('SELECT COUNT(*) AS n FROM set_aside').get() as { n: number }).n,
+    3,
+    'paid samples are kept, not deleted',
+  );
   assert.deepEqual([c.unstable().length, c.failures().length], [0, 0]);
   c.close();
 });
@@ -190,12 +227,23 @@ test('the cache works inside a worker thread, compiled as rules are (esbuild bun
   const bundle = path.join(path.dirname(file), 'score-cache.mjs');
   const esbuild = await import('esbuild');
   await esbuild.build({
-    entryPoints: [new URL('../../lib/scoring/score-cache.ts', import.meta.url).pathname], outfile: bundle, bundle: true, platform: 'node',
-    format: 'esm', logLevel: 'silent',
-    plugins: [{
-      name: 'npm-absolute', // as the engine does: npm packages stay external, resolved to absolute paths
-      setup(b) { b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path.startsWith('node:') ? a.path : createRequire(import.meta.url).resolve(a.path), external: true })); },
-    }],
+    entryPoints: [new URL('../../lib/scoring/score-cache.ts', import.meta.url).pathname],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'npm-absolute', // as the engine does: npm packages stay external, resolved to absolute paths
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (a) => ({
+            path: a.path.startsWith('node:') ? a.path : createRequire(import.meta.url).resolve(a.path),
+            external: true,
+          }));
+        },
+      },
+    ],
   });
   const mod = (await import('node:url')).pathToFileURL(bundle).href;
   const code = `
@@ -209,7 +257,10 @@ test('the cache works inside a worker thread, compiled as rules are (esbuild bun
       parentPort.postMessage(hit ? hit.scores.correctness : null);
     });`;
   const w = new Worker(code, { eval: true, workerData: { mod, file, key: key(), sample: sample(0.3) } });
-  const got = await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+  const got = await new Promise((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
   assert.equal(got, 0.3);
   const c = open(file);
   assert.equal(c.get(key({ sampleIndex: 2 }))?.scores.correctness, 0.3);

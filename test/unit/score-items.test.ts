@@ -4,23 +4,56 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DIMENSIONS, MemoryScoreCache, PROMPT_VERSION, RUBRIC_VERSION, cacheKey, createHeuristicProvider, p95, scoreItems, toScoreItem,
-  type CacheKeyFields, type DimScores, type Provider, type ScoreItem, type ScoreOutcome, type ScoreRequest,
+  DIMENSIONS,
+  MemoryScoreCache,
+  PROMPT_VERSION,
+  RUBRIC_VERSION,
+  cacheKey,
+  createHeuristicProvider,
+  p95,
+  scoreItems,
+  toScoreItem,
+  type CacheKeyFields,
+  type DimScores,
+  type Provider,
+  type ScoreItem,
+  type ScoreOutcome,
+  type ScoreRequest,
 } from '../../lib/scoring/index.ts';
 import { fixtureRollouts } from '../helpers/scoring-fixtures.ts';
 
 const scores = (v: number): DimScores => Object.fromEntries(DIMENSIONS.map((d) => [d, v])) as DimScores;
 
 /** A live, billable fake judge; `behave(n, req)` may throw or fail call n (1-based). */
-function fakeLive(behave: (n: number, req: ScoreRequest) => ScoreOutcome | 'throw' | null = () => null, name = 'fake-live'): Provider & { calls: number } {
+function fakeLive(
+  behave: (n: number, req: ScoreRequest) => ScoreOutcome | 'throw' | null = () => null,
+  name = 'fake-live',
+): Provider & { calls: number } {
   const p = {
-    provider: name, model: 'judge-1', live: true, billable: true, calls: 0,
+    provider: name,
+    model: 'judge-1',
+    live: true,
+    billable: true,
+    calls: 0,
     score(req: ScoreRequest): Promise<ScoreOutcome> {
       p.calls++;
       const b = behave(p.calls, req);
       if (b === 'throw') return Promise.reject(new Error(`connection reset on call ${p.calls}`));
       if (b) return Promise.resolve(b);
-      return Promise.resolve({ ok: true, sample: { provider: name, model: 'judge-1', live: true, billable: true, scores: scores(0.1 * req.sampleIndex), latencyMs: 10 * (1 + req.sampleIndex), promptTokens: 100, completionTokens: 20, cached: false } });
+      return Promise.resolve({
+        ok: true,
+        sample: {
+          provider: name,
+          model: 'judge-1',
+          live: true,
+          billable: true,
+          scores: scores(0.1 * req.sampleIndex),
+          latencyMs: 10 * (1 + req.sampleIndex),
+          promptTokens: 100,
+          completionTokens: 20,
+          cached: false,
+        },
+      });
     },
   };
   return p;
@@ -32,15 +65,27 @@ async function items(): Promise<ScoreItem[]> {
   return itemsCache;
 }
 const run = (its: ScoreItem[], provider: Provider, extra: Partial<Parameters<typeof scoreItems>[1]> = {}) =>
-  scoreItems(its, { providerFor: () => provider, k: 3, temperature: 0.7, signal: new AbortController().signal, ...extra });
+  scoreItems(its, {
+    providerFor: () => provider,
+    k: 3,
+    temperature: 0.7,
+    signal: new AbortController().signal,
+    ...extra,
+  });
 
 test('each sample is in the cache before the next call is made', async () => {
   const its = await items();
   const cache = new MemoryScoreCache();
   const seenSizes: number[] = [];
-  const p = fakeLive(() => { seenSizes.push(cache.size); return null; });
+  const p = fakeLive(() => {
+    seenSizes.push(cache.size);
+    return null;
+  });
   const res = await run(its, p, { cache });
-  assert.deepEqual(seenSizes, Array.from({ length: its.length * 3 }, (_, i) => i));
+  assert.deepEqual(
+    seenSizes,
+    Array.from({ length: its.length * 3 }, (_, i) => i),
+  );
   assert.equal(cache.putLog.length, its.length * 3);
   assert.ok(res.results.every((r) => r.status === 'scored'));
 });
@@ -49,7 +94,11 @@ test('a provider that throws halfway: earlier samples are cached, the rest are r
   const its = await items();
   const cache = new MemoryScoreCache();
   const half = Math.floor((its.length * 3) / 2);
-  const first = await run(its, fakeLive((n) => (n > half ? 'throw' : null)), { cache });
+  const first = await run(
+    its,
+    fakeLive((n) => (n > half ? 'throw' : null)),
+    { cache },
+  );
   assert.equal(first.results.length, its.length, 'every item comes back');
   assert.equal(cache.size, half);
   assert.equal(cache.failures.size, its.length * 3 - half);
@@ -76,7 +125,10 @@ test('a build killed halfway keeps every sample it was answered for, and the reb
   const cache = new MemoryScoreCache();
   const ac = new AbortController();
   const killAt = 7;
-  const p = fakeLive((n) => { if (n === killAt) ac.abort(new Error('SIGTERM')); return null; });
+  const p = fakeLive((n) => {
+    if (n === killAt) ac.abort(new Error('SIGTERM'));
+    return null;
+  });
   await assert.rejects(run(its, p, { cache, signal: ac.signal }), /SIGTERM/);
   assert.equal(cache.size, killAt, 'the answer of the call in flight when the kill came is stored too');
   const again = fakeLive();
@@ -89,7 +141,11 @@ test('failed outcomes are recorded with their attempts, and a non-retryable reco
   const its = (await items()).slice(0, 2);
   const cache = new MemoryScoreCache();
   const bad: ScoreOutcome = { ok: false, error: 'malformed judge answer', attempts: 3, retryable: false };
-  const res = await run(its, fakeLive((_, req) => (req.sampleIndex === 1 ? bad : null)), { cache });
+  const res = await run(
+    its,
+    fakeLive((_, req) => (req.sampleIndex === 1 ? bad : null)),
+    { cache },
+  );
   const r0 = res.results[0]!;
   assert.equal(r0.status, 'failed');
   if (r0.status === 'failed') {
@@ -100,7 +156,11 @@ test('failed outcomes are recorded with their attempts, and a non-retryable reco
   const p = fakeLive();
   const again = await run(its, p, { cache: withMemory });
   assert.equal(p.calls, 0);
-  assert.ok(again.results.every((r) => r.status === 'failed' && r.failures[0]!.error.startsWith('not asked again: malformed judge answer')));
+  assert.ok(
+    again.results.every(
+      (r) => r.status === 'failed' && r.failures[0]!.error.startsWith('not asked again: malformed judge answer'),
+    ),
+  );
 });
 
 test('calls go through the limiter with a token estimate, and the limiter signal reaches the provider', async () => {
@@ -108,9 +168,18 @@ test('calls go through the limiter with a token estimate, and the limiter signal
   const seen: number[] = [];
   let signals = 0;
   const limiter = {
-    run<T>(fn: (s: AbortSignal) => Promise<T>, est: number): Promise<T> { seen.push(est); return fn(new AbortController().signal); },
+    run<T>(fn: (s: AbortSignal) => Promise<T>, est: number): Promise<T> {
+      seen.push(est);
+      return fn(new AbortController().signal);
+    },
   };
-  const p: Provider = { ...fakeLive(), score: (req, s) => { if (s.aborted === false) signals++; return fakeLive().score(req, s); } };
+  const p: Provider = {
+    ...fakeLive(),
+    score: (req, s) => {
+      if (s.aborted === false) signals++;
+      return fakeLive().score(req, s);
+    },
+  };
   const res = await run(its, p, { limiter });
   assert.equal(seen.length, 9);
   assert.ok(seen.every((e) => e > 300));
@@ -138,12 +207,32 @@ test('the heuristic path is untimed: no latency, no billable call, identical res
   const b = await run(its, h);
   assert.equal(a.metrics.latency_ms, null);
   assert.equal(a.metrics.billable_calls, 0);
-  assert.deepEqual(a.results.map((r) => r.samples), b.results.map((r) => r.samples));
+  assert.deepEqual(
+    a.results.map((r) => r.samples),
+    b.results.map((r) => r.samples),
+  );
 });
 
 test('the cache key separates provider, model, rubric and prompt versions, item and sample index', () => {
-  const k: CacheKeyFields = { provider: 'p', model: 'm', rubricVersion: RUBRIC_VERSION, promptVersion: PROMPT_VERSION, itemHash: 'abc', sampleIndex: 0 };
-  const keys = new Set([k, { ...k, provider: 'q' }, { ...k, model: 'n' }, { ...k, rubricVersion: 'r2' }, { ...k, promptVersion: 'p2' }, { ...k, itemHash: 'abd' }, { ...k, sampleIndex: 1 }].map(cacheKey));
+  const k: CacheKeyFields = {
+    provider: 'p',
+    model: 'm',
+    rubricVersion: RUBRIC_VERSION,
+    promptVersion: PROMPT_VERSION,
+    itemHash: 'abc',
+    sampleIndex: 0,
+  };
+  const keys = new Set(
+    [
+      k,
+      { ...k, provider: 'q' },
+      { ...k, model: 'n' },
+      { ...k, rubricVersion: 'r2' },
+      { ...k, promptVersion: 'p2' },
+      { ...k, itemHash: 'abd' },
+      { ...k, sampleIndex: 1 },
+    ].map(cacheKey),
+  );
   assert.equal(keys.size, 7);
   assert.equal(cacheKey({ ...k }), cacheKey(k));
 });

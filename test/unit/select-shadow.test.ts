@@ -8,7 +8,7 @@ import { createRng } from '../../packages/engine/src/api/index.ts';
 import { deriveSeed, loadSources, selectShadow, stratifiedQuotas, type SourceItem } from '../../lib/data/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const MIX = { hotpotqa: 0.45, strategyqa: 0.30, gsm8k: 0.25 };
+const MIX = { hotpotqa: 0.45, strategyqa: 0.3, gsm8k: 0.25 };
 const SHADOW = { n: 245, seed: 20250820, stratify: MIX };
 let items: SourceItem[] = [];
 
@@ -68,7 +68,7 @@ test('a different seed gives a different set', () => {
   assert.ok(shared < 245 / 2, `seeds 20250820 and 20250821 share ${shared} of 245 items`);
 });
 
-test('one task\'s sample does not change when another task\'s pool changes', () => {
+test("one task's sample does not change when another task's pool changes", () => {
   const full = selectShadow(items, SHADOW).items.filter((i) => i.task === 'hotpotqa');
   const fewerGsm8k = items.filter((i) => i.task !== 'gsm8k' || Number(i.source_id.split('-').at(-1)) <= 4000);
   const again = selectShadow(fewerGsm8k, SHADOW).items.filter((i) => i.task === 'hotpotqa');
@@ -77,14 +77,29 @@ test('one task\'s sample does not change when another task\'s pool changes', () 
 
 test('selection uses the rng it is given, seeded per task from the seed', () => {
   const seen: number[] = [];
-  const sel = selectShadow(items, { ...SHADOW, rng: (s) => { seen.push(s); return createRng(s); } });
-  assert.deepEqual(seen, ['gsm8k', 'hotpotqa', 'strategyqa'].map((t) => deriveSeed(20250820, t)));
+  const sel = selectShadow(items, {
+    ...SHADOW,
+    rng: (s) => {
+      seen.push(s);
+      return createRng(s);
+    },
+  });
+  assert.deepEqual(
+    seen,
+    ['gsm8k', 'hotpotqa', 'strategyqa'].map((t) => deriveSeed(20250820, t)),
+  );
   assert.deepEqual(keys(sel.items), keys(selectShadow(items, SHADOW).items));
 });
 
 test('impossible selections are refused with a clear message', () => {
-  assert.throws(() => selectShadow(items.filter((i) => i.task !== 'hotpotqa' || i.format === 'hotpotqa-distractor'), SHADOW),
-    /task hotpotqa needs 110 items but the sources have 103/);
+  assert.throws(
+    () =>
+      selectShadow(
+        items.filter((i) => i.task !== 'hotpotqa' || i.format === 'hotpotqa-distractor'),
+        SHADOW,
+      ),
+    /task hotpotqa needs 110 items but the sources have 103/,
+  );
   assert.throws(() => selectShadow(items, { ...SHADOW, stratify: { ...MIX, mmlu: 0.1 } }), /unknown task "mmlu"/);
   assert.throws(() => selectShadow([...items, items[0]!], SHADOW), /source item gsm8k\/gsm8k-train-1 occurs twice/);
 });

@@ -4,9 +4,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../packages/engine/src/api/index.ts';
-import { kendallTauB, pearson, pointBiserial, rankAverage, rankCorrelations, spearman, topCount, topKOverlap } from '../../lib/stats/index.ts';
+import {
+  kendallTauB,
+  pearson,
+  pointBiserial,
+  rankAverage,
+  rankCorrelations,
+  spearman,
+  topCount,
+  topKOverlap,
+} from '../../lib/stats/index.ts';
 
-const close = (a: number, b: number, tol = 1e-12): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
+const close = (a: number, b: number, tol = 1e-12): void =>
+  assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 
 /** τ-b by definition: Σ sign(Δx)·sign(Δy) over all pairs / √((n₀ − n₁)(n₀ − n₂)). */
 function kendallBrute(x: readonly number[], y: readonly number[]): number {
@@ -73,7 +83,13 @@ test('Kendall τ-b by merge sort equals the O(n²) definition on tied random dat
 test('Kendall τ-b is 1 for identical rankings, −1 for reversed ones, and symmetric in its arguments', () => {
   const { x, y } = tiedSample(7, 200);
   assert.equal(kendallTauB(x, x), 1);
-  assert.equal(kendallTauB(x, x.map((v) => -v)), -1);
+  assert.equal(
+    kendallTauB(
+      x,
+      x.map((v) => -v),
+    ),
+    -1,
+  );
   close(kendallTauB(x, y), kendallTauB(y, x), 1e-15);
 });
 
@@ -98,7 +114,14 @@ test('Spearman and Kendall from one shared sort equal the separate functions, wi
 
 test('Spearman equals Pearson on the average ranks and ignores monotone transforms', () => {
   const { x, y } = tiedSample(5, 300);
-  close(spearman(x, y), spearman(x.map((v) => Math.exp(v)), y.map((v) => v ** 3)), 1e-12);
+  close(
+    spearman(x, y),
+    spearman(
+      x.map((v) => Math.exp(v)),
+      y.map((v) => v ** 3),
+    ),
+    1e-12,
+  );
 });
 
 test('Pearson matches the hand computation and is undefined (NaN) for a constant variable', () => {
@@ -115,7 +138,13 @@ test('point-biserial equals the hand value and Pearson with success coded 0/1', 
   const x = [1, 2, 3, 4, 5, 6];
   const s = [0, 0, 1, 0, 1, 1];
   close(pointBiserial(x, s), Math.sqrt(7 / 15));
-  close(pointBiserial(x, s.map((v) => v === 1)), Math.sqrt(7 / 15));
+  close(
+    pointBiserial(
+      x,
+      s.map((v) => v === 1),
+    ),
+    Math.sqrt(7 / 15),
+  );
   for (let seed = 1; seed <= 20; seed++) {
     const rng = createRng(seed);
     const xs = Array.from({ length: 50 }, () => rng.next());
@@ -144,7 +173,14 @@ test('top-k overlap without ties counts the shared items of the two top sets', (
   const b = [1, 9, 10, 8, 7, 2, 3, 4, 5, 6];
   close(topKOverlap(a, b, 0.3), 2 / 3);
   assert.equal(topKOverlap(a, a, 0.3), 1);
-  assert.equal(topKOverlap(a, a.map((v) => -v), 0.5), 0);
+  assert.equal(
+    topKOverlap(
+      a,
+      a.map((v) => -v),
+      0.5,
+    ),
+    0,
+  );
 });
 
 test('top-k overlap shares ties at the cut-off out evenly instead of by item order', () => {
@@ -165,7 +201,10 @@ function membershipByEnumeration(s: readonly number[], k: number): number[] {
       orders++;
       const pos = new Array<number>(n);
       perm.forEach((item, p) => (pos[item] = p));
-      const top = s.map((_, i) => i).sort((i, j) => s[j]! - s[i]! || pos[i]! - pos[j]!).slice(0, k);
+      const top = s
+        .map((_, i) => i)
+        .sort((i, j) => s[j]! - s[i]! || pos[i]! - pos[j]!)
+        .slice(0, k);
       for (const i of top) counts[i]!++;
       return;
     }
@@ -198,5 +237,13 @@ test('top-k overlap does not depend on the order of the items', () => {
   const a = Array.from({ length: 200 }, () => rng.int(20));
   const b = a.map((v) => v + rng.int(10));
   const order = rng.shuffle(a.map((_, i) => i));
-  close(topKOverlap(a, b, 0.1), topKOverlap(order.map((i) => a[i]!), order.map((i) => b[i]!), 0.1), 1e-12);
+  close(
+    topKOverlap(a, b, 0.1),
+    topKOverlap(
+      order.map((i) => a[i]!),
+      order.map((i) => b[i]!),
+      0.1,
+    ),
+    1e-12,
+  );
 });

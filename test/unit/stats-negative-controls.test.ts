@@ -7,11 +7,26 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../packages/engine/src/api/index.ts';
 import {
-  binaryRankCorrelations, binaryRankCorrelationsSorted, calibrateWeights, clusterBootstrap, clusterRowMap, clustersOf, groupKFolds, matrix, groupMembers, intervalCheck, mean, moreClustersNeeded, nullCheck, permutationNull,
-  permuteWithinGroups, rankCorrelations, spearman,
+  binaryRankCorrelations,
+  binaryRankCorrelationsSorted,
+  calibrateWeights,
+  clusterBootstrap,
+  clusterRowMap,
+  clustersOf,
+  groupKFolds,
+  matrix,
+  groupMembers,
+  intervalCheck,
+  mean,
+  moreClustersNeeded,
+  nullCheck,
+  permutationNull,
+  permuteWithinGroups,
+  rankCorrelations,
+  spearman,
 } from '../../lib/stats/index.ts';
 
-test('a within-group permutation keeps every group\'s multiset of labels and is the same for the same seed', () => {
+test("a within-group permutation keeps every group's multiset of labels and is the same for the same seed", () => {
   const labels = [1, 0, 0, 1, 1, 1, 0, 0, 0, 1];
   const groups = ['a', 'a', 'a', 'b', 'b', 'b', 'b', 'c', 'c', 'c'];
   const members = groupMembers(groups, labels.length);
@@ -29,7 +44,9 @@ test('the permutation null of an informative score sits near 0 and the real stat
   const n = 300;
   const score = Float64Array.from({ length: n }, () => rng.next());
   const success = Float64Array.from(score, (s) => (rng.next() < s ? 1 : 0));
-  const p = permutationNull(success, { permutations: 200, seed: 11, permuted: 'success' }, (lab) => spearman(score, lab));
+  const p = permutationNull(success, { permutations: 200, seed: 11, permuted: 'success' }, (lab) =>
+    spearman(score, lab),
+  );
   assert.ok(p.real > 0.3, `real ρ ${p.real}`);
   assert.ok(Math.abs(p.quantiles.p50) < 0.05, `null median ${p.quantiles.p50}`);
   assert.ok(p.quantiles.p95 > 0.05 && p.quantiles.p95 < 0.15, `null p95 ${p.quantiles.p95}`);
@@ -58,11 +75,19 @@ test('permuting within groups removes only the within-group signal: a score that
     const groups = Array.from({ length: 400 }, (_, i) => (i < 200 ? 'easy' : 'hard'));
     const success = Float64Array.from(groups, (g) => (rng.next() < (g === 'easy' ? 0.8 : 0.2) ? 1 : 0));
     const score = Float64Array.from(groups, (g) => (g === 'easy' ? 1 : 0) + 0.01 * rng.next());
-    if (permutationNull(success, { permutations: 200, seed: seed + 1000 }, (lab) => spearman(score, lab)).exceeds_p95) across++;
-    if (permutationNull(success, { permutations: 200, seed: seed + 1000, groups }, (lab) => spearman(score, lab)).exceeds_p95) within++;
+    if (permutationNull(success, { permutations: 200, seed: seed + 1000 }, (lab) => spearman(score, lab)).exceeds_p95)
+      across++;
+    if (
+      permutationNull(success, { permutations: 200, seed: seed + 1000, groups }, (lab) => spearman(score, lab))
+        .exceeds_p95
+    )
+      within++;
   }
   assert.equal(across, 10, 'against a global shuffle the group effect looks like signal');
-  assert.ok(within <= 2, `shuffled within the group the null keeps the group effect: ${within} of 10 exceed (about 0.5 expected)`);
+  assert.ok(
+    within <= 2,
+    `shuffled within the group the null keeps the group effect: ${within} of 10 exceed (about 0.5 expected)`,
+  );
 });
 
 test('a cluster resample draws whole clusters, as many as there are, within their strata', () => {
@@ -73,7 +98,8 @@ test('a cluster resample draws whole clusters, as many as there are, within thei
   const seen: number[][] = [];
   const res = clusterBootstrap(cl, { resamples: 50, seed: 9, strata }, (items, drawn) => {
     assert.equal(items.length, 12);
-    for (let j = 0; j < 4; j++) assert.deepEqual(Array.from(items.subarray(3 * j, 3 * j + 3)), Array.from(cl.members[drawn[j]!]!));
+    for (let j = 0; j < 4; j++)
+      assert.deepEqual(Array.from(items.subarray(3 * j, 3 * j + 3)), Array.from(cl.members[drawn[j]!]!));
     const ds = Array.from(drawn);
     assert.equal(ds.filter((c) => c < 2).length, 2, 'two draws from stratum t1');
     seen.push(ds);
@@ -81,7 +107,9 @@ test('a cluster resample draws whole clusters, as many as there are, within thei
   });
   assert.equal(res.replicates.length, 50);
   assert.ok(new Set(seen.map((s) => s.join())).size > 3, 'resamples differ');
-  const again = clusterBootstrap(cl, { resamples: 50, seed: 9, strata }, (items) => ({ m: mean(Float64Array.from(items)) }));
+  const again = clusterBootstrap(cl, { resamples: 50, seed: 9, strata }, (items) => ({
+    m: mean(Float64Array.from(items)),
+  }));
   assert.deepEqual(again.intervals, res.intervals);
 });
 
@@ -93,11 +121,16 @@ test('a cluster bootstrap of clustered data gives a wider interval than resampli
   const x: number[] = [];
   for (let c = 0; c < C; c++) {
     const effect = rng.next();
-    for (let j = 0; j < m; j++) { keys.push(c); x.push(effect + 0.05 * rng.next()); }
+    for (let j = 0; j < m; j++) {
+      keys.push(c);
+      x.push(effect + 0.05 * rng.next());
+    }
   }
   const xs = Float64Array.from(x);
   const width = (keysOf: number[]): number => {
-    const r = clusterBootstrap(clustersOf(keysOf), { resamples: 400, seed: 2 }, (items) => ({ m: mean(Float64Array.from(items, (i) => xs[i]!)) }));
+    const r = clusterBootstrap(clustersOf(keysOf), { resamples: 400, seed: 2 }, (items) => ({
+      m: mean(Float64Array.from(items, (i) => xs[i]!)),
+    }));
     return r.intervals.m.hi - r.intervals.m.lo;
   };
   const byCluster = width(keys);
@@ -118,7 +151,10 @@ test('grouped folds never put one group on both sides and keep every item held o
     }
   }
   assert.ok(held.every((h) => h === 1));
-  assert.deepEqual(folds.map((f) => f.test.length), [48, 48, 48, 48, 48]);
+  assert.deepEqual(
+    folds.map((f) => f.test.length),
+    [48, 48, 48, 48, 48],
+  );
   assert.deepEqual(groupKFolds(groups, 5, 42, strata), folds);
   assert.throws(() => groupKFolds(['a', 'a', 'b'], 5, 1), /at least k = 5 groups/);
 });
@@ -137,10 +173,13 @@ test('an interval decision passes when the lower bound clears, is inconclusive w
   const upper = intervalCheck('mae', { estimate: -0.1, interval: iv(-0.2, -0.02), clusters: 100 }, '<=', -0.05, 'h');
   assert.deepEqual([upper.verdict, upper.value], ['inconclusive', -0.02]);
   assert.ok(upper.more_needed! > 0);
-  assert.ok(Number.isNaN(moreClustersNeeded(0.7, 0.65, 0.75, 245)), 'more data cannot rescue an estimate below the threshold');
+  assert.ok(
+    Number.isNaN(moreClustersNeeded(0.7, 0.65, 0.75, 245)),
+    'more data cannot rescue an estimate below the threshold',
+  );
 });
 
-test('the one-sort rank correlations with a 0/1 variable equal Spearman\'s ρ and Kendall\'s τ-b, ties included', () => {
+test("the one-sort rank correlations with a 0/1 variable equal Spearman's ρ and Kendall's τ-b, ties included", () => {
   for (const seed of [1, 2, 3]) {
     const rng = createRng(seed);
     const x = Float64Array.from({ length: 500 }, () => Math.round(rng.next() * 20) / 20);
@@ -161,17 +200,29 @@ test('the counted walk over pre-sorted items equals the rank correlations of the
   const counts = Float64Array.from(x, () => rng.int(3));
   const rx: number[] = [];
   const rs: number[] = [];
-  x.forEach((v, i) => { for (let k = 0; k < counts[i]!; k++) { rx.push(v); rs.push(s[i]!); } });
+  x.forEach((v, i) => {
+    for (let k = 0; k < counts[i]!; k++) {
+      rx.push(v);
+      rs.push(s[i]!);
+    }
+  });
   const fast = binaryRankCorrelationsSorted(x, s, counts);
   const slow = rankCorrelations(rx, rs);
-  assert.ok(Math.abs(fast.spearman - slow.spearman) < 1e-12 && Math.abs(fast.kendall - slow.kendall) < 1e-12, `${JSON.stringify(fast)} vs ${JSON.stringify(slow)}`);
+  assert.ok(
+    Math.abs(fast.spearman - slow.spearman) < 1e-12 && Math.abs(fast.kendall - slow.kendall) < 1e-12,
+    `${JSON.stringify(fast)} vs ${JSON.stringify(slow)}`,
+  );
 });
 
 test('a cluster-level permutation moves whole label vectors: row j of a cluster takes row j (mod size) of the cluster it was dealt', () => {
   const clusters = clustersOf(['a', 'a', 'b', 'b', 'b', 'c']);
   const out = clusterRowMap(clusters.members, [1, 2, 0], new Int32Array(6));
   assert.deepEqual([...out], [2, 3, 5, 5, 5, 0]);
-  assert.deepEqual([...clusterRowMap(clusters.members, [0, 1, 2], new Int32Array(6))], [0, 1, 2, 3, 4, 5], 'the identity maps every row to itself');
+  assert.deepEqual(
+    [...clusterRowMap(clusters.members, [0, 1, 2], new Int32Array(6))],
+    [0, 1, 2, 3, 4, 5],
+    'the identity maps every row to itself',
+  );
 });
 
 test('the calibration negative control permutes whole groups: with labels shared inside groups its null is wider than a null that shuffles rows', () => {
@@ -199,7 +250,10 @@ test('the calibration negative control permutes whole groups: with labels shared
   const byRow = calibrateWeights({ ...base, groups: groups.map((_, i) => i) }, o).null!;
   assert.match(byGroup.permuted, /between groups/);
   const width = (p: typeof byGroup): number => p.quantiles.p95 - p.quantiles.p05;
-  assert.ok(width(byGroup) > 1.5 * width(byRow), `group-level null width ${width(byGroup)} vs row-level ${width(byRow)}`);
+  assert.ok(
+    width(byGroup) > 1.5 * width(byRow),
+    `group-level null width ${width(byGroup)} vs row-level ${width(byRow)}`,
+  );
 });
 
 test('a cluster bootstrap counts undefined resamples per statistic and leaves the interval undefined above 5 %, so the check is inconclusive and says why', () => {

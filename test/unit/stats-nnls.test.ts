@@ -5,13 +5,18 @@ import { test } from 'node:test';
 import { createRng } from '../../packages/engine/src/api/index.ts';
 import { gram, matrix, matrixFromRows, nnls, nnlsGram, type Matrix } from '../../lib/stats/index.ts';
 
-const close = (a: number, b: number, tol: number): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
+const close = (a: number, b: number, tol: number): void =>
+  assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 
 function randomProblem(seed: number): { A: Matrix; b: Float64Array } {
   const rng = createRng(seed);
   const n = 1 + rng.int(8);
   const m = n + rng.int(30);
-  const A = matrix(m, n, Float64Array.from({ length: m * n }, () => rng.next() * 2 - 1));
+  const A = matrix(
+    m,
+    n,
+    Float64Array.from({ length: m * n }, () => rng.next() * 2 - 1),
+  );
   const b = Float64Array.from({ length: m }, () => rng.next() * 4 - 2);
   return { A, b };
 }
@@ -52,7 +57,10 @@ function bruteForceNnls(A: Matrix, b: Float64Array): number {
   let best = sse(A, b, new Float64Array(n));
   for (let mask = 1; mask < 1 << n; mask++) {
     const idx = [...Array(n).keys()].filter((j) => mask & (1 << j));
-    const sol = solve(idx.map((i) => idx.map((j) => g.xtx.data[i * n + j]!)), idx.map((i) => g.xty[i]!));
+    const sol = solve(
+      idx.map((i) => idx.map((j) => g.xtx.data[i * n + j]!)),
+      idx.map((i) => g.xty[i]!),
+    );
     if (!sol || sol.some((v) => v < 0)) continue;
     const x = new Float64Array(n);
     idx.forEach((j, k) => (x[j] = sol[k]!));
@@ -64,19 +72,38 @@ function bruteForceNnls(A: Matrix, b: Float64Array): number {
 test('NNLS reproduces the scipy.optimize.nnls documentation example', () => {
   // A = [[1, 0], [1, 0], [0, 1]], b = [2, 1, 1]: x₁ fits the mean of 2 and 1, x₂ = 1 exactly;
   // x = [1.5, 1], residual √(0.5² + 0.5²) = 0.7071067811865476.
-  const r = nnls(matrixFromRows([[1, 0], [1, 0], [0, 1]]), [2, 1, 1]);
+  const r = nnls(
+    matrixFromRows([
+      [1, 0],
+      [1, 0],
+      [0, 1],
+    ]),
+    [2, 1, 1],
+  );
   close(r.x[0]!, 1.5, 1e-15);
   close(r.x[1]!, 1, 1e-15);
   close(r.residualNorm, Math.SQRT1_2, 1e-15);
   // b = [−1, −1, −1]: every column correlates negatively with b, so x = 0 and the residual is √3.
-  const z = nnls(matrixFromRows([[1, 0], [1, 0], [0, 1]]), [-1, -1, -1]);
+  const z = nnls(
+    matrixFromRows([
+      [1, 0],
+      [1, 0],
+      [0, 1],
+    ]),
+    [-1, -1, -1],
+  );
   assert.deepEqual(Array.from(z.x), [0, 0]);
   close(z.residualNorm, Math.sqrt(3), 1e-15);
 });
 
 test('NNLS reproduces the MATLAB lsqnonneg documentation example, where plain least squares goes negative', () => {
   // Unconstrained least squares gives [−2.5627, 3.1108]; lsqnonneg gives [0, 0.6929].
-  const C = matrixFromRows([[0.0372, 0.2869], [0.6861, Math.SQRT1_2], [0.6233, 0.6245], [0.6344, 0.617]]);
+  const C = matrixFromRows([
+    [0.0372, 0.2869],
+    [0.6861, Math.SQRT1_2],
+    [0.6233, 0.6245],
+    [0.6344, 0.617],
+  ]);
   const d = [0.8587, 0.1781, 0.0747, 0.8405];
   const r = nnls(C, d);
   assert.equal(r.x[0], 0);
@@ -97,7 +124,10 @@ test('NNLS satisfies the KKT conditions on 200 seeded random problems', () => {
       for (let k = 0; k < A.cols; k++) w -= g.xtx.data[j * A.cols + k]! * r.x[k]!;
       assert.ok(r.x[j]! >= 0, `seed ${seed}: primal feasibility x_${j} = ${r.x[j]}`);
       assert.ok(w <= tol, `seed ${seed}: dual feasibility w_${j} = ${w}`);
-      assert.ok(Math.abs(r.x[j]! * w) <= tol * Math.max(1, r.x[j]!), `seed ${seed}: complementary slackness x·w = ${r.x[j]! * w}`);
+      assert.ok(
+        Math.abs(r.x[j]! * w) <= tol * Math.max(1, r.x[j]!),
+        `seed ${seed}: complementary slackness x·w = ${r.x[j]! * w}`,
+      );
       if (r.x[j]! > 0) close(w, 0, tol);
       close(r.dual[j]!, w, tol);
     }
@@ -122,7 +152,12 @@ test('NNLS on the normal equations gives the same x as on the rows', () => {
 
 test('NNLS returns the unconstrained solution when it is already positive', () => {
   // y = 2·a₁ + 3·a₂ exactly: the least-squares solution [2, 3] is feasible.
-  const A = matrixFromRows([[1, 0], [0, 1], [1, 1], [2, 1]]);
+  const A = matrixFromRows([
+    [1, 0],
+    [0, 1],
+    [1, 1],
+    [2, 1],
+  ]);
   const r = nnls(A, [2, 3, 5, 7]);
   close(r.x[0]!, 2, 1e-12);
   close(r.x[1]!, 3, 1e-12);

@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../packages/engine/src/api/index.ts';
-import { bootstrap, deriveStreamSeed, foldAssignment, kFolds, mean, percentileInterval, resample } from '../../lib/stats/index.ts';
+import {
+  bootstrap,
+  deriveStreamSeed,
+  foldAssignment,
+  kFolds,
+  mean,
+  percentileInterval,
+  resample,
+} from '../../lib/stats/index.ts';
 
 test('k folds partition the items: every item is held out exactly once and trained on k − 1 times', () => {
   const folds = kFolds(103, 5, 42);
@@ -13,7 +21,11 @@ test('k folds partition the items: every item is held out exactly once and train
     for (const i of f.test) held[i]!++;
     for (const i of f.train) trained[i]!++;
     assert.equal(f.train.length + f.test.length, 103);
-    assert.deepEqual(Array.from(f.test), Array.from(f.test).sort((a, b) => a - b), 'test indices ascend');
+    assert.deepEqual(
+      Array.from(f.test),
+      Array.from(f.test).sort((a, b) => a - b),
+      'test indices ascend',
+    );
   }
   assert.ok(held.every((c) => c === 1));
   assert.ok(trained.every((c) => c === 4));
@@ -35,7 +47,10 @@ test('stratified folds spread each stratum over the folds within one item', () =
   for (const s of [0, 1]) {
     const perFold = [0, 1, 2, 3, 4].map((f) => success.filter((v, i) => v === s && fold[i] === f).length);
     assert.ok(Math.max(...perFold) - Math.min(...perFold) <= 1, `stratum ${s}: ${perFold}`);
-    assert.equal(perFold.reduce((a, b) => a + b, 0), s === 1 ? positives : 1000 - positives);
+    assert.equal(
+      perFold.reduce((a, b) => a + b, 0),
+      s === 1 ? positives : 1000 - positives,
+    );
   }
   const sizes = [0, 1, 2, 3, 4].map((f) => fold.filter((v) => v === f).length);
   assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 1, `fold sizes ${sizes}`);

@@ -5,16 +5,36 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRng } from '../../packages/engine/src/api/index.ts';
-import { boxSimplexKkt, gram, matrix, matrixFromRows, priorLeastSquares, simplexNnls, type Matrix } from '../../lib/stats/index.ts';
+import {
+  boxSimplexKkt,
+  gram,
+  matrix,
+  matrixFromRows,
+  priorLeastSquares,
+  simplexNnls,
+  type Matrix,
+} from '../../lib/stats/index.ts';
 
-const close = (a: number, b: number, tol: number): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
+const close = (a: number, b: number, tol: number): void =>
+  assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 
-interface Problem { X: Matrix; y: Float64Array; prior: Float64Array; l2: number; upper: number; loss: 'sum' | 'mean' }
+interface Problem {
+  X: Matrix;
+  y: Float64Array;
+  prior: Float64Array;
+  l2: number;
+  upper: number;
+  loss: 'sum' | 'mean';
+}
 
 function randomProblem(seed: number, d = 2 + (seed % 6)): Problem {
   const rng = createRng(seed);
   const m = d + 5 + rng.int(150);
-  const X = matrix(m, d, Float64Array.from({ length: m * d }, () => rng.next()));
+  const X = matrix(
+    m,
+    d,
+    Float64Array.from({ length: m * d }, () => rng.next()),
+  );
   // True weights of either sign and any size, so every kind of bound ends up binding somewhere.
   const truth = Float64Array.from({ length: d }, () => rng.next() * 1.6 - 0.5);
   const y = Float64Array.from({ length: m }, (_, i) => {
@@ -67,13 +87,22 @@ function qp(p: Problem): { Q: Matrix; c: Float64Array } {
 const fit = (p: Problem) => simplexNnls(gram(p.X, p.y), { l2: p.l2, prior: p.prior, upper: p.upper, loss: p.loss });
 
 /** Solves the bordered system [Q_FF 1; 1ᵀ 0][z; ν] = [r; s] by Gaussian elimination (independent of src). */
-function solveBordered(Q: Matrix, c: Float64Array, free: number[], fixed: Map<number, number>, u: number): number[] | null {
+function solveBordered(
+  Q: Matrix,
+  c: Float64Array,
+  free: number[],
+  fixed: Map<number, number>,
+  u: number,
+): number[] | null {
   const m = free.length;
   const a = free.map((i) => [...free.map((j) => Q.data[i * Q.cols + j]!), 1]);
   a.push([...free.map(() => 1), 0]);
   let held = 0;
   for (const v of fixed.values()) held += v;
-  const rhs = [...free.map((i) => c[i]! - [...fixed].reduce((s, [k, v]) => s + Q.data[i * Q.cols + k]! * v, 0)), 1 - held];
+  const rhs = [
+    ...free.map((i) => c[i]! - [...fixed].reduce((s, [k, v]) => s + Q.data[i * Q.cols + k]! * v, 0)),
+    1 - held,
+  ];
   const M = a.map((row, i) => [...row, rhs[i]!]);
   for (let col = 0; col <= m; col++) {
     let p = col;
@@ -143,7 +172,11 @@ test('the constraints are never violated: w ≥ 0 and w_i ≤ u exactly, Σw = 1
     const { w } = fit(p);
     assert.equal(w.length, 7);
     for (const wi of w) assert.ok(wi >= 0 && wi <= p.upper, `seed ${seed}: weight ${wi} outside [0, ${p.upper}]`);
-    close(w.reduce((a, b) => a + b, 0), 1, 1e-9);
+    close(
+      w.reduce((a, b) => a + b, 0),
+      1,
+      1e-9,
+    );
   }
 });
 
@@ -163,7 +196,16 @@ test('the constrained fit equals a brute-force search over every free/lower/uppe
 test('the solver does not clip: clipping the unconstrained fit breaks a constraint, the KKT point does not', () => {
   // Truth 0.9, 0.3, −0.2: the unconstrained fit (0.873, 0.302, −0.177) breaks both bounds.
   // Clipping it to [0, .5] leaves a sum of 0.802; rescaling that to 1 pushes w₀ to 0.623 > .5.
-  const rows = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [0, 1, 1], [1, 0, 1], [1, 1, 1], [0.5, 0.2, 0.9]];
+  const rows = [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+    [1, 1, 0],
+    [0, 1, 1],
+    [1, 0, 1],
+    [1, 1, 1],
+    [0.5, 0.2, 0.9],
+  ];
   const X = matrixFromRows(rows);
   const y = Float64Array.from(rows, (r) => 0.9 * r[0]! + 0.3 * r[1]! - 0.2 * r[2]!);
   const p: Problem = { X, y, prior: Float64Array.of(1 / 3, 1 / 3, 1 / 3), l2: 0.1, upper: 0.5, loss: 'sum' };
@@ -186,8 +228,15 @@ test('the solver does not clip: clipping the unconstrained fit breaks a constrai
 test('a vertex optimum with no weight strictly between its bounds is found and certified', () => {
   // d = 4, u = .5: y rewards dimensions 0 and 1 only, so the optimum is (.5, .5, 0, 0).
   const rng = createRng(3);
-  const X = matrix(60, 4, Float64Array.from({ length: 240 }, () => rng.next()));
-  const y = Float64Array.from({ length: 60 }, (_, i) => 2 * X.data[i * 4]! + 2 * X.data[i * 4 + 1]! - X.data[i * 4 + 2]!);
+  const X = matrix(
+    60,
+    4,
+    Float64Array.from({ length: 240 }, () => rng.next()),
+  );
+  const y = Float64Array.from(
+    { length: 60 },
+    (_, i) => 2 * X.data[i * 4]! + 2 * X.data[i * 4 + 1]! - X.data[i * 4 + 2]!,
+  );
   const p: Problem = { X, y, prior: Float64Array.of(0.25, 0.25, 0.25, 0.25), l2: 0.1, upper: 0.5, loss: 'sum' };
   const r = fit(p);
   assert.deepEqual(Array.from(r.w), [0.5, 0.5, 0, 0]);
@@ -199,7 +248,11 @@ test('a vertex optimum with no weight strictly between its bounds is found and c
 test('a feasible truth with the prior at the truth is recovered exactly, as the unconstrained fit is', () => {
   const rng = createRng(8);
   const truth = Float64Array.of(0.3, 0.25, 0.2, 0.1, 0.08, 0.05, 0.02);
-  const X = matrix(100, 7, Float64Array.from({ length: 700 }, () => rng.next()));
+  const X = matrix(
+    100,
+    7,
+    Float64Array.from({ length: 700 }, () => rng.next()),
+  );
   const y = Float64Array.from({ length: 100 }, (_, i) => truth.reduce((s, t, j) => s + t * X.data[i * 7 + j]!, 0));
   const o = { l2: 0.1, prior: truth, upper: 0.5 };
   const r = simplexNnls(gram(X, y), o);
@@ -228,10 +281,24 @@ test('the fit is deterministic: the same problem gives bit-identical weights', (
 
 test('impossible constraints and a non-convex problem are refused', () => {
   const p = randomProblem(4, 3);
-  assert.throws(() => simplexNnls(gram(p.X, p.y), { l2: 0.1, prior: p.prior, upper: 0.3 }), /3 weights each ≤ 0.3 cannot sum to 1/);
+  assert.throws(
+    () => simplexNnls(gram(p.X, p.y), { l2: 0.1, prior: p.prior, upper: 0.3 }),
+    /3 weights each ≤ 0.3 cannot sum to 1/,
+  );
   // Two identical columns and no prior: XᵀX is singular, the minimiser is not unique.
-  const X = matrixFromRows([[1, 1, 0], [2, 2, 1], [0, 0, 1], [3, 3, 2]]);
-  assert.throws(() => simplexNnls(gram(X, [1, 2, 3, 4]), { l2: 0, prior: [0.3, 0.3, 0.4], upper: 1 }), /not positive definite/);
+  const X = matrixFromRows([
+    [1, 1, 0],
+    [2, 2, 1],
+    [0, 0, 1],
+    [3, 3, 2],
+  ]);
+  assert.throws(
+    () => simplexNnls(gram(X, [1, 2, 3, 4]), { l2: 0, prior: [0.3, 0.3, 0.4], upper: 1 }),
+    /not positive definite/,
+  );
   assert.throws(() => simplexNnls(gram(X, [1, 2, 3, 4]), { l2: -1, prior: [0.3, 0.3, 0.4] }), /l2 must be ≥ 0/);
-  assert.throws(() => simplexNnls(gram(X, [1, 2, 3, 4]), { l2: 0.1, prior: [0.5, 0.5] }), /3 dimensions but 2 prior weights/);
+  assert.throws(
+    () => simplexNnls(gram(X, [1, 2, 3, 4]), { l2: 0.1, prior: [0.5, 0.5] }),
+    /3 dimensions but 2 prior weights/,
+  );
 });

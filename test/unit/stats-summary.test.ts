@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { argsort, mae, mean, median, quantile, quantileSorted, rankAverage, variance } from '../../lib/stats/index.ts';
 
-const close = (a: number, b: number, tol = 1e-12): void => assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
+const close = (a: number, b: number, tol = 1e-12): void =>
+  assert.ok(Math.abs(a - b) <= tol, `${a} is not within ${tol} of ${b}`);
 
 test('mean and variance of a small sample match the hand computation', () => {
   // 2, 4, 4, 4, 5, 5, 7, 9: mean 5, Σ(x − 5)² = 32, population variance 4, sample variance 32/7.

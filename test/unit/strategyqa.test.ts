@@ -12,14 +12,25 @@ const at = { file: 's.jsonl', line: 9, unit: 'line' as const };
 const parse = (value: object) => parseStrategyqa({ at, value: value as Record<string, unknown> });
 
 let dir = '';
-before(async () => { dir = await mkdtemp(join(tmpdir(), 'rc1-sqa-')); });
-after(async () => { await rm(dir, { recursive: true, force: true }); });
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rc1-sqa-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const official = {
-  qid: '2bc9c4f9c19c167187f2', term: 'Genghis Khan', description: 'founder of the Mongol Empire',
-  question: 'Are more people today related to Genghis Khan than Julius Caesar?', answer: true,
+  qid: '2bc9c4f9c19c167187f2',
+  term: 'Genghis Khan',
+  description: 'founder of the Mongol Empire',
+  question: 'Are more people today related to Genghis Khan than Julius Caesar?',
+  answer: true,
   facts: ['Julius Caesar had three children.', 'Genghis Khan had sixteen children.'],
-  decomposition: ['How many kids did Julius Caesar have?', 'How many kids did Genghis Khan have?', 'Is #2 greater than #1?'],
+  decomposition: [
+    'How many kids did Julius Caesar have?',
+    'How many kids did Genghis Khan have?',
+    'Is #2 greater than #1?',
+  ],
   evidence: [[[['Caesarion-2']], [['Tolui-1']], ['operation']]],
 };
 
@@ -49,7 +60,11 @@ test('an official StrategyQA record keeps term, description, facts and decomposi
 
 test('a Hugging Face StrategyQA variant with facts as one string and no evidence parses', () => {
   const { evidence: _e, ...rest } = official;
-  const item = parse({ ...rest, answer: false, facts: 'Julius Caesar had three children. Genghis Khan had sixteen children.' });
+  const item = parse({
+    ...rest,
+    answer: false,
+    facts: 'Julius Caesar had three children. Genghis Khan had sixteen children.',
+  });
   assert.equal(item.format, 'strategyqa-hf');
   assert.equal(item.gold_answer, 'no');
   assert.deepEqual(item.facts, official.facts);
@@ -70,13 +85,22 @@ test('splitList splits by line when there are line breaks and by sentence otherw
 });
 
 test('malformed StrategyQA fields are reported with their path and what was expected', () => {
-  assert.throws(() => parse({ ...official, answer: 1 }), (error: unknown) => {
-    assert.ok(error instanceof DataError);
-    assert.equal(error.message, 's.jsonl:9: answer: expected a boolean (or "yes"/"no"/"true"/"false"), got number 1');
-    return true;
-  });
-  assert.throws(() => parse({ ...official, facts: 3 }), /facts: expected a list of strings \(or one string\), got number 3/);
-  assert.throws(() => parse({ ...official, decomposition: ['ok', 7] }), /decomposition\[1\]: expected a string, got number 7/);
+  assert.throws(
+    () => parse({ ...official, answer: 1 }),
+    (error: unknown) => {
+      assert.ok(error instanceof DataError);
+      assert.equal(error.message, 's.jsonl:9: answer: expected a boolean (or "yes"/"no"/"true"/"false"), got number 1');
+      return true;
+    },
+  );
+  assert.throws(
+    () => parse({ ...official, facts: 3 }),
+    /facts: expected a list of strings \(or one string\), got number 3/,
+  );
+  assert.throws(
+    () => parse({ ...official, decomposition: ['ok', 7] }),
+    /decomposition\[1\]: expected a string, got number 7/,
+  );
   assert.throws(() => parse({ ...official, qid: '' }), /qid: expected a non-empty string, got ""/);
   assert.throws(() => parse({ ...official, evidence: 'none' }), /evidence: expected a list, got "none"/);
   const { term: _t, ...noTerm } = official;
@@ -85,9 +109,17 @@ test('malformed StrategyQA fields are reported with their path and what was expe
 
 test('skip mode skips bad StrategyQA records and counts them; fail mode throws on the first', async () => {
   const path = join(dir, 'train.jsonl');
-  await writeFile(path, [official, { ...official, qid: 'b', answer: 'maybe' }, { ...official, qid: 'c' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await writeFile(
+    path,
+    [official, { ...official, qid: 'b', answer: 'maybe' }, { ...official, qid: 'c' }]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   const skip = await readStrategyqa(path, { onError: 'skip', root: dir });
-  assert.deepEqual(skip.items.map((i) => i.source_id), [official.qid, 'c']);
+  assert.deepEqual(
+    skip.items.map((i) => i.source_id),
+    [official.qid, 'c'],
+  );
   assert.equal(skip.skipped, 1);
   assert.deepEqual([skip.issues[0]!.file, skip.issues[0]!.line, skip.issues[0]!.field], ['train.jsonl', 2, 'answer']);
   await assert.rejects(readStrategyqa(path, { root: dir }), { name: 'DataError', message: skip.issues[0]!.message });

@@ -3,8 +3,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Rng } from '../../packages/engine/src/api/index.ts';
 import {
-  corpusOf, countNgrams, coverage, distinctN, distinctNBatched, klFromCounts, ngramKl, ngramTotal, normalizeText,
-  typeTokenRatio, zipfSlope,
+  corpusOf,
+  countNgrams,
+  coverage,
+  distinctN,
+  distinctNBatched,
+  klFromCounts,
+  ngramKl,
+  ngramTotal,
+  normalizeText,
+  typeTokenRatio,
+  zipfSlope,
 } from '../../lib/text/index.ts';
 
 const close = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
@@ -15,13 +24,20 @@ const keep: Rng = { next: () => 0, int: () => 0, shuffle: (xs) => xs.slice() };
 //   tokens a b a b a c: 6, types {a, b, c}: 3            → distinct-1 = TTR = 3/6 = 0.5
 //   bigrams "a b" "b a" "a b" | "a c": 4, types 3        → distinct-2 = 3/4 = 0.75
 //   (across the boundary "b a" would add a 5th bigram: 3/5 = 0.6 — it must not be counted)
-const A = [['a', 'b', 'a', 'b'], ['a', 'c']];
+const A = [
+  ['a', 'b', 'a', 'b'],
+  ['a', 'c'],
+];
 
 test('distinct-n is distinct n-grams over all n-grams, never across a segment boundary', () => {
   close(distinctN(A, 1), 0.5);
   close(distinctN(A, 2), 0.75);
   assert.equal(ngramTotal(A, 2), 4);
-  assert.deepEqual([...countNgrams(A, 2)].sort(), [['a b', 2], ['a c', 1], ['b a', 1]]);
+  assert.deepEqual([...countNgrams(A, 2)].sort(), [
+    ['a b', 2],
+    ['a c', 1],
+    ['b a', 1],
+  ]);
   close(distinctN([A.flat()], 2), 0.6);
 });
 
@@ -41,7 +57,11 @@ test('distinct-n per batch averages over batches of a fixed size, so repetition 
   assert.equal(distinctNBatched([x, y, x, y], 2, 2, 10, keep).mean, 1);
   assert.equal(distinctNBatched([x, y, x, y], 2, 2, 1, keep).batches, 1, 'at most maxBatches');
   assert.equal(distinctNBatched([x, x, y], 2, 2, 10, keep).batches, 1, 'a partial batch is left out');
-  assert.deepEqual(distinctNBatched([x], 2, 4, 10, keep), { mean: 1, min: 1, max: 1, batches: 1, size: 1 }, 'fewer documents than a batch: one short batch');
+  assert.deepEqual(
+    distinctNBatched([x], 2, 4, 10, keep),
+    { mean: 1, min: 1, max: 1, batches: 1, size: 1 },
+    'fewer documents than a batch: one short batch',
+  );
 });
 
 test('KL(P‖Q) with add-α smoothing over the union vocabulary matches the hand computation', () => {
@@ -50,7 +70,20 @@ test('KL(P‖Q) with add-α smoothing over the union vocabulary matches the hand
   //   q(a) = (1+1)/(2+3) = 2/5, q(b) = 1/5,       q(c) = 2/5
   //   KL = 1/2·ln(5/4) + 1/3·ln(5/3) + 1/6·ln(5/12) = 0.111572 + 0.170275 − 0.145911 = 0.135936 nats
   close(ngramKl([['a', 'a', 'b']], [['a', 'c']], 1, 1), 0.1359355273534518);
-  close(klFromCounts(new Map([['a', 2], ['b', 1]]), new Map([['a', 1], ['c', 1]]), 1), 0.1359355273534518);
+  close(
+    klFromCounts(
+      new Map([
+        ['a', 2],
+        ['b', 1],
+      ]),
+      new Map([
+        ['a', 1],
+        ['c', 1],
+      ]),
+      1,
+    ),
+    0.1359355273534518,
+  );
 });
 
 test('KL of a corpus against itself is 0, and against a different one is positive', () => {
@@ -73,10 +106,16 @@ test('Zipf slope is the least-squares slope of ln frequency on ln rank over the 
 });
 
 test('coverage counts the declared labels that occur, and lists the missing and the undeclared ones', () => {
-  assert.deepEqual(coverage(['a', 'b', 'c'], ['a', 'a', 'd']), { declared: 3, count: 1, fraction: 1 / 3, missing: ['b', 'c'], unexpected: ['d'] });
+  assert.deepEqual(coverage(['a', 'b', 'c'], ['a', 'a', 'd']), {
+    declared: 3,
+    count: 1,
+    fraction: 1 / 3,
+    missing: ['b', 'c'],
+    unexpected: ['d'],
+  });
 });
 
 test('normalisation for duplicates ignores case, punctuation and spacing', () => {
-  assert.equal(normalizeText('Hello,  WORLD!\n don\'t'), "hello world don't");
-  assert.equal(normalizeText('Hello world, don\'t.'), normalizeText('hello WORLD don\'t'));
+  assert.equal(normalizeText("Hello,  WORLD!\n don't"), "hello world don't");
+  assert.equal(normalizeText("Hello world, don't."), normalizeText("hello WORLD don't"));
 });

@@ -15,7 +15,9 @@ import { makeContext, trainConfig } from '../helpers/command-fixtures.ts';
 
 const TOY = path.join(REPO, 'examples/trainers/toy_trainer.py');
 
-async function toy(over: (c: TrainConfig) => object): Promise<{ weights: string; kl: number[]; coef: number[]; log: string[] }> {
+async function toy(
+  over: (c: TrainConfig) => object,
+): Promise<{ weights: string; kl: number[]; coef: number[]; log: string[] }> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-toy-'));
   try {
     const base = trainConfig(8, ['python3', TOY], 8);
@@ -24,9 +26,13 @@ async function toy(over: (c: TrainConfig) => object): Promise<{ weights: string;
     assert.equal(res.finalStep, 8);
     return {
       weights: fs.readFileSync(path.join(res.finalCheckpoint!, 'weights.json'), 'utf8'),
-      kl: run.steps.map((m) => m.kl ?? NaN), coef: run.steps.map((m) => m.kl_coef ?? NaN), log: run.log,
+      kl: run.steps.map((m) => m.kl ?? NaN),
+      coef: run.steps.map((m) => m.kl_coef ?? NaN),
+      log: run.log,
     };
-  } finally { fs.rmSync(root, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 }
 
 test('the toy trainer seeds its run from train.seed: the same seed gives the same weights, another seed other weights', async () => {
@@ -40,7 +46,9 @@ test('the toy trainer seeds its run from train.seed: the same seed gives the sam
 });
 
 test('the toy trainer holds KL to the reference near train.ppo.target_kl: a tight target keeps it within 2 x target (1.5 x on the batch each update is checked on) while a loose one grows', async () => {
-  const ppo = (c: TrainConfig, target: number) => ({ ppo: { ...c.ppo, target_kl: target, adaptive_kl: true, kl_horizon: 16 } });
+  const ppo = (c: TrainConfig, target: number) => ({
+    ppo: { ...c.ppo, target_kl: target, adaptive_kl: true, kl_horizon: 16 },
+  });
   const loose = await toy((c) => ppo(c, 1));
   const tight = await toy((c) => ppo(c, 0.002));
   assert.ok(Math.max(...loose.kl) > 0.01, `the loose run's KL grows (${loose.kl.join(', ')})`);
@@ -49,7 +57,11 @@ test('the toy trainer holds KL to the reference near train.ppo.target_kl: a tigh
   for (const r of [tight, loose]) {
     const target = r === tight ? 0.002 : 1;
     for (let i = 1; i < r.coef.length; i++) {
-      assert.equal(Math.sign(r.coef[i]! - r.coef[i - 1]!), Math.sign(r.kl[i - 1]! - target), `step ${i + 1}: kl ${r.kl[i - 1]} vs target ${target}, coefficient ${r.coef[i - 1]} → ${r.coef[i]}`);
+      assert.equal(
+        Math.sign(r.coef[i]! - r.coef[i - 1]!),
+        Math.sign(r.kl[i - 1]! - target),
+        `step ${i + 1}: kl ${r.kl[i - 1]} vs target ${target}, coefficient ${r.coef[i - 1]} → ${r.coef[i]}`,
+      );
     }
   }
 });

@@ -14,12 +14,20 @@ import { bestTarget, listBest } from '../../lib/train/checkpoints.ts';
 import { runTraining } from '../../lib/train/index.ts';
 import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
 
-const config = smallConfig({ train: { checkpoint: { every: 2, keep_last: 10 }, eval: { every: 4 } }, ppo: { steps: 8 } });
+const config = smallConfig({
+  train: { checkpoint: { every: 2, keep_last: 10 }, eval: { every: 4 } },
+  ppo: { steps: 8 },
+});
 
 function workspace(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-best-int-'));
   fs.mkdirSync(path.join(root, 'data'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'data/scenarios.jsonl'), makeScenarios(45).map((s) => JSON.stringify(s)).join('\n') + '\n');
+  fs.writeFileSync(
+    path.join(root, 'data/scenarios.jsonl'),
+    makeScenarios(45)
+      .map((s) => JSON.stringify(s))
+      .join('\n') + '\n',
+  );
   fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
   return root;
 }
@@ -33,10 +41,25 @@ async function train(root: string, onLine: (line: string, abort: () => void) => 
   const ac = new AbortController();
   const lines: string[] = [];
   const res = await runTraining({
-    root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
+    root,
+    workDir: path.join(root, '.rc1/state/train'),
+    profile: 'dev',
+    config,
+    env: {},
+    forced: false,
+    codeHash: 'c0de',
+    signal: ac.signal,
     inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
-    log: (l) => { lines.push(l); onLine(l, () => ac.abort()); }, progress: () => {},
-    outputs: { checkpoints: path.join(out, 'ck'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },
+    log: (l) => {
+      lines.push(l);
+      onLine(l, () => ac.abort());
+    },
+    progress: () => {},
+    outputs: {
+      checkpoints: path.join(out, 'ck'),
+      metrics: path.join(out, 'metrics.jsonl'),
+      effectiveConfig: path.join(out, 'cfg.yaml'),
+    },
   });
   return { ...res, lines };
 }
@@ -46,19 +69,31 @@ const sha = (p: string): string => createHash('sha256').update(fs.readFileSync(p
 /** What best is in a work dir: the best_<step>/ dirs, the link, the recorded eval, the weights it names. */
 async function bestState(root: string): Promise<unknown> {
   const ck = path.join(root, '.rc1/state/train/checkpoints/rc1');
-  return { dirs: (await listBest(ck)).map((b) => b.name), link: await bestTarget(ck), eval: readBestEval(ck), weights: sha(path.join(ck, 'best/model.bin')), latest: fs.readlinkSync(path.join(ck, 'latest')) };
+  return {
+    dirs: (await listBest(ck)).map((b) => b.name),
+    link: await bestTarget(ck),
+    eval: readBestEval(ck),
+    weights: sha(path.join(ck, 'best/model.bin')),
+    latest: fs.readlinkSync(path.join(ck, 'latest')),
+  };
 }
 
-test('a SIGTERM or a kill between a checkpoint and its held-out eval: the resumed run\'s best equals an uninterrupted run\'s', async () => {
+test("a SIGTERM or a kill between a checkpoint and its held-out eval: the resumed run's best equals an uninterrupted run's", async () => {
   const roots = [workspace(), workspace(), workspace()];
   const [straight, termed, killed] = roots as [string, string, string];
   try {
     await train(straight);
     const want = await bestState(straight);
-    assert.deepEqual((want as { dirs: string[] }).dirs.slice(0, 1), ['best_00004'], 'the first eval writes best_00004/');
+    assert.deepEqual(
+      (want as { dirs: string[] }).dirs.slice(0, 1),
+      ['best_00004'],
+      'the first eval writes best_00004/',
+    );
 
     // SIGTERM as step 4's checkpoint is written: it is still evaluated, then latest moves to it.
-    const t1 = await train(termed, (l, abort) => { if (l.startsWith('checkpoint step_00004')) abort(); });
+    const t1 = await train(termed, (l, abort) => {
+      if (l.startsWith('checkpoint step_00004')) abort();
+    });
     assert.equal(t1.result.interrupted, true);
     assert.match(t1.lines.join('\n'), /held-out eval @ step 4:/);
     assert.equal(fs.readlinkSync(path.join(termed, '.rc1/state/train/checkpoints/rc1/latest')), 'step_00004');
@@ -67,12 +102,22 @@ test('a SIGTERM or a kill between a checkpoint and its held-out eval: the resume
     assert.deepEqual(await bestState(termed), want);
 
     // A kill after step 4's eval but before its best copy: the run dies with latest still on step 2.
-    await assert.rejects(train(killed, (l) => { if (l.startsWith('held-out eval @ step 4:')) throw new Killed('killed'); }), Killed);
+    await assert.rejects(
+      train(killed, (l) => {
+        if (l.startsWith('held-out eval @ step 4:')) throw new Killed('killed');
+      }),
+      Killed,
+    );
     assert.equal(fs.readlinkSync(path.join(killed, '.rc1/state/train/checkpoints/rc1/latest')), 'step_00002');
     assert.deepEqual(await listBest(path.join(killed, '.rc1/state/train/checkpoints/rc1')), []);
     const k2 = await train(killed);
     assert.match(k2.lines.join('\n'), /removed step_00004 \(newer than latest: that step is recomputed\)/);
     assert.deepEqual(await bestState(killed), want);
-    assert.equal(sha(path.join(killed, '.rc1/state/train/checkpoints/rc1/step_00008/model.bin')), sha(path.join(straight, '.rc1/state/train/checkpoints/rc1/step_00008/model.bin')));
-  } finally { for (const r of roots) fs.rmSync(r, { recursive: true, force: true }); }
+    assert.equal(
+      sha(path.join(killed, '.rc1/state/train/checkpoints/rc1/step_00008/model.bin')),
+      sha(path.join(straight, '.rc1/state/train/checkpoints/rc1/step_00008/model.bin')),
+    );
+  } finally {
+    for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
+  }
 });

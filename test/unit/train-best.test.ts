@@ -8,10 +8,26 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bestTarget, listBest, repairCheckpointDir, rotate, saveBest, updateLatest, verifyCheckpoint, writeCheckpoint } from '../../lib/train/checkpoints.ts';
+import {
+  bestTarget,
+  listBest,
+  repairCheckpointDir,
+  rotate,
+  saveBest,
+  updateLatest,
+  verifyCheckpoint,
+  writeCheckpoint,
+} from '../../lib/train/checkpoints.ts';
 import { readBestEval } from '../../lib/train/callbacks.ts';
 
-const META = { format: 'rc1-train-checkpoint-v1' as const, config_hash: 'a'.repeat(64), engine: 'tfjs' as const, strategy: 'ppo' as const, backend: 'wasm', state: null };
+const META = {
+  format: 'rc1-train-checkpoint-v1' as const,
+  config_hash: 'a'.repeat(64),
+  engine: 'tfjs' as const,
+  strategy: 'ppo' as const,
+  backend: 'wasm',
+  state: null,
+};
 
 /** sha256 over every file of a dir (relative path + content), with each file's inode and mtime: a rewrite in place shows. */
 function treeHash(dir: string): string {
@@ -25,7 +41,9 @@ function treeHash(dir: string): string {
 }
 
 async function step(dir: string, s: number): Promise<string> {
-  const info = await writeCheckpoint(dir, s, META, async (d) => fs.writeFileSync(path.join(d, 'model.bin'), `weights of step ${s}`));
+  const info = await writeCheckpoint(dir, s, META, async (d) =>
+    fs.writeFileSync(path.join(d, 'model.bin'), `weights of step ${s}`),
+  );
   await updateLatest(dir, path.basename(info.dir));
   return info.dir;
 }
@@ -48,16 +66,25 @@ test('each improvement writes best_<step>/ and moves the best link; an earlier b
     for (const s of [6, 8, 10]) await step(dir, s);
     const removed = await rotate(dir, 1);
     assert.deepEqual(removed.sort(), ['best_00002', 'step_00002', 'step_00004', 'step_00006', 'step_00008']);
-    assert.deepEqual((await listBest(dir)).map((b) => b.name), ['best_00004'], 'keep_last 1 keeps the one best names');
+    assert.deepEqual(
+      (await listBest(dir)).map((b) => b.name),
+      ['best_00004'],
+      'keep_last 1 keeps the one best names',
+    );
     assert.equal(treeHash(path.join(dir, 'best_00004')), kept);
     assert.equal(fs.readlinkSync(path.join(dir, 'latest')), 'step_00010');
 
     // Saving the same step again (a re-evaluated checkpoint) never rewrites the named dir.
-    assert.equal(await saveBest(dir, path.join(dir, 'step_00010'), { result: { step: 10, reward: 0.3 } }), 'best_00010');
+    assert.equal(
+      await saveBest(dir, path.join(dir, 'step_00010'), { result: { step: 10, reward: 0.3 } }),
+      'best_00010',
+    );
     const ten = treeHash(path.join(dir, 'best_00010'));
     await saveBest(dir, path.join(dir, 'step_00010'), { result: { step: 10, reward: 0.9 } });
     assert.equal(treeHash(path.join(dir, 'best_00010')), ten);
-  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a kill after best_<step>/ was renamed in but before the link moved is rolled forward; an old best/ directory is replaced by the link', async () => {
@@ -74,7 +101,12 @@ test('a kill after best_<step>/ was renamed in but before the link moved is roll
     fs.symlinkSync('best_00004', path.join(dir, `.best-${process.pid + 1}`)); // a temp link the kill left
     const notes = await repairCheckpointDir(dir);
     assert.equal(await bestTarget(dir), 'best_00006');
-    assert.ok(notes.some((n) => /best → best_00006 \(rolled forward/.test(n)), notes.join('\n'));
+    assert.ok(
+      notes.some((n) => /best → best_00006 \(rolled forward/.test(n)),
+      notes.join('\n'),
+    );
     assert.equal(fs.existsSync(path.join(dir, `.best-${process.pid + 1}`)), false);
-  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

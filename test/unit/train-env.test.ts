@@ -3,7 +3,19 @@
 // transcript only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ANSWER, ASK, CALC, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, WIKI, newState, stepEnv, type EnvOptions } from '../../lib/train/env/dialogue-env.ts';
+import {
+  ANSWER,
+  ASK,
+  CALC,
+  NO_ARTICLE,
+  NOTHING_TO_ADD,
+  TIMEOUT,
+  VAGUE_REPLY,
+  WIKI,
+  newState,
+  stepEnv,
+  type EnvOptions,
+} from '../../lib/train/env/dialogue-env.ts';
 import { OBS_DIM, agentView, feature, observe, observeState } from '../../lib/train/env/features.ts';
 import { baselineActor } from '../../lib/train/baselines.ts';
 import { difficultyFactor, overclarPenalty, rc1Reward } from '../../lib/train/env/reward.ts';
@@ -17,7 +29,8 @@ const reward = { use_overclar_penalty: true, alpha: 0.07, cap: 3, beta: 0.05 };
 const quiet: EnvOptions = { maxTurns: 8, weights, reward, noise: { tool_failure: 0, search_miss: 0, vague_reply: 0 } };
 const noisy: EnvOptions = { ...quiet, noise: { tool_failure: 0.3, search_miss: 0.3, vague_reply: 0.5 } };
 const scenarios = makeScenarios(9);
-const find = (task: string, needs: boolean) => scenarios.find((s) => s.task === task && s.needs_clarification === needs)!;
+const find = (task: string, needs: boolean) =>
+  scenarios.find((s) => s.task === task && s.needs_clarification === needs)!;
 
 function play(s: ReturnType<typeof find>, actions: number[], env = quiet, seed = 1) {
   const spec = scenarioSpec(s);
@@ -51,7 +64,10 @@ test('a needed clarification reveals the hidden detail; searches before it find 
   const s = find('hotpotqa', true);
   const before = play(s, [WIKI, WIKI, ANSWER]);
   assert.equal(before.out.success, false);
-  assert.deepEqual(before.st.events.map((e) => e.title), ['Unrelated Place', 'Unrelated Place']);
+  assert.deepEqual(
+    before.st.events.map((e) => e.title),
+    ['Unrelated Place', 'Unrelated Place'],
+  );
   const after = play(s, [ASK, WIKI, WIKI, ANSWER]);
   assert.equal(after.out.success, true);
   assert.equal(after.st.events[0]!.text, s.clarification);
@@ -105,7 +121,10 @@ test('asking where nothing is missing gets "nothing to add" and costs the over-c
 });
 
 test('the reward is (Σ w·score − α·min(c, cap)) × (1 + β(I[hard] − I[easy]))', () => {
-  const scores = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i / 10])) as Record<(typeof DIMENSIONS)[number], number>;
+  const scores = Object.fromEntries(DIMENSIONS.map((d, i) => [d, i / 10])) as Record<
+    (typeof DIMENSIONS)[number],
+    number
+  >;
   const base = DIMENSIONS.reduce((a, _d, i) => a + (1 / 7) * (i / 10), 0);
   assert.equal(overclarPenalty({ needsClarification: false, clarifications: 5 }, reward), 0.07 * 3);
   assert.equal(overclarPenalty({ needsClarification: true, clarifications: 5 }, reward), 0);
@@ -131,9 +150,15 @@ test('the observation reads the transcript, not the simulator: the same visible 
 });
 
 test('no canned reply of the environment has a content word: a vague reply, "nothing to add" and "As I said:" count 0 new words, a real one-word detail counts 1, and the hand rule asks again after a vague reply', () => {
-  const view = agentView({ task: 'hotpotqa', messages: [{ role: 'user', content: 'Who directed a certain film?' }] } as Parameters<typeof agentView>[0]);
+  const view = agentView({
+    task: 'hotpotqa',
+    messages: [{ role: 'user', content: 'Who directed a certain film?' }],
+  } as Parameters<typeof agentView>[0]);
   const x = new Float32Array(OBS_DIM);
-  const newWords = (text: string): number => { observe(view, [{ action: 'ask', text }], 1, 8, x); return feature(x, 'reply_new_words'); };
+  const newWords = (text: string): number => {
+    observe(view, [{ action: 'ask', text }], 1, 8, x);
+    return feature(x, 'reply_new_words');
+  };
   for (const reply of [VAGUE_REPLY, NOTHING_TO_ADD, 'As I said:']) assert.equal(newWords(reply), 0, reply);
   assert.equal(newWords('Casablanca.'), 1);
   assert.equal(newWords('As I said: Casablanca.'), 1);

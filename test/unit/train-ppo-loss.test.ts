@@ -36,7 +36,10 @@ test('the tfjs PPO loss equals the reference formulas term by term', async () =>
   const adv = [1.5, -0.7, 0.3, -1.2, 2.0, -0.4];
   const ret = [0.2, 0.9, -0.1, 0.5, 1.1, 0.0];
   const c = { clip: 0.2, vf_coef: 0.5, ent_coef: 0.01, kl_coef: 0.05 };
-  let pg = 0, vf = 0, ent = 0, kl = 0;
+  let pg = 0,
+    vf = 0,
+    ent = 0,
+    kl = 0;
   const old: number[] = [];
   const refLp: number[] = [];
   const ratios: number[] = [];
@@ -49,16 +52,25 @@ test('the tfjs PPO loss equals the reference formulas term by term', async () =>
     const ratio = Math.exp(lp[acts[i]!]! - o);
     ratios.push(ratio);
     pg -= clippedObjective(ratio, adv[i]!, c.clip) / m;
-    vf += 0.5 * (forwardNet(params, 'value', obs, i * 5, 5)[0]! - ret[i]!) ** 2 / m;
+    vf += (0.5 * (forwardNet(params, 'value', obs, i * 5, 5)[0]! - ret[i]!) ** 2) / m;
     ent += entropyOf(lp) / m;
     kl += categoricalKl(lp, rl) / m;
   }
   assert.ok(ratios.some((r) => r > 1.2) && ratios.some((r) => r < 0.8), 'both clip regimes are exercised');
   const terms = tf.tidy(() => {
-    const t = ppoLoss(tf, model, {
-      obs: tf.tensor2d(obs, [m, 5]), actions: tf.oneHot(tf.tensor1d(acts, 'int32'), 4).toFloat() as never, oldLogp: tf.tensor1d(old),
-      adv: tf.tensor1d(adv), returns: tf.tensor1d(ret), refLogp: tf.tensor2d(refLp, [m, 4]),
-    }, c);
+    const t = ppoLoss(
+      tf,
+      model,
+      {
+        obs: tf.tensor2d(obs, [m, 5]),
+        actions: tf.oneHot(tf.tensor1d(acts, 'int32'), 4).toFloat() as never,
+        oldLogp: tf.tensor1d(old),
+        adv: tf.tensor1d(adv),
+        returns: tf.tensor1d(ret),
+        refLogp: tf.tensor2d(refLp, [m, 4]),
+      },
+      c,
+    );
     return Object.fromEntries(Object.entries(t).map(([k, v]) => [k, v.dataSync()[0]!])) as Record<string, number>;
   });
   close(terms.policy!, pg);

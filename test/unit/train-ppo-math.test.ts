@@ -18,7 +18,10 @@ test('GAE matches a hand computation and does not bootstrap across an episode en
   close(A[1]!, 0.6);
   // t0: δ = 0 + 0.9·0.4 − 0.2 = 0.16; A = 0.16 + 0.9·0.8·0.6 = 0.592
   close(A[0]!, 0.592);
-  assert.deepEqual([...R].map((x) => Math.round(x * 1e12) / 1e12), [0.792, 1, 0.5]);
+  assert.deepEqual(
+    [...R].map((x) => Math.round(x * 1e12) / 1e12),
+    [0.792, 1, 0.5],
+  );
 });
 
 test('GAE with λ = 1 and γ = 1 gives the return minus the value', () => {
@@ -39,7 +42,11 @@ test('the clipped objective takes the pessimistic branch in each regime', () => 
 
 test('advantage normalisation gives mean 0 and standard deviation 1', () => {
   const x = normalize(Float64Array.from([1, 2, 3, 4]));
-  close(x.reduce((a, b) => a + b, 0), 0, 1e-9);
+  close(
+    x.reduce((a, b) => a + b, 0),
+    0,
+    1e-9,
+  );
   close(Math.sqrt(x.reduce((a, b) => a + b * b, 0) / 4), 1, 1e-6);
 });
 

@@ -15,7 +15,12 @@ import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtu
 function workspace(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-train-'));
   fs.mkdirSync(path.join(root, 'data'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'data/scenarios.jsonl'), makeScenarios(45).map((s) => JSON.stringify(s)).join('\n') + '\n');
+  fs.writeFileSync(
+    path.join(root, 'data/scenarios.jsonl'),
+    makeScenarios(45)
+      .map((s) => JSON.stringify(s))
+      .join('\n') + '\n',
+  );
   fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
   return root;
 }
@@ -26,11 +31,26 @@ async function train(root: string, config: TrainConfig, o: { abortAfterStep?: nu
   const ac = new AbortController();
   const lines: string[] = [];
   const res = await runTraining({
-    root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: o.forced ?? false, codeHash: 'c0de', signal: ac.signal,
+    root,
+    workDir: path.join(root, '.rc1/state/train'),
+    profile: 'dev',
+    config,
+    env: {},
+    forced: o.forced ?? false,
+    codeHash: 'c0de',
+    signal: ac.signal,
     inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
-    log: (l) => { lines.push(l); if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort(); },
+    log: (l) => {
+      lines.push(l);
+      if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort();
+    },
     progress: () => {},
-    outputs: { checkpoints: path.join(out, 'ck'), log: path.join(out, 'train.log'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },
+    outputs: {
+      checkpoints: path.join(out, 'ck'),
+      log: path.join(out, 'train.log'),
+      metrics: path.join(out, 'metrics.jsonl'),
+      effectiveConfig: path.join(out, 'cfg.yaml'),
+    },
   });
   return { ...res, lines, out };
 }
@@ -40,7 +60,10 @@ const work = (root: string, rel: string): string => path.join(root, '.rc1/state/
 
 for (const backend of ['wasm', 'cpu'] as const) {
   test(`${backend}: N steps straight and N/2 + interrupt + resume + N/2 give byte-identical weights, moments and metrics`, async () => {
-    const config = smallConfig({ train: { tfjs: { backend }, checkpoint: { every: 4, keep_last: 3 }, eval: { every: 4 } }, ppo: { steps: 6 } });
+    const config = smallConfig({
+      train: { tfjs: { backend }, checkpoint: { every: 4, keep_last: 3 }, eval: { every: 4 } },
+      ppo: { steps: 6 },
+    });
     const a = workspace();
     const b = workspace();
     try {
@@ -53,15 +76,39 @@ for (const backend of ['wasm', 'cpu'] as const) {
       assert.match(first.lines.join('\n'), /interrupted: checkpointed the last completed step 3/);
       const second = await train(b, config);
       assert.equal(second.resumedFrom !== null, true);
-      assert.match(second.lines.join('\n'), /resuming the interrupted run from .*step_00003 \(step 3; 3 metrics lines kept\)/);
+      assert.match(
+        second.lines.join('\n'),
+        /resuming the interrupted run from .*step_00003 \(step 3; 3 metrics lines kept\)/,
+      );
       for (const f of ['model.bin', 'optimizer.bin', 'reference.bin']) {
-        assert.equal(sha(work(b, `checkpoints/rc1/step_00006/${f}`)), sha(work(a, `checkpoints/rc1/step_00006/${f}`)), f);
+        assert.equal(
+          sha(work(b, `checkpoints/rc1/step_00006/${f}`)),
+          sha(work(a, `checkpoints/rc1/step_00006/${f}`)),
+          f,
+        );
       }
-      const strip = (p: string): unknown[] => fs.readFileSync(p, 'utf8').trim().split('\n').map((l) => { const { time, throughput, updates_per_s, ...rest } = JSON.parse(l); void time; void throughput; void updates_per_s; return rest; });
+      const strip = (p: string): unknown[] =>
+        fs
+          .readFileSync(p, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => {
+            const { time, throughput, updates_per_s, ...rest } = JSON.parse(l);
+            void time;
+            void throughput;
+            void updates_per_s;
+            return rest;
+          });
       const mb = strip(path.join(second.out, 'metrics.jsonl'));
-      assert.deepEqual(mb.map((m) => (m as { step: number }).step), [1, 2, 3, 4, 5, 6]);
+      assert.deepEqual(
+        mb.map((m) => (m as { step: number }).step),
+        [1, 2, 3, 4, 5, 6],
+      );
       assert.deepEqual(mb, strip(work(a, 'metrics.jsonl')));
-    } finally { fs.rmSync(a, { recursive: true, force: true }); fs.rmSync(b, { recursive: true, force: true }); }
+    } finally {
+      fs.rmSync(a, { recursive: true, force: true });
+      fs.rmSync(b, { recursive: true, force: true });
+    }
   });
 }
 
@@ -69,18 +116,48 @@ test('every metrics line has every field, says the env is simulated, and names t
   const root = workspace();
   try {
     const r = await train(root, smallConfig({ ppo: { steps: 3 } }));
-    const lines = fs.readFileSync(path.join(r.out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(r.out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 3);
     for (const m of lines) {
-      for (const k of ['step', 'loss', 'reward', 'kl', 'kl_rollout', 'kl_coef', 'entropy', 'lr', 'throughput', 'updates_per_s', 'success', 'episode_len', 'seed_ratio', 'backend', 'engine', 'strategy', 'env', 'time']) assert.ok(k in m, k);
+      for (const k of [
+        'step',
+        'loss',
+        'reward',
+        'kl',
+        'kl_rollout',
+        'kl_coef',
+        'entropy',
+        'lr',
+        'throughput',
+        'updates_per_s',
+        'success',
+        'episode_len',
+        'seed_ratio',
+        'backend',
+        'engine',
+        'strategy',
+        'env',
+        'time',
+      ])
+        assert.ok(k in m, k);
       assert.deepEqual(Object.keys(m.loss).sort(), ['entropy', 'kl', 'policy', 'total', 'value']);
-      for (const v of [m.reward, m.kl, m.kl_coef, m.entropy, m.lr, m.throughput, ...Object.values(m.loss)]) assert.ok(Number.isFinite(v), JSON.stringify(m));
+      for (const v of [m.reward, m.kl, m.kl_coef, m.entropy, m.lr, m.throughput, ...Object.values(m.loss)])
+        assert.ok(Number.isFinite(v), JSON.stringify(m));
       assert.equal(m.env, 'simulated-dialogue-v2');
       assert.equal(m.backend, 'wasm');
       assert.equal(m.engine, 'tfjs');
     }
-    assert.match(fs.readFileSync(path.join(r.out, 'train.log'), 'utf8'), /backend wasm \(tfjs 4\.22\.0, single-threaded/);
-  } finally { fs.rmSync(root, { recursive: true, force: true }); }
+    assert.match(
+      fs.readFileSync(path.join(r.out, 'train.log'), 'utf8'),
+      /backend wasm \(tfjs 4\.22\.0, single-threaded/,
+    );
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('an interrupted run is not resumed under another config: the error says to --force train; forced starts over and says where the old run went', async () => {
@@ -88,13 +165,21 @@ test('an interrupted run is not resumed under another config: the error says to 
   try {
     const config = smallConfig({ ppo: { steps: 6 } });
     await train(root, config, { abortAfterStep: 2 });
-    await assert.rejects(train(root, smallConfig({ ppo: { steps: 6, lr: 0.002 } })), /interrupted run, and the train config changed.*npx rc1-build --force train/s);
+    await assert.rejects(
+      train(root, smallConfig({ ppo: { steps: 6, lr: 0.002 } })),
+      /interrupted run, and the train config changed.*npx rc1-build --force train/s,
+    );
     const forced = await train(root, smallConfig({ ppo: { steps: 6, lr: 0.002 } }), { forced: true });
     assert.ok(forced.movedAside && fs.existsSync(path.join(forced.movedAside, 'checkpoints/rc1/latest')));
     assert.match(forced.summary, /previous run moved to .*previous-/);
-    assert.match(forced.lines[0]!, /starting over \(--force train\): the previous run was moved to \.rc1\/state\/train\/previous-/);
+    assert.match(
+      forced.lines[0]!,
+      /starting over \(--force train\): the previous run was moved to \.rc1\/state\/train\/previous-/,
+    );
     assert.equal(forced.result.finalStep, 6);
-  } finally { fs.rmSync(root, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('a rerun of a completed run with the same config and inputs retrains nothing and copies the same state out', async () => {
@@ -107,7 +192,9 @@ test('a rerun of a completed run with the same config and inputs retrains nothin
     assert.equal(sha(path.join(again.out, 'ck/latest/model.bin')), sha(path.join(first.out, 'ck/latest/model.bin')));
     assert.equal(fs.readlinkSync(path.join(again.out, 'ck/latest')), 'step_00002');
     for (const d of ['initial', 'best']) assert.ok(fs.existsSync(path.join(again.out, 'ck', d, 'model.bin')), d);
-  } finally { fs.rmSync(root, { recursive: true, force: true }); }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('dpo: pairs of best- and worst-reward scored candidates move the policy, and resume is exact too', async () => {
@@ -116,9 +203,36 @@ test('dpo: pairs of best- and worst-reward scored candidates move the policy, an
   const mk = (): string => {
     const root = workspace();
     const scen = makeScenarios(45);
-    const rollouts = syntheticRollouts(scen, { seed: 3, candidates: 4, policy: 'fixture', rates: { wrong_answer: 0.25, missing_tool_call: 0.3, unnecessary_clarification: 0.3, skipped_clarification: 0.4, verbosity: 0.2 } });
-    fs.writeFileSync(path.join(root, 'data/pool_rollouts.jsonl'), rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    fs.writeFileSync(path.join(root, 'data/scores.jsonl'), rollouts.map((r) => JSON.stringify({ rollout_id: r.rollout_id, scenario_id: r.scenario_id, status: 'scored', scores: heuristicBase(r).scores, samples: [] })).join('\n') + '\n');
+    const rollouts = syntheticRollouts(scen, {
+      seed: 3,
+      candidates: 4,
+      policy: 'fixture',
+      rates: {
+        wrong_answer: 0.25,
+        missing_tool_call: 0.3,
+        unnecessary_clarification: 0.3,
+        skipped_clarification: 0.4,
+        verbosity: 0.2,
+      },
+    });
+    fs.writeFileSync(
+      path.join(root, 'data/pool_rollouts.jsonl'),
+      rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n',
+    );
+    fs.writeFileSync(
+      path.join(root, 'data/scores.jsonl'),
+      rollouts
+        .map((r) =>
+          JSON.stringify({
+            rollout_id: r.rollout_id,
+            scenario_id: r.scenario_id,
+            status: 'scored',
+            scores: heuristicBase(r).scores,
+            samples: [],
+          }),
+        )
+        .join('\n') + '\n',
+    );
     return root;
   };
   const run = async (root: string, config: TrainConfig, abortAfterStep?: number) => {
@@ -127,24 +241,62 @@ test('dpo: pairs of best- and worst-reward scored candidates move the policy, an
     const ac = new AbortController();
     const lines: string[] = [];
     const res = await runTraining({
-      root, workDir: path.join(root, '.rc1/state/train'), profile: 'dev', config, env: {}, forced: false, codeHash: 'c0de', signal: ac.signal,
-      inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')], rollouts: [path.join(root, 'data/pool_rollouts.jsonl')], scores: [path.join(root, 'data/scores.jsonl')] },
-      log: (l) => { lines.push(l); if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort(); }, progress: () => {},
-      outputs: { checkpoints: path.join(out, 'ck'), log: path.join(out, 'train.log'), metrics: path.join(out, 'metrics.jsonl'), effectiveConfig: path.join(out, 'cfg.yaml') },
+      root,
+      workDir: path.join(root, '.rc1/state/train'),
+      profile: 'dev',
+      config,
+      env: {},
+      forced: false,
+      codeHash: 'c0de',
+      signal: ac.signal,
+      inputs: {
+        scenarios: [path.join(root, 'data/scenarios.jsonl')],
+        weights: [path.join(root, 'data/weights.json')],
+        rollouts: [path.join(root, 'data/pool_rollouts.jsonl')],
+        scores: [path.join(root, 'data/scores.jsonl')],
+      },
+      log: (l) => {
+        lines.push(l);
+        if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort();
+      },
+      progress: () => {},
+      outputs: {
+        checkpoints: path.join(out, 'ck'),
+        log: path.join(out, 'train.log'),
+        metrics: path.join(out, 'metrics.jsonl'),
+        effectiveConfig: path.join(out, 'cfg.yaml'),
+      },
     });
     return { ...res, lines, out };
   };
-  const config = smallConfig({ train: { strategy: 'dpo', dpo: { beta: 0.1, batch: 8 }, checkpoint: { every: 4, keep_last: 2 } }, ppo: { steps: 6 } });
+  const config = smallConfig({
+    train: { strategy: 'dpo', dpo: { beta: 0.1, batch: 8 }, checkpoint: { every: 4, keep_last: 2 } },
+    ppo: { steps: 6 },
+  });
   const [a, b] = [mk(), mk()];
   try {
     const straight = await run(a, config);
     assert.match(straight.lines.join('\n'), /dpo: \d+ preference pairs \(best vs worst RC1 reward\)/);
-    const m = fs.readFileSync(path.join(straight.out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const m = fs
+      .readFileSync(path.join(straight.out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(m.length, 6);
     assert.ok(m.every((x) => x.strategy === 'dpo' && x.success === null && x.loss.value === 0 && x.kl_coef === 0.1));
-    assert.notEqual(sha(work(a, 'checkpoints/rc1/step_00006/model.bin')), sha(work(a, 'checkpoints/rc1/initial/model.bin')), 'DPO updates move the policy');
+    assert.notEqual(
+      sha(work(a, 'checkpoints/rc1/step_00006/model.bin')),
+      sha(work(a, 'checkpoints/rc1/initial/model.bin')),
+      'DPO updates move the policy',
+    );
     await run(b, config, 3);
     await run(b, config);
-    assert.equal(sha(work(b, 'checkpoints/rc1/step_00006/model.bin')), sha(work(a, 'checkpoints/rc1/step_00006/model.bin')));
-  } finally { fs.rmSync(a, { recursive: true, force: true }); fs.rmSync(b, { recursive: true, force: true }); }
+    assert.equal(
+      sha(work(b, 'checkpoints/rc1/step_00006/model.bin')),
+      sha(work(a, 'checkpoints/rc1/step_00006/model.bin')),
+    );
+  } finally {
+    fs.rmSync(a, { recursive: true, force: true });
+    fs.rmSync(b, { recursive: true, force: true });
+  }
 });

@@ -29,14 +29,20 @@ export interface StepDir {
 /** The step_XXXXX dirs of a checkpoint dir, by step (other entries — latest, best, initial — are not steps). */
 export function scanStepDirs(checkpointDir: string): StepDir[] {
   let entries: fs.Dirent[];
-  try { entries = fs.readdirSync(checkpointDir, { withFileTypes: true }); } catch { return []; }
+  try {
+    entries = fs.readdirSync(checkpointDir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
   const out: StepDir[] = [];
   for (const e of entries) {
     const m = STEP_DIR.exec(e.name);
     if (!m || !e.isDirectory()) continue;
     const dir = path.join(checkpointDir, e.name);
     out.push({
-      step: Number(m[1]), name: e.name, dir,
+      step: Number(m[1]),
+      name: e.name,
+      dir,
       complete: fs.existsSync(path.join(dir, COMPLETE_MARKER)),
       adopted: fs.existsSync(path.join(dir, CHECKPOINT_META)),
     });
@@ -67,7 +73,10 @@ export function checkpointFiles(dir: string): string[] {
       const childRel = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(childAbs, childRel);
       else if (e.isFile()) files.push(childRel);
-      else throw new ContractViolation(`${childAbs}: a checkpoint holds regular files and directories only (found a ${e.isSymbolicLink() ? 'symbolic link' : 'special file'})`);
+      else
+        throw new ContractViolation(
+          `${childAbs}: a checkpoint holds regular files and directories only (found a ${e.isSymbolicLink() ? 'symbolic link' : 'special file'})`,
+        );
     }
   };
   walk(dir, '');
@@ -82,12 +91,24 @@ export interface AdoptOptions {
 /** Seals a complete step dir (sha256 per file into checkpoint.json, fsynced) and returns what the checkpoint callback takes. */
 export async function adoptCheckpoint(d: StepDir, o: AdoptOptions): Promise<CheckpointInfo> {
   if (checkpointFiles(d.dir).filter((f) => f !== COMPLETE_MARKER).length === 0) {
-    throw new ContractViolation(`${d.dir}: the checkpoint holds nothing but ${COMPLETE_MARKER}: write the model state first, ${COMPLETE_MARKER} last`);
+    throw new ContractViolation(
+      `${d.dir}: the checkpoint holds nothing but ${COMPLETE_MARKER}: write the model state first, ${COMPLETE_MARKER} last`,
+    );
   }
   let marker: JsonValue = null;
-  try { marker = JSON.parse(fs.readFileSync(path.join(d.dir, COMPLETE_MARKER), 'utf8')) as JsonValue; } catch { marker = null; }
+  try {
+    marker = JSON.parse(fs.readFileSync(path.join(d.dir, COMPLETE_MARKER), 'utf8')) as JsonValue;
+  } catch {
+    marker = null;
+  }
   const meta = await sealCheckpoint(d.dir, {
-    format: 'external', step: d.step, config_hash: o.configHash, engine: 'command', strategy: 'external', backend: o.backend, state: { complete: marker },
+    format: 'external',
+    step: d.step,
+    config_hash: o.configHash,
+    engine: 'command',
+    strategy: 'external',
+    backend: o.backend,
+    state: { complete: marker },
   });
   return { step: d.step, dir: d.dir, meta };
 }
@@ -100,7 +121,10 @@ export class CheckpointWatcher {
   lastStep: number;
   readonly adopted: CheckpointInfo[] = [];
 
-  constructor(private readonly checkpointDir: string, private readonly bounds: { after: number; max: number }) {
+  constructor(
+    private readonly checkpointDir: string,
+    private readonly bounds: { after: number; max: number },
+  ) {
     this.lastStep = bounds.after;
   }
 
@@ -110,9 +134,16 @@ export class CheckpointWatcher {
     for (const d of scanStepDirs(this.checkpointDir)) {
       if (d.step <= this.bounds.after || !d.complete) continue;
       if (this.adopted.some((a) => a.step === d.step)) continue;
-      if (d.adopted) throw new ContractViolation(`${d.dir}: ${CHECKPOINT_META} is written by rc1-build, not by the trainer (close a checkpoint with ${COMPLETE_MARKER})`);
-      if (d.step > this.bounds.max) throw new ContractViolation(`${d.dir}: step ${d.step} is beyond train.steps (${this.bounds.max})`);
-      if (d.step <= this.lastStep) throw new ContractViolation(`${d.dir}: completed after step ${this.lastStep}: checkpoints must be completed in increasing step order`);
+      if (d.adopted)
+        throw new ContractViolation(
+          `${d.dir}: ${CHECKPOINT_META} is written by rc1-build, not by the trainer (close a checkpoint with ${COMPLETE_MARKER})`,
+        );
+      if (d.step > this.bounds.max)
+        throw new ContractViolation(`${d.dir}: step ${d.step} is beyond train.steps (${this.bounds.max})`);
+      if (d.step <= this.lastStep)
+        throw new ContractViolation(
+          `${d.dir}: completed after step ${this.lastStep}: checkpoints must be completed in increasing step order`,
+        );
       fresh.push(d);
       this.lastStep = d.step;
     }

@@ -8,7 +8,15 @@
 // report are null in the JSON: they are NaN here, which JSON.stringify writes as null).
 import { closeSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
-import { describeValue, formatLocation, issueExpected, issueField, issuePath, valueAt, type Location } from '../../data/index.ts';
+import {
+  describeValue,
+  formatLocation,
+  issueExpected,
+  issueField,
+  issuePath,
+  valueAt,
+  type Location,
+} from '../../data/index.ts';
 import type { MetricsLine } from '../api.ts';
 
 /** The contract's metrics line: step, loss, reward, kl required; the rest optional; other keys are ignored. */
@@ -24,9 +32,14 @@ export const trainerMetricsSchema = z.object({
   episode_len: z.number().nonnegative().nullable().optional(),
   throughput: z.number().nonnegative().optional(),
   updates_per_s: z.number().nonnegative().optional(),
-  loss_terms: z.object({
-    policy: z.number().optional(), value: z.number().optional(), entropy: z.number().optional(), kl: z.number().optional(),
-  }).optional(),
+  loss_terms: z
+    .object({
+      policy: z.number().optional(),
+      value: z.number().optional(),
+      entropy: z.number().optional(),
+      kl: z.number().optional(),
+    })
+    .optional(),
   backend: z.string().min(1).optional(),
   env: z.string().min(1).optional(),
 });
@@ -43,7 +56,9 @@ export function validateMetricsLine(value: unknown, at: Location): TrainerMetric
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const path = issuePath(issue);
-  throw new ContractViolation(`${formatLocation(at)}: ${issueField(path, '(line)')}: expected ${issueExpected(issue)}, got ${describeValue(valueAt(value, path))}`);
+  throw new ContractViolation(
+    `${formatLocation(at)}: ${issueField(path, '(line)')}: expected ${issueExpected(issue)}, got ${describeValue(valueAt(value, path))}`,
+  );
 }
 
 export interface TailBounds {
@@ -61,14 +76,22 @@ export class MetricsTail {
   lastStep: number;
   lines = 0;
 
-  constructor(private readonly file: string, private readonly shown: string, private readonly bounds: TailBounds) {
+  constructor(
+    private readonly file: string,
+    private readonly shown: string,
+    private readonly bounds: TailBounds,
+  ) {
     this.lastStep = bounds.after;
   }
 
   /** New complete lines since the last call (validated); `final` treats a trailing partial line as a line. */
   poll(final = false): TrainerMetrics[] {
     let fd: number;
-    try { fd = openSync(this.file, 'r'); } catch { return []; }
+    try {
+      fd = openSync(this.file, 'r');
+    } catch {
+      return [];
+    }
     const chunks: Buffer[] = [this.pending];
     try {
       const buf = Buffer.alloc(1 << 16);
@@ -98,19 +121,30 @@ export class MetricsTail {
   private check(raw: string): TrainerMetrics {
     const at: Location = { file: this.shown, line: this.lineNo, unit: 'line' };
     let value: unknown;
-    try { value = JSON.parse(raw); } catch (e) {
-      throw new ContractViolation(`${formatLocation(at)}: (json): expected one JSON object per line, got ${describeValue(raw)} (${(e as Error).message})`);
+    try {
+      value = JSON.parse(raw);
+    } catch (e) {
+      throw new ContractViolation(
+        `${formatLocation(at)}: (json): expected one JSON object per line, got ${describeValue(raw)} (${(e as Error).message})`,
+      );
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new ContractViolation(`${formatLocation(at)}: (line): expected a JSON object, got ${describeValue(value)}`);
     }
     const m = validateMetricsLine(value, at);
     if (m.step <= this.lastStep) {
-      const why = this.lines === 0 && this.bounds.after > 0 ? `the run resumed from step ${this.bounds.after}` : `the previous line was step ${this.lastStep}`;
-      throw new ContractViolation(`${formatLocation(at)}: step: expected a step greater than ${this.lastStep} (steps must increase; ${why}), got ${m.step}`);
+      const why =
+        this.lines === 0 && this.bounds.after > 0
+          ? `the run resumed from step ${this.bounds.after}`
+          : `the previous line was step ${this.lastStep}`;
+      throw new ContractViolation(
+        `${formatLocation(at)}: step: expected a step greater than ${this.lastStep} (steps must increase; ${why}), got ${m.step}`,
+      );
     }
     if (m.step > this.bounds.max) {
-      throw new ContractViolation(`${formatLocation(at)}: step: expected at most ${this.bounds.max} (train.steps), got ${m.step}`);
+      throw new ContractViolation(
+        `${formatLocation(at)}: step: expected at most ${this.bounds.max} (train.steps), got ${m.step}`,
+      );
     }
     this.lastStep = m.step;
     this.lines += 1;

@@ -9,7 +9,10 @@ import * as fs from 'node:fs';
 import { basename } from 'node:path';
 import { writeFileAtomic } from 'rc1-build';
 
-export interface Exit { code: number | null; signal: NodeJS.Signals | null }
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 export interface TrainerProcess {
   readonly pid: number;
@@ -30,7 +33,12 @@ export interface StartOptions {
 }
 
 function signalGroup(pid: number, sig: NodeJS.Signals): boolean {
-  try { process.kill(-pid, sig); return true; } catch { return false; }
+  try {
+    process.kill(-pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function lineSplitter(onLine: (l: string) => void): { push(b: Buffer): void; end(): void } {
@@ -42,7 +50,10 @@ function lineSplitter(onLine: (l: string) => void): { push(b: Buffer): void; end
       rest = parts.pop() ?? '';
       for (const p of parts) onLine(p);
     },
-    end() { if (rest !== '') onLine(rest); rest = ''; },
+    end() {
+      if (rest !== '') onLine(rest);
+      rest = '';
+    },
   };
 }
 
@@ -52,18 +63,28 @@ export function startTrainer(o: StartOptions): Promise<TrainerProcess> {
   if (!cmd) return Promise.reject(new Error('train.command.argv is empty'));
   const keep = o.tailLines ?? 40;
   const last: string[] = [];
-  const child: ChildProcess = spawn(cmd, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  const feed = (stream: 'stdout' | 'stderr') => lineSplitter((line) => {
-    last.push(line);
-    if (last.length > keep) last.shift();
-    o.onLine(line, stream);
+  const child: ChildProcess = spawn(cmd, args, {
+    cwd: o.cwd,
+    env: o.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const feed = (stream: 'stdout' | 'stderr') =>
+    lineSplitter((line) => {
+      last.push(line);
+      if (last.length > keep) last.shift();
+      o.onLine(line, stream);
+    });
   const out = feed('stdout');
   const err = feed('stderr');
   child.stdout!.on('data', (b: Buffer) => out.push(b));
   child.stderr!.on('data', (b: Buffer) => err.push(b));
   const exited = new Promise<Exit>((resolve) => {
-    child.once('close', (code, signal) => { out.end(); err.end(); resolve({ code, signal }); });
+    child.once('close', (code, signal) => {
+      out.end();
+      err.end();
+      resolve({ code, signal });
+    });
   });
   return new Promise((resolve, reject) => {
     child.once('error', (e) => reject(new Error(`cannot start the trainer ${JSON.stringify(cmd)}: ${e.message}`)));
@@ -90,11 +111,22 @@ export function startTrainer(o: StartOptions): Promise<TrainerProcess> {
   });
 }
 
-interface PidRecord { pid: number; argv: string[]; started: string }
+interface PidRecord {
+  pid: number;
+  argv: string[];
+  started: string;
+}
 
 /** The command line of a live process (Linux /proc); null where it cannot be read. */
 function cmdlineOf(pid: number): string[] | null {
-  try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((s) => s !== ''); } catch { return null; }
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((s) => s !== '');
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -112,7 +144,12 @@ export function sameCommand(cmdline: readonly string[], argv: readonly string[])
 }
 
 function groupAlive(pid: number): boolean {
-  try { process.kill(-pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
@@ -121,7 +158,11 @@ function groupAlive(pid: number): boolean {
  */
 export async function stopOrphan(pidFile: string, graceMs: number): Promise<string | null> {
   let rec: PidRecord;
-  try { rec = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidRecord; } catch { return null; }
+  try {
+    rec = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as PidRecord;
+  } catch {
+    return null;
+  }
   fs.rmSync(pidFile, { force: true });
   if (!groupAlive(rec.pid)) return null;
   const cmdline = cmdlineOf(rec.pid);
@@ -134,5 +175,8 @@ export async function stopOrphan(pidFile: string, graceMs: number): Promise<stri
 }
 
 export function writePidFile(pidFile: string, pid: number, argv: readonly string[]): void {
-  writeFileAtomic(pidFile, `${JSON.stringify({ pid, argv: [...argv], started: new Date().toISOString() } satisfies PidRecord)}\n`);
+  writeFileAtomic(
+    pidFile,
+    `${JSON.stringify({ pid, argv: [...argv], started: new Date().toISOString() } satisfies PidRecord)}\n`,
+  );
 }

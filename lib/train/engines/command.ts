@@ -70,7 +70,13 @@ import * as path from 'node:path';
 import { RuleError } from 'rc1-build';
 import type { Engine, TrainContext, TrainResult } from '../api.ts';
 import { redact, secretValues } from '../effective-config.ts';
-import { adoptCheckpoint, CheckpointWatcher, discardAfter, COMPLETE_MARKER, stepDirName } from './command-checkpoints.ts';
+import {
+  adoptCheckpoint,
+  CheckpointWatcher,
+  discardAfter,
+  COMPLETE_MARKER,
+  stepDirName,
+} from './command-checkpoints.ts';
 import { ContractViolation, MetricsTail, toMetricsLine } from './command-metrics.ts';
 import { startTrainer, stopOrphan, writePidFile, type Exit, type TrainerProcess } from './command-process.ts';
 
@@ -83,8 +89,23 @@ export const COMMAND_CONTRACT_VERSION = 1;
  * (rc1.build.ts), or train.command.env.
  */
 export const TRAINER_BASE_ENV = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TERM', 'TMPDIR',
-  'CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'NVIDIA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'ROCR_VISIBLE_DEVICES', 'ZE_AFFINITY_MASK',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TERM',
+  'TMPDIR',
+  'CUDA_VISIBLE_DEVICES',
+  'CUDA_DEVICE_ORDER',
+  'NVIDIA_VISIBLE_DEVICES',
+  'HIP_VISIBLE_DEVICES',
+  'ROCR_VISIBLE_DEVICES',
+  'ZE_AFFINITY_MASK',
 ] as const;
 
 /** The base environment of a trainer: TRAINER_BASE_ENV's variables that are set in `from`. */
@@ -93,25 +114,47 @@ export function trainerBaseEnv(from: NodeJS.ProcessEnv): Record<string, string> 
 }
 
 /** Files the engine keeps in `<workDir>/command/`. */
-function enginePaths(workDir: string): { dir: string; metrics: string; configJson: string; inputsJson: string; pidFile: string } {
+function enginePaths(workDir: string): {
+  dir: string;
+  metrics: string;
+  configJson: string;
+  inputsJson: string;
+  pidFile: string;
+} {
   const dir = path.join(workDir, 'command');
-  return { dir, metrics: path.join(dir, 'metrics.jsonl'), configJson: path.join(dir, 'config_effective.json'), inputsJson: path.join(dir, 'inputs.json'), pidFile: path.join(dir, 'trainer.pid') };
+  return {
+    dir,
+    metrics: path.join(dir, 'metrics.jsonl'),
+    configJson: path.join(dir, 'config_effective.json'),
+    inputsJson: path.join(dir, 'inputs.json'),
+    pidFile: path.join(dir, 'trainer.pid'),
+  };
 }
 
 function describeExit(e: Exit): string {
-  return e.signal ? `was killed by ${e.signal}${e.signal === 'SIGKILL' ? ' (out of memory? see dmesg)' : ''}` : `exited with code ${e.code}`;
+  return e.signal
+    ? `was killed by ${e.signal}${e.signal === 'SIGKILL' ? ' (out of memory? see dmesg)' : ''}`
+    : `exited with code ${e.code}`;
 }
 
 function withTail(message: string, proc: TrainerProcess | null): string {
   const tail = proc?.tail() ?? [];
-  return tail.length ? `${message}\n  last output of the trainer:\n${tail.slice(-20).map((l) => `    | ${l}`).join('\n')}` : message;
+  return tail.length
+    ? `${message}\n  last output of the trainer:\n${tail
+        .slice(-20)
+        .map((l) => `    | ${l}`)
+        .join('\n')}`
+    : message;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function run(ctx: TrainContext): Promise<TrainResult> {
   const cfg = ctx.config.command;
-  if (!cfg) throw new RuleError('train.engine is "command" but train.command is not set: add train.command.argv (the trainer\'s command line), cwd, env, grace_s and poll_ms');
+  if (!cfg)
+    throw new RuleError(
+      'train.engine is "command" but train.command is not set: add train.command.argv (the trainer\'s command line), cwd, env, grace_s and poll_ms',
+    );
   const total = ctx.config.steps;
   const p = enginePaths(ctx.paths.workDir);
   const ckDir = ctx.paths.checkpointDir;
@@ -122,21 +165,43 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
   const orphan = await stopOrphan(p.pidFile, graceMs);
   if (orphan) ctx.log(`command: ${orphan}`);
   const gone = discardAfter(ckDir, ctx.startStep);
-  if (gone.length) ctx.log(`command: removed ${gone.join(', ')}: left after the resume point (step ${ctx.startStep}) by an interrupted run`);
+  if (gone.length)
+    ctx.log(
+      `command: removed ${gone.join(', ')}: left after the resume point (step ${ctx.startStep}) by an interrupted run`,
+    );
   fs.writeFileSync(p.metrics, '');
-  const effective = redact({
-    contract: COMMAND_CONTRACT_VERSION, train: ctx.config, ppo: ctx.settings?.ppo ?? null, overclar: ctx.settings?.overclar ?? null,
-    config_hash: ctx.configHash, profile: ctx.profile, start_step: ctx.startStep,
-  }, secretValues(ctx.env));
+  const effective = redact(
+    {
+      contract: COMMAND_CONTRACT_VERSION,
+      train: ctx.config,
+      ppo: ctx.settings?.ppo ?? null,
+      overclar: ctx.settings?.overclar ?? null,
+      config_hash: ctx.configHash,
+      profile: ctx.profile,
+      start_step: ctx.startStep,
+    },
+    secretValues(ctx.env),
+  );
   fs.writeFileSync(p.configJson, `${JSON.stringify(effective, null, 2)}\n`);
   fs.writeFileSync(p.inputsJson, `${JSON.stringify(ctx.inputs, null, 2)}\n`);
 
   const resume = ctx.paths.resumeFrom;
-  const argv = [...cfg.argv, '--config', ctx.paths.effectiveConfig, '--checkpoint-dir', ckDir, '--metrics', p.metrics, ...(resume ? ['--resume-from', resume] : [])];
+  const argv = [
+    ...cfg.argv,
+    '--config',
+    ctx.paths.effectiveConfig,
+    '--checkpoint-dir',
+    ckDir,
+    '--metrics',
+    p.metrics,
+    ...(resume ? ['--resume-from', resume] : []),
+  ];
   const scenarios = ctx.inputs.scenarios?.[0]; // the balanced pool: target('balanced_pool', 'pool')
   const declared = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
   const env: NodeJS.ProcessEnv = {
-    ...trainerBaseEnv(process.env), ...declared, ...cfg.env,
+    ...trainerBaseEnv(process.env),
+    ...declared,
+    ...cfg.env,
     RC1_CONTRACT: String(COMMAND_CONTRACT_VERSION),
     RC1_CONFIG: ctx.paths.effectiveConfig,
     RC1_CONFIG_JSON: p.configJson,
@@ -155,19 +220,35 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
   let backend = 'external';
   let lastLineAt: number | null = null;
 
-  ctx.log(`command: starting ${JSON.stringify(argv)} in ${cfg.cwd}${resume ? `, resuming from ${path.basename(resume)} (step ${ctx.startStep})` : ', fresh start'}`);
+  ctx.log(
+    `command: starting ${JSON.stringify(argv)} in ${cfg.cwd}${resume ? `, resuming from ${path.basename(resume)} (step ${ctx.startStep})` : ', fresh start'}`,
+  );
   let proc: TrainerProcess;
   try {
     proc = await startTrainer({
-      argv, cwd: path.resolve(ctx.paths.root, cfg.cwd), env,
+      argv,
+      cwd: path.resolve(ctx.paths.root, cfg.cwd),
+      env,
       onLine: (line, stream) => ctx.log(`trainer${stream === 'stderr' ? '!' : ':'} ${line}`),
     });
   } catch (e) {
-    throw new RuleError(`command engine: ${(e as Error).message} (train.command.argv[0], looked up on PATH from ${cfg.cwd})`);
+    throw new RuleError(
+      `command engine: ${(e as Error).message} (train.command.argv[0], looked up on PATH from ${cfg.cwd})`,
+    );
   }
   writePidFile(p.pidFile, proc.pid, argv);
-  await ctx.callbacks.onStart({ startStep: ctx.startStep, totalSteps: total, resumedFrom: resume, engine: 'command', strategy: 'external', backend });
-  const onAbort = (): void => { ctx.log(`command: build interrupted: SIGTERM to the trainer's process group (SIGKILL after ${cfg.grace_s} s)`); void proc.stop(graceMs); };
+  await ctx.callbacks.onStart({
+    startStep: ctx.startStep,
+    totalSteps: total,
+    resumedFrom: resume,
+    engine: 'command',
+    strategy: 'external',
+    backend,
+  });
+  const onAbort = (): void => {
+    ctx.log(`command: build interrupted: SIGTERM to the trainer's process group (SIGKILL after ${cfg.grace_s} s)`);
+    void proc.stop(graceMs);
+  };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
 
   /** Forwards new metrics lines and adopts new checkpoints. */
@@ -175,7 +256,9 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
     for (const m of tail.poll(final)) {
       const now = Date.now();
       if (m.backend) backend = m.backend;
-      await ctx.callbacks.onStep(toMetricsLine(m, lastLineAt === null ? null : (now - lastLineAt) / 1000, new Date(now)));
+      await ctx.callbacks.onStep(
+        toMetricsLine(m, lastLineAt === null ? null : (now - lastLineAt) / 1000, new Date(now)),
+      );
       lastLineAt = now;
       ctx.progress(m.step, total);
     }
@@ -188,7 +271,9 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
   };
 
   let exit: Exit | null = null;
-  void proc.exited.then((e) => { exit = e; });
+  void proc.exited.then((e) => {
+    exit = e;
+  });
   let violation: ContractViolation | null = null;
   try {
     for (;;) {
@@ -198,7 +283,10 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
       await Promise.race([sleep(cfg.poll_ms), proc.exited]);
     }
   } catch (e) {
-    if (!(e instanceof ContractViolation)) { await proc.stop(graceMs); throw e; }
+    if (!(e instanceof ContractViolation)) {
+      await proc.stop(graceMs);
+      throw e;
+    }
     violation = e;
     ctx.log(`command: contract broken, stopping the trainer: ${e.message}`);
     await proc.stop(graceMs);
@@ -208,28 +296,74 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
   }
   const ended = (exit ?? (await proc.exited)) as Exit;
   const last = watcher.last;
-  const kept = last ? ` Its last complete checkpoint, ${path.basename(last.dir)}, stays: the next build resumes from it.` : '';
-  if (violation) throw new RuleError(withTail(`the trainer broke the command contract: ${violation.message}.${kept}`, proc));
+  const kept = last
+    ? ` Its last complete checkpoint, ${path.basename(last.dir)}, stays: the next build resumes from it.`
+    : '';
+  if (violation)
+    throw new RuleError(withTail(`the trainer broke the command contract: ${violation.message}.${kept}`, proc));
 
   if (ctx.signal.aborted) {
-    ctx.log(`command: the trainer ${describeExit(ended)} after the interrupt; last complete checkpoint: ${last ? path.basename(last.dir) : 'none this run'}`);
-    return { finalStep: last?.step ?? ctx.startStep, finalCheckpoint: last?.dir ?? resume, backend, metricsLines: tail.lines, bestEval: null, interrupted: true };
+    ctx.log(
+      `command: the trainer ${describeExit(ended)} after the interrupt; last complete checkpoint: ${last ? path.basename(last.dir) : 'none this run'}`,
+    );
+    return {
+      finalStep: last?.step ?? ctx.startStep,
+      finalCheckpoint: last?.dir ?? resume,
+      backend,
+      metricsLines: tail.lines,
+      bestEval: null,
+      interrupted: true,
+    };
   }
-  if (ended.code !== 0) throw new RuleError(withTail(`the trainer ${describeExit(ended)} (train.command.argv ${JSON.stringify(cfg.argv)}); its output is in logs/train.log.${kept}`, proc));
+  if (ended.code !== 0)
+    throw new RuleError(
+      withTail(
+        `the trainer ${describeExit(ended)} (train.command.argv ${JSON.stringify(cfg.argv)}); its output is in logs/train.log.${kept}`,
+        proc,
+      ),
+    );
   if (!last) {
-    throw new RuleError(withTail(`the trainer exited 0 but wrote no complete checkpoint: expected ${path.join(ckDir, stepDirName(total))}/ closed by a ${COMPLETE_MARKER} file (the command contract, clause 2)`, proc));
+    throw new RuleError(
+      withTail(
+        `the trainer exited 0 but wrote no complete checkpoint: expected ${path.join(ckDir, stepDirName(total))}/ closed by a ${COMPLETE_MARKER} file (the command contract, clause 2)`,
+        proc,
+      ),
+    );
   }
-  if (tail.lines === 0) throw new RuleError(withTail(`the trainer exited 0 but wrote no metrics line to ${shownMetrics} (the command contract, clause 1)`, proc));
+  if (tail.lines === 0)
+    throw new RuleError(
+      withTail(
+        `the trainer exited 0 but wrote no metrics line to ${shownMetrics} (the command contract, clause 1)`,
+        proc,
+      ),
+    );
   if (last.step !== total) {
-    throw new RuleError(withTail(`the trainer exited 0 at step ${last.step} of ${total} (train.steps): its last complete checkpoint is ${path.basename(last.dir)}; a finished run checkpoints step ${total}`, proc));
+    throw new RuleError(
+      withTail(
+        `the trainer exited 0 at step ${last.step} of ${total} (train.steps): its last complete checkpoint is ${path.basename(last.dir)}; a finished run checkpoints step ${total}`,
+        proc,
+      ),
+    );
   }
   if (tail.lastStep !== last.step) {
-    throw new RuleError(withTail(`the trainer's last metrics line is step ${tail.lastStep} but its last checkpoint is step ${last.step}: the final state must be checkpointed after the last step`, proc));
+    throw new RuleError(
+      withTail(
+        `the trainer's last metrics line is step ${tail.lastStep} but its last checkpoint is step ${last.step}: the final state must be checkpointed after the last step`,
+        proc,
+      ),
+    );
   }
   const files = Object.entries(last.meta.files);
   ctx.log(`command: final checkpoint ${path.basename(last.dir)}: ${files.length} files, sha256 in its checkpoint.json`);
   for (const [f, h] of files) ctx.log(`command:   ${h}  ${f}`);
-  return { finalStep: last.step, finalCheckpoint: last.dir, backend, metricsLines: tail.lines, bestEval: null, interrupted: false };
+  return {
+    finalStep: last.step,
+    finalCheckpoint: last.dir,
+    backend,
+    metricsLines: tail.lines,
+    bestEval: null,
+    interrupted: false,
+  };
 }
 
 /** The `command` engine (see the contract above). */

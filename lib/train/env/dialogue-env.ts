@@ -28,7 +28,15 @@ import type { DimScores } from '../../scoring/types.ts';
 import type { TrainRng } from '../rng.ts';
 import { rc1Reward, type RewardOptions, type Weights } from './reward.ts';
 import type { EnvScenario } from './scenario-spec.ts';
-import { CALC_ERROR, GENERIC_ASK, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, type VisibleEvent } from './visible-text.ts';
+import {
+  CALC_ERROR,
+  GENERIC_ASK,
+  NO_ARTICLE,
+  NOTHING_TO_ADD,
+  TIMEOUT,
+  VAGUE_REPLY,
+  type VisibleEvent,
+} from './visible-text.ts';
 
 export const ENV_VERSION = 'simulated-dialogue-v2';
 export const ACTIONS = ['ask', 'wiki', 'calc', 'answer'] as const;
@@ -39,7 +47,15 @@ export const WIKI = 1;
 export const CALC = 2;
 export const ANSWER = 3;
 
-export { CALC_ERROR, GENERIC_ASK, NO_ARTICLE, NOTHING_TO_ADD, TIMEOUT, VAGUE_REPLY, type VisibleEvent } from './visible-text.ts';
+export {
+  CALC_ERROR,
+  GENERIC_ASK,
+  NO_ARTICLE,
+  NOTHING_TO_ADD,
+  TIMEOUT,
+  VAGUE_REPLY,
+  type VisibleEvent,
+} from './visible-text.ts';
 
 /** Rates of the environment's stochastic events (train.env.noise). */
 export interface EnvNoise {
@@ -50,7 +66,6 @@ export interface EnvNoise {
   /** The user, asked for a needed detail, replies vaguely. */
   vague_reply: number;
 }
-
 
 export interface DialogueState {
   turn: number;
@@ -89,7 +104,18 @@ export interface EnvOptions {
 }
 
 export function newState(): DialogueState {
-  return { turn: 0, clarifications: 0, events: [], clarified: false, wikiCalls: 0, wikiFound: 0, calcCalls: 0, calcFound: 0, done: false, steps: [] };
+  return {
+    turn: 0,
+    clarifications: 0,
+    events: [],
+    clarified: false,
+    wikiCalls: 0,
+    wikiFound: 0,
+    calcCalls: 0,
+    calcFound: 0,
+    done: false,
+    steps: [],
+  };
 }
 
 function ready(spec: EnvScenario, st: DialogueState): boolean {
@@ -106,7 +132,11 @@ function ask(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNois
     reply = spec.scenario.clarification ?? '';
     st.clarified = true;
   }
-  st.steps.push({ type: 'clarify', ask: !st.clarified || reply.startsWith('As I said') ? GENERIC_ASK : (spec.clarifyAsk ?? GENERIC_ASK), reply });
+  st.steps.push({
+    type: 'clarify',
+    ask: !st.clarified || reply.startsWith('As I said') ? GENERIC_ASK : (spec.clarifyAsk ?? GENERIC_ASK),
+    reply,
+  });
   st.events.push({ action: 'ask', text: reply });
 }
 
@@ -116,7 +146,10 @@ function wiki(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNoi
     st.steps.push({ type: 'tool_call', tool: 'wiki', input, output: text });
     st.events.push({ action: 'wiki', text, title });
   };
-  if (rng.next() < noise.tool_failure) { see('', TIMEOUT, spec.task); return; }
+  if (rng.next() < noise.tool_failure) {
+    see('', TIMEOUT, spec.task);
+    return;
+  }
   const doc = spec.wiki[st.wikiFound];
   const distractor = spec.distractors.length > 0 ? spec.distractors[rng.int(spec.distractors.length)]! : null;
   if (doc && ready(spec, st) && !(distractor && rng.next() < noise.search_miss)) {
@@ -170,13 +203,35 @@ function answerOf(spec: EnvScenario, st: DialogueState, rng: TrainRng): string {
 }
 
 /** Scores the finished trajectory and computes its reward. */
-function outcome(spec: EnvScenario, st: DialogueState, finalAnswer: string, answered: boolean, o: EnvOptions): EpisodeOutcome {
-  const r = buildRollout(spec.scenario, { steps: st.steps, final_answer: finalAnswer }, { source: 'synthetic', policy: 'rc1-train-policy', candidate_index: 0, error_modes: [] });
+function outcome(
+  spec: EnvScenario,
+  st: DialogueState,
+  finalAnswer: string,
+  answered: boolean,
+  o: EnvOptions,
+): EpisodeOutcome {
+  const r = buildRollout(
+    spec.scenario,
+    { steps: st.steps, final_answer: finalAnswer },
+    { source: 'synthetic', policy: 'rc1-train-policy', candidate_index: 0, error_modes: [] },
+  );
   const { scores } = heuristicBase(r);
-  const reward = rc1Reward(scores, o.weights, { needsClarification: spec.needsClarification, clarifications: st.clarifications, difficulty: spec.difficulty }, o.reward);
+  const reward = rc1Reward(
+    scores,
+    o.weights,
+    { needsClarification: spec.needsClarification, clarifications: st.clarifications, difficulty: spec.difficulty },
+    o.reward,
+  );
   return {
-    success: r.success, reward, scores, answered, actions: st.turn, clarifications: st.clarifications,
-    turns: r.turns, toolCalls: r.tool_calls, finalAnswer,
+    success: r.success,
+    reward,
+    scores,
+    answered,
+    actions: st.turn,
+    clarifications: st.clarifications,
+    turns: r.turns,
+    toolCalls: r.tool_calls,
+    finalAnswer,
   };
 }
 
@@ -184,7 +239,13 @@ function outcome(spec: EnvScenario, st: DialogueState, finalAnswer: string, answ
  * Applies one action. Returns the outcome when the episode ends (an answer, or max_turns reached),
  * else null. `rng` draws the environment's stochastic events and a premature answer's guesses.
  */
-export function stepEnv(spec: EnvScenario, st: DialogueState, a: number, rng: TrainRng, o: EnvOptions): EpisodeOutcome | null {
+export function stepEnv(
+  spec: EnvScenario,
+  st: DialogueState,
+  a: number,
+  rng: TrainRng,
+  o: EnvOptions,
+): EpisodeOutcome | null {
   if (st.done) throw new Error('internal error: stepEnv on a finished episode; please report this');
   st.turn += 1;
   if (a === ANSWER) {

@@ -14,25 +14,66 @@
 // the gold answer, the reference, or the simulator's counters (how many pages are still needed,
 // whether the work is complete): the agent must infer those from the text, as a model would.
 // Every feature is scaled to [0, 1].
-import { phraseIndex, countPhrases, entitySpans, distinctEntities, pronounBeforeName } from '../../difficulty/text-cues.ts';
+import {
+  phraseIndex,
+  countPhrases,
+  entitySpans,
+  distinctEntities,
+  pronounBeforeName,
+} from '../../difficulty/text-cues.ts';
 import type { Scenario } from '../../data/index.ts';
 import { tokenize } from '../../text/tokenize.ts';
 import { TIMEOUT, NO_ARTICLE, type VisibleEvent } from './visible-text.ts';
 
 /** Placeholder phrases that stand where a name, a term or a number should be. */
 export const PLACEHOLDER_CUES = [
-  'a certain', 'some kind of', 'something', 'someone', 'somebody', 'somewhere', 'whatever',
-  'the one i', "the one i'm", 'the one my', 'that one', 'the thing i', 'that thing', 'you know who',
-  'some money', 'some percentage', 'some amount',
+  'a certain',
+  'some kind of',
+  'something',
+  'someone',
+  'somebody',
+  'somewhere',
+  'whatever',
+  'the one i',
+  "the one i'm",
+  'the one my',
+  'that one',
+  'the thing i',
+  'that thing',
+  'you know who',
+  'some money',
+  'some percentage',
+  'some amount',
 ];
 const PLACEHOLDERS = phraseIndex(PLACEHOLDER_CUES);
 const SOME = phraseIndex(['some']);
 const PRONOUNS = /\b(?:he|she|it|they|him|her|them|his|its|their)\b/i;
 
-export const STATIC_FEATURES = ['task_hotpotqa', 'task_strategyqa', 'task_gsm8k', 'placeholder_cue', 'some_count', 'numbers', 'named_entities', 'words', 'pronoun_before_name'] as const;
+export const STATIC_FEATURES = [
+  'task_hotpotqa',
+  'task_strategyqa',
+  'task_gsm8k',
+  'placeholder_cue',
+  'some_count',
+  'numbers',
+  'named_entities',
+  'words',
+  'pronoun_before_name',
+] as const;
 export const DYNAMIC_FEATURES = [
-  'turn', 'last_turn', 'asked', 'reply_new_words', 'wiki_calls', 'wiki_pages', 'wiki_pages_on_topic', 'calc_calls', 'calc_results',
-  'last_error', 'last_timeout', 'last_no_article', 'last_title_overlap',
+  'turn',
+  'last_turn',
+  'asked',
+  'reply_new_words',
+  'wiki_calls',
+  'wiki_pages',
+  'wiki_pages_on_topic',
+  'calc_calls',
+  'calc_results',
+  'last_error',
+  'last_timeout',
+  'last_no_article',
+  'last_title_overlap',
 ] as const;
 export const FEATURE_NAMES = [...STATIC_FEATURES, ...DYNAMIC_FEATURES] as const;
 export const OBS_DIM = FEATURE_NAMES.length;
@@ -40,7 +81,15 @@ export const OBS_DIM = FEATURE_NAMES.length;
 const cap = (n: number, max: number): number => Math.min(n, max) / max;
 
 /** The caps of the count features (a count c is observed as min(c, cap) / cap). */
-export const COUNT_CAPS = { asked: 3, reply_new_words: 3, wiki_calls: 6, wiki_pages: 4, wiki_pages_on_topic: 4, calc_calls: 10, calc_results: 8 } as const;
+export const COUNT_CAPS = {
+  asked: 3,
+  reply_new_words: 3,
+  wiki_calls: 6,
+  wiki_pages: 4,
+  wiki_pages_on_topic: 4,
+  calc_calls: 10,
+  calc_results: 8,
+} as const;
 
 /** A feature of an observation by name, unscaled for the count features (capped counts). */
 export function feature(obs: Float32Array, name: (typeof FEATURE_NAMES)[number], offset = 0): number {
@@ -73,13 +122,20 @@ export function staticFeatures(s: Pick<Scenario, 'task' | 'messages'>): Float64A
  * the environment (VAGUE_REPLY, NOTHING_TO_ADD, the "As I said:" prefix) is made of these only, so
  * a reply that brings nothing counts 0 new words (test/unit/train-env.test.ts).
  */
-const STOP = new Set(('a an the of in on at to for and or but am is are was were be been it its this that these those i you he she we they my your his her our their me him us them ' +
-  'what which who whom whose when where why how do does did not no nothing there here as by with from about into than then so if just all any some one ones usual guess ' +
-  'hmm sure put said add everything question mean meant it\'s i\'m good catch number').split(' '));
+const STOP = new Set(
+  (
+    'a an the of in on at to for and or but am is are was were be been it its this that these those i you he she we they my your his her our their me him us them ' +
+    'what which who whom whose when where why how do does did not no nothing there here as by with from about into than then so if just all any some one ones usual guess ' +
+    "hmm sure put said add everything question mean meant it's i'm good catch number"
+  ).split(' '),
+);
 const content = (text: string): string[] => tokenize(text).filter((t) => t.length > 1 && !STOP.has(t));
 
 /** What observe() needs from a scenario: its request text (as words) and the request's text features. Nothing else. */
-export interface AgentView { requestWords: ReadonlySet<string>; features: Float64Array }
+export interface AgentView {
+  requestWords: ReadonlySet<string>;
+  features: Float64Array;
+}
 
 export function agentView(s: Pick<Scenario, 'task' | 'messages'>): AgentView {
   return { requestWords: new Set(content(s.messages.map((m) => m.content).join('\n'))), features: staticFeatures(s) };
@@ -97,7 +153,14 @@ export function titleOverlap(title: string, request: ReadonlySet<string>): numbe
  * Writes the observation into `out` (length OBS_DIM) at `offset`: the request's features, then the
  * transcript's (`events`, what the agent has seen), at turn `turn` of `maxTurns`.
  */
-export function observe(view: AgentView, events: readonly VisibleEvent[], turn: number, maxTurns: number, out: Float32Array, offset = 0): void {
+export function observe(
+  view: AgentView,
+  events: readonly VisibleEvent[],
+  turn: number,
+  maxTurns: number,
+  out: Float32Array,
+  offset = 0,
+): void {
   const f = view.features;
   for (let i = 0; i < f.length; i++) out[offset + i] = f[i]!;
   let o = offset + f.length;
@@ -145,6 +208,12 @@ export function observe(view: AgentView, events: readonly VisibleEvent[], turn: 
 }
 
 /** observe() for an episode in progress: the scenario's request view and the state's transcript (its hidden counters are not read). */
-export function observeState(spec: { view: AgentView }, st: { events: readonly VisibleEvent[]; turn: number }, maxTurns: number, out: Float32Array, offset = 0): void {
+export function observeState(
+  spec: { view: AgentView },
+  st: { events: readonly VisibleEvent[]; turn: number },
+  maxTurns: number,
+  out: Float32Array,
+  offset = 0,
+): void {
   observe(spec.view, st.events, st.turn, maxTurns, out, offset);
 }

@@ -8,7 +8,12 @@
 // The one difference: an episode whose scenario has no difficulty bucket (a shadow-set scenario
 // played without one) gets the factor 1, where the evaluation half refuses to score it.
 import { RuleError } from 'rc1-build';
-import { difficultyFactor as bucketFactor, overclarPenalty as penaltyOf, weightedScore, type Weights } from '../../evaluation/reward.ts';
+import {
+  difficultyFactor as bucketFactor,
+  overclarPenalty as penaltyOf,
+  weightedScore,
+  type Weights,
+} from '../../evaluation/reward.ts';
 import { readWeights as readWeightsFile } from '../../evaluation/weights-file.ts';
 import type { Difficulty } from '../../rollouts/index.ts';
 import { DIMENSIONS, type DimScores } from '../../scoring/types.ts';
@@ -29,9 +34,15 @@ export interface RewardItem {
 }
 
 /** α · min(c, cap) on items that need no clarification (0 with the penalty off). */
-export function overclarPenalty(item: Pick<RewardItem, 'needsClarification' | 'clarifications'>, o: Pick<RewardOptions, 'use_overclar_penalty' | 'alpha' | 'cap'>): number {
+export function overclarPenalty(
+  item: Pick<RewardItem, 'needsClarification' | 'clarifications'>,
+  o: Pick<RewardOptions, 'use_overclar_penalty' | 'alpha' | 'cap'>,
+): number {
   if (!o.use_overclar_penalty) return 0;
-  return penaltyOf({ needs_clarification: item.needsClarification, clarifications: item.clarifications }, { alpha: o.alpha, cap: o.cap });
+  return penaltyOf(
+    { needs_clarification: item.needsClarification, clarifications: item.clarifications },
+    { alpha: o.alpha, cap: o.cap },
+  );
 }
 
 /** 1 + β (I[hard] − I[easy]); 1 for an episode without a bucket. */
@@ -47,6 +58,7 @@ export function rc1Reward(scores: Readonly<DimScores>, w: Weights, item: RewardI
 export async function readWeights(file: string, shown = file): Promise<Weights> {
   const w = readWeightsFile(file, shown);
   const sum = DIMENSIONS.reduce((a, d) => a + w[d], 0);
-  if (Math.abs(sum - 1) > 1e-6) throw new RuleError(`${shown}: the weights sum to ${sum}, not 1: rebuild the weights target`);
+  if (Math.abs(sum - 1) > 1e-6)
+    throw new RuleError(`${shown}: the weights sum to ${sum}, not 1: rebuild the weights target`);
   return Object.freeze({ ...w });
 }

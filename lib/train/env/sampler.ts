@@ -47,7 +47,10 @@ export class ScenarioSampler {
   private readonly byBucket: Map<string, EnvScenario[]>;
   private success: Map<string, number>;
 
-  constructor(private readonly scenarios: readonly EnvScenario[], private readonly cfg: TrainConfig['sampling']) {
+  constructor(
+    private readonly scenarios: readonly EnvScenario[],
+    private readonly cfg: TrainConfig['sampling'],
+  ) {
     if (scenarios.length === 0) throw new Error('internal error: ScenarioSampler needs scenarios; please report this');
     this.byDiff = new Map();
     this.byBucket = new Map();
@@ -72,7 +75,10 @@ export class ScenarioSampler {
       const pool = this.byDiff.get(diff)!;
       return { spec: pool[rng.int(pool.length)]!, seed: true };
     }
-    const shares = capShares(this.buckets.map((b) => 1 - this.success.get(b)! + FLOOR), this.cfg.low_perf_cap);
+    const shares = capShares(
+      this.buckets.map((b) => 1 - this.success.get(b)! + FLOOR),
+      this.cfg.low_perf_cap,
+    );
     const pool = this.byBucket.get(this.buckets[rng.pick(shares)]!)!;
     return { spec: pool[rng.int(pool.length)]!, seed: false };
   }

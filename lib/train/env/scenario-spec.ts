@@ -16,8 +16,15 @@ import type { Scenario, Task } from '../../data/index.ts';
 import { referenceStats, type Difficulty, type ReferenceStats, type RolloutScenario } from '../../rollouts/index.ts';
 import { agentView, type AgentView } from './features.ts';
 
-export interface WikiDoc { title: string; text: string }
-export interface CalcStep { expr: string; result: string; thoughts: string[] }
+export interface WikiDoc {
+  title: string;
+  text: string;
+}
+export interface CalcStep {
+  expr: string;
+  result: string;
+  thoughts: string[];
+}
 
 export interface EnvScenario {
   readonly scenario: RolloutScenario;
@@ -45,7 +52,9 @@ export interface EnvScenario {
 function wikiDocs(s: Scenario): WikiDoc[] {
   switch (s.task) {
     case 'hotpotqa':
-      return s.reference.steps.flatMap((st) => (st.type === 'tool_call' && st.tool === 'wiki' ? [{ title: st.input, text: st.output }] : []));
+      return s.reference.steps.flatMap((st) =>
+        st.type === 'tool_call' && st.tool === 'wiki' ? [{ title: st.input, text: st.output }] : [],
+      );
     case 'strategyqa': {
       const byTitle = new Map<string, string[]>();
       for (const d of s.context) if (d.supporting) byTitle.set(d.title, [...(byTitle.get(d.title) ?? []), d.text]);

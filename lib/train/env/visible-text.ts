@@ -9,4 +9,8 @@ export const CALC_ERROR = 'error: could not evaluate the expression';
 export const NO_ARTICLE = 'No further article found.';
 
 /** One thing the agent saw after an action: the user's reply or the tool's output, as text. */
-export interface VisibleEvent { action: 'ask' | 'wiki' | 'calc'; text: string; title?: string }
+export interface VisibleEvent {
+  action: 'ask' | 'wiki' | 'calc';
+  text: string;
+  title?: string;
+}

@@ -13,21 +13,36 @@ import { DpoStrategy } from './dpo.ts';
 import { PpoStrategy } from './ppo.ts';
 
 export async function createStrategy(
-  cfg: Readonly<TrainConfig>, data: TrainingData, rng: TrainRng, reference: Params, inputs: Readonly<Record<string, readonly string[]>>, root: string,
+  cfg: Readonly<TrainConfig>,
+  data: TrainingData,
+  rng: TrainRng,
+  reference: Params,
+  inputs: Readonly<Record<string, readonly string[]>>,
+  root: string,
   log: (line: string) => void,
 ): Promise<Strategy<TfjsModelHandle, unknown>> {
   switch (cfg.strategy) {
     case 'ppo':
-      return new PpoStrategy(cfg, new ScenarioSampler(data.train, cfg.sampling), data.env, rng) as Strategy<TfjsModelHandle, unknown>;
+      return new PpoStrategy(cfg, new ScenarioSampler(data.train, cfg.sampling), data.env, rng) as Strategy<
+        TfjsModelHandle,
+        unknown
+      >;
     case 'dpo': {
       const rollouts = [...(inputs.rollouts ?? [])];
       const scores = [...(inputs.scores ?? [])];
       if (rollouts.length === 0 || scores.length === 0) {
-        throw new RuleError("train: strategy dpo needs the `rollouts` (target('rollouts_pool')) and `scores` (target('scores', 'scores')) input groups");
+        throw new RuleError(
+          "train: strategy dpo needs the `rollouts` (target('rollouts_pool')) and `scores` (target('scores', 'scores')) input groups",
+        );
       }
       const { pairs, stats } = await buildPairs(rollouts, scores, data.train, data.env, reference, root);
-      log(`dpo: ${stats.pairs} preference pairs (best vs worst RC1 reward) from ${stats.scenarios} training scenarios; ${stats.noPair} without a pair`);
-      if (pairs.length === 0) throw new RuleError('train: strategy dpo found no preference pair: every training scenario has fewer than two scored candidates, or they tie');
+      log(
+        `dpo: ${stats.pairs} preference pairs (best vs worst RC1 reward) from ${stats.scenarios} training scenarios; ${stats.noPair} without a pair`,
+      );
+      if (pairs.length === 0)
+        throw new RuleError(
+          'train: strategy dpo found no preference pair: every training scenario has fewer than two scored candidates, or they tie',
+        );
       return new DpoStrategy(cfg, pairs, rng) as Strategy<TfjsModelHandle, unknown>;
     }
   }

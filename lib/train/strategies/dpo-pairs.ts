@@ -44,7 +44,12 @@ export function trajectoryActions(t: Trajectory): number[] {
 }
 
 /** Replays actions through the environment (cut at max_turns), recording the observation before each. */
-export function replayPath(spec: EnvScenario, actions: readonly number[], env: EnvOptions, reference: Params): ActionPath {
+export function replayPath(
+  spec: EnvScenario,
+  actions: readonly number[],
+  env: EnvOptions,
+  reference: Params,
+): ActionPath {
   const st = newState();
   const rng = new TrainRng(0);
   const obs: number[] = [];
@@ -61,21 +66,37 @@ export function replayPath(spec: EnvScenario, actions: readonly number[], env: E
   return { obs: Float32Array.from(obs), actions: Int32Array.from(acts), refLogp };
 }
 
-export interface PairStats { scenarios: number; pairs: number; noPair: number }
+export interface PairStats {
+  scenarios: number;
+  pairs: number;
+  noPair: number;
+}
 
 export async function buildPairs(
-  rolloutFiles: readonly string[], scoreFiles: readonly string[], train: readonly EnvScenario[], env: EnvOptions, reference: Params, root: string,
+  rolloutFiles: readonly string[],
+  scoreFiles: readonly string[],
+  train: readonly EnvScenario[],
+  env: EnvOptions,
+  reference: Params,
+  root: string,
 ): Promise<{ pairs: PreferencePair[]; stats: PairStats }> {
   const byId = new Map(train.map((s) => [s.id, s]));
   const rollouts = new Map<string, Rollout>();
-  for (const f of rolloutFiles) for (const { value } of await readValidated(f, rolloutSchema, root)) rollouts.set(value.rollout_id, value as Rollout);
+  for (const f of rolloutFiles)
+    for (const { value } of await readValidated(f, rolloutSchema, root))
+      rollouts.set(value.rollout_id, value as Rollout);
   const candidates = new Map<string, { r: Rollout; reward: number }[]>();
   for (const f of scoreFiles) {
     for (const rec of await readScores(f)) {
       const spec = byId.get(rec.scenario_id);
       const r = rollouts.get(rec.rollout_id);
       if (!spec || !r || rec.status !== 'scored' || !rec.scores) continue;
-      const reward = rc1Reward(rec.scores, env.weights, { needsClarification: spec.needsClarification, clarifications: r.clarifications, difficulty: spec.difficulty }, env.reward);
+      const reward = rc1Reward(
+        rec.scores,
+        env.weights,
+        { needsClarification: spec.needsClarification, clarifications: r.clarifications, difficulty: spec.difficulty },
+        env.reward,
+      );
       candidates.set(spec.id, [...(candidates.get(spec.id) ?? []), { r, reward }]);
     }
   }
@@ -83,11 +104,17 @@ export async function buildPairs(
   let noPair = 0;
   for (const spec of train) {
     const c = candidates.get(spec.id) ?? [];
-    if (c.length < 2) { noPair += 1; continue; }
+    if (c.length < 2) {
+      noPair += 1;
+      continue;
+    }
     const sorted = [...c].sort((a, b) => b.reward - a.reward || a.r.candidate_index - b.r.candidate_index);
     const best = sorted[0]!;
     const worst = sorted[sorted.length - 1]!;
-    if (best.reward - worst.reward < 1e-9) { noPair += 1; continue; }
+    if (best.reward - worst.reward < 1e-9) {
+      noPair += 1;
+      continue;
+    }
     pairs.push({
       scenarioId: spec.id,
       chosen: replayPath(spec, trajectoryActions(best.r.trajectory), env, reference),

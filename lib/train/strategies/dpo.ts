@@ -17,13 +17,22 @@ import type { TfjsModelHandle } from '../engines/tfjs/handle.ts';
 import type { PreferencePair } from './dpo-pairs.ts';
 import { StepAborted } from './step-aborted.ts';
 
-export interface DpoBatch { pairs: PreferencePair[] }
+export interface DpoBatch {
+  pairs: PreferencePair[];
+}
 
 export class DpoStrategy implements Strategy<TfjsModelHandle, DpoBatch> {
   readonly name = 'dpo' as const;
 
-  constructor(private readonly cfg: Readonly<TrainConfig>, private readonly pairs: readonly PreferencePair[], private readonly rng: TrainRng) {
-    if (pairs.length === 0) throw new Error('dpo: no preference pair (every training scenario has fewer than two scored candidates, or they tie)');
+  constructor(
+    private readonly cfg: Readonly<TrainConfig>,
+    private readonly pairs: readonly PreferencePair[],
+    private readonly rng: TrainRng,
+  ) {
+    if (pairs.length === 0)
+      throw new Error(
+        'dpo: no preference pair (every training scenario has fewer than two scored candidates, or they tie)',
+      );
   }
 
   collect(_step: number, h: TfjsModelHandle): DpoBatch {
@@ -68,7 +77,11 @@ export class DpoStrategy implements Strategy<TfjsModelHandle, DpoBatch> {
         out.margin = tf.mean(margin).dataSync()[0]!;
         return loss as never;
       }, model.vars);
-      model.apply(model.vars.map((v) => grads[v.name]), lr, this.cfg.max_grad_norm);
+      model.apply(
+        model.vars.map((v) => grads[v.name]),
+        lr,
+        this.cfg.max_grad_norm,
+      );
       return out;
     });
     h.sync();
@@ -84,7 +97,16 @@ export class DpoStrategy implements Strategy<TfjsModelHandle, DpoBatch> {
     entropy /= total;
     return {
       loss: { policy: parts.loss, value: 0, entropy, kl, total: parts.loss },
-      reward: parts.margin, kl, kl_rollout: null, kl_coef: beta, entropy, updates: 1, envSteps: total, success: null, episode_len: null, seed_ratio: null,
+      reward: parts.margin,
+      kl,
+      kl_rollout: null,
+      kl_coef: beta,
+      entropy,
+      updates: 1,
+      envSteps: total,
+      success: null,
+      episode_len: null,
+      seed_ratio: null,
     };
   }
 
@@ -94,6 +116,9 @@ export class DpoStrategy implements Strategy<TfjsModelHandle, DpoBatch> {
 
   restore(s: JsonValue): void {
     const o = s as { pairs?: unknown };
-    if (o.pairs !== this.pairs.length) throw new Error(`checkpoint strategy state: dpo had ${String(o.pairs)} preference pairs, this run has ${this.pairs.length}`);
+    if (o.pairs !== this.pairs.length)
+      throw new Error(
+        `checkpoint strategy state: dpo had ${String(o.pairs)} preference pairs, this run has ${this.pairs.length}`,
+      );
   }
 }

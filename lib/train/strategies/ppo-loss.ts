@@ -24,9 +24,20 @@ export interface PpoMinibatch {
   refLogp: TfModule.Tensor2D;
 }
 
-export interface PpoCoefs { clip: number; vf_coef: number; ent_coef: number; kl_coef: number }
+export interface PpoCoefs {
+  clip: number;
+  vf_coef: number;
+  ent_coef: number;
+  kl_coef: number;
+}
 
-export interface PpoLossTerms { total: Scalar; policy: Scalar; value: Scalar; entropy: Scalar; kl: Scalar }
+export interface PpoLossTerms {
+  total: Scalar;
+  policy: Scalar;
+  value: Scalar;
+  entropy: Scalar;
+  kl: Scalar;
+}
 
 export function ppoLoss(tf: Tf, model: TfModel, b: PpoMinibatch, c: PpoCoefs): PpoLossTerms {
   const logp = tf.logSoftmax(model.logits(b.obs));
@@ -38,6 +49,11 @@ export function ppoLoss(tf: Tf, model: TfModel, b: PpoMinibatch, c: PpoCoefs): P
   const entropy = tf.mean(tf.neg(tf.sum(tf.mul(p, logp), 1))) as Scalar;
   const kl = tf.mean(tf.sum(tf.mul(p, tf.sub(logp, b.refLogp)), 1)) as Scalar;
   const value = tf.mul(tf.mean(tf.square(tf.sub(model.values(b.obs), b.returns))), 0.5) as Scalar;
-  const total = tf.addN([policy, tf.mul(value, c.vf_coef), tf.mul(entropy, -c.ent_coef), tf.mul(kl, c.kl_coef)]) as Scalar;
+  const total = tf.addN([
+    policy,
+    tf.mul(value, c.vf_coef),
+    tf.mul(entropy, -c.ent_coef),
+    tf.mul(kl, c.kl_coef),
+  ]) as Scalar;
   return { total, policy, value, entropy, kl };
 }

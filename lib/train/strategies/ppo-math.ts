@@ -6,9 +6,18 @@
 //   surrogate    the policy loss is −mean_t L_t
 //   adaptive KL  (Ziegler et al. 2019) e = clip(KL / target − 1, −0.2, 0.2),
 //                β ← β (1 + e · n / horizon), n = transitions since the last update
-export interface GaeResult { advantages: Float64Array; returns: Float64Array }
+export interface GaeResult {
+  advantages: Float64Array;
+  returns: Float64Array;
+}
 
-export function gae(rewards: ArrayLike<number>, values: ArrayLike<number>, dones: ArrayLike<boolean | number>, gamma: number, lam: number): GaeResult {
+export function gae(
+  rewards: ArrayLike<number>,
+  values: ArrayLike<number>,
+  dones: ArrayLike<boolean | number>,
+  gamma: number,
+  lam: number,
+): GaeResult {
   const n = rewards.length;
   const advantages = new Float64Array(n);
   const returns = new Float64Array(n);

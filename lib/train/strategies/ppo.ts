@@ -53,18 +53,25 @@ export function batchKl(params: Params, b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp
 }
 
 /** Moves the policy net's weights to θ_ref + λ(θ − θ_ref) with the largest λ whose KL on the batch is within `limit` (value net and Adam state kept). */
-export function projectToReference(h: TfjsModelHandle, b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp'>, limit: number): number {
+export function projectToReference(
+  h: TfjsModelHandle,
+  b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp'>,
+  limit: number,
+): number {
   const cur = h.model.params();
   const half = cur.specs.length / 2;
   const mix = (lambda: number): Params => ({
     specs: cur.specs,
-    data: cur.data.map((d, i) => (i >= half ? d : d.map((x, k) => h.reference.data[i]![k]! + lambda * (x - h.reference.data[i]![k]!)))),
+    data: cur.data.map((d, i) =>
+      i >= half ? d : d.map((x, k) => h.reference.data[i]![k]! + lambda * (x - h.reference.data[i]![k]!)),
+    ),
   });
   let lo = 0;
   let hi = 1;
   for (let i = 0; i < 12; i++) {
     const mid = (lo + hi) / 2;
-    if (batchKl(mix(mid), b) <= limit) lo = mid; else hi = mid;
+    if (batchKl(mix(mid), b) <= limit) lo = mid;
+    else hi = mid;
   }
   const { m, v } = h.model.moments();
   h.model.load(mix(lo), m, v, h.model.t);
@@ -126,7 +133,13 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
   update(_step: number, h: TfjsModelHandle, b: PpoBatch, lr: number): StepStats {
     const { tf, model } = h;
     const c = this.cfg.ppo;
-    const { advantages, returns } = gae(b.rewards.subarray(0, b.n), b.values.subarray(0, b.n), b.dones.subarray(0, b.n), c.gamma, c.lam);
+    const { advantages, returns } = gae(
+      b.rewards.subarray(0, b.n),
+      b.values.subarray(0, b.n),
+      b.dones.subarray(0, b.n),
+      c.gamma,
+      c.lam,
+    );
     const adv = normalize(advantages);
     const sums = { policy: 0, value: 0, entropy: 0, kl: 0, total: 0 };
     let updates = 0;
@@ -160,16 +173,29 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
         });
         const terms = tf.tidy(() => {
           const mb = {
-            obs: tf.tensor2d(x, [m, OBS_DIM]), actions: tf.tensor2d(onehot, [m, N_ACTIONS]), oldLogp: tf.tensor1d(old),
-            adv: tf.tensor1d(av), returns: tf.tensor1d(ret), refLogp: tf.tensor2d(ref, [m, N_ACTIONS]),
+            obs: tf.tensor2d(x, [m, OBS_DIM]),
+            actions: tf.tensor2d(onehot, [m, N_ACTIONS]),
+            oldLogp: tf.tensor1d(old),
+            adv: tf.tensor1d(av),
+            returns: tf.tensor1d(ret),
+            refLogp: tf.tensor2d(ref, [m, N_ACTIONS]),
           };
           const parts: Record<string, number> = {};
           const { grads } = tf.variableGrads(() => {
-            const t = ppoLoss(tf, model, mb, { clip: c.clip, vf_coef: c.vf_coef, ent_coef: c.ent_coef, kl_coef: this.klCoef });
+            const t = ppoLoss(tf, model, mb, {
+              clip: c.clip,
+              vf_coef: c.vf_coef,
+              ent_coef: c.ent_coef,
+              kl_coef: this.klCoef,
+            });
             for (const k of ['policy', 'value', 'entropy', 'kl', 'total'] as const) parts[k] = t[k].dataSync()[0]!;
             return t.total;
           }, model.vars);
-          model.apply(model.vars.map((v) => grads[v.name]), lr, this.cfg.max_grad_norm);
+          model.apply(
+            model.vars.map((v) => grads[v.name]),
+            lr,
+            this.cfg.max_grad_norm,
+          );
           return parts;
         });
         for (const k of Object.keys(sums) as (keyof typeof sums)[]) epochSums[k] += terms[k]!;
@@ -187,16 +213,32 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     const after = h.params();
     const kl = batchKl(after, b);
     let entropy = 0;
-    for (let t = 0; t < b.n; t++) entropy += entropyOf(logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM)));
+    for (let t = 0; t < b.n; t++)
+      entropy += entropyOf(logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM)));
     entropy /= b.n;
     const coefUsed = this.klCoef;
     if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, klRollout, c.target_kl, b.n, c.kl_horizon);
     const eps = b.episodes;
-    const mean = (f: (e: PpoBatch['episodes'][number]) => number): number => eps.reduce((a, e) => a + f(e), 0) / eps.length;
+    const mean = (f: (e: PpoBatch['episodes'][number]) => number): number =>
+      eps.reduce((a, e) => a + f(e), 0) / eps.length;
     return {
-      loss: { policy: sums.policy / Math.max(1, updates), value: sums.value / Math.max(1, updates), entropy: sums.entropy / Math.max(1, updates), kl: sums.kl / Math.max(1, updates), total: sums.total / Math.max(1, updates) },
-      reward: mean((e) => e.reward), kl, kl_rollout: klRollout, kl_coef: coefUsed, entropy, updates, envSteps: b.n,
-      success: mean((e) => (e.success ? 1 : 0)), episode_len: mean((e) => e.actions), seed_ratio: mean((e) => (e.seed ? 1 : 0)),
+      loss: {
+        policy: sums.policy / Math.max(1, updates),
+        value: sums.value / Math.max(1, updates),
+        entropy: sums.entropy / Math.max(1, updates),
+        kl: sums.kl / Math.max(1, updates),
+        total: sums.total / Math.max(1, updates),
+      },
+      reward: mean((e) => e.reward),
+      kl,
+      kl_rollout: klRollout,
+      kl_coef: coefUsed,
+      entropy,
+      updates,
+      envSteps: b.n,
+      success: mean((e) => (e.success ? 1 : 0)),
+      episode_len: mean((e) => e.actions),
+      seed_ratio: mean((e) => (e.seed ? 1 : 0)),
     };
   }
 
@@ -206,7 +248,8 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
 
   restore(s: JsonValue): void {
     const o = s as { kl_coef?: unknown; sampler?: JsonValue };
-    if (typeof o.kl_coef !== 'number' || o.sampler === undefined) throw new Error('checkpoint strategy state: expected { kl_coef, sampler } for ppo');
+    if (typeof o.kl_coef !== 'number' || o.sampler === undefined)
+      throw new Error('checkpoint strategy state: expected { kl_coef, sampler } for ppo');
     this.klCoef = o.kl_coef;
     this.sampler.restore(o.sampler);
   }

@@ -21,7 +21,9 @@ const lazyModules = {
   setup(b) {
     for (const [name, file] of Object.entries(LAZY)) {
       const base = file.split('/').pop().replace(/[.]/g, '[.]');
-      b.onResolve({ filter: new RegExp(`/${base}$`) }, (a) => (a.kind === 'dynamic-import' ? { path: `./${name}.js`, external: true } : undefined));
+      b.onResolve({ filter: new RegExp(`/${base}$`) }, (a) =>
+        a.kind === 'dynamic-import' ? { path: `./${name}.js`, external: true } : undefined,
+      );
     }
   },
 };

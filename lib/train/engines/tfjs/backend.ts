@@ -39,7 +39,12 @@ async function nativeBackend(pkg: '@tensorflow/tfjs-node-gpu' | '@tensorflow/tfj
   if (!(await tf.setBackend('tensorflow'))) return null;
   await tf.ready();
   const name = pkg === '@tensorflow/tfjs-node-gpu' ? 'tfjs-node-gpu' : 'tfjs-node';
-  return { tf, backend: name, deterministic: false, detail: `${name} (native TensorFlow, tfjs ${tf.version_core}; multi-threaded kernels: not bit-reproducible across runs)` };
+  return {
+    tf,
+    backend: name,
+    deterministic: false,
+    detail: `${name} (native TensorFlow, tfjs ${tf.version_core}; multi-threaded kernels: not bit-reproducible across runs)`,
+  };
 }
 
 async function jsBackend(which: 'wasm' | 'cpu'): Promise<TfHandle> {
@@ -52,9 +57,10 @@ async function jsBackend(which: 'wasm' | 'cpu'): Promise<TfHandle> {
   if (!(await tf.setBackend(which))) throw new Error(`tfjs: the ${which} backend failed to initialise`);
   await tf.ready();
   const simd = which === 'wasm' ? Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT')) : false;
-  const detail = which === 'wasm'
-    ? `wasm (tfjs ${tf.version_core}, single-threaded${simd ? ', SIMD' : ''}: bit-reproducible)`
-    : `cpu (tfjs ${tf.version_core}, pure JavaScript kernels: bit-reproducible)`;
+  const detail =
+    which === 'wasm'
+      ? `wasm (tfjs ${tf.version_core}, single-threaded${simd ? ', SIMD' : ''}: bit-reproducible)`
+      : `cpu (tfjs ${tf.version_core}, pure JavaScript kernels: bit-reproducible)`;
   return { tf, backend: which, deterministic: true, detail };
 }
 
@@ -66,11 +72,15 @@ export async function loadTf(choice: TrainConfig['tfjs']['backend']): Promise<Tf
     case 'tfjs-node':
     case 'tfjs-node-gpu': {
       const h = await nativeBackend(`@tensorflow/${choice}`);
-      if (!h) throw new Error(`train.tfjs.backend is ${choice}, but @tensorflow/${choice} cannot be imported here: install it (npm install @tensorflow/${choice}@4.22.0) or set train.tfjs.backend to auto or wasm`);
+      if (!h)
+        throw new Error(
+          `train.tfjs.backend is ${choice}, but @tensorflow/${choice} cannot be imported here: install it (npm install @tensorflow/${choice}@4.22.0) or set train.tfjs.backend to auto or wasm`,
+        );
       return h;
     }
     case 'auto': {
-      const native = (await nativeBackend('@tensorflow/tfjs-node-gpu')) ?? (await nativeBackend('@tensorflow/tfjs-node'));
+      const native =
+        (await nativeBackend('@tensorflow/tfjs-node-gpu')) ?? (await nativeBackend('@tensorflow/tfjs-node'));
       if (native) return native;
       try {
         return await jsBackend('wasm');

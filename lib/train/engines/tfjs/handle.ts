@@ -10,7 +10,13 @@ import type { TfModel } from './model.ts';
 export class TfjsModelHandle {
   private cached: Params;
 
-  constructor(readonly tf: Tf, readonly model: TfModel, readonly reference: Params, readonly shape: NetShape, readonly signal: AbortSignal) {
+  constructor(
+    readonly tf: Tf,
+    readonly model: TfModel,
+    readonly reference: Params,
+    readonly shape: NetShape,
+    readonly signal: AbortSignal,
+  ) {
     this.cached = model.params();
   }
 

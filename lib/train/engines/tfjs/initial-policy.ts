@@ -11,7 +11,13 @@ import type { NetShape, Params } from '../../mlp.ts';
 import { writeModelFiles } from '../../policy.ts';
 
 export async function writeInitialPolicy(
-  checkpointDir: string, params: Params, shape: NetShape, maxTurns: number, configHash: string, backend: string, strategy: StrategyName,
+  checkpointDir: string,
+  params: Params,
+  shape: NetShape,
+  maxTurns: number,
+  configHash: string,
+  backend: string,
+  strategy: StrategyName,
 ): Promise<string> {
   const dir = join(checkpointDir, 'initial');
   if (existsSync(join(dir, 'checkpoint.json'))) return dir;
@@ -20,7 +26,15 @@ export async function writeInitialPolicy(
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp);
   await writeModelFiles(tmp, shape, params, maxTurns);
-  await sealCheckpoint(tmp, { format: 'rc1-train-checkpoint-v1', step: 0, config_hash: configHash, engine: 'tfjs', strategy, backend, state: null });
+  await sealCheckpoint(tmp, {
+    format: 'rc1-train-checkpoint-v1',
+    step: 0,
+    config_hash: configHash,
+    engine: 'tfjs',
+    strategy,
+    backend,
+    state: null,
+  });
   await rm(dir, { recursive: true, force: true });
   await rename(tmp, dir);
   return dir;

@@ -10,7 +10,11 @@ import type { Tf } from './backend.ts';
 type Tensor = TfModule.Tensor;
 type Variable = TfModule.Variable;
 
-export interface AdamConfig { beta1: number; beta2: number; eps: number }
+export interface AdamConfig {
+  beta1: number;
+  beta2: number;
+  eps: number;
+}
 
 export class TfModel {
   readonly vars: Variable[];
@@ -20,7 +24,12 @@ export class TfModel {
   t = 0;
   private readonly layers: number;
 
-  constructor(private readonly tf: Tf, readonly specs: readonly ParamSpec[], init: Params, private readonly adam: AdamConfig) {
+  constructor(
+    private readonly tf: Tf,
+    readonly specs: readonly ParamSpec[],
+    init: Params,
+    private readonly adam: AdamConfig,
+  ) {
     const made = tf.tidy(() => ({
       vars: specs.map((s, i) => tf.variable(tf.tensor(init.data[i]!, s.shape, 'float32'), true)),
       m: specs.map((s) => tf.variable(tf.zeros(s.shape, 'float32'), false)),
@@ -36,7 +45,10 @@ export class TfModel {
     const tf = this.tf;
     let h = x;
     for (let l = 0; l < this.layers; l++) {
-      const y = tf.add(tf.matMul(h as TfModule.Tensor2D, this.vars[base + 2 * l]! as Tensor as TfModule.Tensor2D), this.vars[base + 2 * l + 1]!);
+      const y = tf.add(
+        tf.matMul(h as TfModule.Tensor2D, this.vars[base + 2 * l]! as Tensor as TfModule.Tensor2D),
+        this.vars[base + 2 * l + 1]!,
+      );
       h = l < this.layers - 1 ? tf.tanh(y) : y;
     }
     return h;
@@ -84,24 +96,39 @@ export class TfModel {
 
   /** The current parameters as Float32 arrays (copies). */
   params(): Params {
-    return { specs: this.specs.map((s) => ({ name: s.name, shape: [...s.shape] })), data: this.vars.map((x) => Float32Array.from(x.dataSync() as Float32Array)) };
+    return {
+      specs: this.specs.map((s) => ({ name: s.name, shape: [...s.shape] })),
+      data: this.vars.map((x) => Float32Array.from(x.dataSync() as Float32Array)),
+    };
   }
 
   moments(): { m: Float32Array[]; v: Float32Array[] } {
-    return { m: this.m.map((x) => Float32Array.from(x.dataSync() as Float32Array)), v: this.v.map((x) => Float32Array.from(x.dataSync() as Float32Array)) };
+    return {
+      m: this.m.map((x) => Float32Array.from(x.dataSync() as Float32Array)),
+      v: this.v.map((x) => Float32Array.from(x.dataSync() as Float32Array)),
+    };
   }
 
   /** Restores parameters, Adam moments and step count (a resume). */
   load(p: Params, m: Float32Array[], v: Float32Array[], t: number): void {
     const tf = this.tf;
-    tf.tidy(() => this.specs.forEach((s, i) => {
-      for (const [arr, what] of [[p.data[i], 'weights'], [m[i], 'adam m'], [v[i], 'adam v']] as const) {
-        if (!arr || arr.length !== sizeOf(s.shape)) throw new Error(`checkpoint ${what}: tensor ${s.name} has ${arr?.length ?? 0} values, expected ${sizeOf(s.shape)}`);
-      }
-      this.vars[i]!.assign(tf.tensor(p.data[i]!, s.shape, 'float32'));
-      this.m[i]!.assign(tf.tensor(m[i]!, s.shape, 'float32'));
-      this.v[i]!.assign(tf.tensor(v[i]!, s.shape, 'float32'));
-    }));
+    tf.tidy(() =>
+      this.specs.forEach((s, i) => {
+        for (const [arr, what] of [
+          [p.data[i], 'weights'],
+          [m[i], 'adam m'],
+          [v[i], 'adam v'],
+        ] as const) {
+          if (!arr || arr.length !== sizeOf(s.shape))
+            throw new Error(
+              `checkpoint ${what}: tensor ${s.name} has ${arr?.length ?? 0} values, expected ${sizeOf(s.shape)}`,
+            );
+        }
+        this.vars[i]!.assign(tf.tensor(p.data[i]!, s.shape, 'float32'));
+        this.m[i]!.assign(tf.tensor(m[i]!, s.shape, 'float32'));
+        this.v[i]!.assign(tf.tensor(v[i]!, s.shape, 'float32'));
+      }),
+    );
     this.t = t;
   }
 

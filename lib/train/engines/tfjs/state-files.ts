@@ -52,7 +52,13 @@ function layout(p: Params, times: number): { offset: number; length: number }[] 
   return out;
 }
 
-export async function writeStateFiles(dir: string, s: Snapshot, reference: Params, shape: NetShape, maxTurns: number): Promise<void> {
+export async function writeStateFiles(
+  dir: string,
+  s: Snapshot,
+  reference: Params,
+  shape: NetShape,
+  maxTurns: number,
+): Promise<void> {
   await writeModelFiles(dir, shape, s.params, maxTurns);
   await writeFile(join(dir, 'optimizer.bin'), toBin([...s.m, ...s.v]));
   await writeFile(join(dir, 'reference.bin'), toBin(reference.data));
@@ -63,7 +69,10 @@ export function engineState(s: Snapshot): EngineState {
 }
 
 /** Reads a checkpoint's weights, moments and reference (its layout must match `like`). */
-export async function readStateFiles(dir: string, like: Params): Promise<{ params: Params; m: Float32Array[]; v: Float32Array[]; reference: Params }> {
+export async function readStateFiles(
+  dir: string,
+  like: Params,
+): Promise<{ params: Params; m: Float32Array[]; v: Float32Array[]; reference: Params }> {
   const specs = like.specs;
   const n = specs.length;
   const model = readTensors(await readFile(join(dir, 'model.bin')), layout(like, 1));

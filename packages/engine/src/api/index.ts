@@ -7,10 +7,18 @@ import type { z } from 'zod';
 import { ExpectedError } from '../util/expected-error.ts';
 
 /** Where a declaration was written: file:line:col, used by every diagnostic about it. */
-export interface CallSite { file: string; line: number; col: number }
+export interface CallSite {
+  file: string;
+  line: number;
+  col: number;
+}
 
 /** A reference to another target: its outputs (or the one named `output`) become this target's inputs. */
-export interface TargetRef { readonly kind: 'target'; readonly name: string; readonly output?: string }
+export interface TargetRef {
+  readonly kind: 'target';
+  readonly name: string;
+  readonly output?: string;
+}
 
 /** One declared input: a workspace-relative file path, a glob, or another target. */
 export type UserInput = string | TargetRef;
@@ -208,11 +216,20 @@ export interface UserRemoteCache {
   /** Upload targets that `rc1-build check-determinism` found non-deterministic (default: they are built here but not uploaded). */
   allowNonDeterministic?: boolean;
   /** S3 only: region (default us-east-1), endpoint for S3-compatible servers, path-style addressing, and the SDK's checksum setting. */
-  s3?: { region?: string; endpoint?: string; forcePathStyle?: boolean; requestChecksumCalculation?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED' };
+  s3?: {
+    region?: string;
+    endpoint?: string;
+    forcePathStyle?: boolean;
+    requestChecksumCalculation?: 'WHEN_SUPPORTED' | 'WHEN_REQUIRED';
+  };
 }
 
 /** One artifact another team provides to this pipeline (listed under need_from_<peer> when needed). */
-export interface UserSyncNeed { name: string; path: string; desc: string }
+export interface UserSyncNeed {
+  name: string;
+  path: string;
+  desc: string;
+}
 
 export interface UserSync {
   /** This side's name in the package (`from`). */
@@ -322,7 +339,10 @@ export type PipelineFn = ((ctx: PipelineContext) => UserPipelineBody) & Pipeline
  */
 export function definePipeline(p: UserPipeline): UserPipeline;
 export function definePipeline(p: (ctx: PipelineContext) => UserPipelineBody, profiles?: PipelineProfiles): PipelineFn;
-export function definePipeline(p: UserPipeline | ((ctx: PipelineContext) => UserPipelineBody), profiles?: PipelineProfiles): UserPipeline | PipelineFn {
+export function definePipeline(
+  p: UserPipeline | ((ctx: PipelineContext) => UserPipelineBody),
+  profiles?: PipelineProfiles,
+): UserPipeline | PipelineFn {
   if (typeof p === 'function') {
     const fn: PipelineFn = Object.assign((ctx: PipelineContext) => withSite({ ...p(ctx) }), { ...profiles });
     return withSite(fn);
@@ -361,12 +381,18 @@ export interface Check {
 
 function compare(value: unknown, op: CheckOp, threshold: unknown): boolean {
   switch (op) {
-    case '>=': return typeof value === 'number' && value >= (threshold as number);
-    case '<=': return typeof value === 'number' && value <= (threshold as number);
-    case '>': return typeof value === 'number' && value > (threshold as number);
-    case '<': return typeof value === 'number' && value < (threshold as number);
-    case '==': return JSON.stringify(value) === JSON.stringify(threshold);
-    case '!=': return JSON.stringify(value) !== JSON.stringify(threshold);
+    case '>=':
+      return typeof value === 'number' && value >= (threshold as number);
+    case '<=':
+      return typeof value === 'number' && value <= (threshold as number);
+    case '>':
+      return typeof value === 'number' && value > (threshold as number);
+    case '<':
+      return typeof value === 'number' && value < (threshold as number);
+    case '==':
+      return JSON.stringify(value) === JSON.stringify(threshold);
+    case '!=':
+      return JSON.stringify(value) !== JSON.stringify(threshold);
     case 'in': {
       const [lo, hi] = threshold as [number, number];
       return typeof value === 'number' && value >= lo && value <= hi;
@@ -414,7 +440,11 @@ export interface Rng {
   shuffle<T>(xs: readonly T[]): T[];
 }
 
-export interface Progress { done: number; total: number; unit?: string }
+export interface Progress {
+  done: number;
+  total: number;
+  unit?: string;
+}
 
 export interface RuleContext<P> {
   /** Target name. */
@@ -578,7 +608,9 @@ export interface ReportSection {
   unavailable?: string;
 }
 
-export type ReportSectionFn = (ctx: ReportContext) => ReportSection | ReportSection[] | Promise<ReportSection | ReportSection[]>;
+export type ReportSectionFn = (
+  ctx: ReportContext,
+) => ReportSection | ReportSection[] | Promise<ReportSection | ReportSection[]>;
 
 /** The default export of a pipeline's report sections module: the section functions in page order. */
 export function defineReportSections(fns: ReportSectionFn[]): ReportSectionFn[] {

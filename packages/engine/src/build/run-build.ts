@@ -58,7 +58,12 @@ export class Build {
   private interrupted = false;
   private traceWritesAtStart = 0;
 
-  constructor(private readonly ws: Workspace, private readonly opts: BuildOptions, private readonly rep: Reporter, private readonly deps: BuildDeps) {
+  constructor(
+    private readonly ws: Workspace,
+    private readonly opts: BuildOptions,
+    private readonly rep: Reporter,
+    private readonly deps: BuildDeps,
+  ) {
     this.clock = deps.clock ?? systemClock;
     this.git = deps.git ?? new GitLookup(ws.root, opts.git);
     this.runners = new RuleRunners({ local: deps.runner, root: ws.root, stagingRoot: path.join(ws.stateDir, 'slurm') });
@@ -77,20 +82,37 @@ export class Build {
     if (opts.dryRun) {
       const env = ws.decideEnv(opts.forced);
       await explainPlan(plan, ws.pipeline, { decide: (t) => decide(env, t) }, this.emit, this.counts);
-      this.emit({ event: 'end', ok: true, ms: this.clock.now() - t0, exitCode: 0, counts: this.counts, stats: this.stats() });
+      this.emit({
+        event: 'end',
+        ok: true,
+        ms: this.clock.now() - t0,
+        exitCode: 0,
+        counts: this.counts,
+        stats: this.stats(),
+      });
       return 0;
     }
     checkLogPaths(ws.pipeline.targets.values());
     this.traceWritesAtStart = ws.trace.writes;
     const recovery = ws.committer.recover();
     if (recovery.recovered.length) this.emit({ event: 'recovered', targets: recovery.recovered });
-    for (const f of recovery.failed) this.emit({ event: 'warning', message: `${f.target}: ${f.error}; it will run again` });
+    for (const f of recovery.failed)
+      this.emit({ event: 'warning', message: `${f.target}: ${f.error}; it will run again` });
     rmrf(this.tmpDir());
     fs.mkdirSync(this.tmpDir(), { recursive: true });
 
-    const executor = new TargetExecutor(ws.pipeline, workspacePorts(ws, {
-      runners: this.runners, env: this.deps.env, clock: this.clock, git: this.git, forced: opts.forced, emit: this.emit, counts: this.counts,
-    }));
+    const executor = new TargetExecutor(
+      ws.pipeline,
+      workspacePorts(ws, {
+        runners: this.runners,
+        env: this.deps.env,
+        clock: this.clock,
+        git: this.git,
+        forced: opts.forced,
+        emit: this.emit,
+        counts: this.counts,
+      }),
+    );
     this.executor = executor;
     const scheduler = new Scheduler({ plan, deps: (n) => ws.pipeline.targets.get(n)!.deps }, executor, {
       jobs: opts.jobs,
@@ -108,7 +130,9 @@ export class Build {
       try {
         rmrf(this.tmpDir());
         await this.finish();
-      } catch { /* the first write error is the one reported */ }
+      } catch {
+        /* the first write error is the one reported */
+      }
       throw asEngineWriteError(result.halted.error, ws.root) ?? result.halted.error;
     }
     if (result.interrupted) return 130;
@@ -116,7 +140,14 @@ export class Build {
     await this.finish();
     phase('save state');
     const exitCode = this.counts.failed > 0 ? 1 : this.counts.gateFailed > 0 ? 2 : 0;
-    this.emit({ event: 'end', ok: exitCode === 0, ms: this.clock.now() - t0, exitCode, counts: this.counts, stats: this.stats() });
+    this.emit({
+      event: 'end',
+      ok: exitCode === 0,
+      ms: this.clock.now() - t0,
+      exitCode,
+      counts: this.counts,
+      stats: this.stats(),
+    });
     return exitCode;
   }
 
@@ -126,7 +157,13 @@ export class Build {
 
   private stats(): NonNullable<Extract<BuildEvent, { event: 'end' }>['stats']> {
     const c = this.ws.stat.counters;
-    return { filesHashed: c.hashed, statHits: c.statHits, hashedPaths: c.hashedPaths.slice(0, 50), globWalks: this.ws.glob.misses, compiles: this.ws.compiler.compiles };
+    return {
+      filesHashed: c.hashed,
+      statHits: c.statHits,
+      hashedPaths: c.hashedPaths.slice(0, 50),
+      globWalks: this.ws.glob.misses,
+      compiles: this.ws.compiler.compiles,
+    };
   }
 
   /**
@@ -157,7 +194,14 @@ export class Build {
       if (!w) throw e;
       this.emit({ event: 'warning', message: w.message });
     }
-    this.emit({ event: 'end', ok: false, ms: this.clock.now() - t0, exitCode: 130, counts: this.counts, interrupted: true });
+    this.emit({
+      event: 'end',
+      ok: false,
+      ms: this.clock.now() - t0,
+      exitCode: 130,
+      counts: this.counts,
+      interrupted: true,
+    });
   }
 
   async close(): Promise<void> {

@@ -57,19 +57,25 @@ export function workspacePorts(ws: Workspace, deps: WorkspacePortsDeps): Executo
     cache: {
       dir: ws.cache.dir,
       // The remote cache, if one is on for this build; a forced target never takes a cached build.
-      lookup: async (t, key) => (ws.remote && !deps.forced.has(t.name) ? ws.remote.lookup(t.name, key, t.outputs) : null),
+      lookup: async (t, key) =>
+        ws.remote && !deps.forced.has(t.name) ? ws.remote.lookup(t.name, key, t.outputs) : null,
       materialize: (entry, tmpOf) => ws.cache.materialize(entry, tmpOf),
       put: (entry, sourceOf) => ws.cache.put(entry, sourceOf),
       stored: (entry) => ws.cache.stored(entry),
     },
-    state: { previous: (name) => ws.trace.records.get(name), commit: (record, hashed) => ws.committer.commit(record, hashed), recordFailure: (record) => ws.trace.put(record) },
+    state: {
+      previous: (name) => ws.trace.records.get(name),
+      commit: (record, hashed) => ws.committer.commit(record, hashed),
+      recordFailure: (record) => ws.trace.put(record),
+    },
     disk: workspaceDisk(ws),
     job: {
       root: ws.root,
       profile: ws.profile,
       stateDirOf: (target) => targetStateDir(ws.stateDir, target),
       paramsOf: (t) => pickParams(ws.config.values, t.params),
-      locateParam: async (key) => (await locateKey(ws.root, ws.config.files, key).catch(() => undefined)) ?? ws.config.files.join(', '),
+      locateParam: async (key) =>
+        (await locateKey(ws.root, ws.config.files, key).catch(() => undefined)) ?? ws.config.files.join(', '),
       forced: deps.forced,
     },
     env: deps.env,

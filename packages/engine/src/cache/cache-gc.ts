@@ -18,7 +18,12 @@ export { formatSize, parseSize } from '../util/size.ts';
 
 export const DEFAULT_CACHE_MAX = 10 * 1024 ** 3;
 
-export interface GcRemoval { key: string; target: string; lastUse: Date; bytes: number }
+export interface GcRemoval {
+  key: string;
+  target: string;
+  lastUse: Date;
+  bytes: number;
+}
 
 export interface GcResult {
   removed: GcRemoval[];
@@ -46,7 +51,11 @@ export interface CacheLayout {
 export function markUsed(cache: CacheLayout, keys: Iterable<string>, now = new Date()): void {
   for (const k of keys) {
     if (cache.written?.has(k)) continue;
-    try { fs.utimesSync(cache.entryPath(k), now, now); } catch { /* not cached */ }
+    try {
+      fs.utimesSync(cache.entryPath(k), now, now);
+    } catch {
+      /* not cached */
+    }
   }
 }
 
@@ -80,10 +89,19 @@ function listObjects(dir: string): Map<string, number> {
 }
 
 function safeReaddir(d: string): string[] {
-  try { return fs.readdirSync(d); } catch { return []; }
+  try {
+    return fs.readdirSync(d);
+  } catch {
+    return [];
+  }
 }
 
-interface EntryInfo { key: string; target: string; mtime: Date; shas: Set<string> }
+interface EntryInfo {
+  key: string;
+  target: string;
+  mtime: Date;
+  shas: Set<string>;
+}
 
 function listEntries(dir: string): EntryInfo[] {
   const out: EntryInfo[] = [];
@@ -92,7 +110,11 @@ function listEntries(dir: string): EntryInfo[] {
     for (const name of safeReaddir(path.join(root, sub))) {
       if (!name.endsWith('.json')) continue;
       const file = path.join(root, sub, name);
-      const e = readJsonOrNull<{ key?: string; target?: string; outputs?: { dir?: boolean; sha256?: string; files?: Record<string, string> }[] }>(file);
+      const e = readJsonOrNull<{
+        key?: string;
+        target?: string;
+        outputs?: { dir?: boolean; sha256?: string; files?: Record<string, string> }[];
+      }>(file);
       const st = fs.statSync(file, { throwIfNoEntry: false });
       if (!e?.key || !st) continue;
       const shas = new Set<string>();
@@ -118,12 +140,22 @@ export function cacheSize(dir: string): number {
  * objects fit in `maxBytes`; objects no remaining entry lists are deleted. `full` also removes
  * orphaned objects when the cache is under its cap (the `gc` command).
  */
-export function gcCache(cache: CacheLayout, o: { maxBytes: number; keep?: ReadonlySet<string>; full?: boolean }): GcResult {
+export function gcCache(
+  cache: CacheLayout,
+  o: { maxBytes: number; keep?: ReadonlySet<string>; full?: boolean },
+): GcResult {
   const dir = cache.dir;
   const objects = listObjects(dir);
   let total = 0;
   for (const s of objects.values()) total += s;
-  const result: GcResult = { removed: [], orphanBytes: 0, freedBytes: 0, before: total, after: total, maxBytes: o.maxBytes };
+  const result: GcResult = {
+    removed: [],
+    orphanBytes: 0,
+    freedBytes: 0,
+    before: total,
+    after: total,
+    maxBytes: o.maxBytes,
+  };
   if (total <= o.maxBytes && !o.full) return result;
   const entries = listEntries(dir);
   const refs = new Map<string, number>();
@@ -137,7 +169,9 @@ export function gcCache(cache: CacheLayout, o: { maxBytes: number; keep?: Readon
   };
   for (const sha of [...objects.keys()]) if (!refs.has(sha)) result.orphanBytes += dropObject(sha);
   const keep = new Set([...protectedKeys(dir), ...(o.keep ?? [])]);
-  const candidates = entries.filter((e) => !keep.has(e.key)).sort((a, b) => a.mtime.getTime() - b.mtime.getTime() || a.key.localeCompare(b.key));
+  const candidates = entries
+    .filter((e) => !keep.has(e.key))
+    .sort((a, b) => a.mtime.getTime() - b.mtime.getTime() || a.key.localeCompare(b.key));
   for (const e of candidates) {
     if (total <= o.maxBytes) break;
     fs.rmSync(cache.entryPath(e.key), { force: true });

@@ -45,7 +45,10 @@ export interface DeterminismVerdict {
   differences?: FirstDifference[];
 }
 
-interface Stored { format: typeof FORMAT; targets: Record<string, DeterminismVerdict> }
+interface Stored {
+  format: typeof FORMAT;
+  targets: Record<string, DeterminismVerdict>;
+}
 
 /** Every recorded verdict of the workspace whose state dir is `stateDir` (.rc1/). */
 export function readVerdicts(stateDir: string): Record<string, DeterminismVerdict> {
@@ -61,8 +64,15 @@ export function readVerdicts(stateDir: string): Record<string, DeterminismVerdic
 export function recordVerdicts(stateDir: string, verdicts: readonly DeterminismVerdict[]): void {
   const all = readVerdicts(stateDir);
   for (const v of verdicts) all[v.target] = v;
-  const sorted = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]!]));
-  writeFileAtomic(path.join(stateDir, DETERMINISM_FILE), `${JSON.stringify({ format: FORMAT, targets: sorted } satisfies Stored, null, 1)}\n`);
+  const sorted = Object.fromEntries(
+    Object.keys(all)
+      .sort()
+      .map((k) => [k, all[k]!]),
+  );
+  writeFileAtomic(
+    path.join(stateDir, DETERMINISM_FILE),
+    `${JSON.stringify({ format: FORMAT, targets: sorted } satisfies Stored, null, 1)}\n`,
+  );
 }
 
 /**
@@ -70,14 +80,22 @@ export function recordVerdicts(stateDir: string, verdicts: readonly DeterminismV
  * check-determinism found its two builds differ (unless `allowNonDeterministic`, a setting of the
  * remote cache); yes when it passed or was never checked. `reason` is one line for the build's log.
  */
-export function mayUpload(stateDir: string, target: string, opts: { allowNonDeterministic?: boolean } = {}): { upload: boolean; reason: string } {
+export function mayUpload(
+  stateDir: string,
+  target: string,
+  opts: { allowNonDeterministic?: boolean } = {},
+): { upload: boolean; reason: string } {
   const v = readVerdicts(stateDir)[target];
   if (!v) return { upload: true, reason: 'never checked by check-determinism' };
   if (v.deterministic) return { upload: true, reason: `check-determinism passed (${v.checkedAt})` };
   const d = v.differences?.[0];
   const where = d ? `${d.file}${d.byte !== undefined ? ` at byte ${d.byte}` : ` (${d.kind})`}` : 'its outputs';
-  if (opts.allowNonDeterministic) return { upload: true, reason: `non-deterministic (${where}), uploaded because the remote cache allows it` };
-  return { upload: false, reason: `not uploaded: check-determinism found two builds differ in ${where} (${v.checkedAt}); fix the rule and run rc1-build check-determinism ${target} again` };
+  if (opts.allowNonDeterministic)
+    return { upload: true, reason: `non-deterministic (${where}), uploaded because the remote cache allows it` };
+  return {
+    upload: false,
+    reason: `not uploaded: check-determinism found two builds differ in ${where} (${v.checkedAt}); fix the rule and run rc1-build check-determinism ${target} again`,
+  };
 }
 
 const EXCERPT = 120;
@@ -101,25 +119,39 @@ function lineAround(b: Buffer, at: number): string {
 
 function hexAround(b: Buffer, at: number): string {
   const from = Math.max(0, at - 8);
-  return `@${from}: ${b.subarray(from, from + 16).toString('hex').replace(/(..)(?!$)/g, '$1 ')}`;
+  return `@${from}: ${b
+    .subarray(from, from + 16)
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ')}`;
 }
 
 /** The first differing byte of two files, with its line and column and the two lines (or hex for binary files). */
-export function firstByteDifference(a: string, b: string): Pick<FirstDifference, 'byte' | 'line' | 'column' | 'run1' | 'run2'> | null {
+export function firstByteDifference(
+  a: string,
+  b: string,
+): Pick<FirstDifference, 'byte' | 'line' | 'column' | 'run1' | 'run2'> | null {
   const x = fs.readFileSync(a);
   const y = fs.readFileSync(b);
   const n = Math.min(x.length, y.length);
   let i = 0;
   while (i < n && x[i] === y[i]) i++;
   if (i === n && x.length === y.length) return null;
-  if (isBinary(x) || isBinary(y)) return { byte: i, run1: i < x.length ? hexAround(x, i) : '(ends here)', run2: i < y.length ? hexAround(y, i) : '(ends here)' };
+  if (isBinary(x) || isBinary(y))
+    return {
+      byte: i,
+      run1: i < x.length ? hexAround(x, i) : '(ends here)',
+      run2: i < y.length ? hexAround(y, i) : '(ends here)',
+    };
   const before = x.subarray(0, i);
   const lineStart = before.lastIndexOf(10) + 1;
   let line = 1;
   for (const c of before) if (c === 10) line++;
   return {
-    byte: i, line, column: x.toString('utf8', lineStart, i).length + 1,
-    run1: i < x.length ? lineAround(x, i) : '(ends here)', run2: i < y.length ? lineAround(y, i) : '(ends here)',
+    byte: i,
+    line,
+    column: x.toString('utf8', lineStart, i).length + 1,
+    run1: i < x.length ? lineAround(x, i) : '(ends here)',
+    run2: i < y.length ? lineAround(y, i) : '(ends here)',
   };
 }
 
@@ -128,20 +160,47 @@ export function outputDifference(o1: HashedOutput, o2: HashedOutput): FirstDiffe
   if (o1.sha256 === o2.sha256) return null;
   const sha256: [string, string] = [o1.sha256, o2.sha256];
   if (!o1.dir) return { output: o1.path, file: o1.path, kind: 'bytes', ...firstByteDifference(o1.tmp, o2.tmp), sha256 };
-  const names = [...new Set([...Object.keys(o1.files), ...Object.keys(o2.files), ...Object.keys(o1.links ?? {}), ...Object.keys(o2.links ?? {})])].sort();
+  const names = [
+    ...new Set([
+      ...Object.keys(o1.files),
+      ...Object.keys(o2.files),
+      ...Object.keys(o1.links ?? {}),
+      ...Object.keys(o2.links ?? {}),
+    ]),
+  ].sort();
   for (const rel of names) {
     const file = `${o1.path}/${rel}`;
     const l1 = o1.links?.[rel];
     const l2 = o2.links?.[rel];
     if (l1 !== undefined || l2 !== undefined) {
-      if (l1 !== l2) return { output: o1.path, file, kind: l1 === undefined && !o1.files[rel] ? 'only-in-run-2' : l2 === undefined && !o2.files[rel] ? 'only-in-run-1' : 'link', run1: l1 ?? '(no link)', run2: l2 ?? '(no link)', sha256 };
+      if (l1 !== l2)
+        return {
+          output: o1.path,
+          file,
+          kind:
+            l1 === undefined && !o1.files[rel]
+              ? 'only-in-run-2'
+              : l2 === undefined && !o2.files[rel]
+                ? 'only-in-run-1'
+                : 'link',
+          run1: l1 ?? '(no link)',
+          run2: l2 ?? '(no link)',
+          sha256,
+        };
       continue;
     }
     const f1 = o1.files[rel];
     const f2 = o2.files[rel];
     if (!f1) return { output: o1.path, file, kind: 'only-in-run-2', sha256 };
     if (!f2) return { output: o1.path, file, kind: 'only-in-run-1', sha256 };
-    if (f1[0] !== f2[0]) return { output: o1.path, file, kind: 'bytes', ...firstByteDifference(path.join(o1.tmp, rel), path.join(o2.tmp, rel)), sha256 };
+    if (f1[0] !== f2[0])
+      return {
+        output: o1.path,
+        file,
+        kind: 'bytes',
+        ...firstByteDifference(path.join(o1.tmp, rel), path.join(o2.tmp, rel)),
+        sha256,
+      };
   }
   return { output: o1.path, file: o1.path, kind: 'bytes', sha256 }; // same files, same bytes: cannot happen for different listings
 }

@@ -108,7 +108,9 @@ export class OutputCache {
   put(entry: Omit<CacheEntry, 'format'>, sourceOf: SourceOf): void {
     for (const o of entry.outputs) {
       const src = sourceOf(o);
-      if (o.dir) for (const [rel, sha] of Object.entries(o.files ?? {})) engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
+      if (o.dir)
+        for (const [rel, sha] of Object.entries(o.files ?? {}))
+          engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
       else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
     }
     // Not `this.onPut?.(this.putEntry(entry))`: without a remote tier that would skip the write too
@@ -163,11 +165,11 @@ export class OutputCache {
       const ok = o.dir
         ? (fs.mkdirSync(tmpOf(o.path), { recursive: true }),
           Object.entries(o.files ?? {}).every(([rel, sha]) => place(sha, path.join(tmpOf(o.path), rel))) &&
-          Object.entries(o.links ?? {}).every(([rel, target]) => {
-            fs.mkdirSync(path.dirname(path.join(tmpOf(o.path), rel)), { recursive: true });
-            fs.symlinkSync(target, path.join(tmpOf(o.path), rel));
-            return true;
-          }))
+            Object.entries(o.links ?? {}).every(([rel, target]) => {
+              fs.mkdirSync(path.dirname(path.join(tmpOf(o.path), rel)), { recursive: true });
+              fs.symlinkSync(target, path.join(tmpOf(o.path), rel));
+              return true;
+            }))
         : place(o.sha256, tmpOf(o.path));
       if (!ok) {
         fs.rmSync(this.entryPath(entry.key), { force: true });

@@ -33,13 +33,24 @@ export interface BuildCommandOptions {
   waitS?: number;
 }
 
-export interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  tty: boolean;
+}
 
 export function makeReporter(o: Pick<BuildCommandOptions, 'json' | 'explain' | 'verbose'>, io: Io): Reporter {
-  return o.json ? new JsonReporter(io.out) : new ConsoleReporter({
-    explain: o.explain, verbose: o.verbose, tty: io.tty, out: io.out, err: io.err,
-    colour: colourEnabled(process.stdout), columns: () => process.stderr.columns,
-  });
+  return o.json
+    ? new JsonReporter(io.out)
+    : new ConsoleReporter({
+        explain: o.explain,
+        verbose: o.verbose,
+        tty: io.tty,
+        out: io.out,
+        err: io.err,
+        colour: colourEnabled(process.stdout),
+        columns: () => process.stderr.columns,
+      });
 }
 
 /**
@@ -54,14 +65,23 @@ function noteProfileSwitch(ws: Workspace, targets: string[], io: Io): void {
     if (p && p !== ws.profile) (other.get(p) ?? other.set(p, []).get(p)!).push(n);
   }
   for (const [p, names] of other) {
-    io.err(`rc1-build: note: ${names.length} target${names.length === 1 ? ' has' : 's have'} outputs built in profile ${p} (${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}); this ${ws.profile} build replaces those it runs; the ${p} outputs stay in .rc1/cache and are restored when profile ${p} builds again\n`);
+    io.err(
+      `rc1-build: note: ${names.length} target${names.length === 1 ? ' has' : 's have'} outputs built in profile ${p} (${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}); this ${ws.profile} build replaces those it runs; the ${p} outputs stay in .rc1/cache and are restored when profile ${p} builds again\n`,
+    );
   }
 }
 
 /** A build in progress, so a signal handler outside (watch) can interrupt it. */
-export interface Running { interrupt(): Promise<void> }
+export interface Running {
+  interrupt(): Promise<void>;
+}
 
-export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io, hooks: { installSignals: boolean; onStart?: (r: Running) => void }): Promise<number> {
+export async function runBuildOnce(
+  ws: Workspace,
+  o: BuildCommandOptions,
+  io: Io,
+  hooks: { installSignals: boolean; onStart?: (r: Running) => void },
+): Promise<number> {
   // Before the lock and before anything runs: symlinks that lead an output or input out of the
   // workspace and outputs that would overwrite a rule's code are refused, everything the targets
   // to run need is present, and every planned target's params are checked against its rule's
@@ -71,9 +91,16 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   phase('path checks');
   await assertNoRuleSourceOutputs(ws, plan);
   phase('rule source check');
-  await checkRequirements(ws.pipeline, plan, ws.decideEnv(o.forced), { root: ws.root, env: process.env, profile: ws.profile });
+  await checkRequirements(ws.pipeline, plan, ws.decideEnv(o.forced), {
+    root: ws.root,
+    env: process.env,
+    profile: ws.profile,
+  });
   phase('requirements');
-  await validateParams(ws, plan.map((n) => ws.pipeline.targets.get(n)!));
+  await validateParams(
+    ws,
+    plan.map((n) => ws.pipeline.targets.get(n)!),
+  );
   phase('validate params');
   // A real build is recorded in the run history: the recorder watches the events on their way to
   // the reporter, and git is asked now, in parallel with the build, not after it.
@@ -82,7 +109,11 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   const rep = recorder ?? makeReporter(o, io);
   if (!o.dryRun) {
     if (o.waitS) {
-      await ws.lock.acquireWaiting(o.command, o.waitS, (h) => io.err(`rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`));
+      await ws.lock.acquireWaiting(o.command, o.waitS, (h) =>
+        io.err(
+          `rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`,
+        ),
+      );
     } else ws.lock.acquire(o.command);
   }
   // From here on the lock is held (when not a dry run): whatever throws — trace repair on a full
@@ -93,16 +124,37 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
   try {
     if (!o.dryRun) {
       noteProfileSwitch(ws, o.targets, io);
-      if (ws.lock.brokeStale) io.err(`rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`);
+      if (ws.lock.brokeStale)
+        io.err(
+          `rc1-build: broke the workspace lock of pid ${ws.lock.brokeStale.holder.pid}: ${ws.lock.brokeStale.why}\n`,
+        );
       ws.trace.repair();
     }
     if (!o.dryRun) {
-      ws.remote = await openRemoteCache({ decl: ws.pipeline.remoteCache, flag: o.remoteCache, env: process.env, local: ws.cache, stateDir: ws.stateDir });
+      ws.remote = await openRemoteCache({
+        decl: ws.pipeline.remoteCache,
+        flag: o.remoteCache,
+        env: process.env,
+        local: ws.cache,
+        stateDir: ws.stateDir,
+      });
       ws.remote?.attach((e) => rep.emit(e));
     }
     const keysBefore = currentKeys(ws);
     const runner = new WorkerPool(o.jobs, new URL('./worker.js', import.meta.url));
-    const b = new Build(ws, { targets: o.targets, jobs: o.jobs, keepGoing: o.keepGoing, dryRun: o.dryRun, forced: o.forced, ...(git ? { git } : {}) }, rep, { runner, env: process.env });
+    const b = new Build(
+      ws,
+      {
+        targets: o.targets,
+        jobs: o.jobs,
+        keepGoing: o.keepGoing,
+        dryRun: o.dryRun,
+        forced: o.forced,
+        ...(git ? { git } : {}),
+      },
+      rep,
+      { runner, env: process.env },
+    );
     build = b;
     const t0 = performance.now();
     const running: Running = {
@@ -130,14 +182,18 @@ export async function runBuildOnce(ws: Workspace, o: BuildCommandOptions, io: Io
         recordRun(ws, recorder, { command: o.command, asked: o.targets, exitCode: code, git: g });
         phase('record run');
       } catch (e) {
-        io.err(`rc1-build: warning: could not record the run in ${ws.stateDir}/runs.jsonl: ${(e as Error).message}; the build itself is complete\n`);
+        io.err(
+          `rc1-build: warning: could not record the run in ${ws.stateDir}/runs.jsonl: ${(e as Error).message}; the build itself is complete\n`,
+        );
       }
     }
     if (!o.dryRun) {
       try {
         afterBuildGc(ws, keysBefore, io);
       } catch (e) {
-        io.err(`rc1-build: warning: could not apply the output cache's size cap: ${(e as Error).message}; the build itself is complete\n`);
+        io.err(
+          `rc1-build: warning: could not apply the output cache's size cap: ${(e as Error).message}; the build itself is complete\n`,
+        );
       }
     }
     return code;

@@ -16,7 +16,9 @@ import { rmrf } from '../util/fs.ts';
 import { ENGINE_STATE } from '../state/engine-state.ts';
 import { type Workspace, assertPathsOnDisk } from '../workspace/workspace.ts';
 
-interface Io { out: (s: string) => void }
+interface Io {
+  out: (s: string) => void;
+}
 
 export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io, dryRun = false): number {
   // Never delete outside the workspace: an output under a symlink that leads out is refused.
@@ -40,7 +42,8 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io,
       lines.push(`  ${dryRun ? 'would remove' : 'removed'} ${rel} (${what}, ${formatSize(size)})`);
     };
     const keep = (rel: string, what: string, how: string): void => {
-      if (fs.existsSync(path.join(ws.root, rel))) lines.push(`  ${dryRun ? 'would keep  ' : 'kept   '} ${rel} (${what}; ${how})`);
+      if (fs.existsSync(path.join(ws.root, rel)))
+        lines.push(`  ${dryRun ? 'would keep  ' : 'kept   '} ${rel} (${what}; ${how})`);
     };
     let removed = 0;
     let states = 0;
@@ -50,15 +53,24 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io,
       for (const o of t.outputs) {
         const abs = path.join(ws.root, o.path);
         if (dryRun) {
-          if (fs.existsSync(abs)) { removed++; drop(o.dir ? `${o.path}/` : o.path, `output of ${n}`); }
+          if (fs.existsSync(abs)) {
+            removed++;
+            drop(o.dir ? `${o.path}/` : o.path, `output of ${n}`);
+          }
           continue;
         }
-        if (fs.existsSync(abs)) { rmrf(abs); removed++; }
+        if (fs.existsSync(abs)) {
+          rmrf(abs);
+          removed++;
+        }
         ws.stat.forget(o.path);
       }
       if (!dryRun) ws.trace.remove(n);
       const own = targetStateDir(ws.stateDir, n);
-      if (fs.existsSync(own)) { states++; drop(path.relative(ws.root, own), `state of ${n}`); }
+      if (fs.existsSync(own)) {
+        states++;
+        drop(path.relative(ws.root, own), `state of ${n}`);
+      }
       for (const st of t.state ?? []) {
         if (declared.has(st.path)) continue;
         declared.add(st.path);
@@ -70,25 +82,34 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io,
     if (all) {
       for (const t of ws.pipeline.targets.values()) for (const st of t.state ?? []) declared.add(st.path);
       drop(path.join('.rc1', 'tmp'), ENGINE_STATE.tmp!.what);
-      if (fs.existsSync(path.join(ws.stateDir, TARGET_STATE_ROOT))) { states++; drop(path.join('.rc1', TARGET_STATE_ROOT), ENGINE_STATE[TARGET_STATE_ROOT]!.what); }
+      if (fs.existsSync(path.join(ws.stateDir, TARGET_STATE_ROOT))) {
+        states++;
+        drop(path.join('.rc1', TARGET_STATE_ROOT), ENGINE_STATE[TARGET_STATE_ROOT]!.what);
+      }
       if (cache) drop(path.join('.rc1', 'cache'), ENGINE_STATE.cache!.what);
       else keep(path.join('.rc1', 'cache'), ENGINE_STATE.cache!.what, '--cache removes it; rc1-build gc trims it');
       // Anything else under .rc1/ that neither the engine nor a target declares is named, not removed.
       for (const e of fs.readdirSync(ws.stateDir)) {
         const rel = `.rc1/${e}`;
         if (ENGINE_STATE[e] || [...declared].some((d) => d === rel || d.startsWith(rel + '/'))) continue;
-        lines.push(`  ${dryRun ? 'would leave ' : 'left   '} ${rel} (declared by no target; remove it by hand if it is not needed)`);
+        lines.push(
+          `  ${dryRun ? 'would leave ' : 'left   '} ${rel} (declared by no target; remove it by hand if it is not needed)`,
+        );
       }
     }
     if (dryRun) {
-      io.out(`clean -n (dry run, nothing removed): would remove ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ' and their state' : ''}, ${formatSize(bytes)} in all\n`);
+      io.out(
+        `clean -n (dry run, nothing removed): would remove ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ' and their state' : ''}, ${formatSize(bytes)} in all\n`,
+      );
       for (const l of lines) io.out(l + '\n');
       return 0;
     }
     writeManifest(ws, { commit: null, dirty: null });
     ws.trace.close();
     ws.saveCaches();
-    io.out(`clean: removed ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ` and their state (${path.relative(ws.root, path.join(ws.stateDir, TARGET_STATE_ROOT))}/)` : ''}\n`);
+    io.out(
+      `clean: removed ${removed} output${removed === 1 ? '' : 's'} of ${targets.length} target${targets.length === 1 ? '' : 's'}${states ? ` and their state (${path.relative(ws.root, path.join(ws.stateDir, TARGET_STATE_ROOT))}/)` : ''}\n`,
+    );
     for (const l of lines) io.out(l + '\n');
     return 0;
   } finally {

@@ -9,24 +9,41 @@ import { UsageError } from '../config/usage-error.ts';
 import { COMMANDS, GLOBAL_OPTIONS, SHELLS, VALUE_FLAGS, commandDef, type OptionDef } from './definition.ts';
 import { findRoot } from '../workspace/workspace.ts';
 
-interface Io { out: (s: string) => void }
+interface Io {
+  out: (s: string) => void;
+}
 
-interface Cached { targets: string[]; outputs: string[]; commands: Record<string, { summary: string }> }
+interface Cached {
+  targets: string[];
+  outputs: string[];
+  commands: Record<string, { summary: string }>;
+}
 
 /** Targets, output paths and commands of the cached resolved pipeline (empty when none is cached). */
 function cachedPipeline(root: string): Cached {
   try {
     const doc = JSON.parse(fs.readFileSync(path.join(root, '.rc1', 'compiled', 'pipeline-resolved.json'), 'utf8')) as {
-      pipeline: { targets: { name: string; description?: string }[]; producers: [string, string][]; commands?: Record<string, { summary: string }> };
+      pipeline: {
+        targets: { name: string; description?: string }[];
+        producers: [string, string][];
+        commands?: Record<string, { summary: string }>;
+      };
     };
-    return { targets: doc.pipeline.targets.map((t) => t.name), outputs: doc.pipeline.producers.map(([p]) => p), commands: doc.pipeline.commands ?? {} };
+    return {
+      targets: doc.pipeline.targets.map((t) => t.name),
+      outputs: doc.pipeline.producers.map(([p]) => p),
+      commands: doc.pipeline.commands ?? {},
+    };
   } catch {
     return { targets: [], outputs: [], commands: {} };
   }
 }
 
 const optionWords = (opts: readonly OptionDef[]): [string, string][] =>
-  opts.flatMap((o) => [[`--${o.long}`, o.description] as [string, string], ...(o.short ? [[`-${o.short}`, o.description] as [string, string]] : [])]);
+  opts.flatMap((o) => [
+    [`--${o.long}`, o.description] as [string, string],
+    ...(o.short ? [[`-${o.short}`, o.description] as [string, string]] : []),
+  ]);
 
 /** Candidates for the word being completed (`cur`) after `words`. */
 export function candidates(words: readonly string[], cur: string, cwd: string = process.cwd()): [string, string][] {
@@ -34,8 +51,14 @@ export function candidates(words: readonly string[], cur: string, cwd: string = 
   let cmd: string | undefined;
   for (let i = 0; i < words.length; i++) {
     const a = words[i]!;
-    if ((a === '-C' || a === '--directory') && i + 1 < words.length) { dir = words[++i]; continue; }
-    if (VALUE_FLAGS.has(a)) { i++; continue; }
+    if ((a === '-C' || a === '--directory') && i + 1 < words.length) {
+      dir = words[++i];
+      continue;
+    }
+    if (VALUE_FLAGS.has(a)) {
+      i++;
+      continue;
+    }
     if (!a.startsWith('-') && cmd === undefined) cmd = a;
   }
   const pipeline = cachedPipeline(findRoot(dir, cwd));
@@ -46,7 +69,12 @@ export function candidates(words: readonly string[], cur: string, cwd: string = 
   const valued = opts.find((o) => o.value && !o.attachedValue && (prev === `--${o.long}` || prev === `-${o.short}`));
   let out: [string, string][];
   if (valued) out = (valued.choices ?? []).map((c) => [c, valued.description]);
-  else if (cur.startsWith('-')) out = [...optionWords(opts), ['--help', 'show help'], ...(cmd === undefined ? [['--version', 'print the version'] as [string, string]] : [])];
+  else if (cur.startsWith('-'))
+    out = [
+      ...optionWords(opts),
+      ['--help', 'show help'],
+      ...(cmd === undefined ? [['--version', 'print the version'] as [string, string]] : []),
+    ];
   else if (def.name === 'completion') out = SHELLS.map((s) => [s, `the ${s} script`]);
   else if (!def.targets) out = [];
   else {
@@ -110,10 +138,14 @@ compdef _rc1_build rc1-build
 }
 
 function fish(): string {
-  const lines = visible.map((c) => `complete -c rc1-build -n __fish_use_subcommand -f -a ${c.name} -d ${sq(c.summary)}`);
+  const lines = visible.map(
+    (c) => `complete -c rc1-build -n __fish_use_subcommand -f -a ${c.name} -d ${sq(c.summary)}`,
+  );
   for (const c of visible) {
     for (const o of c.options) {
-      lines.push(`complete -c rc1-build -n ${sq(`__fish_seen_subcommand_from ${c.name}`)}${o.short ? ` -s ${o.short}` : ''} -l ${o.long}${o.value && !o.attachedValue ? ' -r' : ''} -d ${sq(o.description)}`);
+      lines.push(
+        `complete -c rc1-build -n ${sq(`__fish_seen_subcommand_from ${c.name}`)}${o.short ? ` -s ${o.short}` : ''} -l ${o.long}${o.value && !o.attachedValue ? ' -r' : ''} -d ${sq(o.description)}`,
+      );
     }
   }
   return `# rc1-build completion for fish. Install: rc1-build completion fish > ~/.config/fish/completions/rc1-build.fish
@@ -126,7 +158,11 @@ complete -c rc1-build -f -a '(rc1-build __complete (commandline -opc)[2..-1] (co
 /** `rc1-build completion SHELL`. */
 export function printCompletion(shell: string, io: Io): number {
   const make = { bash, zsh, fish }[shell as (typeof SHELLS)[number]];
-  if (!make) throw new UsageError({ headline: `no completion for shell ${shell}`, hint: `rc1-build completion ${SHELLS.join('|')}` });
+  if (!make)
+    throw new UsageError({
+      headline: `no completion for shell ${shell}`,
+      hint: `rc1-build completion ${SHELLS.join('|')}`,
+    });
   io.out(make());
   return 0;
 }

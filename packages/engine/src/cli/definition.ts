@@ -40,40 +40,166 @@ export const BUILD_OPTIONS: readonly OptionDef[] = [
   { long: 'explain', description: 'print why each target runs or is skipped' },
   { long: 'jobs', short: 'j', value: 'N', description: 'parallel rules (default: number of CPUs)' },
   { long: 'keep-going', short: 'k', description: 'continue with independent targets after a failure' },
-  { long: 'wait', value: 'SECONDS', attachedValue: true, description: 'queue behind a running build instead of refusing (--wait: no limit; --wait=600)' },
+  {
+    long: 'wait',
+    value: 'SECONDS',
+    attachedValue: true,
+    description: 'queue behind a running build instead of refusing (--wait: no limit; --wait=600)',
+  },
   { long: 'force', description: 'rebuild the named targets even if up to date' },
   { long: 'json', description: 'JSON Lines events on stdout (one object per line)' },
   { long: 'verbose', short: 'v', description: 'show rule log lines and up-to-date targets' },
-  { long: 'remote-cache', value: 'MODE', choices: ['off', 'read', 'readwrite'], description: 'the remote cache declared in rc1.build.ts (default: its mode)' },
+  {
+    long: 'remote-cache',
+    value: 'MODE',
+    choices: ['off', 'read', 'readwrite'],
+    description: 'the remote cache declared in rc1.build.ts (default: its mode)',
+  },
 ];
 
 /** Options of every command (and of the plain build invocation). */
 export const GLOBAL_OPTIONS: readonly OptionDef[] = [
-  { long: 'directory', short: 'C', value: 'DIR', description: 'run in DIR (default: the nearest directory upwards holding rc1.build.ts)' },
+  {
+    long: 'directory',
+    short: 'C',
+    value: 'DIR',
+    description: 'run in DIR (default: the nearest directory upwards holding rc1.build.ts)',
+  },
 ];
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 
 export const COMMANDS: readonly CommandDef[] = [
-  { name: 'build', args: '[TARGET…]', targets: true, summary: 'build the targets (default: the pipeline\'s defaultTargets) and what they need', options: BUILD_OPTIONS },
-  { name: 'status', args: '[TARGET…]', targets: true, summary: 'each target: up-to-date | stale (reason) | missing | failed', options: [JSON_OPT] },
-  { name: 'graph', args: '[TARGET…]', targets: true, summary: 'the target graph (with TARGETs: they and what they need)', options: [{ long: 'format', value: 'FORMAT', choices: ['dot', 'mermaid', 'json'], description: 'dot | mermaid | json (default: dot)' }] },
-  { name: 'audit', maxArgs: 0, summary: 'verify every artifact on disk against the manifest', options: [{ long: 'sync', value: 'FILE', description: 'instead: check the sha256 of every artifact a SYNC package lists' }, JSON_OPT] },
   {
-    name: 'clean', args: '[TARGET…]', targets: true, summary: 'remove outputs and the engine\'s per-target state (all targets when none is named)',
-    options: [{ long: 'dry-run', short: 'n', description: 'list what would be removed; remove nothing' }, { long: 'cache', description: 'also the output cache and rule caches' }],
+    name: 'build',
+    args: '[TARGET…]',
+    targets: true,
+    summary: "build the targets (default: the pipeline's defaultTargets) and what they need",
+    options: BUILD_OPTIONS,
   },
-  { name: 'gc', maxArgs: 0, summary: 'evict least recently used output-cache entries down to the cap', options: [{ long: 'max-size', value: 'SIZE', description: 'the cap (default: the pipeline\'s, else 10G)' }, JSON_OPT] },
-  { name: 'watch', args: '[TARGET…]', targets: true, summary: 'rebuild on change of any declared input (Ctrl-C to stop)', options: BUILD_OPTIONS.filter((o) => o.long !== 'wait' && o.long !== 'dry-run') },
-  { name: 'check-determinism', args: 'TARGET…', minArgs: 1, targets: true, summary: 'build each target twice in scratch dirs and compare the outputs', options: BUILD_OPTIONS.filter((o) => o.long !== 'wait' && o.long !== 'dry-run' && o.long !== 'force') },
-  { name: 'why', args: 'ARTIFACT|TARGET', minArgs: 1, maxArgs: 1, targets: true, summary: 'lineage: producer, rule, params, inputs and their producers, the run that built it', options: [{ long: 'depth', value: 'N|all', description: 'levels of inputs to follow (default 3)' }, JSON_OPT] },
-  { name: 'log', maxArgs: 0, summary: 'the recorded runs, newest first', options: [{ long: 'limit', value: 'N', description: 'at most N runs (default 20)' }, JSON_OPT] },
-  { name: 'diff', args: '[RUN_A] [RUN_B]', maxArgs: 2, summary: 'params, outputs, gate checks and metrics of two runs (default: the last two; a run id, last~N or a git revision)', options: [{ long: 'all', description: 'also unchanged checks and metrics' }, JSON_OPT] },
-  { name: 'sync', maxArgs: 0, summary: 'write the SYNC hand-off package (<sync dir>/SYNC_round<N>.json)', options: [{ long: 'round', value: 'N', description: 'the round (default: the next)' }, { long: 'verbose', short: 'v', description: 'also the round ritual: the last metrics lines and the tree' }, JSON_OPT] },
-  { name: 'report', maxArgs: 0, summary: 'write <manifest dir>/index.html: graph, gates, run diff and the pipeline\'s charts', options: [] },
-  { name: 'failpack', maxArgs: 0, summary: 'pack logs, gate reports and error reports into <manifestDir>/FAIL_<ts>.tgz', options: [] },
-  { name: 'cache-keygen', maxArgs: 0, summary: 'print a new Ed25519 key pair for signing remote cache entries', options: [] },
-  { name: 'completion', args: 'bash|zsh|fish', minArgs: 1, maxArgs: 1, summary: 'print the shell completion script', options: [] },
+  {
+    name: 'status',
+    args: '[TARGET…]',
+    targets: true,
+    summary: 'each target: up-to-date | stale (reason) | missing | failed',
+    options: [JSON_OPT],
+  },
+  {
+    name: 'graph',
+    args: '[TARGET…]',
+    targets: true,
+    summary: 'the target graph (with TARGETs: they and what they need)',
+    options: [
+      {
+        long: 'format',
+        value: 'FORMAT',
+        choices: ['dot', 'mermaid', 'json'],
+        description: 'dot | mermaid | json (default: dot)',
+      },
+    ],
+  },
+  {
+    name: 'audit',
+    maxArgs: 0,
+    summary: 'verify every artifact on disk against the manifest',
+    options: [
+      { long: 'sync', value: 'FILE', description: 'instead: check the sha256 of every artifact a SYNC package lists' },
+      JSON_OPT,
+    ],
+  },
+  {
+    name: 'clean',
+    args: '[TARGET…]',
+    targets: true,
+    summary: "remove outputs and the engine's per-target state (all targets when none is named)",
+    options: [
+      { long: 'dry-run', short: 'n', description: 'list what would be removed; remove nothing' },
+      { long: 'cache', description: 'also the output cache and rule caches' },
+    ],
+  },
+  {
+    name: 'gc',
+    maxArgs: 0,
+    summary: 'evict least recently used output-cache entries down to the cap',
+    options: [
+      { long: 'max-size', value: 'SIZE', description: "the cap (default: the pipeline's, else 10G)" },
+      JSON_OPT,
+    ],
+  },
+  {
+    name: 'watch',
+    args: '[TARGET…]',
+    targets: true,
+    summary: 'rebuild on change of any declared input (Ctrl-C to stop)',
+    options: BUILD_OPTIONS.filter((o) => o.long !== 'wait' && o.long !== 'dry-run'),
+  },
+  {
+    name: 'check-determinism',
+    args: 'TARGET…',
+    minArgs: 1,
+    targets: true,
+    summary: 'build each target twice in scratch dirs and compare the outputs',
+    options: BUILD_OPTIONS.filter((o) => o.long !== 'wait' && o.long !== 'dry-run' && o.long !== 'force'),
+  },
+  {
+    name: 'why',
+    args: 'ARTIFACT|TARGET',
+    minArgs: 1,
+    maxArgs: 1,
+    targets: true,
+    summary: 'lineage: producer, rule, params, inputs and their producers, the run that built it',
+    options: [{ long: 'depth', value: 'N|all', description: 'levels of inputs to follow (default 3)' }, JSON_OPT],
+  },
+  {
+    name: 'log',
+    maxArgs: 0,
+    summary: 'the recorded runs, newest first',
+    options: [{ long: 'limit', value: 'N', description: 'at most N runs (default 20)' }, JSON_OPT],
+  },
+  {
+    name: 'diff',
+    args: '[RUN_A] [RUN_B]',
+    maxArgs: 2,
+    summary:
+      'params, outputs, gate checks and metrics of two runs (default: the last two; a run id, last~N or a git revision)',
+    options: [{ long: 'all', description: 'also unchanged checks and metrics' }, JSON_OPT],
+  },
+  {
+    name: 'sync',
+    maxArgs: 0,
+    summary: 'write the SYNC hand-off package (<sync dir>/SYNC_round<N>.json)',
+    options: [
+      { long: 'round', value: 'N', description: 'the round (default: the next)' },
+      { long: 'verbose', short: 'v', description: 'also the round ritual: the last metrics lines and the tree' },
+      JSON_OPT,
+    ],
+  },
+  {
+    name: 'report',
+    maxArgs: 0,
+    summary: "write <manifest dir>/index.html: graph, gates, run diff and the pipeline's charts",
+    options: [],
+  },
+  {
+    name: 'failpack',
+    maxArgs: 0,
+    summary: 'pack logs, gate reports and error reports into <manifestDir>/FAIL_<ts>.tgz',
+    options: [],
+  },
+  {
+    name: 'cache-keygen',
+    maxArgs: 0,
+    summary: 'print a new Ed25519 key pair for signing remote cache entries',
+    options: [],
+  },
+  {
+    name: 'completion',
+    args: 'bash|zsh|fish',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'print the shell completion script',
+    options: [],
+  },
 ];
 
 export const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS.map((c) => c.name));
@@ -89,7 +215,9 @@ export function flagsOf(o: OptionDef): string {
 
 /** Options that take a separate value, as spelt on the command line (so `-j 2 train` reads `train` as the first word). */
 export const VALUE_FLAGS: ReadonlySet<string> = new Set(
-  [...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => c.options)].filter((o) => o.value && !o.attachedValue).flatMap((o) => [`--${o.long}`, ...(o.short ? [`-${o.short}`] : [])]),
+  [...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => c.options)]
+    .filter((o) => o.value && !o.attachedValue)
+    .flatMap((o) => [`--${o.long}`, ...(o.short ? [`-${o.short}`] : [])]),
 );
 
 type ParseArgsOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;

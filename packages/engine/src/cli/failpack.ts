@@ -13,7 +13,9 @@ import { redactor } from '../util/redact-secrets.ts';
 import { targetStatuses } from './status.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
-interface Io { out: (s: string) => void }
+interface Io {
+  out: (s: string) => void;
+}
 
 function filesUnder(root: string, dir: string): string[] {
   try {
@@ -25,9 +27,7 @@ function filesUnder(root: string, dir: string): string[] {
 
 export async function runFailpack(ws: Workspace, io: Io): Promise<number> {
   const { root } = ws;
-  const files = new Set<string>([
-    ...filesUnder(root, 'logs'),
-  ]);
+  const files = new Set<string>([...filesUnder(root, 'logs')]);
   for (const f of fs.existsSync(path.join(root, 'reports')) ? fs.readdirSync(path.join(root, 'reports')) : []) {
     if (/^ERROR_.*\.json$/.test(f)) files.add(`reports/${f}`);
   }
@@ -51,12 +51,18 @@ export async function runFailpack(ws: Workspace, io: Io): Promise<number> {
       const bytes = fs.readFileSync(path.join(root, f));
       fs.writeFileSync(path.join(stage, f), bytes.includes(0) ? bytes : redact(bytes.toString('utf8')));
     }
-    writeFileAtomic(path.join(stage, 'status.json'), JSON.stringify({ profile: ws.profile, failed_gates: failedGates, targets: await targetStatuses(ws) }, null, 2) + '\n');
+    writeFileAtomic(
+      path.join(stage, 'status.json'),
+      JSON.stringify({ profile: ws.profile, failed_gates: failedGates, targets: await targetStatuses(ws) }, null, 2) +
+        '\n',
+    );
     const out = path.posix.join(ws.pipeline.manifestDir, `FAIL_${ts}.tgz`);
     fs.mkdirSync(path.join(root, ws.pipeline.manifestDir), { recursive: true });
     const tar = await import('tar');
     await tar.create({ gzip: true, file: path.join(root, out), cwd: stage, portable: true }, ['status.json', ...list]);
-    io.out(`failpack: ${out} (${list.length + 1} files${failedGates.length ? `; failed gates: ${failedGates.join(', ')}` : ''})\n`);
+    io.out(
+      `failpack: ${out} (${list.length + 1} files${failedGates.length ? `; failed gates: ${failedGates.join(', ')}` : ''})\n`,
+    );
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
   }

@@ -2,21 +2,38 @@
 // something: the output cache (.rc1/cache) is kept under its cap by evicting least recently used
 // entries (packages/engine/src/cache/cache-gc.ts). The cap: --max-size, else $RC1_CACHE_MAX_SIZE, else the
 // pipeline's cacheMaxSize, else 10 GiB. What was removed is printed.
-import { DEFAULT_CACHE_MAX, type GcResult, formatSize, gcCache, markUsed, parseSize, recordCurrent } from '../cache/cache-gc.ts';
+import {
+  DEFAULT_CACHE_MAX,
+  type GcResult,
+  formatSize,
+  gcCache,
+  markUsed,
+  parseSize,
+  recordCurrent,
+} from '../cache/cache-gc.ts';
 import { UsageError } from '../config/usage-error.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
-interface Io { out: (s: string) => void; err: (s: string) => void }
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
 
 const cacheDir = (ws: Workspace): string => ws.cache.dir;
 
 export function cacheCap(ws: Workspace, flag?: string, env: NodeJS.ProcessEnv = process.env): number {
-  const [source, value] = flag !== undefined ? ['--max-size', flag] as const
-    : env.RC1_CACHE_MAX_SIZE ? ['RC1_CACHE_MAX_SIZE', env.RC1_CACHE_MAX_SIZE] as const
-    : [null, null] as const;
+  const [source, value] =
+    flag !== undefined
+      ? (['--max-size', flag] as const)
+      : env.RC1_CACHE_MAX_SIZE
+        ? (['RC1_CACHE_MAX_SIZE', env.RC1_CACHE_MAX_SIZE] as const)
+        : ([null, null] as const);
   if (source === null) return ws.pipeline.cacheMaxBytes ?? DEFAULT_CACHE_MAX;
   const n = parseSize(value);
-  if (n === null) throw new UsageError({ headline: `${source}: expected a size such as 20G, 500M or a number of bytes, got ${JSON.stringify(value)}` });
+  if (n === null)
+    throw new UsageError({
+      headline: `${source}: expected a size such as 20G, 500M or a number of bytes, got ${JSON.stringify(value)}`,
+    });
   return n;
 }
 
@@ -26,7 +43,12 @@ export function currentKeys(ws: Workspace): Map<string, string> {
 }
 
 function describe(r: GcResult, limit: number): string[] {
-  const lines = r.removed.slice(0, limit).map((x) => `  removed ${x.target} ${x.key.slice(0, 12)} (last used ${x.lastUse.toISOString()}, ${formatSize(x.bytes)})`);
+  const lines = r.removed
+    .slice(0, limit)
+    .map(
+      (x) =>
+        `  removed ${x.target} ${x.key.slice(0, 12)} (last used ${x.lastUse.toISOString()}, ${formatSize(x.bytes)})`,
+    );
   if (r.removed.length > limit) lines.push(`  … and ${r.removed.length - limit} more entries`);
   if (r.orphanBytes) lines.push(`  removed ${formatSize(r.orphanBytes)} of objects no entry listed`);
   return lines;
@@ -41,14 +63,19 @@ export function afterBuildGc(ws: Workspace, before: ReadonlyMap<string, string>,
   const touched = new Set<string>();
   for (const [n, k] of now) {
     const old = before.get(n);
-    if (old !== k) { touched.add(k); if (old) touched.add(old); }
+    if (old !== k) {
+      touched.add(k);
+      if (old) touched.add(old);
+    }
   }
   if (touched.size === 0) return;
   markUsed(ws.cache, touched);
   recordCurrent(cacheDir(ws), ws.profile, now);
   const r = gcCache(ws.cache, { maxBytes: cacheCap(ws) });
   if (r.removed.length === 0 && r.orphanBytes === 0) return;
-  io.err(`rc1-build: the output cache was over its cap (${formatSize(r.before)} > ${formatSize(r.maxBytes)}): freed ${formatSize(r.freedBytes)}, now ${formatSize(r.after)}\n${describe(r, 10).join('\n')}\n`);
+  io.err(
+    `rc1-build: the output cache was over its cap (${formatSize(r.before)} > ${formatSize(r.maxBytes)}): freed ${formatSize(r.freedBytes)}, now ${formatSize(r.after)}\n${describe(r, 10).join('\n')}\n`,
+  );
 }
 
 export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean, io: Io): number {
@@ -58,10 +85,22 @@ export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean,
     recordCurrent(cacheDir(ws), ws.profile, currentKeys(ws));
     const r = gcCache(ws.cache, { maxBytes, full: true });
     if (json) {
-      io.out(JSON.stringify({ event: 'gc', before: r.before, after: r.after, freed: r.freedBytes, maxBytes, orphanBytes: r.orphanBytes, removed: r.removed.map((x) => ({ ...x, lastUse: x.lastUse.toISOString() })) }) + '\n');
+      io.out(
+        JSON.stringify({
+          event: 'gc',
+          before: r.before,
+          after: r.after,
+          freed: r.freedBytes,
+          maxBytes,
+          orphanBytes: r.orphanBytes,
+          removed: r.removed.map((x) => ({ ...x, lastUse: x.lastUse.toISOString() })),
+        }) + '\n',
+      );
       return 0;
     }
-    io.out(`gc: freed ${formatSize(r.freedBytes)} (${r.removed.length} entr${r.removed.length === 1 ? 'y' : 'ies'}); the cache holds ${formatSize(r.after)} of ${formatSize(maxBytes)} allowed\n`);
+    io.out(
+      `gc: freed ${formatSize(r.freedBytes)} (${r.removed.length} entr${r.removed.length === 1 ? 'y' : 'ies'}); the cache holds ${formatSize(r.after)} of ${formatSize(maxBytes)} allowed\n`,
+    );
     for (const l of describe(r, 50)) io.out(l + '\n');
     return 0;
   } finally {

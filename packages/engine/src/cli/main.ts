@@ -36,7 +36,11 @@ export function extractWait(argv: string[]): { argv: string[]; waitS: number } {
     if (a === '--wait') waitS = Infinity;
     else if (a.startsWith('--wait=')) {
       const v = Number(a.slice('--wait='.length));
-      if (!(v >= 0) || a === '--wait=') throw new UsageError({ headline: `--wait expects a number of seconds, got ${JSON.stringify(a.slice(7))}`, hint: 'use --wait (no limit) or --wait=600' });
+      if (!(v >= 0) || a === '--wait=')
+        throw new UsageError({
+          headline: `--wait expects a number of seconds, got ${JSON.stringify(a.slice(7))}`,
+          hint: 'use --wait (no limit) or --wait=600',
+        });
       waitS = v;
     } else rest.push(a);
   }
@@ -50,7 +54,10 @@ function firstWord(argv: readonly string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') return i + 1 < argv.length ? i + 1 : -1;
-    if (VALUE_FLAGS.has(a)) { i++; continue; }
+    if (VALUE_FLAGS.has(a)) {
+      i++;
+      continue;
+    }
     if (!a.startsWith('-')) return i;
   }
   return -1;
@@ -72,20 +79,35 @@ function directoryBefore(argv: readonly string[], end: number): string | undefin
 /** Runs a command the pipeline declares: its module is compiled like a rule and its default export called. */
 async function runPipelineCommand(ws: Workspace, name: string, args: string[], io: Io): Promise<number> {
   const decl = ws.pipeline.commands[name]!;
-  const mod = (await import(pathToFileURL(await ws.compiler.compiled(decl.module)).href)) as { default?: PipelineCommand };
+  const mod = (await import(pathToFileURL(await ws.compiler.compiled(decl.module)).href)) as {
+    default?: PipelineCommand;
+  };
   const cmd = mod.default;
   if (cmd?.kind !== 'command' || typeof cmd.run !== 'function') {
-    throw new UsageError({ headline: `command ${name}: ${decl.module} has no default export made by defineCommand(…)`, hint: "export default defineCommand(async (args, ctx) => { …; return 0; })" });
+    throw new UsageError({
+      headline: `command ${name}: ${decl.module} has no default export made by defineCommand(…)`,
+      hint: 'export default defineCommand(async (args, ctx) => { …; return 0; })',
+    });
   }
   ws.saveCaches();
-  return await cmd.run(args, { root: ws.root, profile: ws.profile, config: ws.config.values as CommandContext['config'], out: io.out, err: io.err });
+  return await cmd.run(args, {
+    root: ws.root,
+    profile: ws.profile,
+    config: ws.config.values as CommandContext['config'],
+    out: io.out,
+    err: io.err,
+  });
 }
 
 /** The pipeline's commands for --help (none when the workspace cannot be opened). */
 async function pipelineCommandsOf(root: string): Promise<PipelineCommandInfo[]> {
   try {
     const ws = await openWorkspace(root);
-    return Object.entries(ws.pipeline.commands).map(([name, c]) => ({ name, summary: c.summary, ...(c.usage ? { usage: c.usage } : {}) }));
+    return Object.entries(ws.pipeline.commands).map(([name, c]) => ({
+      name,
+      summary: c.summary,
+      ...(c.usage ? { usage: c.usage } : {}),
+    }));
   } catch {
     return [];
   }
@@ -139,13 +161,21 @@ export function resolveTargets(ws: Workspace, names: readonly string[], cwd: str
     const guess = didYouMean(name, [...commands, ...p.targets.keys()]);
     const isCommand = guess !== undefined && commands.includes(guess);
     throw new UsageError({
-      headline: isCommand ? `unknown command ${name} (no target or output path of this pipeline either)` : `unknown target ${name} (no output path of this pipeline either)`,
-      hint: guess ? `did you mean ${guess}?` : `rc1-build graph --format json lists the targets and their outputs${commands.length ? '; rc1-build --help the commands' : ''}`,
+      headline: isCommand
+        ? `unknown command ${name} (no target or output path of this pipeline either)`
+        : `unknown target ${name} (no output path of this pipeline either)`,
+      hint: guess
+        ? `did you mean ${guess}?`
+        : `rc1-build graph --format json lists the targets and their outputs${commands.length ? '; rc1-build --help the commands' : ''}`,
     });
   });
 }
 
-interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  tty: boolean;
+}
 
 const isHelpFlag = (a: string): boolean => a === '-h' || a === '--help' || a === '--version';
 
@@ -174,8 +204,17 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     if (!helpAsked && (word === undefined || word === 'build' || !COMMAND_NAMES.has(word))) {
       // The plain build: node:util parseArgs from the definition (commander is not loaded; see program.ts).
       try {
-        const { values, positionals } = parseArgs({ args: rest0, allowPositionals: true, strict: true, options: parseArgsOptions('build') });
-        inv = { command: 'build', positionals: positionals[0] === 'build' && word === 'build' ? positionals.slice(1) : positionals, values };
+        const { values, positionals } = parseArgs({
+          args: rest0,
+          allowPositionals: true,
+          strict: true,
+          options: parseArgsOptions('build'),
+        });
+        inv = {
+          command: 'build',
+          positionals: positionals[0] === 'build' && word === 'build' ? positionals.slice(1) : positionals,
+          values,
+        };
       } catch (e) {
         if (!(e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw e;
         // commander says what is wrong and suggests the nearest option; if it accepts, the parseArgs error stands.
@@ -184,7 +223,12 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
         throw e;
       }
     } else {
-      const parsed = await (await import('./program.ts')).parseCommandLine(rest0, VERSION, io, helpAsked ? await pipelineCommandsOf(root) : []);
+      const parsed = await (await import('./program.ts')).parseCommandLine(
+        rest0,
+        VERSION,
+        io,
+        helpAsked ? await pipelineCommandsOf(root) : [],
+      );
       if (typeof parsed === 'number') return parsed;
       inv = parsed;
     }
@@ -197,16 +241,22 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     if (command === 'cache-keygen') {
       const { generateSigningKey } = await import('../cache/remote/signing.ts');
       const k = generateSigningKey();
-      io.out(`key id:      ${k.keyId}\npublic key:  ${k.publicKey}\nprivate key: ${k.privateKey}\n\nrc1.build.ts:  remoteCache: { …, trustedKeys: { <name>: '${k.publicKey}' }, signingKeyEnv: 'RC1_CACHE_SIGNING_KEY' }\nenvironment:   RC1_CACHE_SIGNING_KEY=<private key> (keep it secret: CI secrets, not the repository)\n`);
+      io.out(
+        `key id:      ${k.keyId}\npublic key:  ${k.publicKey}\nprivate key: ${k.privateKey}\n\nrc1.build.ts:  remoteCache: { …, trustedKeys: { <name>: '${k.publicKey}' }, signingKeyEnv: 'RC1_CACHE_SIGNING_KEY' }\nenvironment:   RC1_CACHE_SIGNING_KEY=<private key> (keep it secret: CI secrets, not the repository)\n`,
+      );
       return 0;
     }
     const own = OWN_PARSER[command];
     if (own) return await (await own()).run(root, ownArgs(inv), io);
-    if (command === 'audit') return values.sync !== undefined ? await (await import('./audit-sync.ts')).runAuditSync(root, values.sync as string, json, io) : await runAudit(root, json, io);
+    if (command === 'audit')
+      return values.sync !== undefined
+        ? await (await import('./audit-sync.ts')).runAuditSync(root, values.sync as string, json, io)
+        : await runAudit(root, json, io);
 
     ws ??= await openWorkspace(root);
     const targetsArgs = resolveTargets(ws, args, cwd, command === 'build' && word !== 'build');
-    if (command === 'graph') return await runGraph(root, (values.format as string | undefined) ?? 'dot', io, targetsArgs, ws);
+    if (command === 'graph')
+      return await runGraph(root, (values.format as string | undefined) ?? 'dot', io, targetsArgs, ws);
     if (command === 'status') return runStatus(ws, json, io, targetsArgs);
     if (command === 'failpack') return await runFailpack(ws, io);
     if (command === 'report') return await (await import('./report.ts')).runReport(ws, io);
@@ -216,13 +266,22 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     let jobs = availableParallelism();
     if (values.jobs !== undefined) {
       jobs = Number(values.jobs);
-      if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError({ headline: `-j expects a positive integer, got ${JSON.stringify(values.jobs)}` });
+      if (!Number.isInteger(jobs) || jobs < 1)
+        throw new UsageError({ headline: `-j expects a positive integer, got ${JSON.stringify(values.jobs)}` });
     }
     const targets = targetsArgs.length ? targetsArgs : ws.pipeline.defaultTargets;
     const options: BuildCommandOptions = {
-      targets, jobs, keepGoing: values['keep-going'] === true, dryRun: values['dry-run'] === true,
-      forced: new Set(values.force ? targets : []), explain: values.explain === true, verbose: values.verbose === true, json,
-      command: ['rc1-build', ...argv].join(' '), waitS, remoteCache: parseRemoteFlag(values['remote-cache'] as string | undefined),
+      targets,
+      jobs,
+      keepGoing: values['keep-going'] === true,
+      dryRun: values['dry-run'] === true,
+      forced: new Set(values.force ? targets : []),
+      explain: values.explain === true,
+      verbose: values.verbose === true,
+      json,
+      command: ['rc1-build', ...argv].join(' '),
+      waitS,
+      remoteCache: parseRemoteFlag(values['remote-cache'] as string | undefined),
     };
     if (command === 'watch') return await runWatch(root, ws, targetsArgs, options, io);
     if (command === 'check-determinism') return await runCheckDeterminism(root, ws, targetsArgs, options, io);

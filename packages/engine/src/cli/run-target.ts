@@ -14,10 +14,16 @@ import { JOB_FILE_FORMAT, type JobFile, type NodeResult, writeJson } from '../ru
 import { redactor } from '../util/redact-secrets.ts';
 import { rmrf } from '../util/fs.ts';
 
-export interface RunTargetIo { out: (s: string) => void; err: (s: string) => void }
+export interface RunTargetIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
 
 export async function runTargetOnNode(jobFile: string | undefined, io: RunTargetIo, workerUrl: URL): Promise<number> {
-  if (!jobFile) { io.err('rc1-build __run-target: usage: rc1-build __run-target <job.json> (internal: run by a Slurm batch job)\n'); return 64; }
+  if (!jobFile) {
+    io.err('rc1-build __run-target: usage: rc1-build __run-target <job.json> (internal: run by a Slurm batch job)\n');
+    return 64;
+  }
   let spec: JobFile;
   try {
     spec = JSON.parse(fs.readFileSync(jobFile, 'utf8')) as JobFile;
@@ -26,7 +32,9 @@ export async function runTargetOnNode(jobFile: string | undefined, io: RunTarget
     return 64;
   }
   if (spec.format !== JOB_FILE_FORMAT || spec.staging !== 'shared-fs') {
-    io.err(`rc1-build __run-target: ${jobFile}: format ${spec.format}, staging ${spec.staging}; this rc1-build runs format ${JOB_FILE_FORMAT}, staging shared-fs (is the node's rc1-build the build's?)\n`);
+    io.err(
+      `rc1-build __run-target: ${jobFile}: format ${spec.format}, staging ${spec.staging}; this rc1-build runs format ${JOB_FILE_FORMAT}, staging shared-fs (is the node's rc1-build the build's?)\n`,
+    );
     return 64;
   }
   const t0 = performance.now();
@@ -46,7 +54,9 @@ export async function runTargetOnNode(jobFile: string | undefined, io: RunTarget
   fs.mkdirSync(job.tmpDir, { recursive: true });
   for (const f of fs.readdirSync(job.tmpDir)) if (f.startsWith(job.tmpPrefix)) rmrf(path.join(job.tmpDir, f));
 
-  say(`rc1-build: ${job.target}: running its rule on ${os.hostname()}${jobId ? ` (slurm job ${jobId}${restart ? `, run ${restart + 1} after ${restart} requeue${restart > 1 ? 's' : ''}` : ''})` : ''}`);
+  say(
+    `rc1-build: ${job.target}: running its rule on ${os.hostname()}${jobId ? ` (slurm job ${jobId}${restart ? `, run ${restart + 1} after ${restart} requeue${restart > 1 ? 's' : ''}` : ''})` : ''}`,
+  );
   const pool = new WorkerPool(1, workerUrl);
   let stopping: NodeJS.Signals | null = null;
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -59,29 +69,49 @@ export async function runTargetOnNode(jobFile: string | undefined, io: RunTarget
   process.on('SIGINT', onSignal);
   let lastProgress = 0;
   try {
-    const res = await pool.run({ ...job, env }, {
-      log: (line) => say(line),
-      progress: (done, total, unit) => {
-        const now = performance.now();
-        if (now - lastProgress < 1000 && done < total) return;
-        lastProgress = now;
-        try { writeJson(progressFile, { done, total, ...(unit ? { unit } : {}) }); } catch { /* progress is best effort */ }
+    const res = await pool.run(
+      { ...job, env },
+      {
+        log: (line) => say(line),
+        progress: (done, total, unit) => {
+          const now = performance.now();
+          if (now - lastProgress < 1000 && done < total) return;
+          lastProgress = now;
+          try {
+            writeJson(progressFile, { done, total, ...(unit ? { unit } : {}) });
+          } catch {
+            /* progress is best effort */
+          }
+        },
       },
-    });
-    const base = { format: JOB_FILE_FORMAT, jobId, restart, host: os.hostname(), ms: Math.round(performance.now() - t0) } as const;
+    );
+    const base = {
+      format: JOB_FILE_FORMAT,
+      jobId,
+      restart,
+      host: os.hostname(),
+      ms: Math.round(performance.now() - t0),
+    } as const;
     let result: NodeResult;
     if (res.ok) {
       const v = res.value;
       result = {
-        ...base, ok: true,
+        ...base,
+        ok: true,
         value: {
-          ...(v.checks ? { checks: v.checks } : {}), ...(v.summary ? { summary: redact(v.summary) } : {}), rule: v.rule,
+          ...(v.checks ? { checks: v.checks } : {}),
+          ...(v.summary ? { summary: redact(v.summary) } : {}),
+          rule: v.rule,
           outputs: v.outputs.map((o) => ({ path: o.path, dir: o.dir, sha256: o.sha256, size: o.size })),
         },
       };
     } else {
       const e = res.error;
-      result = { ...base, ok: false, error: { ...e, message: redact(e.message), ...(e.stack ? { stack: redact(e.stack) } : {}) } };
+      result = {
+        ...base,
+        ok: false,
+        error: { ...e, message: redact(e.message), ...(e.stack ? { stack: redact(e.stack) } : {}) },
+      };
     }
     writeJson(resultFile, result);
     if (stopping) return 143;

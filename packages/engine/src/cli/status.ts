@@ -10,7 +10,9 @@ import { diskUsage, formatSize } from '../util/size.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { colourEnabled, painter } from '../util/colour.ts';
 
-interface Io { out: (s: string) => void }
+interface Io {
+  out: (s: string) => void;
+}
 
 export interface TargetStatus {
   name: string;
@@ -31,7 +33,10 @@ export interface TargetStatus {
 }
 
 /** A target's rule state on disk: its own state dir, then its declared state paths (those that exist). */
-export function ruleStateOf(ws: Pick<Workspace, 'root' | 'stateDir' | 'pipeline'>, name: string): { path: string; bytes: number; cache: boolean }[] {
+export function ruleStateOf(
+  ws: Pick<Workspace, 'root' | 'stateDir' | 'pipeline'>,
+  name: string,
+): { path: string; bytes: number; cache: boolean }[] {
   const t = ws.pipeline.targets.get(name)!;
   const out: { path: string; bytes: number; cache: boolean }[] = [];
   const own = path.relative(ws.root, targetStateDir(ws.stateDir, name));
@@ -67,10 +72,24 @@ export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
     if (d.kind === 'fresh') {
       if (d.record.result === 'gate-failed') {
         const failed = (d.record.checks ?? []).filter((c) => c.status === 'fail').map((c) => c.name);
-        s = { name: n, state: 'failed', reasons: [`gate failed: ${failed.length ? failed.join(', ') : 'no check passed (every check n/a)'}`], restorable: false, how: d.record.how, gate: t.gate };
+        s = {
+          name: n,
+          state: 'failed',
+          reasons: [`gate failed: ${failed.length ? failed.join(', ') : 'no check passed (every check n/a)'}`],
+          restorable: false,
+          how: d.record.how,
+          gate: t.gate,
+        };
         stale.add(n);
       } else if (upstream.length) {
-        s = { name: n, state: 'stale', reasons: [`dependency ${upstream.join(', ')} is not up to date`], restorable: false, how: d.record.how, gate: t.gate };
+        s = {
+          name: n,
+          state: 'stale',
+          reasons: [`dependency ${upstream.join(', ')} is not up to date`],
+          restorable: false,
+          how: d.record.how,
+          gate: t.gate,
+        };
         stale.add(n);
       } else s = { name: n, state: 'up-to-date', reasons: [], restorable: false, how: d.record.how, gate: t.gate };
     } else {
@@ -78,7 +97,12 @@ export async function targetStatuses(ws: Workspace): Promise<TargetStatus[]> {
       const reasons = d.reasons.map(formatReason);
       if (d.kind === 'missing-input') reasons.push(d.error);
       if (upstream.length) reasons.push(`dependency ${upstream.join(', ')} is not up to date`);
-      const state = rec?.result === 'failed' ? 'failed' : !rec || d.reasons.some((r) => r.kind === 'output-missing' || r.kind === 'never-built') ? 'missing' : 'stale';
+      const state =
+        rec?.result === 'failed'
+          ? 'failed'
+          : !rec || d.reasons.some((r) => r.kind === 'output-missing' || r.kind === 'never-built')
+            ? 'missing'
+            : 'stale';
       s = { name: n, state, reasons, restorable: d.kind === 'restore', ...(rec ? { how: rec.how } : {}), gate: t.gate };
     }
     if (rec) s.profile = rec.fingerprint.profile;
@@ -103,11 +127,17 @@ export async function runStatus(ws: Workspace, json: boolean, io: Io, names: rea
   const paint = painter(colourEnabled(process.stdout));
   const STYLE = { 'up-to-date': 'green', stale: 'yellow', missing: 'yellow', failed: 'red' } as const;
   for (const s of list) {
-    const extra = s.state === 'up-to-date'
-      ? s.how === 'restored' ? ' (restored from cache)' : ''
-      : ` (${s.restorable ? 'restorable from cache: ' : ''}${s.reasons.join('; ')})`;
+    const extra =
+      s.state === 'up-to-date'
+        ? s.how === 'restored'
+          ? ' (restored from cache)'
+          : ''
+        : ` (${s.restorable ? 'restorable from cache: ' : ''}${s.reasons.join('; ')})`;
     io.out(`${s.name.padEnd(w)}  ${paint(STYLE[s.state], s.state)}${extra}\n`);
-    if (s.ruleState) io.out(`${' '.repeat(w)}  state: ${s.ruleState.map((k) => `${k.path} (${formatSize(k.bytes)}${k.cache ? ', cache' : ''})`).join(', ')}\n`);
+    if (s.ruleState)
+      io.out(
+        `${' '.repeat(w)}  state: ${s.ruleState.map((k) => `${k.path} (${formatSize(k.bytes)}${k.cache ? ', cache' : ''})`).join(', ')}\n`,
+      );
     if (s.state === 'failed' && s.gate) {
       const rec = ws.trace.records.get(s.name);
       if (rec?.checks) for (const l of checksTable(rec.checks)) io.out(l + '\n');

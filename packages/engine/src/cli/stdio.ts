@@ -3,12 +3,19 @@
 // otherwise end the process with a stack). A closed stream is marked and later writes to it are
 // dropped, so the command finishes as it would have — a build keeps building, records its
 // outputs and releases its lock — just without printing.
-interface Io { out: (s: string) => void; err: (s: string) => void; tty: boolean }
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  tty: boolean;
+}
 
 function quiet(stream: NodeJS.WriteStream): (s: string) => void {
   let closed = false;
   stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') { closed = true; return; }
+    if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') {
+      closed = true;
+      return;
+    }
     throw e;
   });
   return (s) => {

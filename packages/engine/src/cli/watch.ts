@@ -44,7 +44,10 @@ const ENGINE_TEMP = /\.(tmp-\d+-[0-9a-z]+-[0-9a-z]+|rc1-new|rc1-old)$/;
  * and its sidecars, and the temporary names of any of these — so that a watch whose glob covers
  * the workspace never rebuilds because of its own writes.
  */
-export function engineWritten(rel: string, p: Pick<ResolvedPipeline, 'producers' | 'targets' | 'manifestDir'> | null): boolean {
+export function engineWritten(
+  rel: string,
+  p: Pick<ResolvedPipeline, 'producers' | 'targets' | 'manifestDir'> | null,
+): boolean {
   if (rel === STATE_DIR || rel.startsWith(`${STATE_DIR}/`)) return true;
   const name = rel.replace(ENGINE_TEMP, '');
   if (name !== rel && name !== '') return true;
@@ -72,12 +75,21 @@ function checkTargets(ws: Workspace, names: string[]): void {
   for (const name of names) {
     if (!ws.pipeline.targets.has(name)) {
       const guess = didYouMean(name, ws.pipeline.targets.keys());
-      throw new UsageError({ headline: `unknown target ${name}`, ...(guess ? { hint: `did you mean ${guess}?` } : {}) });
+      throw new UsageError({
+        headline: `unknown target ${name}`,
+        ...(guess ? { hint: `did you mean ${guess}?` } : {}),
+      });
     }
   }
 }
 
-export async function runWatch(root: string, first: Workspace, args: string[], o: BuildCommandOptions, io: Io): Promise<number> {
+export async function runWatch(
+  root: string,
+  first: Workspace,
+  args: string[],
+  o: BuildCommandOptions,
+  io: Io,
+): Promise<number> {
   const chokidar = await import('chokidar');
   const say = (msg: string, extra: Record<string, unknown> = {}): void => {
     if (o.json) io.out(JSON.stringify({ event: 'watch', message: msg, ...extra }) + '\n');
@@ -104,7 +116,10 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
     if (ev === 'addDir' && engineFolder(p.split(path.sep).join('/'), known)) return;
     changed.add(p.split(path.sep).join('/'));
     if (timer) clearTimeout(timer);
-    timer = setTimeout(() => { timer = null; wake?.(); }, DEBOUNCE_MS);
+    timer = setTimeout(() => {
+      timer = null;
+      wake?.();
+    }, DEBOUNCE_MS);
   });
   let watched = new Set<string>();
   const stop = (sig: NodeJS.Signals): void => {
@@ -135,7 +150,12 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
       // What changed before this point is read by this build; what changes from here on is
       // queued for the next one.
       changed.clear();
-      await runBuildOnce(ws, { ...o, targets }, io, { installSignals: false, onStart: (r) => { running = r; } });
+      await runBuildOnce(ws, { ...o, targets }, io, {
+        installSignals: false,
+        onStart: (r) => {
+          running = r;
+        },
+      });
       running = null;
     } catch (e) {
       running = null;
@@ -146,10 +166,20 @@ export async function runWatch(root: string, first: Workspace, args: string[], o
     ws = null;
     // Changes made while the build ran are not lost: once they settle, build again at once.
     const queued = changed.size > 0;
-    if (!queued) say(`watching ${watched.size} paths; waiting for changes (Ctrl-C to stop)`, { state: 'waiting', paths: watched.size });
-    if (!queued || timer) await new Promise<void>((r) => { wake = r; });
+    if (!queued)
+      say(`watching ${watched.size} paths; waiting for changes (Ctrl-C to stop)`, {
+        state: 'waiting',
+        paths: watched.size,
+      });
+    if (!queued || timer)
+      await new Promise<void>((r) => {
+        wake = r;
+      });
     wake = null;
     const files = [...changed].sort();
-    say(`${files.length} changed${queued ? ' during the build' : ''}: ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}; rebuilding`, { state: 'rebuilding', changed: files, queued });
+    say(
+      `${files.length} changed${queued ? ' during the build' : ''}: ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}; rebuilding`,
+      { state: 'rebuilding', changed: files, queued },
+    );
   }
 }

@@ -28,10 +28,16 @@ export function engineRoot(): string {
   return d;
 }
 
-interface ClosureRecord { files: Record<string, string>; out: string }
+interface ClosureRecord {
+  files: Record<string, string>;
+  out: string;
+}
 
 export class CompileError extends Error {
-  constructor(readonly entry: string, message: string) {
+  constructor(
+    readonly entry: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -46,7 +52,12 @@ export class ModuleCompiler {
   /** Entries whose closure was checked (or compiled) in this process: files do not change mid-command. */
   private checked = new Set<string>();
 
-  constructor(private readonly root: string, stateDir: string, private readonly stat: StatCache, private readonly engine = engineRoot()) {
+  constructor(
+    private readonly root: string,
+    stateDir: string,
+    private readonly stat: StatCache,
+    private readonly engine = engineRoot(),
+  ) {
     this.dir = path.join(stateDir, 'compiled');
     this.indexFile = path.join(this.dir, 'closures.json');
     try {
@@ -100,20 +111,36 @@ export class ModuleCompiler {
       name: 'rc1-resolve',
       setup(b) {
         b.onResolve({ filter: /^rc1-build(\/.*)?$/ }, (a) => {
-          if (a.path !== 'rc1-build') return { errors: [{ text: `'${a.path}' is not a module of rc1-build: rules import the engine as 'rc1-build' and their own library code by relative path` }] };
+          if (a.path !== 'rc1-build')
+            return {
+              errors: [
+                {
+                  text: `'${a.path}' is not a module of rc1-build: rules import the engine as 'rc1-build' and their own library code by relative path`,
+                },
+              ],
+            };
           return { path: path.join(engine, 'src', 'api', 'index.ts') };
         });
         b.onResolve({ filter: /^[^./]/ }, async (a) => {
           if (a.pluginData === 'rc1-inner') return undefined;
           if (isBuiltin(a.path)) return { path: a.path, external: true };
-          let r = await b.resolve(a.path, { kind: a.kind, resolveDir: a.resolveDir, importer: a.importer, pluginData: 'rc1-inner' });
+          let r = await b.resolve(a.path, {
+            kind: a.kind,
+            resolveDir: a.resolveDir,
+            importer: a.importer,
+            pluginData: 'rc1-inner',
+          });
           // rc1-build's own dependencies (zod, …) are available to rules even when not hoisted.
-          if (r.errors.length > 0) r = await b.resolve(a.path, { kind: a.kind, resolveDir: engine, pluginData: 'rc1-inner' });
+          if (r.errors.length > 0)
+            r = await b.resolve(a.path, { kind: a.kind, resolveDir: engine, pluginData: 'rc1-inner' });
           if (r.errors.length > 0) return { errors: r.errors };
           let d = path.dirname(r.path);
           while (d !== path.dirname(d)) {
             const pj = path.join(d, 'package.json');
-            if (fs.existsSync(pj) && /"name"\s*:/.test(fs.readFileSync(pj, 'utf8'))) { pkgJsons.add(pj); break; }
+            if (fs.existsSync(pj) && /"name"\s*:/.test(fs.readFileSync(pj, 'utf8'))) {
+              pkgJsons.add(pj);
+              break;
+            }
             d = path.dirname(d);
           }
           return { path: r.path, external: true };
@@ -125,14 +152,22 @@ export class ModuleCompiler {
       result = await esbuild.build({
         entryPoints: [path.resolve(this.root, entry)],
         absWorkingDir: this.root,
-        bundle: true, platform: 'node', format: 'esm', target: 'node20',
-        write: false, metafile: true, sourcemap: 'linked', logLevel: 'silent',
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        write: false,
+        metafile: true,
+        sourcemap: 'linked',
+        logLevel: 'silent',
         plugins: [plugin],
         outfile: path.join(this.dir, 'out.mjs'),
       });
     } catch (e) {
       const errs = (e as { errors?: import('esbuild').Message[] }).errors ?? [];
-      const msg = errs.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : '') + m.text).join('\n');
+      const msg = errs
+        .map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ` : '') + m.text)
+        .join('\n');
       throw new CompileError(entry, msg || String(e));
     }
     const files: Record<string, string> = {};
@@ -158,7 +193,9 @@ export class ModuleCompiler {
       // Engine writes: a full disk here halts the build (EngineWriteError), unlike a rule it cannot read.
       const mapFile = path.join(this.dir, `${out}.map`);
       if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
-      const code = Buffer.from(js.contents).toString('utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
+      const code = Buffer.from(js.contents)
+        .toString('utf8')
+        .replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
       const outFile = path.join(this.dir, out);
       engineWrite('a compiled rule', outFile, () => writeFileAtomic(outFile, code));
     }

@@ -19,16 +19,17 @@ function isObj(v: unknown): v is ConfigObject {
  */
 export function recordingConfig(values: ConfigObject): { config: ConfigObject; reads: Set<string> } {
   const reads = new Set<string>();
-  const wrap = (obj: ConfigObject, prefix: string): ConfigObject => new Proxy(obj, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as ConfigValue | undefined;
-      if (typeof prop !== 'string' || !Object.hasOwn(target, prop)) return v;
-      const key = prefix ? `${prefix}.${prop}` : prop;
-      if (isObj(v)) return wrap(v, key);
-      reads.add(key);
-      return v;
-    },
-  });
+  const wrap = (obj: ConfigObject, prefix: string): ConfigObject =>
+    new Proxy(obj, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as ConfigValue | undefined;
+        if (typeof prop !== 'string' || !Object.hasOwn(target, prop)) return v;
+        const key = prefix ? `${prefix}.${prop}` : prop;
+        if (isObj(v)) return wrap(v, key);
+        reads.add(key);
+        return v;
+      },
+    });
   return { config: wrap(structuredClone(values), ''), reads };
 }
 
@@ -70,13 +71,19 @@ function knownSiblings(parent: string, read: readonly string[]): string[] {
 
 /** One diagnostic per unread key, at its YAML line. */
 export async function unreadKeyDiagnostics(
-  values: ConfigObject, read: readonly string[], locate: (key: string) => Promise<string | undefined>, files: readonly string[],
+  values: ConfigObject,
+  read: readonly string[],
+  locate: (key: string) => Promise<string | undefined>,
+  files: readonly string[],
 ): Promise<Diagnostic[]> {
   const diags: Diagnostic[] = [];
   for (const key of unreadKeys(values, read)) {
     const parts = key.split('.');
     const last = parts.pop()!;
-    const guess = didYouMean(last, knownSiblings(parts.join('.'), read).filter((s) => s !== last));
+    const guess = didYouMean(
+      last,
+      knownSiblings(parts.join('.'), read).filter((s) => s !== last),
+    );
     const full = guess ? [...parts, guess].join('.') : undefined;
     diags.push({
       headline: `config key ${key} is read by no target`,

@@ -23,15 +23,28 @@ function isObj(v: unknown): v is ConfigObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function mergeInto(target: ConfigObject, src: ConfigObject, file: string, origin: Record<string, string>, prefix: string, strict: boolean): void {
+function mergeInto(
+  target: ConfigObject,
+  src: ConfigObject,
+  file: string,
+  origin: Record<string, string>,
+  prefix: string,
+  strict: boolean,
+): void {
   for (const [k, v] of Object.entries(src)) {
     const key = prefix ? `${prefix}.${k}` : k;
     const cur = target[k];
     if (isObj(cur) && isObj(v)) mergeInto(cur, v, file, origin, key, strict);
     else {
       if (strict && k in target) {
-        const first = Object.entries(origin).find(([o]) => o === key || key.startsWith(o + '.') || o.startsWith(key + '.'))?.[1] ?? '?';
-        throw new UsageError({ headline: `config key ${key} is set in both ${first} and ${file}`, location: file, hint: 'set each key in one configs/*.yaml file; profile overlays (configs/profiles/) may override' });
+        const first =
+          Object.entries(origin).find(([o]) => o === key || key.startsWith(o + '.') || o.startsWith(key + '.'))?.[1] ??
+          '?';
+        throw new UsageError({
+          headline: `config key ${key} is set in both ${first} and ${file}`,
+          location: file,
+          hint: 'set each key in one configs/*.yaml file; profile overlays (configs/profiles/) may override',
+        });
       }
       target[k] = structuredClone(v);
       origin[key] = file;
@@ -47,7 +60,12 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-export async function loadConfigs(root: string, files: { base: string[]; overlay: string }, stat: StatCache, cacheFile: string): Promise<LoadedConfig> {
+export async function loadConfigs(
+  root: string,
+  files: { base: string[]; overlay: string },
+  stat: StatCache,
+  cacheFile: string,
+): Promise<LoadedConfig> {
   const present = [...files.base, files.overlay].filter((f) => stat.hash(f) !== null);
   const hashes = present.map((f) => `${f}:${stat.hash(f)!.sha256}`);
   try {
@@ -57,7 +75,8 @@ export async function loadConfigs(root: string, files: { base: string[]; overlay
     // not cached yet
   }
   const values: ConfigObject = {};
-  if (present.length === 0) { // no config file: no YAML parser to load (~40 ms), an empty config
+  if (present.length === 0) {
+    // no config file: no YAML parser to load (~40 ms), an empty config
     const config: LoadedConfig = { files: present, key: hashes, values, origin: {} };
     writeFileAtomic(cacheFile, JSON.stringify({ key: hashes, config }));
     return deepFreeze(config);
@@ -117,18 +136,29 @@ export function pickParams(values: ConfigObject, keys: readonly string[]): Confi
  * File and line where a dotted key is written: of its value (for diagnostics about the value), or
  * with `at: 'key'` of the key itself (for diagnostics about the key).
  */
-export async function locateKey(root: string, files: string[], key: string, at: 'value' | 'key' = 'value'): Promise<string | undefined> {
+export async function locateKey(
+  root: string,
+  files: string[],
+  key: string,
+  at: 'value' | 'key' = 'value',
+): Promise<string | undefined> {
   const YAML = await import('yaml');
   const parts = key.split('.');
   for (const f of [...files].reverse()) {
     let text: string;
-    try { text = fs.readFileSync(path.resolve(root, f), 'utf8'); } catch { continue; }
+    try {
+      text = fs.readFileSync(path.resolve(root, f), 'utf8');
+    } catch {
+      continue;
+    }
     const lc = new YAML.LineCounter();
     const doc = YAML.parseDocument(text, { lineCounter: lc });
     let node = doc.getIn(parts, true) as { range?: [number, number, number] } | undefined;
     if (node && at === 'key') {
       const parent = parts.length > 1 ? doc.getIn(parts.slice(0, -1), true) : doc.contents;
-      const pair = YAML.isMap(parent) ? parent.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === parts[parts.length - 1]) : undefined;
+      const pair = YAML.isMap(parent)
+        ? parent.items.find((p) => YAML.isScalar(p.key) && String(p.key.value) === parts[parts.length - 1])
+        : undefined;
       if (pair && YAML.isScalar(pair.key)) node = pair.key as { range?: [number, number, number] };
     }
     if (node?.range) {

@@ -10,7 +10,9 @@ import type { Diagnostic } from './usage-error.ts';
 export type ParsedYaml = { ok: true; value: unknown } | { ok: false; diagnostic: Diagnostic };
 
 class Found extends Error {
-  constructor(readonly diagnostic: Diagnostic) { super(diagnostic.headline); }
+  constructor(readonly diagnostic: Diagnostic) {
+    super(diagnostic.headline);
+  }
 }
 
 /** The most alias expansions a config file may use (the yaml package's default limit). */
@@ -87,7 +89,12 @@ function parse(file: string, text: string): unknown {
     // The yaml package throws a ReferenceError when aliases expand past the limit (nested aliases).
     if (!(e instanceof ReferenceError)) throw e;
     let first: number | undefined;
-    YAML.visit(doc, { Alias(_k, node) { first = node.range?.[0]; return YAML.visit.BREAK; } });
+    YAML.visit(doc, {
+      Alias(_k, node) {
+        first = node.range?.[0];
+        return YAML.visit.BREAK;
+      },
+    });
     throw new Found({
       headline: `${file}: YAML aliases expand to more than ${MAX_ALIAS_COUNT} copies (${e.message})`,
       location: at(file, lc, first),

@@ -14,10 +14,18 @@ import { writeFileAtomic } from '../util/fs.ts';
 
 const RESOLVED_FORMAT = 1;
 
-type Stored = Omit<ResolvedPipeline, 'targets' | 'producers' | 'root'> & { targets: ResolvedTarget[]; producers: [string, string][] };
+type Stored = Omit<ResolvedPipeline, 'targets' | 'producers' | 'root'> & {
+  targets: ResolvedTarget[];
+  producers: [string, string][];
+};
 
 /** The cache key: closure of rc1.build.ts, config file hashes, profile, and this engine's code. */
-export function pipelineCacheKey(stat: StatCache, closure: Record<string, string>, configKey: string[], profile: string): string {
+export function pipelineCacheKey(
+  stat: StatCache,
+  closure: Record<string, string>,
+  configKey: string[],
+  profile: string,
+): string {
   const self = fileURLToPath(import.meta.url);
   const engine = stat.hash(self)?.sha256 ?? 'unknown';
   return sha256Hex(JSON.stringify({ f: RESOLVED_FORMAT, closure, configKey, profile, engine }));
@@ -33,7 +41,8 @@ export function readCachedPipeline(file: string, key: string, root: string): Res
   if (doc.key !== key) return null;
   const p = doc.pipeline;
   return Object.freeze({
-    ...p, root,
+    ...p,
+    root,
     targets: new Map(p.targets.map((t) => [t.name, Object.freeze(t)])),
     producers: new Map(p.producers),
   });

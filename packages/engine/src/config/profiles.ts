@@ -35,11 +35,16 @@ export function profileProblems(p: PipelineProfiles): string[] {
   const out: string[] = [];
   if (p.profiles !== undefined) {
     if (!Array.isArray(p.profiles) || p.profiles.length === 0) out.push('profiles: expected a non-empty list of names');
-    else for (const n of p.profiles) if (typeof n !== 'string' || !NAME.test(n)) out.push(`profiles: ${JSON.stringify(n)} is not a profile name (letters, digits, _ and -)`);
+    else
+      for (const n of p.profiles)
+        if (typeof n !== 'string' || !NAME.test(n))
+          out.push(`profiles: ${JSON.stringify(n)} is not a profile name (letters, digits, _ and -)`);
   }
   if (p.defaultProfile !== undefined) {
-    if (typeof p.defaultProfile !== 'string' || !NAME.test(p.defaultProfile)) out.push(`defaultProfile: ${JSON.stringify(p.defaultProfile)} is not a profile name`);
-    else if (Array.isArray(p.profiles) && !p.profiles.includes(p.defaultProfile)) out.push(`defaultProfile: ${p.defaultProfile} is not one of profiles (${p.profiles.join(', ')})`);
+    if (typeof p.defaultProfile !== 'string' || !NAME.test(p.defaultProfile))
+      out.push(`defaultProfile: ${JSON.stringify(p.defaultProfile)} is not a profile name`);
+    else if (Array.isArray(p.profiles) && !p.profiles.includes(p.defaultProfile))
+      out.push(`defaultProfile: ${p.defaultProfile} is not one of profiles (${p.profiles.join(', ')})`);
   }
   return out;
 }
@@ -48,7 +53,11 @@ export function profileProblems(p: PipelineProfiles): string[] {
  * The profile settings of rc1.build.ts: from the cache when its code closure is unchanged, else by
  * importing it (`load`, which the pipeline's own loading then reuses from the module cache).
  */
-export async function cachedProfiles(stateDir: string, closure: Record<string, string>, load: () => Promise<UserPipeline | PipelineFn>): Promise<PipelineProfiles> {
+export async function cachedProfiles(
+  stateDir: string,
+  closure: Record<string, string>,
+  load: () => Promise<UserPipeline | PipelineFn>,
+): Promise<PipelineProfiles> {
   const file = path.join(stateDir, 'compiled', 'profiles.json');
   const key = sha256Hex(JSON.stringify(closure));
   try {
@@ -59,7 +68,8 @@ export async function cachedProfiles(stateDir: string, closure: Record<string, s
   }
   const profiles = declaredProfiles(await load());
   const problems = profileProblems(profiles);
-  if (problems.length) throw new UsageError(problems.map((p) => ({ headline: `definePipeline: ${p}`, location: 'rc1.build.ts' })));
+  if (problems.length)
+    throw new UsageError(problems.map((p) => ({ headline: `definePipeline: ${p}`, location: 'rc1.build.ts' })));
   writeFileAtomic(file, JSON.stringify({ key, profiles }));
   return profiles;
 }
@@ -67,7 +77,11 @@ export async function cachedProfiles(stateDir: string, closure: Record<string, s
 /** Profiles that have an overlay file, configs/profiles/<name>.yaml. */
 export function overlayProfiles(root: string): string[] {
   try {
-    return fs.readdirSync(path.join(root, 'configs', 'profiles')).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -5)).sort();
+    return fs
+      .readdirSync(path.join(root, 'configs', 'profiles'))
+      .filter((f) => f.endsWith('.yaml'))
+      .map((f) => f.slice(0, -5))
+      .sort();
   } catch {
     return [];
   }
@@ -79,8 +93,13 @@ export function chooseProfile(env: NodeJS.ProcessEnv, declared: PipelineProfiles
   const known = declared.profiles ?? [...new Set([fallback, ...overlayProfiles(root)])].sort();
   const p = env[PROFILE_ENV] || fallback;
   if (!known.includes(p)) {
-    const from = declared.profiles ? 'the profiles rc1.build.ts declares' : `the default and those with a configs/profiles/<name>.yaml`;
-    throw new UsageError({ headline: `${PROFILE_ENV} must be one of ${known.join(', ')} (${from}), got ${JSON.stringify(p)}`, hint: `unset ${PROFILE_ENV} for the ${fallback} profile` });
+    const from = declared.profiles
+      ? 'the profiles rc1.build.ts declares'
+      : `the default and those with a configs/profiles/<name>.yaml`;
+    throw new UsageError({
+      headline: `${PROFILE_ENV} must be one of ${known.join(', ')} (${from}), got ${JSON.stringify(p)}`,
+      hint: `unset ${PROFILE_ENV} for the ${fallback} profile`,
+    });
   }
   return p;
 }

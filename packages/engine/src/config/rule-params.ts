@@ -38,7 +38,8 @@ function objectShape(schema: unknown): Obj | null {
 /** The dotted config keys a params schema reads from this config (see the header). */
 export function paramKeysOf(schema: unknown, config: Obj, prefix = ''): string[] {
   const shape = objectShape(schema);
-  if (prefix && (!shape || !isObj(config) || Object.keys(config).every((k) => Object.hasOwn(shape, k)))) return [prefix];
+  if (prefix && (!shape || !isObj(config) || Object.keys(config).every((k) => Object.hasOwn(shape, k))))
+    return [prefix];
   if (!shape || !isObj(config)) return [];
   const out: string[] = [];
   for (const k of Object.keys(shape)) {
@@ -47,7 +48,11 @@ export function paramKeysOf(schema: unknown, config: Obj, prefix = ''): string[]
   return out;
 }
 
-interface Env { stateDir: string; compiler: ModuleCompiler; config: { values: Obj; key: unknown } }
+interface Env {
+  stateDir: string;
+  compiler: ModuleCompiler;
+  config: { values: Obj; key: unknown };
+}
 
 /**
  * The pipeline with the params of every target that declares none (paramsFromRule) read from its
@@ -59,15 +64,27 @@ export async function withRuleParams(env: Env, p: ResolvedPipeline): Promise<Res
   if (!todo.length) return p;
   const file = path.join(env.stateDir, 'compiled', 'rule-params.json');
   let cache: Record<string, { key: string; params: string[] }> = {};
-  try { cache = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof cache; } catch { /* none yet */ }
+  try {
+    cache = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof cache;
+  } catch {
+    /* none yet */
+  }
   let dirty = false;
   const byRule = new Map<string, string[]>();
   for (const rule of new Set(todo.map((t) => t.rule))) {
     let closure: Record<string, string>;
-    try { closure = await env.compiler.closure(rule); } catch { byRule.set(rule, []); continue; }
+    try {
+      closure = await env.compiler.closure(rule);
+    } catch {
+      byRule.set(rule, []);
+      continue;
+    }
     const key = sha256Hex(JSON.stringify({ closure, config: env.config.key }));
     const hit = cache[rule];
-    if (hit?.key === key) { byRule.set(rule, hit.params); continue; }
+    if (hit?.key === key) {
+      byRule.set(rule, hit.params);
+      continue;
+    }
     let params: string[] = [];
     try {
       const mod = (await import(pathToFileURL(await env.compiler.compiled(rule)).href)) as { default?: Rule };
@@ -83,7 +100,10 @@ export async function withRuleParams(env: Env, p: ResolvedPipeline): Promise<Res
   if (dirty) writeFileAtomic(file, JSON.stringify(cache));
   const targets = new Map<string, ResolvedTarget>();
   for (const [n, t] of p.targets) {
-    if (!t.paramsFromRule) { targets.set(n, t); continue; }
+    if (!t.paramsFromRule) {
+      targets.set(n, t);
+      continue;
+    }
     const copy = { ...t, params: byRule.get(t.rule) ?? [] };
     Object.defineProperty(copy, 'site', { enumerable: false, get: () => t.site });
     targets.set(n, Object.freeze(copy));

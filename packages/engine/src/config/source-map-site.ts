@@ -26,8 +26,14 @@ export function originalSite(site: CallSite): CallSite {
   if (!site.file.endsWith('.mjs')) return site;
   const sm = mapFor(site.file);
   if (!sm) return site;
-  const e = sm.findEntry(site.line - 1, site.col - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+  const e = sm.findEntry(site.line - 1, site.col - 1) as {
+    originalSource?: string;
+    originalLine?: number;
+    originalColumn?: number;
+  };
   if (!e || e.originalSource === undefined || e.originalLine === undefined) return site;
-  const src = e.originalSource.startsWith('file://') ? new URL(e.originalSource).pathname : path.resolve(path.dirname(site.file), e.originalSource);
+  const src = e.originalSource.startsWith('file://')
+    ? new URL(e.originalSource).pathname
+    : path.resolve(path.dirname(site.file), e.originalSource);
   return { file: src, line: e.originalLine + 1, col: (e.originalColumn ?? 0) + 1 };
 }

@@ -50,7 +50,10 @@ export function didYouMean(name: string, candidates: Iterable<string>): string |
   let bestD = Infinity;
   for (const c of candidates) {
     const d = editDistance(name, c);
-    if (d < bestD) { bestD = d; best = c; }
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
   }
   return best !== undefined && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
 }

@@ -42,7 +42,7 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
   for (const t of targets) {
     let closure: Record<string, string>;
     try {
-      closure = env.compiler.knownClosure(t.rule) ?? await env.compiler.closure(t.rule);
+      closure = env.compiler.knownClosure(t.rule) ?? (await env.compiler.closure(t.rule));
     } catch {
       continue; // a rule that does not compile fails its target with the compiler's message
     }
@@ -50,7 +50,10 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
     // Targets of one rule with the same params (most of a large pipeline) share one stamp: hash it once.
     const text = JSON.stringify({ rule: t.rule, closure, params });
     let stamp = memo.get(text);
-    if (stamp === undefined) { stamp = sha256Hex(text); memo.set(text, stamp); }
+    if (stamp === undefined) {
+      stamp = sha256Hex(text);
+      memo.set(text, stamp);
+    }
     if (stamps[t.name] !== stamp) unstamped.push({ t, stamp, params });
   }
   if (unstamped.length === 0) return;
@@ -78,21 +81,32 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
       continue;
     }
     // A missing key beside an unknown one is the likely intended spelling ("did you mean").
-    const missing = r.error.issues.filter((i) => i.code === 'invalid_type' && /received undefined/.test(i.message)).map((i) => i.path.map(String));
+    const missing = r.error.issues
+      .filter((i) => i.code === 'invalid_type' && /received undefined/.test(i.message))
+      .map((i) => i.path.map(String));
     for (const i of r.error.issues) {
-      const unknown = i.code === 'unrecognized_keys' ? (i as { keys?: string[] }).keys ?? [] : [];
+      const unknown = i.code === 'unrecognized_keys' ? ((i as { keys?: string[] }).keys ?? []) : [];
       const parent = i.path.map(String);
       const key = [...parent, ...unknown.slice(0, 1)].join('.');
       const absent = !unknown.length && /received undefined/.test(i.message);
-      const loc = await locateKey(env.root, env.config.files, absent && parent.length > 1 ? parent.slice(0, -1).join('.') : key, unknown.length ? 'key' : 'value').catch(() => undefined);
-      const siblings = missing.filter((m) => m.length === parent.length + 1 && m.slice(0, -1).join('.') === parent.join('.')).map((m) => m[m.length - 1]!);
+      const loc = await locateKey(
+        env.root,
+        env.config.files,
+        absent && parent.length > 1 ? parent.slice(0, -1).join('.') : key,
+        unknown.length ? 'key' : 'value',
+      ).catch(() => undefined);
+      const siblings = missing
+        .filter((m) => m.length === parent.length + 1 && m.slice(0, -1).join('.') === parent.join('.'))
+        .map((m) => m[m.length - 1]!);
       const guess = unknown.length ? didYouMean(unknown[0]!, siblings) : undefined;
       diags.push({
         headline: `${key}: ${absent ? 'missing: the rule needs this key' : i.message} (target ${t.name}, checked by ${t.rule})`,
         location: loc ?? (env.config.files.join(', ') || 'configs/'),
         hint: unknown.length
           ? `${guess ? `did you mean ${[...parent, guess].join('.')}? ` : ''}remove or rename the key: the rule reads no such setting`
-          : absent ? `add ${key} to the config` : 'fix the value in the config; nothing was built',
+          : absent
+            ? `add ${key} to the config`
+            : 'fix the value in the config; nothing was built',
       });
     }
   }
@@ -100,11 +114,13 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
   if (diags.length) {
     // The same bad key read by several targets is reported once.
     const seen = new Set<string>();
-    throw new UsageError(diags.filter((d) => {
-      const k = `${d.location}|${d.headline.replace(/ \(target .*$/, '')}`;
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    }));
+    throw new UsageError(
+      diags.filter((d) => {
+        const k = `${d.location}|${d.headline.replace(/ \(target .*$/, '')}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      }),
+    );
   }
 }

@@ -7,8 +7,13 @@ import { RootCauses } from './root-causes.ts';
 import type { BuildEvent, Counts } from '../report/events.ts';
 import type { Rebuilder } from './ports.ts';
 
-export async function explainPlan(plan: readonly string[], pipeline: ResolvedPipeline, rebuilder: Pick<Rebuilder, 'decide'>,
-  emit: (e: BuildEvent) => void, counts: Counts): Promise<void> {
+export async function explainPlan(
+  plan: readonly string[],
+  pipeline: ResolvedPipeline,
+  rebuilder: Pick<Rebuilder, 'decide'>,
+  emit: (e: BuildEvent) => void,
+  counts: Counts,
+): Promise<void> {
   const willChange = new Set<string>();
   const roots = new RootCauses(pipeline);
   for (const n of plan) {
@@ -22,9 +27,27 @@ export async function explainPlan(plan: readonly string[], pipeline: ResolvedPip
     }
     willChange.add(n);
     const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
-    if (upstream.length) reasons.push(`after ${upstream.join(', ')} (${upstream.length > 1 ? 'they run' : 'it runs'}; early cutoff may keep this one)`);
-    const decision = d.kind === 'restore' ? 'restore' : d.kind === 'missing-input' && upstream.length === 0 ? 'missing-input' : d.kind === 'run' || d.kind === 'missing-input' ? (upstream.length && d.kind !== 'run' ? 'may-run' : 'run') : 'may-run';
+    if (upstream.length)
+      reasons.push(
+        `after ${upstream.join(', ')} (${upstream.length > 1 ? 'they run' : 'it runs'}; early cutoff may keep this one)`,
+      );
+    const decision =
+      d.kind === 'restore'
+        ? 'restore'
+        : d.kind === 'missing-input' && upstream.length === 0
+          ? 'missing-input'
+          : d.kind === 'run' || d.kind === 'missing-input'
+            ? upstream.length && d.kind !== 'run'
+              ? 'may-run'
+              : 'run'
+            : 'may-run';
     if (d.kind === 'missing-input' && !upstream.length) reasons.push(d.error);
-    emit({ event: 'explain', target: n, decision, reasons, ...roots.of(t, d.kind === 'fresh' ? [] : d.reasons, upstream) });
+    emit({
+      event: 'explain',
+      target: n,
+      decision,
+      reasons,
+      ...roots.of(t, d.kind === 'fresh' ? [] : d.reasons, upstream),
+    });
   }
 }

@@ -37,7 +37,10 @@ export class TargetExecutor implements SchedulerExecutor {
   private readonly deciding = new Semaphore(1);
   private readonly roots: RootCauses;
 
-  constructor(private readonly pipeline: ResolvedPipeline, private readonly p: ExecutorPorts) {
+  constructor(
+    private readonly pipeline: ResolvedPipeline,
+    private readonly p: ExecutorPorts,
+  ) {
     this.roots = new RootCauses(pipeline);
   }
 
@@ -57,17 +60,35 @@ export class TargetExecutor implements SchedulerExecutor {
     } catch (e) {
       // Only the engine's own writes halt the build; an input or rule it cannot read fails this target.
       if (e instanceof EngineWriteError) throw e;
-      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : cannotRead(e, this.p.job.root) ?? String((e as Error).stack ?? e));
+      return this.fail(
+        t,
+        e instanceof CompileError
+          ? `${t.rule} does not compile:\n${e.message}`
+          : (cannotRead(e, this.p.job.root) ?? String((e as Error).stack ?? e)),
+      );
     } finally {
       this.deciding.release();
     }
     const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
-    this.p.emit({ event: 'explain', target: t.name, decision: d.kind === 'fresh' ? 'up-to-date' : d.kind, reasons, ...(d.kind === 'fresh' ? {} : this.roots.of(t, d.reasons)) });
+    this.p.emit({
+      event: 'explain',
+      target: t.name,
+      decision: d.kind === 'fresh' ? 'up-to-date' : d.kind,
+      reasons,
+      ...(d.kind === 'fresh' ? {} : this.roots.of(t, d.reasons)),
+    });
     switch (d.kind) {
       case 'fresh': {
         if (d.record.result === 'gate-failed') {
           this.p.counts.gateFailed++;
-          this.p.emit({ event: 'gate', target: t.name, pass: false, checks: d.record.checks ?? [], report: t.report ?? '', replayed: true });
+          this.p.emit({
+            event: 'gate',
+            target: t.name,
+            pass: false,
+            checks: d.record.checks ?? [],
+            report: t.report ?? '',
+            replayed: true,
+          });
           return 'gate-failed';
         }
         this.p.counts.upToDate++;
@@ -100,27 +121,56 @@ export class TargetExecutor implements SchedulerExecutor {
     const tmp = p.disk.tempPaths(t);
     if (!p.cache.materialize(d.entry, tmp.of)) {
       p.disk.dropTemp(tmp.prefix);
-      p.emit({ event: 'warning', message: `cache entry for ${t.name} was corrupt and has been dropped; running the rule` });
+      p.emit({
+        event: 'warning',
+        message: `cache entry for ${t.name} was corrupt and has been dropped; running the rule`,
+      });
       return null;
     }
-    p.emit({ event: 'restore', target: t.name, reason: d.reasons.map(formatReason)[0] ?? 'fingerprint matches a cached build', reasons: d.reasons.map(formatReason) });
+    p.emit({
+      event: 'restore',
+      target: t.name,
+      reason: d.reasons.map(formatReason)[0] ?? 'fingerprint matches a cached build',
+      reasons: d.reasons.map(formatReason),
+    });
     const hashed = t.outputs.map((o) => p.disk.hashOutput({ path: o.path, dir: o.dir, tmp: tmp.of(o.path) }));
     const record: TargetRecord = {
-      name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(hashed), result: d.entry.result, how: 'restored',
-      ...(d.entry.checks ? { checks: d.entry.checks } : {}), ...(d.entry.summary ? { summary: d.entry.summary } : {}),
-      ...(d.entry.rule ? { rule: d.entry.rule } : {}), ms: 0, at: p.clock.date().toISOString(),
+      name: t.name,
+      key: d.key,
+      fingerprint: d.fp,
+      outputs: outputRecords(hashed),
+      result: d.entry.result,
+      how: 'restored',
+      ...(d.entry.checks ? { checks: d.entry.checks } : {}),
+      ...(d.entry.summary ? { summary: d.entry.summary } : {}),
+      ...(d.entry.rule ? { rule: d.entry.rule } : {}),
+      ms: 0,
+      at: p.clock.date().toISOString(),
     };
     const unchanged = sameOutputs(p.state.previous(t.name), record);
     p.state.commit(record, hashed);
     this.committedAny = true;
     p.counts.restored++;
     const ms = p.clock.now() - t0;
-    p.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: true, ...(record.summary ? { summary: record.summary } : {}), ...(unchanged ? { unchanged } : {}) });
+    p.emit({
+      event: 'done',
+      target: t.name,
+      ms,
+      outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })),
+      restored: true,
+      ...(record.summary ? { summary: record.summary } : {}),
+      ...(unchanged ? { unchanged } : {}),
+    });
     return t.gate ? this.gateOutcome(t, record.checks ?? [], 'restored') : 'restored';
   }
 
   /** Run the rule (in a -j slot when its runner needs one), then commit and store in the cache (success) or report (failure). */
-  private async run(t: ResolvedTarget, d: Extract<Decision, { kind: 'run' }>, slots: Slots, state: BuildState): Promise<Outcome> {
+  private async run(
+    t: ResolvedTarget,
+    d: Extract<Decision, { kind: 'run' }>,
+    slots: Slots,
+    state: BuildState,
+  ): Promise<Outcome> {
     const { p } = this;
     const reasons = d.reasons.map(formatReason);
     let module: string;
@@ -128,15 +178,25 @@ export class TargetExecutor implements SchedulerExecutor {
       module = await p.compile(t.rule);
     } catch (e) {
       if (e instanceof EngineWriteError) throw e;
-      return this.fail(t, e instanceof CompileError ? `${t.rule} does not compile:\n${e.message}` : cannotRead(e, p.job.root) ?? String(e));
+      return this.fail(
+        t,
+        e instanceof CompileError
+          ? `${t.rule} does not compile:\n${e.message}`
+          : (cannotRead(e, p.job.root) ?? String(e)),
+      );
     }
     // A job another scheduler places (a Slurm job) takes no local slot: the build only follows it.
     const target = { name: t.name, ...(t.executor ? { executor: t.executor } : {}), secrets: t.secrets };
     const runner = p.runners.for(target);
     const slot = runner.usesLocalSlot;
     if (slot) await slots.acquire();
-    const release = (): void => { if (slot) slots.release(); };
-    if (state.interrupted || state.halted) { release(); return 'failed'; }
+    const release = (): void => {
+      if (slot) slots.release();
+    };
+    if (state.interrupted || state.halted) {
+      release();
+      return 'failed';
+    }
     p.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
     p.git.start();
     const t0 = p.clock.now();
@@ -146,35 +206,65 @@ export class TargetExecutor implements SchedulerExecutor {
     const redact = redactor(t.secrets.map((n) => p.env[n]));
     try {
       const inputs = await p.rebuilder.resolveInputs(t);
-      const abs = Object.fromEntries(Object.entries(inputs).map(([g, ps]) => [g, ps.map((x) => path.resolve(p.job.root, x))]));
+      const abs = Object.fromEntries(
+        Object.entries(inputs).map(([g, ps]) => [g, ps.map((x) => path.resolve(p.job.root, x))]),
+      );
       const envVals: Record<string, string | undefined> = {};
       for (const n of [...t.env, ...t.secrets]) envVals[n] = p.env[n];
       let lastProgress = 0;
-      res = await runner.run({
-        target: t.name, gate: t.gate, ...(t.report ? { report: t.report } : {}), module, ruleFile: t.rule, root: p.job.root, stateDir: p.job.stateDirOf(t.name), state: (t.state ?? []).map((x) => x.path), profile: p.job.profile,
-        params: p.job.paramsOf(t), args: t.args, forced: p.job.forced.has(t.name), codeHash: codeHash(d.fp), env: envVals, inputs: abs, tmpDir: p.disk.tmpDir, tmpPrefix: tmp.prefix, cacheDir: p.cache.dir,
-        // Without secrets there is nothing to redact in the entry: the worker writes it, off this thread.
-        ...(t.secrets.length === 0 ? { cacheKey: d.key } : {}),
-        outputs: t.outputs.map((o) => ({ path: o.path, dir: o.dir, tmp: tmp.of(o.path), ...(o.name ? { name: o.name } : {}) })),
-      }, {
-        log: (raw) => {
-          const line = redact(raw);
-          logLines.push(line);
-          if (logLines.length > LOG_TAIL * 5) logLines.splice(0, logLines.length - LOG_TAIL);
-          p.emit({ event: 'log', target: t.name, line });
+      res = await runner.run(
+        {
+          target: t.name,
+          gate: t.gate,
+          ...(t.report ? { report: t.report } : {}),
+          module,
+          ruleFile: t.rule,
+          root: p.job.root,
+          stateDir: p.job.stateDirOf(t.name),
+          state: (t.state ?? []).map((x) => x.path),
+          profile: p.job.profile,
+          params: p.job.paramsOf(t),
+          args: t.args,
+          forced: p.job.forced.has(t.name),
+          codeHash: codeHash(d.fp),
+          env: envVals,
+          inputs: abs,
+          tmpDir: p.disk.tmpDir,
+          tmpPrefix: tmp.prefix,
+          cacheDir: p.cache.dir,
+          // Without secrets there is nothing to redact in the entry: the worker writes it, off this thread.
+          ...(t.secrets.length === 0 ? { cacheKey: d.key } : {}),
+          outputs: t.outputs.map((o) => ({
+            path: o.path,
+            dir: o.dir,
+            tmp: tmp.of(o.path),
+            ...(o.name ? { name: o.name } : {}),
+          })),
         },
-        progress: (done, total, unit) => {
-          const now = p.clock.now();
-          if (now - lastProgress < 100 && done < total) return;
-          lastProgress = now;
-          p.emit({ event: 'progress', target: t.name, done, total, ...(unit ? { unit } : {}) });
+        {
+          log: (raw) => {
+            const line = redact(raw);
+            logLines.push(line);
+            if (logLines.length > LOG_TAIL * 5) logLines.splice(0, logLines.length - LOG_TAIL);
+            p.emit({ event: 'log', target: t.name, line });
+          },
+          progress: (done, total, unit) => {
+            const now = p.clock.now();
+            if (now - lastProgress < 100 && done < total) return;
+            lastProgress = now;
+            p.emit({ event: 'progress', target: t.name, done, total, ...(unit ? { unit } : {}) });
+          },
         },
-      }, target);
+        target,
+      );
     } finally {
       release();
     }
     const ms = p.clock.now() - t0;
-    if (state.halted) { p.disk.dropTemp(tmp.prefix); return 'failed'; }
+    if (state.halted) {
+      p.disk.dropTemp(tmp.prefix);
+      return 'failed';
+    }
     p.disk.writeRuleLog(t.name, logLines.slice(-LOG_TAIL));
     if (state.interrupted) return 'failed';
     if (!res.ok) return this.ruleFailed(t, d, res.error, { reasons, logLines, ms, prefix: tmp.prefix, redact });
@@ -182,34 +272,82 @@ export class TargetExecutor implements SchedulerExecutor {
     if (r.summary) r.summary = redact(r.summary);
     const result = t.gate && !gatePasses(r.checks ?? []) ? 'gate-failed' : 'ok';
     const record: TargetRecord = {
-      name: t.name, key: d.key, fingerprint: d.fp, outputs: outputRecords(r.outputs), result, how: 'ran',
-      ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule, ms: Math.round(ms), at: p.clock.date().toISOString(),
+      name: t.name,
+      key: d.key,
+      fingerprint: d.fp,
+      outputs: outputRecords(r.outputs),
+      result,
+      how: 'ran',
+      ...(r.checks ? { checks: r.checks } : {}),
+      ...(r.summary ? { summary: r.summary } : {}),
+      rule: r.rule,
+      ms: Math.round(ms),
+      at: p.clock.date().toISOString(),
     };
     const unchanged = sameOutputs(p.state.previous(t.name), record);
     p.state.commit(record, r.outputs);
     this.committedAny = true;
     // Copies (never links) of the outputs just committed: nothing written to the workspace later can reach them.
     // A worker that stored them (and the entry) already did; the remote tier still hears of it.
-    const entry: Omit<CacheEntry, 'format'> = { target: t.name, key: d.key, outputs: record.outputs, result, ...(r.checks ? { checks: r.checks } : {}), ...(r.summary ? { summary: r.summary } : {}), rule: r.rule };
+    const entry: Omit<CacheEntry, 'format'> = {
+      target: t.name,
+      key: d.key,
+      outputs: record.outputs,
+      result,
+      ...(r.checks ? { checks: r.checks } : {}),
+      ...(r.summary ? { summary: r.summary } : {}),
+      rule: r.rule,
+    };
     if (r.cached) p.cache.stored(entry);
     else p.cache.put(entry, (o) => path.join(p.job.root, o.path));
     p.counts.ran++;
-    p.emit({ event: 'done', target: t.name, ms, outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })), restored: false, ...(r.summary ? { summary: r.summary } : {}), ...(unchanged ? { unchanged } : {}) });
+    p.emit({
+      event: 'done',
+      target: t.name,
+      ms,
+      outputs: record.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })),
+      restored: false,
+      ...(r.summary ? { summary: r.summary } : {}),
+      ...(unchanged ? { unchanged } : {}),
+    });
     return t.gate ? this.gateOutcome(t, r.checks ?? [], 'ran') : 'ran';
   }
 
   /** A rule failed: drop its temporary outputs, record the failure, write the error report. */
-  private async ruleFailed(t: ResolvedTarget, d: Extract<Decision, { kind: 'run' }>, failure: JobFailure,
-    r: { reasons: string[]; logLines: string[]; ms: number; prefix: string; redact: (s: string) => string }): Promise<Outcome> {
+  private async ruleFailed(
+    t: ResolvedTarget,
+    d: Extract<Decision, { kind: 'run' }>,
+    failure: JobFailure,
+    r: { reasons: string[]; logLines: string[]; ms: number; prefix: string; redact: (s: string) => string },
+  ): Promise<Outcome> {
     const { p } = this;
     p.disk.dropTemp(r.prefix);
     const error = r.redact(await this.formatFailure(t, failure));
-    p.state.recordFailure({ name: t.name, key: d.key, fingerprint: d.fp, outputs: [], result: 'failed', how: 'ran', error: error.split('\n')[0]!, ms: r.ms, at: p.clock.date().toISOString() });
+    p.state.recordFailure({
+      name: t.name,
+      key: d.key,
+      fingerprint: d.fp,
+      outputs: [],
+      result: 'failed',
+      how: 'ran',
+      error: error.split('\n')[0]!,
+      ms: r.ms,
+      at: p.clock.date().toISOString(),
+    });
     const tail = r.logLines.slice(-LOG_TAIL);
     const where = r.logLines.length ? `${p.disk.ruleLogPath(t.name)}; ` : '';
     let report: string;
     try {
-      report = p.disk.writeErrorReport({ target: t.name, rule: t.rule, kind: failure.kind, error, reasons: r.reasons, profile: p.job.profile, git: await p.git.get(), log_tail: tail });
+      report = p.disk.writeErrorReport({
+        target: t.name,
+        rule: t.rule,
+        kind: failure.kind,
+        error,
+        reasons: r.reasons,
+        profile: p.job.profile,
+        git: await p.git.get(),
+        log_tail: tail,
+      });
     } catch (e) {
       this.fail(t, error, tail, `${where}no error report (it could not be written)`);
       throw e;

@@ -7,10 +7,17 @@ export type InputItem =
   | { kind: 'target'; name: string; output?: string };
 
 /** One output; `name` when the target declares its outputs by name. */
-export interface ResolvedOutput { path: string; dir: boolean; name?: string }
+export interface ResolvedOutput {
+  path: string;
+  dir: boolean;
+  name?: string;
+}
 
 /** The outputs of `name` a target reference stands for: all of them, or the one named `output`. */
-export function referencedOutputs(p: Pick<ResolvedPipeline, 'targets'>, it: { name: string; output?: string }): ResolvedOutput[] {
+export function referencedOutputs(
+  p: Pick<ResolvedPipeline, 'targets'>,
+  it: { name: string; output?: string },
+): ResolvedOutput[] {
   const outs = p.targets.get(it.name)!.outputs;
   return it.output === undefined ? outs : outs.filter((o) => o.name === it.output);
 }
@@ -68,7 +75,11 @@ export interface ResolvedPipeline {
   /** Runs kept in the run history (default 200). */
   historyKeep?: number;
   /** The SYNC hand-off package's declaration (paths normalised; dir defaults to reports/sync). */
-  sync?: { from: string; dir: string; peers: { name: string; provides: { name: string; path: string; desc: string }[] }[] };
+  sync?: {
+    from: string;
+    dir: string;
+    peers: { name: string; provides: { name: string; path: string; desc: string }[] }[];
+  };
   /** The module that adds the pipeline's sections to `rc1-build report` (workspace-relative), if declared. */
   reportSections?: string;
 }
@@ -93,6 +104,11 @@ export function dependentsOf(p: ResolvedPipeline, name: string): Set<string> {
   for (const t of p.targets.values()) for (const d of t.deps) (rdeps.get(d) ?? rdeps.set(d, []).get(d)!).push(t.name);
   const out = new Set<string>();
   const stack = [name];
-  while (stack.length) for (const r of rdeps.get(stack.pop()!) ?? []) if (!out.has(r)) { out.add(r); stack.push(r); }
+  while (stack.length)
+    for (const r of rdeps.get(stack.pop()!) ?? [])
+      if (!out.has(r)) {
+        out.add(r);
+        stack.push(r);
+      }
   return out;
 }

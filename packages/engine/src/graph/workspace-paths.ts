@@ -86,14 +86,20 @@ export function insideRoots(real: string, roots: readonly string[]): boolean {
  * leads, or null. One realpath per distinct directory, and an lstat per file; used when a glob is
  * (re)expanded, never on the cached no-op path.
  */
-export function globEscapeChecker(root: string, roots: readonly string[]): (files: readonly string[]) => { file: string; real: string } | null {
+export function globEscapeChecker(
+  root: string,
+  roots: readonly string[],
+): (files: readonly string[]) => { file: string; real: string } | null {
   const dirs = new Map<string, string>();
   return (files) => {
     for (const f of files) {
       const abs = path.resolve(root, f);
       const dir = path.dirname(abs);
       let realDir = dirs.get(dir);
-      if (realDir === undefined) { realDir = realish(dir); dirs.set(dir, realDir); }
+      if (realDir === undefined) {
+        realDir = realish(dir);
+        dirs.set(dir, realDir);
+      }
       const st = fs.lstatSync(abs, { throwIfNoEntry: false });
       const real = st?.isSymbolicLink() ? realish(abs) : path.join(realDir, path.basename(abs));
       if (!insideRoots(real, roots)) return { file: f, real };
@@ -108,7 +114,11 @@ export function globEscapeChecker(root: string, roots: readonly string[]): (file
  * distinct directory (plus an lstat per source input file), so a no-op of RC1 pays well under a
  * millisecond.
  */
-export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>, where: (t: ResolvedTarget) => string): Diagnostic[] {
+export function pathsOnDiskProblems(
+  p: ResolvedPipeline,
+  names: Iterable<string>,
+  where: (t: ResolvedTarget) => string,
+): Diagnostic[] {
   const roots = realRoots(p);
   const realRoot = roots[0]!;
   // Per distinct directory: its real path, and whether that lies inside a root. A name in such a
@@ -127,7 +137,10 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
   // Declared paths are normalised (load-pipeline): a relative one without '..' joins the root by
   // string, without path.resolve's re-normalisation (2 000 paths on a 1 000-target no-op).
   const base = p.root.endsWith(path.sep) ? p.root : p.root + path.sep;
-  const absOf = (rel: string): string => (path.sep === '/' && !rel.startsWith('/') && !rel.includes('..') && rel !== '.' ? base + rel : path.resolve(p.root, rel));
+  const absOf = (rel: string): string =>
+    path.sep === '/' && !rel.startsWith('/') && !rel.includes('..') && rel !== '.'
+      ? base + rel
+      : path.resolve(p.root, rel);
   const dirOf = (abs: string): string => {
     const i = abs.lastIndexOf(path.sep);
     return i > 0 && path.sep === '/' ? abs.slice(0, i) : path.dirname(abs);
@@ -159,7 +172,8 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
     for (const o of t.outputs) check('output', o.path);
     for (const g of t.inputs) {
       for (const it of g.items) {
-        if (it.kind === 'file' && !it.producer) check('input', it.path); // a producer's output is checked as its output
+        if (it.kind === 'file' && !it.producer)
+          check('input', it.path); // a producer's output is checked as its output
         else if (it.kind === 'glob') check('input', staticPrefix(it.pattern));
       }
     }
@@ -167,7 +181,10 @@ export function pathsOnDiskProblems(p: ResolvedPipeline, names: Iterable<string>
   // The manifest dir itself is followed too: the manifest dir being a symlink out is refused.
   const manifestReal = realish(path.resolve(p.root, p.manifestDir));
   if (!within(manifestReal, realRoot)) {
-    diags.push({ headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${manifestReal}`, hint: 'the manifest lives inside the workspace' });
+    diags.push({
+      headline: `manifestDir ${p.manifestDir} resolves outside the workspace, to ${manifestReal}`,
+      hint: 'the manifest lives inside the workspace',
+    });
   }
   return diags;
 }

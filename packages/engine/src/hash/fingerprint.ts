@@ -68,7 +68,12 @@ export type RebuildReason =
   | { kind: 'output-missing'; path: string }
   | { kind: 'output-modified'; path: string; old: string; new: string };
 
-function diffMap<T>(a: Record<string, T>, b: Record<string, T>, eq: (x: T, y: T) => boolean, emit: (k: string, x: T | undefined, y: T | undefined) => void): void {
+function diffMap<T>(
+  a: Record<string, T>,
+  b: Record<string, T>,
+  eq: (x: T, y: T) => boolean,
+  emit: (k: string, x: T | undefined, y: T | undefined) => void,
+): void {
   for (const k of Object.keys(b).sort()) if (!(k in a) || !eq(a[k]!, b[k]!)) emit(k, a[k], b[k]);
   for (const k of Object.keys(a).sort()) if (!(k in b)) emit(k, a[k], undefined);
 }
@@ -78,34 +83,64 @@ export function diffFingerprints(old: Fingerprint, cur: Fingerprint): RebuildRea
   const out: RebuildReason[] = [];
   if (old.format !== cur.format) return [{ kind: 'fingerprint-format-changed', old: old.format, new: cur.format }];
   if (old.rule !== cur.rule) out.push({ kind: 'rule-changed', old: old.rule, new: cur.rule });
-  diffMap(old.code, cur.code, (x, y) => x === y, (file, x, y) => {
-    if (x === undefined) out.push({ kind: 'code-added', file });
-    else if (y === undefined) out.push({ kind: 'code-removed', file });
-    else out.push({ kind: 'code-changed', file, old: x, new: y });
-  });
+  diffMap(
+    old.code,
+    cur.code,
+    (x, y) => x === y,
+    (file, x, y) => {
+      if (x === undefined) out.push({ kind: 'code-added', file });
+      else if (y === undefined) out.push({ kind: 'code-removed', file });
+      else out.push({ kind: 'code-changed', file, old: x, new: y });
+    },
+  );
   const diffParam = (key: string, x: unknown, y: unknown): void => {
-    const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-    if (isObj(x) && isObj(y)) diffMap(x, y, (a, b) => canonicalJson(a) === canonicalJson(b), (k, a, b) => diffParam(`${key}.${k}`, a, b));
+    const isObj = (v: unknown): v is Record<string, unknown> =>
+      typeof v === 'object' && v !== null && !Array.isArray(v);
+    if (isObj(x) && isObj(y))
+      diffMap(
+        x,
+        y,
+        (a, b) => canonicalJson(a) === canonicalJson(b),
+        (k, a, b) => diffParam(`${key}.${k}`, a, b),
+      );
     else out.push({ kind: 'param-changed', key, old: x, new: y });
   };
   diffMap(old.params, cur.params, (x, y) => canonicalJson(x) === canonicalJson(y), diffParam);
-  diffMap(old.args ?? {}, cur.args ?? {}, (x, y) => canonicalJson(x) === canonicalJson(y), (key, x, y) => out.push({ kind: 'arg-changed', key, old: x, new: y }));
-  diffMap(old.env, cur.env, (x, y) => x === y, (name) => out.push({ kind: 'env-changed', name }));
+  diffMap(
+    old.args ?? {},
+    cur.args ?? {},
+    (x, y) => canonicalJson(x) === canonicalJson(y),
+    (key, x, y) => out.push({ kind: 'arg-changed', key, old: x, new: y }),
+  );
+  diffMap(
+    old.env,
+    cur.env,
+    (x, y) => x === y,
+    (name) => out.push({ kind: 'env-changed', name }),
+  );
   if (old.profile !== cur.profile) out.push({ kind: 'profile-changed', old: old.profile, new: cur.profile });
   const groups = [...new Set([...Object.keys(old.inputs), ...Object.keys(cur.inputs)])].sort();
   for (const g of groups) {
-    diffMap(old.inputs[g] ?? {}, cur.inputs[g] ?? {}, (x, y) => x === y, (p, x, y) => {
-      if (x === undefined) out.push({ kind: 'input-added', group: g, path: p });
-      else if (y === undefined) out.push({ kind: 'input-removed', group: g, path: p });
-      else out.push({ kind: 'input-changed', group: g, path: p, old: x, new: y });
-    });
+    diffMap(
+      old.inputs[g] ?? {},
+      cur.inputs[g] ?? {},
+      (x, y) => x === y,
+      (p, x, y) => {
+        if (x === undefined) out.push({ kind: 'input-added', group: g, path: p });
+        else if (y === undefined) out.push({ kind: 'input-removed', group: g, path: p });
+        else out.push({ kind: 'input-changed', group: g, path: p, old: x, new: y });
+      },
+    );
   }
-  if (canonicalJson(old.outputs) !== canonicalJson(cur.outputs)) out.push({ kind: 'outputs-changed', old: old.outputs, new: cur.outputs });
+  if (canonicalJson(old.outputs) !== canonicalJson(cur.outputs))
+    out.push({ kind: 'outputs-changed', old: old.outputs, new: cur.outputs });
   if (out.length === 0) {
     for (const g of groups) {
-      if (JSON.stringify(Object.keys(old.inputs[g] ?? {})) !== JSON.stringify(Object.keys(cur.inputs[g] ?? {}))) out.push({ kind: 'inputs-reordered', group: g });
+      if (JSON.stringify(Object.keys(old.inputs[g] ?? {})) !== JSON.stringify(Object.keys(cur.inputs[g] ?? {})))
+        out.push({ kind: 'inputs-reordered', group: g });
     }
-    if (out.length === 0 && JSON.stringify(Object.keys(old.inputs)) !== JSON.stringify(Object.keys(cur.inputs))) out.push({ kind: 'inputs-reordered', group: '(groups)' });
+    if (out.length === 0 && JSON.stringify(Object.keys(old.inputs)) !== JSON.stringify(Object.keys(cur.inputs)))
+      out.push({ kind: 'inputs-reordered', group: '(groups)' });
   }
   return out;
 }
@@ -119,26 +154,46 @@ const show = (v: unknown): string => {
 /** One line per reason, as printed by --explain, status and dry runs. */
 export function formatReason(r: RebuildReason): string {
   switch (r.kind) {
-    case 'never-built': return 'never built';
-    case 'forced': return 'forced (--force)';
-    case 'state-format-changed': return r.detail;
-    case 'previous-failure': return `failed last time: ${r.error}`;
-    case 'fingerprint-format-changed': return `fingerprint format v${r.old} → v${r.new}`;
-    case 'rule-changed': return `rule ${r.old} → ${r.new}`;
-    case 'code-changed': return `code ${r.file} changed: ${short(r.old)} → ${short(r.new)}`;
-    case 'code-added': return `code ${r.file} now imported`;
-    case 'code-removed': return `code ${r.file} no longer imported`;
-    case 'param-changed': return `param ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
-    case 'arg-changed': return `arg ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
-    case 'env-changed': return `env ${r.name} changed (value not shown)`;
-    case 'profile-changed': return `profile ${r.old} → ${r.new}`;
-    case 'input-changed': return `input ${r.path} changed: ${short(r.old)} → ${short(r.new)}`;
-    case 'input-added': return `input ${r.path} added (${r.group})`;
-    case 'input-removed': return `input ${r.path} removed (${r.group})`;
-    case 'outputs-changed': return `declared outputs changed: ${r.old.join(', ')} → ${r.new.join(', ')}`;
-    case 'inputs-reordered': return `inputs of ${r.group} reordered (the rule sees them in declared order)`;
-    case 'output-missing': return `output ${r.path} is missing`;
-    case 'output-modified': return `output ${r.path} was modified: ${short(r.old)} → ${short(r.new)}`;
+    case 'never-built':
+      return 'never built';
+    case 'forced':
+      return 'forced (--force)';
+    case 'state-format-changed':
+      return r.detail;
+    case 'previous-failure':
+      return `failed last time: ${r.error}`;
+    case 'fingerprint-format-changed':
+      return `fingerprint format v${r.old} → v${r.new}`;
+    case 'rule-changed':
+      return `rule ${r.old} → ${r.new}`;
+    case 'code-changed':
+      return `code ${r.file} changed: ${short(r.old)} → ${short(r.new)}`;
+    case 'code-added':
+      return `code ${r.file} now imported`;
+    case 'code-removed':
+      return `code ${r.file} no longer imported`;
+    case 'param-changed':
+      return `param ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
+    case 'arg-changed':
+      return `arg ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
+    case 'env-changed':
+      return `env ${r.name} changed (value not shown)`;
+    case 'profile-changed':
+      return `profile ${r.old} → ${r.new}`;
+    case 'input-changed':
+      return `input ${r.path} changed: ${short(r.old)} → ${short(r.new)}`;
+    case 'input-added':
+      return `input ${r.path} added (${r.group})`;
+    case 'input-removed':
+      return `input ${r.path} removed (${r.group})`;
+    case 'outputs-changed':
+      return `declared outputs changed: ${r.old.join(', ')} → ${r.new.join(', ')}`;
+    case 'inputs-reordered':
+      return `inputs of ${r.group} reordered (the rule sees them in declared order)`;
+    case 'output-missing':
+      return `output ${r.path} is missing`;
+    case 'output-modified':
+      return `output ${r.path} was modified: ${short(r.old)} → ${short(r.new)}`;
     default: {
       const never: never = r;
       throw new Error(`internal error: unknown reason ${JSON.stringify(never)}; please report`);

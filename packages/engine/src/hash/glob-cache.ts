@@ -11,7 +11,10 @@ const RACY_WINDOW_NS = 100_000_000n;
 
 /** [relDir, mtimeNs or '' when absent, ino] */
 type DirStamp = [string, string, string];
-interface Entry { dirs: DirStamp[]; files: string[] }
+interface Entry {
+  dirs: DirStamp[];
+  files: string[];
+}
 
 /** Never part of a glob's result: dependencies and the engine's own state. */
 const IGNORE = ['**/node_modules/**', '.rc1/**', '.git/**'];
@@ -35,7 +38,11 @@ export function globBase(pattern: string): { base: string; depth: number } {
 
 /** A file matched by a glob whose real location (after symlinks) is outside the allowed roots. */
 export class GlobEscape extends Error {
-  constructor(readonly pattern: string, readonly file: string, readonly real: string) {
+  constructor(
+    readonly pattern: string,
+    readonly file: string,
+    readonly real: string,
+  ) {
     super(`${file} (matched by ${pattern}) resolves outside the workspace, to ${real}`);
   }
 }
@@ -45,7 +52,10 @@ export class GlobCache {
   private dirty = false;
   misses = 0;
 
-  constructor(private readonly root: string, private readonly file: string) {
+  constructor(
+    private readonly root: string,
+    private readonly file: string,
+  ) {
     try {
       const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; entries: Record<string, Entry> };
       if (doc.format === GLOB_CACHE_FORMAT) this.entries = new Map(Object.entries(doc.entries));
@@ -76,13 +86,18 @@ export class GlobCache {
    * (if given) checks the matched files' real locations; a file that leads out is thrown as a
    * GlobEscape and the result is not cached, so it is checked again on every build until fixed.
    */
-  async expand(pattern: string, escapes?: (files: readonly string[]) => { file: string; real: string } | null): Promise<string[]> {
+  async expand(
+    pattern: string,
+    escapes?: (files: readonly string[]) => { file: string; real: string } | null,
+  ): Promise<string[]> {
     const cached = this.entries.get(pattern);
     if (cached && this.valid(cached)) return cached.files;
     this.misses++;
     const { default: fg } = await import('fast-glob');
     const now = BigInt(Date.now()) * 1_000_000n;
-    const files = (await fg(pattern, { cwd: this.root, onlyFiles: true, dot: false, followSymbolicLinks: true, ignore: IGNORE })).sort();
+    const files = (
+      await fg(pattern, { cwd: this.root, onlyFiles: true, dot: false, followSymbolicLinks: true, ignore: IGNORE })
+    ).sort();
     const out = escapes?.(files);
     if (out) {
       if (this.entries.delete(pattern)) this.dirty = true;
@@ -92,7 +107,11 @@ export class GlobCache {
     const dirs = [base];
     if (depth > 1 && fs.existsSync(path.resolve(this.root, base))) {
       const sub = await fg(base === '.' ? '**' : `${fg.escapePath(base)}/**`, {
-        cwd: this.root, onlyDirectories: true, dot: false, followSymbolicLinks: true, ignore: IGNORE,
+        cwd: this.root,
+        onlyDirectories: true,
+        dot: false,
+        followSymbolicLinks: true,
+        ignore: IGNORE,
         ...(Number.isFinite(depth) ? { deep: depth - 1 } : {}),
       });
       dirs.push(...sub);
@@ -101,7 +120,10 @@ export class GlobCache {
     let trusted = true;
     for (const d of dirs.sort()) {
       const s = this.stamp(d, now);
-      if (!s) { trusted = false; break; }
+      if (!s) {
+        trusted = false;
+        break;
+      }
       stamps.push(s);
     }
     if (trusted) {
@@ -113,7 +135,10 @@ export class GlobCache {
 
   save(): void {
     if (!this.dirty) return;
-    writeFileAtomic(this.file, JSON.stringify({ format: GLOB_CACHE_FORMAT, entries: Object.fromEntries(this.entries) }));
+    writeFileAtomic(
+      this.file,
+      JSON.stringify({ format: GLOB_CACHE_FORMAT, entries: Object.fromEntries(this.entries) }),
+    );
     this.dirty = false;
   }
 }

@@ -90,7 +90,10 @@ export function hashFileSync(path: string): string {
  * can store it without reading the file again. `bytes` is a view of the shared read buffer (no
  * copy): valid only until the next hash call of this thread, so use it at once.
  */
-export function hashFileWithStatSync(path: string, opts: { fsync?: boolean; keepSmall?: boolean } = {}): { sha256: string; size: number; stat: BigIntStats; bytes?: Buffer } {
+export function hashFileWithStatSync(
+  path: string,
+  opts: { fsync?: boolean; keepSmall?: boolean } = {},
+): { sha256: string; size: number; stat: BigIntStats; bytes?: Buffer } {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd, { bigint: true });

@@ -20,18 +20,33 @@ const RACY_WINDOW_COARSE_NS = 2_000_000_000n;
 type Entry = [number, string, string, string, 0 | 1, string];
 
 /** The four stat fields the cache compares, as carried across threads. */
-export interface StatLike { size: bigint; mtimeNs: bigint; ino: bigint; ctimeNs: bigint }
+export interface StatLike {
+  size: bigint;
+  mtimeNs: bigint;
+  ino: bigint;
+  ctimeNs: bigint;
+}
 
-export interface FileHash { sha256: string; size: number }
+export interface FileHash {
+  sha256: string;
+  size: number;
+}
 
-export interface StatCacheCounters { statHits: number; hashed: number; hashedPaths: string[] }
+export interface StatCacheCounters {
+  statHits: number;
+  hashed: number;
+  hashedPaths: string[];
+}
 
 export class StatCache {
   private entries: Map<string, Entry>;
   private dirty = false;
   readonly counters: StatCacheCounters = { statHits: 0, hashed: 0, hashedPaths: [] };
 
-  constructor(private readonly root: string, private readonly file: string) {
+  constructor(
+    private readonly root: string,
+    private readonly file: string,
+  ) {
     this.entries = new Map();
     try {
       const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; entries: Record<string, Entry> };
@@ -50,7 +65,14 @@ export class StatCache {
       return null;
     }
     const e = this.entries.get(rel);
-    if (e && e[4] === 0 && e[0] === Number(st.size) && e[1] === String(st.mtimeNs) && e[2] === String(st.ino) && e[5] === String(st.ctimeNs - st.mtimeNs)) {
+    if (
+      e &&
+      e[4] === 0 &&
+      e[0] === Number(st.size) &&
+      e[1] === String(st.mtimeNs) &&
+      e[2] === String(st.ino) &&
+      e[5] === String(st.ctimeNs - st.mtimeNs)
+    ) {
       this.counters.statHits++;
       return { sha256: e[3], size: e[0] };
     }
@@ -73,7 +95,14 @@ export class StatCache {
     // is older than the hash by the granularity, a later write moves it. A recent ctime alone (a
     // rename at commit) is safe; it is in the key so that an mtime-restoring edit is seen.
     const racy = st.mtimeNs + window > now ? 1 : 0;
-    this.entries.set(rel, [Number(st.size), String(st.mtimeNs), String(st.ino), sha256, racy, String(st.ctimeNs - st.mtimeNs)]);
+    this.entries.set(rel, [
+      Number(st.size),
+      String(st.mtimeNs),
+      String(st.ino),
+      sha256,
+      racy,
+      String(st.ctimeNs - st.mtimeNs),
+    ]);
     this.dirty = true;
   }
 

@@ -4,7 +4,13 @@
 // no rule code (the rule's code closure comes from the module compiler's cache).
 import * as path from 'node:path';
 import { sha256Hex } from '../hash/hash-file.ts';
-import { type Fingerprint, FINGERPRINT_FORMAT, type RebuildReason, fingerprintKey, diffFingerprints } from '../hash/fingerprint.ts';
+import {
+  type Fingerprint,
+  FINGERPRINT_FORMAT,
+  type RebuildReason,
+  fingerprintKey,
+  diffFingerprints,
+} from '../hash/fingerprint.ts';
 import { type GlobCache, GlobEscape } from '../hash/glob-cache.ts';
 import { globEscapeChecker, realRoots } from '../graph/workspace-paths.ts';
 import { UsageError, siteString } from '../config/usage-error.ts';
@@ -41,9 +47,16 @@ export type Decision =
 const checkers = new WeakMap<ResolvedPipeline, ReturnType<typeof globEscapeChecker>>();
 
 /** A glob's files; a match that leads out of the workspace (a symlink) is a usage error at the target's line. */
-export async function expandChecked(d: Pick<DecideEnv, 'root' | 'pipeline' | 'glob'>, t: ResolvedTarget, pattern: string): Promise<string[]> {
+export async function expandChecked(
+  d: Pick<DecideEnv, 'root' | 'pipeline' | 'glob'>,
+  t: ResolvedTarget,
+  pattern: string,
+): Promise<string[]> {
   let check = checkers.get(d.pipeline);
-  if (!check) { check = globEscapeChecker(d.root, realRoots(d.pipeline)); checkers.set(d.pipeline, check); }
+  if (!check) {
+    check = globEscapeChecker(d.root, realRoots(d.pipeline));
+    checkers.set(d.pipeline, check);
+  }
   try {
     return await d.glob.expand(pattern, check);
   } catch (e) {
@@ -77,7 +90,10 @@ function producedHash(d: DecideEnv, producer: string, p: string): string | null 
 }
 
 /** Hash of one output as it is on disk now (directory: listing hash), or null when absent. */
-export function currentOutputHash(d: Pick<DecideEnv, 'root' | 'stat'>, o: { path: string; dir: boolean }): string | null {
+export function currentOutputHash(
+  d: Pick<DecideEnv, 'root' | 'stat'>,
+  o: { path: string; dir: boolean },
+): string | null {
   if (!o.dir) return d.stat.hash(o.path)?.sha256 ?? null;
   let tree: ReturnType<typeof listTree>;
   try {
@@ -100,7 +116,10 @@ export function outputReasons(d: Pick<DecideEnv, 'root' | 'stat'>, outputs: read
   return reasons;
 }
 
-export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promise<{ fp: Fingerprint; missing: string[] }> {
+export async function computeFingerprint(
+  d: DecideEnv,
+  t: ResolvedTarget,
+): Promise<{ fp: Fingerprint; missing: string[] }> {
   const inputs: Record<string, Record<string, string>> = {};
   const missing: string[] = [];
   const groups = await resolveInputs(d, t);
@@ -113,21 +132,22 @@ export async function computeFingerprint(d: DecideEnv, t: ResolvedTarget): Promi
     }
     for (const p of groups[group]!) {
       const producer = fromTargets.get(p);
-      const h = producer ? producedHash(d, producer, p) : d.stat.hash(p)?.sha256 ?? null;
+      const h = producer ? producedHash(d, producer, p) : (d.stat.hash(p)?.sha256 ?? null);
       if (h === null) missing.push(producer ? `${p} (output of ${producer}, not built)` : p);
       m[p] = h ?? 'missing';
     }
     inputs[group] = m;
   }
   const env: Record<string, string | null> = {};
-  for (const name of t.env) { // t.env is sorted
+  for (const name of t.env) {
+    // t.env is sorted
     const v = d.env[name];
     env[name] = v === undefined ? null : sha256Hex(`${d.salt}\0${name}\0${v}`);
   }
   const fp: Fingerprint = {
     format: FINGERPRINT_FORMAT,
     rule: t.rule,
-    code: d.compiler.knownClosure(t.rule) ?? await d.compiler.closure(t.rule), // sorted by the compiler
+    code: d.compiler.knownClosure(t.rule) ?? (await d.compiler.closure(t.rule)), // sorted by the compiler
     args: t.args,
     params: Object.fromEntries(t.params.map((k) => [k, sortedCopy(getKey(d.config.values, k))])), // t.params is sorted
     env,
@@ -155,7 +175,8 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   for (let i = 0; i < ka.length; i++) {
-    if (ka[i] !== kb[i] || !sameJson((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!])) return false;
+    if (ka[i] !== kb[i] || !sameJson((a as Record<string, unknown>)[ka[i]!], (b as Record<string, unknown>)[kb[i]!]))
+      return false;
   }
   return true;
 }
@@ -167,24 +188,38 @@ export async function decide(d: DecideEnv, t: ResolvedTarget): Promise<Decision>
   // is the recorded key (which the engine computed from that very fingerprint): up to date when
   // the outputs are as recorded — decided without serialising and hashing the fingerprint again.
   let checked: RebuildReason[] | null = null;
-  if (rec && rec.result !== 'failed' && !d.forced.has(t.name) && missing.length === 0 && sameJson(fp, rec.fingerprint)) {
+  if (
+    rec &&
+    rec.result !== 'failed' &&
+    !d.forced.has(t.name) &&
+    missing.length === 0 &&
+    sameJson(fp, rec.fingerprint)
+  ) {
     checked = outputReasons(d, rec.outputs);
     if (checked.length === 0) return { kind: 'fresh', key: rec.key, fp, record: rec };
   }
   const key = fingerprintKey(fp);
   let reasons: RebuildReason[];
   if (d.forced.has(t.name)) reasons = [{ kind: 'forced' }];
-  else if (!rec) reasons = d.trace.formatChange ? [{ kind: 'state-format-changed', detail: d.trace.formatChange }] : [{ kind: 'never-built' }];
+  else if (!rec)
+    reasons = d.trace.formatChange
+      ? [{ kind: 'state-format-changed', detail: d.trace.formatChange }]
+      : [{ kind: 'never-built' }];
   else if (rec.key !== key) {
     reasons = diffFingerprints(rec.fingerprint, fp);
-    if (reasons.length === 0) reasons = [{ kind: 'fingerprint-format-changed', old: rec.fingerprint.format, new: fp.format }];
+    if (reasons.length === 0)
+      reasons = [{ kind: 'fingerprint-format-changed', old: rec.fingerprint.format, new: fp.format }];
   } else if (rec.result === 'failed') reasons = [{ kind: 'previous-failure', error: rec.error ?? 'unknown error' }];
   else {
     reasons = checked ?? outputReasons(d, rec.outputs);
     if (reasons.length === 0) return { kind: 'fresh', key, fp, record: rec };
   }
   if (missing.length) {
-    return { kind: 'missing-input', reasons, error: `missing input${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
+    return {
+      kind: 'missing-input',
+      reasons,
+      error: `missing input${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
+    };
   }
   if (!d.forced.has(t.name)) {
     const entry = d.cache.get(key);

@@ -35,7 +35,13 @@ export interface Lineage {
   inputs: LineageInput[];
   outputs: { path: string; sha256: string }[];
   /** The last build of this target (null: never built, or its last run failed). */
-  built: { at: string; how: 'ran' | 'restored'; ms: number; result: string; run: { id: number; at: string; command: string } | null } | null;
+  built: {
+    at: string;
+    how: 'ran' | 'restored';
+    ms: number;
+    result: string;
+    run: { id: number; at: string; command: string } | null;
+  } | null;
   status: { upToDate: boolean; reasons: string[]; root: RootCause | null };
 }
 
@@ -68,7 +74,15 @@ async function statuses(ctx: Ctx, names: string[]): Promise<void> {
       continue;
     }
     const reasons = d.kind === 'fresh' ? [] : d.reasons;
-    const root = rootCause(p, n, reasons, upstream, d.kind === 'fresh' ? staleDeps : staleDeps.filter((x) => !reasons.some((r) => 'path' in r && producerOf(p, r.path) === x)));
+    const root = rootCause(
+      p,
+      n,
+      reasons,
+      upstream,
+      d.kind === 'fresh'
+        ? staleDeps
+        : staleDeps.filter((x) => !reasons.some((r) => 'path' in r && producerOf(p, r.path) === x)),
+    );
     const words = reasons.map(formatReason);
     if (d.kind === 'missing-input') words.push(d.error);
     if (staleDeps.length) words.push(`dependency ${staleDeps.join(', ')} is not up to date`);
@@ -81,7 +95,8 @@ function builtBy(runs: readonly RunRecord[], rec: TargetRecord): Lineage['built'
   for (let i = runs.length - 1; i >= 0 && !run; i--) {
     const r = runs[i]!;
     const o = r.outcomes[rec.name]?.outcome;
-    if ((o === 'ran' || o === 'restored' || o === 'gate-failed') && r.state[rec.name]?.key === rec.key) run = { id: r.id, at: r.at, command: r.command };
+    if ((o === 'ran' || o === 'restored' || o === 'gate-failed') && r.state[rec.name]?.key === rec.key)
+      run = { id: r.id, at: r.at, command: r.command };
   }
   return { at: rec.at, how: rec.how, ms: rec.ms, result: rec.result, run };
 }
@@ -98,23 +113,35 @@ async function lineageOf(ctx: Ctx, name: string, depth: number): Promise<Lineage
     for (const [path, sha256] of Object.entries(files)) {
       const producer = producerOf(p, path);
       const item: LineageInput = { group, path, sha256, producer };
-      if (producer && depth > 0) item.lineage = ctx.shown.has(producer) ? 'above' : await lineageOf(ctx, producer, depth - 1);
+      if (producer && depth > 0)
+        item.lineage = ctx.shown.has(producer) ? 'above' : await lineageOf(ctx, producer, depth - 1);
       inputs.push(item);
     }
   }
   return {
-    target: name, gate: t.gate,
+    target: name,
+    gate: t.gate,
     rule: { path: fp.rule, name: usable?.rule?.name ?? null, version: usable?.rule?.version ?? null },
-    codeHash: codeHash(fp), code: fp.code, params: fp.params, args: fp.args,
-    env: Object.entries(fp.env).map(([n, h]) => ({ name: n, set: h !== null })), profile: fp.profile,
-    inputs, outputs: usable ? usable.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })) : [],
+    codeHash: codeHash(fp),
+    code: fp.code,
+    params: fp.params,
+    args: fp.args,
+    env: Object.entries(fp.env).map(([n, h]) => ({ name: n, set: h !== null })),
+    profile: fp.profile,
+    inputs,
+    outputs: usable ? usable.outputs.map((o) => ({ path: o.path, sha256: o.sha256 })) : [],
     built: usable ? builtBy(ctx.runs, usable) : null,
     status: ctx.status.get(name)!,
   };
 }
 
 /** The lineage of a target or of an artifact path, `depth` producers deep. */
-export async function whyOf(env: DecideEnv, runs: readonly RunRecord[], asked: string, depth: number): Promise<WhyAnswer> {
+export async function whyOf(
+  env: DecideEnv,
+  runs: readonly RunRecord[],
+  asked: string,
+  depth: number,
+): Promise<WhyAnswer> {
   const p: ResolvedPipeline = env.pipeline;
   const ctx: Ctx = { env, runs, status: new Map(), shown: new Set() };
   const norm = asked.replace(/^\.\//, '').replace(/\/$/, '');
@@ -124,12 +151,18 @@ export async function whyOf(env: DecideEnv, runs: readonly RunRecord[], asked: s
   }
   const producer = producerOf(p, norm);
   if (!producer) {
-    const readBy = [...p.targets.values()].filter((t) => {
-      const rec = env.trace.records.get(t.name);
-      if (rec && Object.values(rec.fingerprint.inputs).some((m) => norm in m)) return true;
-      return t.inputs.some((g) => g.items.some((it) => it.kind === 'file' && it.path === norm));
-    }).map((t) => t.name);
-    return { asked, artifact: { path: norm, sha256: env.stat.hash(norm)?.sha256 ?? null, source: true, readBy }, lineage: null };
+    const readBy = [...p.targets.values()]
+      .filter((t) => {
+        const rec = env.trace.records.get(t.name);
+        if (rec && Object.values(rec.fingerprint.inputs).some((m) => norm in m)) return true;
+        return t.inputs.some((g) => g.items.some((it) => it.kind === 'file' && it.path === norm));
+      })
+      .map((t) => t.name);
+    return {
+      asked,
+      artifact: { path: norm, sha256: env.stat.hash(norm)?.sha256 ?? null, source: true, readBy },
+      lineage: null,
+    };
   }
   await statuses(ctx, [producer]);
   const rec = env.trace.records.get(producer);
@@ -140,5 +173,9 @@ export async function whyOf(env: DecideEnv, runs: readonly RunRecord[], asked: s
       else if (o.dir && norm.startsWith(o.path + '/')) sha = o.files?.[norm.slice(o.path.length + 1)] ?? null;
     }
   }
-  return { asked, artifact: { path: norm, sha256: sha, source: false, readBy: [] }, lineage: await lineageOf(ctx, producer, depth) };
+  return {
+    asked,
+    artifact: { path: norm, sha256: sha, source: false, readBy: [] },
+    lineage: await lineageOf(ctx, producer, depth),
+  };
 }

@@ -24,7 +24,10 @@ async function tcpConnect(host: string, port: number): Promise<string | null> {
   const net = await import('node:net'); // loaded only when a target requires a URL
   return new Promise((resolve) => {
     const sock = net.connect({ host, port });
-    const done = (msg: string | null): void => { sock.destroy(); resolve(msg); };
+    const done = (msg: string | null): void => {
+      sock.destroy();
+      resolve(msg);
+    };
     sock.setTimeout(CONNECT_TIMEOUT_MS, () => done(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`));
     sock.once('connect', () => done(null));
     sock.once('error', (e: NodeJS.ErrnoException) => done(e.code ?? e.message));
@@ -33,7 +36,12 @@ async function tcpConnect(host: string, port: number): Promise<string | null> {
 
 function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
   for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    try { fs.accessSync(path.join(dir, name), fs.constants.X_OK); return true; } catch { /* next */ }
+    try {
+      fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+      return true;
+    } catch {
+      /* next */
+    }
   }
   return false;
 }
@@ -43,7 +51,8 @@ async function unmet(r: UserRequirement, e: RequirementEnv): Promise<string | nu
   if ('env' in r) {
     const v = e.env[r.env];
     if (v === undefined || v === '') return r.optional ? null : `$${r.env} is not set`;
-    if (r.values && !r.values.some((x) => x.toLowerCase() === v.toLowerCase())) return `$${r.env} is not one of ${r.values.join(', ')}`;
+    if (r.values && !r.values.some((x) => x.toLowerCase() === v.toLowerCase()))
+      return `$${r.env} is not one of ${r.values.join(', ')}`;
     return null;
   }
   if ('url' in r) {
@@ -55,7 +64,12 @@ async function unmet(r: UserRequirement, e: RequirementEnv): Promise<string | nu
   if ('executable' in r) {
     const x = r.executable;
     if (x.includes('/')) {
-      try { fs.accessSync(path.resolve(e.root, x), fs.constants.X_OK); return null; } catch { return `${x} is not an executable file`; }
+      try {
+        fs.accessSync(path.resolve(e.root, x), fs.constants.X_OK);
+        return null;
+      } catch {
+        return `${x} is not an executable file`;
+      }
     }
     return onPath(x, e.env) ? null : `${x} is not found on PATH`;
   }
@@ -63,7 +77,11 @@ async function unmet(r: UserRequirement, e: RequirementEnv): Promise<string | nu
 }
 
 /** Targets of `plan` that are going to run: not fresh now, or downstream of one that is not. */
-export async function targetsToRun(pipeline: ResolvedPipeline, plan: readonly string[], d: DecideEnv): Promise<Set<string>> {
+export async function targetsToRun(
+  pipeline: ResolvedPipeline,
+  plan: readonly string[],
+  d: DecideEnv,
+): Promise<Set<string>> {
   const run = new Set<string>();
   const inPlan = new Set(plan);
   const seen = new Set<string>();
@@ -72,7 +90,10 @@ export async function targetsToRun(pipeline: ResolvedPipeline, plan: readonly st
     seen.add(n);
     const t = pipeline.targets.get(n)!;
     for (const dep of t.deps) if (inPlan.has(dep)) await visit(dep);
-    if (t.deps.some((dep) => run.has(dep))) { run.add(n); return; }
+    if (t.deps.some((dep) => run.has(dep))) {
+      run.add(n);
+      return;
+    }
     const decision = await decide(d, t).catch(() => null);
     if (decision?.kind !== 'fresh') run.add(n);
   };
@@ -81,7 +102,12 @@ export async function targetsToRun(pipeline: ResolvedPipeline, plan: readonly st
 }
 
 /** Throws one UsageError listing every unmet requirement of the targets that are going to run. */
-export async function checkRequirements(pipeline: ResolvedPipeline, plan: readonly string[], d: DecideEnv, e: RequirementEnv): Promise<void> {
+export async function checkRequirements(
+  pipeline: ResolvedPipeline,
+  plan: readonly string[],
+  d: DecideEnv,
+  e: RequirementEnv,
+): Promise<void> {
   if (!plan.some((n) => pipeline.targets.get(n)!.requires?.length)) return;
   const running = await targetsToRun(pipeline, plan, d);
   // The same requirement of many targets is checked and reported once, with all their names.

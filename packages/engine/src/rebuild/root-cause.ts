@@ -30,21 +30,39 @@ const show = (v: unknown): string => {
 /** The root label of an own reason (no hashes: the same edit gives the same label in every target). */
 export function rootLabel(r: RebuildReason): string {
   switch (r.kind) {
-    case 'input-changed': return `${r.path} changed`;
-    case 'input-added': return `${r.path} added`;
-    case 'input-removed': return `${r.path} removed`;
-    case 'param-changed': return `param ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
-    case 'arg-changed': return `arg ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
-    case 'code-changed': return `code ${r.file} changed`;
-    case 'code-added': return `code ${r.file} now imported`;
-    case 'code-removed': return `code ${r.file} no longer imported`;
-    case 'output-modified': return `output ${r.path} was modified`;
-    case 'previous-failure': return 'failed last time';
-    default: return formatReason(r);
+    case 'input-changed':
+      return `${r.path} changed`;
+    case 'input-added':
+      return `${r.path} added`;
+    case 'input-removed':
+      return `${r.path} removed`;
+    case 'param-changed':
+      return `param ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
+    case 'arg-changed':
+      return `arg ${r.key} changed: ${show(r.old)} → ${show(r.new)}`;
+    case 'code-changed':
+      return `code ${r.file} changed`;
+    case 'code-added':
+      return `code ${r.file} now imported`;
+    case 'code-removed':
+      return `code ${r.file} no longer imported`;
+    case 'output-modified':
+      return `output ${r.path} was modified`;
+    case 'previous-failure':
+      return 'failed last time';
+    default:
+      return formatReason(r);
   }
 }
 
-const FIRST: RebuildReason['kind'][] = ['forced', 'state-format-changed', 'fingerprint-format-changed', 'never-built', 'profile-changed', 'rule-changed'];
+const FIRST: RebuildReason['kind'][] = [
+  'forced',
+  'state-format-changed',
+  'fingerprint-format-changed',
+  'never-built',
+  'profile-changed',
+  'rule-changed',
+];
 
 /** The target producing a path: an output, or a file inside a directory output. */
 export function producerOf(p: ResolvedPipeline, file: string): string | null {
@@ -62,7 +80,13 @@ export function producerOf(p: ResolvedPipeline, file: string): string | null {
  * this build (or is stale now), or null when it did not. `staleDeps`: dependencies that changed
  * although this target's own fingerprint does not show it yet (a dry run, status).
  */
-export function rootCause(p: ResolvedPipeline, target: string, reasons: readonly RebuildReason[], upstream: (name: string) => RootCause | null, staleDeps: readonly string[] = []): RootCause | null {
+export function rootCause(
+  p: ResolvedPipeline,
+  target: string,
+  reasons: readonly RebuildReason[],
+  upstream: (name: string) => RootCause | null,
+  staleDeps: readonly string[] = [],
+): RootCause | null {
   const own: RootCause[] = [];
   const carried: RootCause[] = [];
   for (const r of reasons) {

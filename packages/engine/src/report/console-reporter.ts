@@ -11,14 +11,23 @@ import { formatReason } from '../hash/fingerprint.ts';
 import { type Paint, painter } from '../util/colour.ts';
 
 export interface ConsoleOptions {
-  explain: boolean; verbose: boolean; tty: boolean; out: (s: string) => void; err: (s: string) => void;
+  explain: boolean;
+  verbose: boolean;
+  tty: boolean;
+  out: (s: string) => void;
+  err: (s: string) => void;
   /** Colour the output (stdout's decision: colourEnabled(process.stdout)). */
   colour?: boolean;
   /** The terminal's width for the progress display (default 80). */
   columns?: () => number | undefined;
 }
 
-interface Bar { done: number; total: number; unit?: string; lastPct: number }
+interface Bar {
+  done: number;
+  total: number;
+  unit?: string;
+  lastPct: number;
+}
 
 /** One progress line of at most `width` characters: `name [####....] 45% 9/20 steps`. */
 export function barLine(name: string, b: Bar, width: number): string {
@@ -46,11 +55,22 @@ function fmtValue(v: unknown): string {
 /** The checks table printed for a gate (also used by `status`). */
 export function checksTable(checks: readonly Check[]): string[] {
   const result = (c: Check): string =>
-    c.status === 'waived' ? `WAIVED (${c.waived ?? ''})` : c.status === 'n/a' ? `n/a (${c.not_applicable ?? ''})` : c.status === 'pass' ? 'pass' : 'FAIL';
+    c.status === 'waived'
+      ? `WAIVED (${c.waived ?? ''})`
+      : c.status === 'n/a'
+        ? `n/a (${c.not_applicable ?? ''})`
+        : c.status === 'pass'
+          ? 'pass'
+          : 'FAIL';
   const rows = checks.map((c) => [c.name, fmtValue(c.value), c.op, fmtValue(c.threshold), result(c)]);
   const head = ['check', 'value', 'op', 'threshold', 'result'];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]): string => '    ' + r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+  const line = (r: string[]): string =>
+    '    ' +
+    r
+      .map((c, i) => c.padEnd(w[i]!))
+      .join('  ')
+      .trimEnd();
   const out = [line(head)];
   checks.forEach((c, i) => {
     out.push(line(rows[i]!));
@@ -60,7 +80,13 @@ export function checksTable(checks: readonly Check[]): string[] {
 }
 
 export function formatBytes(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3 ? `${(n / 1024 ** 2).toFixed(1)} MiB` : `${(n / 1024 ** 3).toFixed(2)} GiB`;
+  return n < 1024
+    ? `${n} B`
+    : n < 1024 ** 2
+      ? `${(n / 1024).toFixed(1)} KiB`
+      : n < 1024 ** 3
+        ? `${(n / 1024 ** 2).toFixed(1)} MiB`
+        : `${(n / 1024 ** 3).toFixed(2)} GiB`;
 }
 
 export class ConsoleReporter implements Reporter {
@@ -110,28 +136,41 @@ export class ConsoleReporter implements Reporter {
     switch (e.event) {
       case 'plan':
         this.dryRun = e.dryRun;
-        if (this.o.verbose || e.dryRun) this.print(`rc1-build: ${e.targets.length} target${e.targets.length === 1 ? '' : 's'} in plan (profile ${e.profile}, -j ${e.jobs})${e.dryRun ? ', dry run' : ''}`);
+        if (this.o.verbose || e.dryRun)
+          this.print(
+            `rc1-build: ${e.targets.length} target${e.targets.length === 1 ? '' : 's'} in plan (profile ${e.profile}, -j ${e.jobs})${e.dryRun ? ', dry run' : ''}`,
+          );
         return;
       case 'explain': {
         if (e.root) {
           this.roots.set(e.target, e.root);
-          const g = this.groups.get(e.root.label) ?? this.groups.set(e.root.label, { targets: [], cutoffs: [] }).get(e.root.label)!;
+          const g =
+            this.groups.get(e.root.label) ??
+            this.groups.set(e.root.label, { targets: [], cutoffs: [] }).get(e.root.label)!;
           g.targets.push(e.target);
         }
         const why = e.root ? rootText(e.root) : e.reasons[0];
-        if (this.o.explain && this.o.verbose) for (const r of e.reasons.length ? e.reasons : [e.decision]) this.print(`rc1 explain: ${e.target}: ${r}`);
-        else if (this.o.explain) this.print(`rc1 explain: ${e.target}: ${e.decision === 'up-to-date' ? e.decision : why ?? e.decision}`);
+        if (this.o.explain && this.o.verbose)
+          for (const r of e.reasons.length ? e.reasons : [e.decision]) this.print(`rc1 explain: ${e.target}: ${r}`);
+        else if (this.o.explain)
+          this.print(`rc1 explain: ${e.target}: ${e.decision === 'up-to-date' ? e.decision : (why ?? e.decision)}`);
         else if (this.dryRun && e.decision !== 'up-to-date') {
           // A cascade in a dry run: the dependency that would run first, and the root it carries.
           const via = e.root?.via ?? [];
-          const text = via.length ? `after ${via[via.length - 1]}: ${e.root!.label}${e.root!.more ? `, +${e.root!.more} more` : ''}` : why;
-          this.print(`would ${e.decision === 'may-run' ? 'maybe run' : e.decision} ${e.target}${text ? ` (${text}${e.decision === 'may-run' ? '; early cutoff may keep it' : ''})` : ''}`);
+          const text = via.length
+            ? `after ${via[via.length - 1]}: ${e.root!.label}${e.root!.more ? `, +${e.root!.more} more` : ''}`
+            : why;
+          this.print(
+            `would ${e.decision === 'may-run' ? 'maybe run' : e.decision} ${e.target}${text ? ` (${text}${e.decision === 'may-run' ? '; early cutoff may keep it' : ''})` : ''}`,
+          );
         }
         return;
       }
       case 'start': {
         const root = this.roots.get(e.target);
-        this.print(`run      ${e.target} (${root ? rootText(root) : `${e.reason}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''}`})`);
+        this.print(
+          `run      ${e.target} (${root ? rootText(root) : `${e.reason}${e.reasons.length > 1 ? `, +${e.reasons.length - 1} more` : ''}`})`,
+        );
         return;
       }
       case 'restore': {
@@ -161,11 +200,16 @@ export class ConsoleReporter implements Reporter {
         return;
       case 'done': {
         this.bars.delete(e.target);
-        this.print(`${e.restored ? 'restored' : 'done    '} ${e.target} ${formatMs(e.ms)}${e.summary ? ` · ${e.summary}` : ''}`);
+        this.print(
+          `${e.restored ? 'restored' : 'done    '} ${e.target} ${formatMs(e.ms)}${e.summary ? ` · ${e.summary}` : ''}`,
+        );
         const root = this.roots.get(e.target);
         if (e.unchanged && root) {
           this.groups.get(root.label)!.cutoffs.push(e.target);
-          if (this.o.explain) this.print(`rc1 explain: early cutoff at ${e.target}: its outputs are unchanged, so what depends on it stays up to date`);
+          if (this.o.explain)
+            this.print(
+              `rc1 explain: early cutoff at ${e.target}: its outputs are unchanged, so what depends on it stays up to date`,
+            );
         }
         return;
       }
@@ -176,16 +220,28 @@ export class ConsoleReporter implements Reporter {
           const na = e.checks.filter((c) => c.status === 'n/a').length;
           const key = (c: Check): string => `${c.name}\0${c.waived ?? ''}`;
           const listed = e.checks.filter((c) => c.status === 'waived' && this.waivedSeen.has(key(c))).length;
-          const show = e.checks.filter((c) => (c.status === 'waived' && !this.waivedSeen.has(key(c))) || c.status === 'n/a');
+          const show = e.checks.filter(
+            (c) => (c.status === 'waived' && !this.waivedSeen.has(key(c))) || c.status === 'n/a',
+          );
           for (const c of show) if (c.status === 'waived') this.waivedSeen.add(key(c));
-          const waivedText = waived ? this.paint('yellow', `${waived} WAIVED${listed ? ` (${listed === waived ? '' : `${listed} `}as listed above)` : ''}`) : '';
-          this.print(`gate     ${e.target} ${this.paint('green', 'ok')}: ${passed} passed${waived ? `, ${waivedText}` : ''}${na ? `, ${na} n/a` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`);
+          const waivedText = waived
+            ? this.paint(
+                'yellow',
+                `${waived} WAIVED${listed ? ` (${listed === waived ? '' : `${listed} `}as listed above)` : ''}`,
+              )
+            : '';
+          this.print(
+            `gate     ${e.target} ${this.paint('green', 'ok')}: ${passed} passed${waived ? `, ${waivedText}` : ''}${na ? `, ${na} n/a` : ''}${e.replayed ? ' (recorded)' : ''} · ${e.report}`,
+          );
           if (show.length) for (const l of checksTable(show)) this.print(l);
         } else {
           for (const c of e.checks) if (c.status === 'waived') this.waivedSeen.add(`${c.name}\0${c.waived ?? ''}`);
-          this.print(`${this.paint(['bold', 'red'], 'GATE FAILED')} ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`);
+          this.print(
+            `${this.paint(['bold', 'red'], 'GATE FAILED')} ${e.target}${e.replayed ? ' (recorded result, inputs unchanged)' : ''} · report ${e.report}`,
+          );
           for (const l of checksTable(e.checks)) this.print(l);
-          if (!e.checks.some((c) => c.status === 'fail')) this.print('    no check passed: checks that are n/a never make a gate pass on their own');
+          if (!e.checks.some((c) => c.status === 'fail'))
+            this.print('    no check passed: checks that are n/a never make a gate pass on their own');
         }
         return;
       case 'fail':
@@ -207,11 +263,19 @@ export class ConsoleReporter implements Reporter {
       case 'remote': {
         this.bars.delete('remote cache upload');
         const r = e.stats;
-        const parts = [`${r.hits} restored (${r.downloaded.objects} object${r.downloaded.objects === 1 ? '' : 's'}, ${formatBytes(r.downloaded.bytes)})`, `${r.misses} missed`];
-        if (r.mode === 'readwrite') parts.push(`${r.uploaded.entries} uploaded (${r.uploaded.objects} object${r.uploaded.objects === 1 ? '' : 's'}, ${formatBytes(r.uploaded.bytes)})`);
+        const parts = [
+          `${r.hits} restored (${r.downloaded.objects} object${r.downloaded.objects === 1 ? '' : 's'}, ${formatBytes(r.downloaded.bytes)})`,
+          `${r.misses} missed`,
+        ];
+        if (r.mode === 'readwrite')
+          parts.push(
+            `${r.uploaded.entries} uploaded (${r.uploaded.objects} object${r.uploaded.objects === 1 ? '' : 's'}, ${formatBytes(r.uploaded.bytes)})`,
+          );
         if (r.notUploaded.length) parts.push(`${r.notUploaded.length} not uploaded (non-deterministic)`);
         parts.push(`${r.refused} refused`);
-        this.print(`remote   ${r.url} (${r.mode}): ${parts.join(', ')}${r.unavailable !== undefined ? ` · unavailable (${r.unavailable}): the rest of the build was local-only` : ''}`);
+        this.print(
+          `remote   ${r.url} (${r.mode}): ${parts.join(', ')}${r.unavailable !== undefined ? ` · unavailable (${r.unavailable}): the rest of the build was local-only` : ''}`,
+        );
         return;
       }
       case 'end': {
@@ -223,7 +287,11 @@ export class ConsoleReporter implements Reporter {
         if (c.blocked) parts.push(`${c.blocked} blocked`);
         for (const l of this.blockedSummary()) this.print(l);
         if (this.o.explain || this.dryRun) for (const l of this.rootSummary()) this.print(l);
-        const head = e.interrupted ? this.paint(['bold', 'yellow'], 'INTERRUPTED') : e.ok ? this.paint(['bold', 'green'], 'ok') : this.paint(['bold', 'red'], 'FAILED');
+        const head = e.interrupted
+          ? this.paint(['bold', 'yellow'], 'INTERRUPTED')
+          : e.ok
+            ? this.paint(['bold', 'green'], 'ok')
+            : this.paint(['bold', 'red'], 'FAILED');
         this.print(`rc1-build: ${head} · ${parts.join(', ')} · ${formatMs(e.ms)}`);
         return;
       }
@@ -241,9 +309,11 @@ export class ConsoleReporter implements Reporter {
    */
   private blockedSummary(): string[] {
     const out: string[] = [];
-    const list = (names: string[]): string => (names.length > 8 ? `${names.slice(0, 8).join(', ')}, … (+${names.length - 8})` : names.join(', '));
+    const list = (names: string[]): string =>
+      names.length > 8 ? `${names.slice(0, 8).join(', ')}, … (+${names.length - 8})` : names.join(', ');
     const tag = (t: string): string => this.paint('red', t);
-    if (this.blocked.length === 1) out.push(`${tag('blocked')}  ${this.blocked[0]!.target} (needs ${this.blocked[0]!.by})`);
+    if (this.blocked.length === 1)
+      out.push(`${tag('blocked')}  ${this.blocked[0]!.target} (needs ${this.blocked[0]!.by})`);
     else if (this.blocked.length > 1) {
       const by = new Map(this.blocked.map((b) => [b.target, b.by]));
       const rootOf = (t: string): string => {
@@ -252,13 +322,23 @@ export class ConsoleReporter implements Reporter {
         return r;
       };
       const groups = new Map<string, string[]>();
-      for (const b of [...this.blocked].sort((x, y) => (x.target < y.target ? -1 : 1))) (groups.get(rootOf(b.target)) ?? groups.set(rootOf(b.target), []).get(rootOf(b.target))!).push(b.target);
-      const parts = [...groups].map(([root, names]) => (groups.size === 1 ? `behind ${root}: ${list(names)}` : `${names.length} behind ${root} (${list(names)})`));
-      out.push(`${tag('blocked')}  ${this.blocked.length} targets ${groups.size === 1 ? parts[0] : `: ${parts.join('; ')}`}`.replace(' targets : ', ' targets: '));
+      for (const b of [...this.blocked].sort((x, y) => (x.target < y.target ? -1 : 1)))
+        (groups.get(rootOf(b.target)) ?? groups.set(rootOf(b.target), []).get(rootOf(b.target))!).push(b.target);
+      const parts = [...groups].map(([root, names]) =>
+        groups.size === 1 ? `behind ${root}: ${list(names)}` : `${names.length} behind ${root} (${list(names)})`,
+      );
+      out.push(
+        `${tag('blocked')}  ${this.blocked.length} targets ${groups.size === 1 ? parts[0] : `: ${parts.join('; ')}`}`.replace(
+          ' targets : ',
+          ' targets: ',
+        ),
+      );
     }
     this.notRun.sort();
     if (this.notRun.length) {
-      out.push(`not run  ${this.notRun.length === 1 ? this.notRun[0] : `${this.notRun.length} targets: ${list(this.notRun)}`} (the build stopped after a failure; -k keeps going)`);
+      out.push(
+        `not run  ${this.notRun.length === 1 ? this.notRun[0] : `${this.notRun.length} targets: ${list(this.notRun)}`} (the build stopped after a failure; -k keeps going)`,
+      );
     }
     this.blocked = [];
     this.notRun = [];
@@ -272,7 +352,9 @@ export class ConsoleReporter implements Reporter {
     for (const [label, g] of this.groups) {
       const n = g.targets.length;
       const cut = g.cutoffs.length ? `; early cutoff at ${g.cutoffs.join(', ')}` : '';
-      out.push(`rc1 explain: ${n} target${n === 1 ? '' : 's'} ${verb} because ${label}: ${g.targets.length > 12 ? `${g.targets.slice(0, 12).join(', ')}, … (+${n - 12})` : g.targets.join(', ')}${cut}`);
+      out.push(
+        `rc1 explain: ${n} target${n === 1 ? '' : 's'} ${verb} because ${label}: ${g.targets.length > 12 ? `${g.targets.slice(0, 12).join(', ')}, … (+${n - 12})` : g.targets.join(', ')}${cut}`,
+      );
     }
     return out;
   }

@@ -2,7 +2,10 @@
 import type { Diagnostic } from '../config/usage-error.ts';
 import { colourEnabled, painter } from '../util/colour.ts';
 
-interface Io { out: (s: string) => void; err: (s: string) => void }
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
 
 export function formatDiagnostic(d: Diagnostic): string {
   const lines = [`rc1-build: error: ${d.headline}`];
@@ -16,12 +19,18 @@ export function printDiagnostics(ds: readonly Diagnostic[], io: Io, json: boolea
   const paint = painter(colourEnabled(process.stderr));
   for (const d of ds) {
     const text = formatDiagnostic(d);
-    io.err(text.startsWith('rc1-build: error:') ? paint(['bold', 'red'], 'rc1-build: error:') + text.slice('rc1-build: error:'.length) : text);
+    io.err(
+      text.startsWith('rc1-build: error:')
+        ? paint(['bold', 'red'], 'rc1-build: error:') + text.slice('rc1-build: error:'.length)
+        : text,
+    );
   }
   if (json) io.out(JSON.stringify({ event: 'error', exitCode, diagnostics: ds }) + '\n');
 }
 
 export function printInternalError(e: unknown, io: Io): void {
-  const msg = e instanceof Error ? e.stack ?? e.message : String(e);
-  io.err(`rc1-build: ${msg.startsWith('Error: internal error') ? '' : 'internal error: '}${msg}\n  please report this at the rc1-build issue tracker\n`);
+  const msg = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  io.err(
+    `rc1-build: ${msg.startsWith('Error: internal error') ? '' : 'internal error: '}${msg}\n  please report this at the rc1-build issue tracker\n`,
+  );
 }

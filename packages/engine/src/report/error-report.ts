@@ -31,6 +31,11 @@ export function writeErrorReport(root: string, r: ErrorReport): string {
   let rel = `reports/ERROR_${ts}.json`;
   for (let i = 2; fs.existsSync(path.join(root, rel)); i++) rel = `reports/ERROR_${ts}-${i}.json`;
   const file = path.join(root, rel);
-  engineWrite('the error report', file, () => writeFileAtomic(file, prettyJson({ ...r, at: new Date().toISOString(), log_tail: r.log_tail.slice(-200) })), root);
+  engineWrite(
+    'the error report',
+    file,
+    () => writeFileAtomic(file, prettyJson({ ...r, at: new Date().toISOString(), log_tail: r.log_tail.slice(-200) })),
+    root,
+  );
   return rel;
 }

@@ -11,7 +11,9 @@ const show = (v: unknown): string => {
 function statusLine(l: Lineage): string {
   const s = l.status;
   if (s.upToDate) return s.reasons.length ? s.reasons.join('; ') : 'up to date';
-  const root = s.root ? `${s.root.label}${s.root.via.length ? ` (via ${s.root.via.join(' → ')})` : ''}${s.root.more ? `, +${s.root.more} more` : ''}` : s.reasons[0] ?? 'stale';
+  const root = s.root
+    ? `${s.root.label}${s.root.via.length ? ` (via ${s.root.via.join(' → ')})` : ''}${s.root.more ? `, +${s.root.more} more` : ''}`
+    : (s.reasons[0] ?? 'stale');
   return `STALE: ${root}`;
 }
 
@@ -19,11 +21,16 @@ function target(l: Lineage, pad: string, out: string[]): void {
   const rule = `${l.rule.path}${l.rule.name ? ` (${l.rule.name} v${l.rule.version})` : ''}`;
   const files = Object.keys(l.code).length;
   out.push(`${pad}${l.gate ? 'gate' : 'target'} ${l.target}`);
-  const kv = (k: string, v: string): void => { out.push(`${pad}  ${k.padEnd(7)} ${v}`); };
+  const kv = (k: string, v: string): void => {
+    out.push(`${pad}  ${k.padEnd(7)} ${v}`);
+  };
   kv('rule', `${rule}, code ${short(l.codeHash)} (${files} file${files === 1 ? '' : 's'})`);
   if (l.built) {
     const run = l.built.run ? `, run ${l.built.run.id} (${l.built.run.command})` : '';
-    kv('built', `${l.built.at}, ${l.built.how === 'restored' ? 'restored from cache' : `ran ${l.built.ms}ms`}${l.built.result === 'gate-failed' ? ', gate FAILED' : ''}${run}`);
+    kv(
+      'built',
+      `${l.built.at}, ${l.built.how === 'restored' ? 'restored from cache' : `ran ${l.built.ms}ms`}${l.built.result === 'gate-failed' ? ', gate FAILED' : ''}${run}`,
+    );
   } else kv('built', 'never (inputs below are as they are now)');
   kv('status', statusLine(l));
   const params = Object.entries(l.params);
@@ -34,7 +41,10 @@ function target(l: Lineage, pad: string, out: string[]): void {
   l.outputs.forEach((o, n) => kv(n ? '' : 'outputs', `${o.path}  ${short(o.sha256)}`));
   if (!l.inputs.length) kv('inputs', '(none)');
   l.inputs.forEach((i, n) => {
-    kv(n ? '' : 'inputs', `${i.group}: ${i.path}  ${short(i.sha256)}  ${i.producer ? `← ${i.producer}${i.lineage === 'above' ? ' (shown above)' : ''}` : '(source)'}`);
+    kv(
+      n ? '' : 'inputs',
+      `${i.group}: ${i.path}  ${short(i.sha256)}  ${i.producer ? `← ${i.producer}${i.lineage === 'above' ? ' (shown above)' : ''}` : '(source)'}`,
+    );
     if (i.lineage && i.lineage !== 'above') target(i.lineage, pad + '      ', out);
   });
 }

@@ -17,7 +17,12 @@ import { readJsonOrNull, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 
 const FORMAT = 2;
-interface State { format: number; key: string; dirs: string[]; digest: string }
+interface State {
+  format: number;
+  key: string;
+  dirs: string[];
+  digest: string;
+}
 
 export interface StateWorkspace {
   root: string;
@@ -34,11 +39,17 @@ function stateFile(ws: StateWorkspace): string {
 function statLine(ws: StateWorkspace, rel: string): { line: string; lastNs: bigint; coarse: boolean } {
   const st = fs.lstatSync(path.join(ws.root, rel), { bigint: true, throwIfNoEntry: false });
   if (!st) return { line: `-\n`, lastNs: 0n, coarse: false };
-  return { line: `${st.size} ${st.mtimeNs} ${st.ino} ${st.ctimeNs}\n`, lastNs: st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs, coarse: st.mtimeNs % 1_000_000_000n === 0n };
+  return {
+    line: `${st.size} ${st.mtimeNs} ${st.ino} ${st.ctimeNs}\n`,
+    lastNs: st.ctimeNs > st.mtimeNs ? st.ctimeNs : st.mtimeNs,
+    coarse: st.mtimeNs % 1_000_000_000n === 0n,
+  };
 }
 
 function stateKey(ws: StateWorkspace): string {
-  return sha256Hex(`${statLine(ws, path.relative(ws.root, ws.trace.file)).line}${ws.profile}\0${ws.pipeline.manifestDir}\0${[...ws.pipeline.targets.keys()].join('\0')}`);
+  return sha256Hex(
+    `${statLine(ws, path.relative(ws.root, ws.trace.file)).line}${ws.profile}\0${ws.pipeline.manifestDir}\0${[...ws.pipeline.targets.keys()].join('\0')}`,
+  );
 }
 
 function manifestRel(ws: StateWorkspace): string {
@@ -66,7 +77,11 @@ export function recordManifestState(ws: StateWorkspace, sidecars: readonly strin
   const walk = (rel: string): void => {
     dirs.push(rel);
     let entries: fs.Dirent[] = [];
-    try { entries = fs.readdirSync(path.join(ws.root, rel), { withFileTypes: true }); } catch { return; }
+    try {
+      entries = fs.readdirSync(path.join(ws.root, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
     for (const e of entries) if (e.isDirectory()) walk(path.posix.join(rel, e.name));
   };
   walk(path.posix.join(ws.pipeline.manifestDir, 'sha256'));
@@ -84,8 +99,17 @@ export function recordManifestState(ws: StateWorkspace, sidecars: readonly strin
     const s = statLine(ws, rel);
     if (s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now) racy = true;
   }
-  engineWrite('the manifest state', file, () => {
-    if (racy) fs.rmSync(file, { force: true });
-    else writeFileAtomic(file, JSON.stringify({ format: FORMAT, key: stateKey(ws), dirs, digest: sha256Hex(text) } satisfies State));
-  }, ws.root);
+  engineWrite(
+    'the manifest state',
+    file,
+    () => {
+      if (racy) fs.rmSync(file, { force: true });
+      else
+        writeFileAtomic(
+          file,
+          JSON.stringify({ format: FORMAT, key: stateKey(ws), dirs, digest: sha256Hex(text) } satisfies State),
+        );
+    },
+    ws.root,
+  );
 }

@@ -31,7 +31,20 @@ export interface Manifest {
   profile: string;
   git: { commit: string | null; dirty: boolean | null };
   artifacts: Artifact[];
-  targets: Record<string, { key: string; result: string; how: string; at: string; rule?: { name: string; version: number }; builtBy?: BuiltBy; inputs: Record<string, Record<string, string>>; outputs: string[]; links?: Record<string, string> }>;
+  targets: Record<
+    string,
+    {
+      key: string;
+      result: string;
+      how: string;
+      at: string;
+      rule?: { name: string; version: number };
+      builtBy?: BuiltBy;
+      inputs: Record<string, Record<string, string>>;
+      outputs: string[];
+      links?: Record<string, string>;
+    }
+  >;
 }
 
 export function manifestPath(manifestDir: string): string {
@@ -46,7 +59,9 @@ export function artifactsOf(rec: TargetRecord): Artifact[] {
   const out: Artifact[] = [];
   for (const o of rec.outputs) {
     if (!o.dir) out.push({ path: o.path, sha256: o.sha256, size: o.size, target: rec.name });
-    else for (const [rel, sha] of Object.entries(o.files ?? {})) out.push({ path: `${o.path}/${rel}`, sha256: sha, size: -1, target: rec.name, dir: o.path });
+    else
+      for (const [rel, sha] of Object.entries(o.files ?? {}))
+        out.push({ path: `${o.path}/${rel}`, sha256: sha, size: -1, target: rec.name, dir: o.path });
   }
   return out;
 }
@@ -68,9 +83,15 @@ export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Mani
     const links: Record<string, string> = {};
     for (const o of rec.outputs) for (const [rel, to] of Object.entries(o.links ?? {})) links[`${o.path}/${rel}`] = to;
     targets[name] = {
-      key: rec.key, result: rec.result, how: rec.how, at: rec.at, ...(rec.rule ? { rule: rec.rule } : {}),
-      ...(builtBy[rec.key] ? { builtBy: builtBy[rec.key] } : {}), inputs: rec.fingerprint.inputs,
-      outputs: rec.outputs.map((o) => o.path), ...(Object.keys(links).length ? { links } : {}),
+      key: rec.key,
+      result: rec.result,
+      how: rec.how,
+      at: rec.at,
+      ...(rec.rule ? { rule: rec.rule } : {}),
+      ...(builtBy[rec.key] ? { builtBy: builtBy[rec.key] } : {}),
+      inputs: rec.fingerprint.inputs,
+      outputs: rec.outputs.map((o) => o.path),
+      ...(Object.keys(links).length ? { links } : {}),
     };
     for (const a of artifactsOf(rec)) {
       if (a.size < 0) a.size = fs.statSync(path.join(ws.root, a.path), { throwIfNoEntry: false })?.size ?? 0;
@@ -130,7 +151,11 @@ function readOrNull(file: string): string | null {
  * built in this build; null keeps the one recorded (asking `gitNow` only if there is none).
  * Returns the workspace paths it wrote or removed.
  */
-export function writeManifest(ws: ManifestWorkspace, git: Manifest['git'] | null, gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null })): string[] {
+export function writeManifest(
+  ws: ManifestWorkspace,
+  git: Manifest['git'] | null,
+  gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null }),
+): string[] {
   const dir = ws.pipeline.manifestDir;
   // Nothing recorded changed and the files are as last checked (manifest-state.ts): done.
   if (git === null && manifestUnchanged(ws)) return [];
@@ -151,13 +176,22 @@ export function writeManifest(ws: ManifestWorkspace, git: Manifest['git'] | null
     const body = `${a.sha256}  ${a.path}\n`;
     const now = readOrNull(abs);
     if (now !== body) {
-      engineWrite('the sidecar', abs, () => (now === null ? createSidecar(abs, body) : writeFileAtomic(abs, body)), ws.root);
+      engineWrite(
+        'the sidecar',
+        abs,
+        () => (now === null ? createSidecar(abs, body) : writeFileAtomic(abs, body)),
+        ws.root,
+      );
       changed.push(rel);
     }
   }
   const sideRoot = path.join(ws.root, dir, 'sha256');
   let existing: string[] = [];
-  try { existing = listFilesRecursive(sideRoot); } catch { existing = []; }
+  try {
+    existing = listFilesRecursive(sideRoot);
+  } catch {
+    existing = [];
+  }
   for (const f of existing) {
     const rel = path.posix.join(dir, 'sha256', f);
     if (!wanted.has(rel)) {

@@ -17,13 +17,21 @@ function flatten(v: unknown, prefix: string, out: Record<string, number>): void 
 /** The metrics of one file, or an error message (unreadable, not JSON). */
 export function readMetrics(abs: string): Record<string, number> | { error: string } {
   let text: string;
-  try { text = fs.readFileSync(abs, 'utf8'); } catch (e) { return { error: (e as Error).message }; }
+  try {
+    text = fs.readFileSync(abs, 'utf8');
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
     const lines = text.split('\n').filter((l) => l.trim());
-    try { doc = JSON.parse(lines[lines.length - 1] ?? ''); } catch { return { error: 'neither JSON nor JSON Lines' }; }
+    try {
+      doc = JSON.parse(lines[lines.length - 1] ?? '');
+    } catch {
+      return { error: 'neither JSON nor JSON Lines' };
+    }
   }
   const out: Record<string, number> = {};
   flatten(doc, '', out);

@@ -29,16 +29,26 @@ export function checkLogPaths(targets: Iterable<{ name: string; outputs: readonl
     for (const o of t.outputs) {
       const p = o.path.replace(/\/+$/, '');
       const of = logs.get(p);
-      const why = of !== undefined ? `is where rc1-build keeps the rule log of ${of}`
-        : p === LOG_DIR ? `is ${LOG_DIR}/, where rc1-build keeps every rule's log`
-          : p === ERROR_REPORT_DIR ? `is ${ERROR_REPORT_DIR}/, where rc1-build writes ERROR_*.json when a rule fails`
-            : /^reports\/ERROR_[^/]*$/.test(p) ? `is named like the ERROR_*.json reports rc1-build writes when a rule fails`
-              : null;
+      const why =
+        of !== undefined
+          ? `is where rc1-build keeps the rule log of ${of}`
+          : p === LOG_DIR
+            ? `is ${LOG_DIR}/, where rc1-build keeps every rule's log`
+            : p === ERROR_REPORT_DIR
+              ? `is ${ERROR_REPORT_DIR}/, where rc1-build writes ERROR_*.json when a rule fails`
+              : /^reports\/ERROR_[^/]*$/.test(p)
+                ? `is named like the ERROR_*.json reports rc1-build writes when a rule fails`
+                : null;
       if (why === null) continue;
       throw new UsageError({
         headline: `output ${o.path} of target ${t.name} ${why}`,
-        context: { why: 'the engine writes these after rules run, so they cannot also be hashed, cached outputs (a commit would replace them whole)' },
-        hint: of !== undefined ? `declare the output under another name (say logs/${of}.out.log or reports/${of}.log)` : 'declare the output as a file or folder inside logs/ or reports/ (say reports/<target>/), or elsewhere',
+        context: {
+          why: 'the engine writes these after rules run, so they cannot also be hashed, cached outputs (a commit would replace them whole)',
+        },
+        hint:
+          of !== undefined
+            ? `declare the output under another name (say logs/${of}.out.log or reports/${of}.log)`
+            : 'declare the output as a file or folder inside logs/ or reports/ (say reports/<target>/), or elsewhere',
       });
     }
   }
@@ -47,8 +57,13 @@ export function checkLogPaths(targets: Iterable<{ name: string; outputs: readonl
 /** Replace logs/<target>.log with these lines (or remove it when there are none). */
 export function writeRuleLog(root: string, target: string, lines: readonly string[]): void {
   const file = path.join(root, ruleLogPath(target));
-  engineWrite('the rule log', file, () => {
-    if (lines.length) writeFileAtomic(file, lines.map((l) => l + '\n').join(''));
-    else fs.rmSync(file, { force: true });
-  }, root);
+  engineWrite(
+    'the rule log',
+    file,
+    () => {
+      if (lines.length) writeFileAtomic(file, lines.map((l) => l + '\n').join(''));
+      else fs.rmSync(file, { force: true });
+    },
+    root,
+  );
 }

@@ -8,7 +8,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { getKey, type ConfigObject } from '../config/load-configs.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
-import { DEFAULT_HISTORY_KEEP, type RunCounts, type RunLine, type RunOutcome, RunHistory } from '../state/run-history.ts';
+import {
+  DEFAULT_HISTORY_KEEP,
+  type RunCounts,
+  type RunLine,
+  type RunOutcome,
+  RunHistory,
+} from '../state/run-history.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
 import { canonicalJson, sortedCopy } from '../util/canonical-json.ts';
@@ -25,17 +31,34 @@ export class RunRecorder implements Reporter {
   ms = 0;
   /** The trace's size:mtime when the build began (after the lock was taken). */
   startTrace = '';
-  constructor(private readonly inner: Reporter, private readonly traceFile: string) {}
+  constructor(
+    private readonly inner: Reporter,
+    private readonly traceFile: string,
+  ) {}
 
   emit(e: BuildEvent): void {
     switch (e.event) {
-      case 'plan': this.startTrace = traceStamp(this.traceFile); break;
-      case 'done': this.outcomes[e.target] = { outcome: e.restored ? 'restored' : 'ran', ms: Math.round(e.ms) }; break;
-      case 'gate': if (!e.pass) this.outcomes[e.target] = { ...this.outcomes[e.target], outcome: 'gate-failed' }; break;
-      case 'fail': this.outcomes[e.target] = { outcome: 'failed' }; break;
-      case 'blocked': this.outcomes[e.target] = { outcome: 'blocked' }; break;
-      case 'end': this.ms = Math.round(e.ms); Object.assign(this.counts, e.counts); break;
-      default: break;
+      case 'plan':
+        this.startTrace = traceStamp(this.traceFile);
+        break;
+      case 'done':
+        this.outcomes[e.target] = { outcome: e.restored ? 'restored' : 'ran', ms: Math.round(e.ms) };
+        break;
+      case 'gate':
+        if (!e.pass) this.outcomes[e.target] = { ...this.outcomes[e.target], outcome: 'gate-failed' };
+        break;
+      case 'fail':
+        this.outcomes[e.target] = { outcome: 'failed' };
+        break;
+      case 'blocked':
+        this.outcomes[e.target] = { outcome: 'blocked' };
+        break;
+      case 'end':
+        this.ms = Math.round(e.ms);
+        Object.assign(this.counts, e.counts);
+        break;
+      default:
+        break;
     }
     this.inner.emit(e);
   }
@@ -59,9 +82,12 @@ export interface RecordWorkspace {
   trace: { records: ReadonlyMap<string, TargetRecord>; file: string };
 }
 
-export function historyOf(ws: Pick<RecordWorkspace, 'stateDir' | 'pipeline'>, env: NodeJS.ProcessEnv = process.env): RunHistory {
+export function historyOf(
+  ws: Pick<RecordWorkspace, 'stateDir' | 'pipeline'>,
+  env: NodeJS.ProcessEnv = process.env,
+): RunHistory {
   const fromEnv = Number(env.RC1_HISTORY_KEEP);
-  const keep = Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : ws.pipeline.historyKeep ?? DEFAULT_HISTORY_KEEP;
+  const keep = Number.isInteger(fromEnv) && fromEnv >= 2 ? fromEnv : (ws.pipeline.historyKeep ?? DEFAULT_HISTORY_KEEP);
   return new RunHistory(path.join(ws.stateDir, RUNS_FILE), keep);
 }
 
@@ -81,19 +107,26 @@ export function declaredParams(pipeline: ResolvedPipeline, values: ConfigObject)
  * Appends this build's run; returns its id. Only the targets this build changed are written,
  * unless the trace changed since the last run was recorded: then the whole state is.
  */
-export function recordRun(ws: RecordWorkspace, rec: RunRecorder, o: { command: string; asked: string[]; exitCode: number; git: GitState }): number {
+export function recordRun(
+  ws: RecordWorkspace,
+  rec: RunRecorder,
+  o: { command: string; asked: string[]; exitCode: number; git: GitState },
+): number {
   const history = historyOf(ws);
   const prev = history.lastLine();
   const full = !prev || prev.trace !== rec.startTrace;
   const state: RunLine['state'] = {};
   const checks: RunLine['checks'] = {};
   const metrics: RunLine['metrics'] = {};
-  const names = full ? ws.pipeline.order : Object.keys(rec.outcomes).filter((n) => ws.pipeline.targets.has(n) && rec.outcomes[n]!.outcome !== 'blocked');
+  const names = full
+    ? ws.pipeline.order
+    : Object.keys(rec.outcomes).filter((n) => ws.pipeline.targets.has(n) && rec.outcomes[n]!.outcome !== 'blocked');
   for (const name of names) {
     const t = ws.pipeline.targets.get(name)!;
     const r = ws.trace.records.get(name);
     const usable = r && r.result !== 'failed' ? r : null;
-    if (usable) state[name] = { key: usable.key, outputs: Object.fromEntries(usable.outputs.map((x) => [x.path, x.sha256])) };
+    if (usable)
+      state[name] = { key: usable.key, outputs: Object.fromEntries(usable.outputs.map((x) => [x.path, x.sha256])) };
     else if (!full) state[name] = null;
     if (t.gate) {
       if (usable?.checks) checks[name] = usable.checks;
@@ -107,9 +140,26 @@ export function recordRun(ws: RecordWorkspace, rec: RunRecorder, o: { command: s
   }
   const params = declaredParams(ws.pipeline, ws.config.values);
   const paramsHash = sha256Hex(canonicalJson(params));
-  return history.append({
-    at: rec.startedAt.toISOString(), ms: rec.ms, exitCode: o.exitCode, command: o.command, profile: ws.profile,
-    ...(ws.pipeline.name ? { pipeline: ws.pipeline.name } : {}), git: o.git, ...(o.asked.join('\0') === ws.pipeline.defaultTargets.join('\0') ? {} : { asked: o.asked }), counts: rec.counts, outcomes: rec.outcomes,
-    trace: traceStamp(ws.trace.file), paramsHash, full, state, ...(full || prev?.paramsHash !== paramsHash ? { params } : {}), checks, metrics,
-  }, prev);
+  return history.append(
+    {
+      at: rec.startedAt.toISOString(),
+      ms: rec.ms,
+      exitCode: o.exitCode,
+      command: o.command,
+      profile: ws.profile,
+      ...(ws.pipeline.name ? { pipeline: ws.pipeline.name } : {}),
+      git: o.git,
+      ...(o.asked.join('\0') === ws.pipeline.defaultTargets.join('\0') ? {} : { asked: o.asked }),
+      counts: rec.counts,
+      outcomes: rec.outcomes,
+      trace: traceStamp(ws.trace.file),
+      paramsHash,
+      full,
+      state,
+      ...(full || prev?.paramsHash !== paramsHash ? { params } : {}),
+      checks,
+      metrics,
+    },
+    prev,
+  );
 }

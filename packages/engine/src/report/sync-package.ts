@@ -10,8 +10,17 @@ import type { ResolvedPipeline } from '../graph/resolved.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
 import type { Manifest } from './manifest.ts';
 
-export interface SyncNeed { name: string; path: string; desc: string }
-export interface SyncArtifact { name: string; path: string; sha256: string; target: string }
+export interface SyncNeed {
+  name: string;
+  path: string;
+  desc: string;
+}
+export interface SyncArtifact {
+  name: string;
+  path: string;
+  sha256: string;
+  target: string;
+}
 
 export interface SyncPackage {
   from: string;
@@ -27,7 +36,14 @@ export interface SyncPackage {
 export async function syncSchema(): Promise<import('zod').ZodType<SyncPackage>> {
   const { z } = await import('zod');
   const need = z.object({ name: z.string().min(1), path: z.string().min(1), desc: z.string().min(1) }).strict();
-  const artifact = z.object({ name: z.string().min(1), path: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in hex'), target: z.string().min(1) }).strict();
+  const artifact = z
+    .object({
+      name: z.string().min(1),
+      path: z.string().min(1),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in hex'),
+      target: z.string().min(1),
+    })
+    .strict();
   const base = z.object({
     from: z.string().min(1),
     round: z.number().int().min(1),
@@ -40,11 +56,22 @@ export async function syncSchema(): Promise<import('zod').ZodType<SyncPackage>> 
     for (const [k, x] of Object.entries(v)) {
       if (['from', 'round', 'artifacts_produced', 'risks_blockers', 'notes'].includes(k)) continue;
       if (!/^need_from_\w+$/.test(k)) {
-        ctx.addIssue({ code: 'custom', path: [k], message: 'not a key of the SYNC contract (from, round, need_from_<peer>, artifacts_produced, risks_blockers, notes)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message:
+            'not a key of the SYNC contract (from, round, need_from_<peer>, artifacts_produced, risks_blockers, notes)',
+        });
         continue;
       }
       const r = needs.safeParse(x);
-      if (!r.success) for (const i of r.error.issues) ctx.addIssue({ code: 'custom', path: [k, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], message: i.message });
+      if (!r.success)
+        for (const i of r.error.issues)
+          ctx.addIssue({
+            code: 'custom',
+            path: [k, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+            message: i.message,
+          });
     }
   }) as unknown as import('zod').ZodType<SyncPackage>;
 }
@@ -74,7 +101,9 @@ const under = (p: string, dir: string): boolean => {
  */
 export function needsOf(ws: SyncWorkspace): Record<string, SyncNeed[]> {
   const sync = ws.pipeline.sync!;
-  const out: Record<string, SyncNeed[]> = Object.fromEntries(sync.peers.map((p) => [`need_from_${p.name}`, [] as SyncNeed[]]));
+  const out: Record<string, SyncNeed[]> = Object.fromEntries(
+    sync.peers.map((p) => [`need_from_${p.name}`, [] as SyncNeed[]]),
+  );
   const users = new Map<string, Set<string>>(); // declared source input (path or glob) → targets
   for (const t of ws.pipeline.targets.values()) {
     for (const g of t.inputs) {
@@ -102,8 +131,15 @@ export function needsOf(ws: SyncWorkspace): Record<string, SyncNeed[]> {
   for (const [input, ts] of [...users].sort(([a], [b]) => a.localeCompare(b))) {
     if (covered.has(input)) continue;
     const isGlob = /[*?[{]/.test(input);
-    const missing = isGlob ? !fs.existsSync(path.join(ws.root, globBase(input) || '.')) : !fs.existsSync(path.join(ws.root, input));
-    if (missing) out[first]!.push({ name: path.posix.basename(globBase(input).replace(/\/$/, '') || input).replace(/\.[^.]+$/, ''), path: input, desc: `declared input of ${[...ts].sort().join(', ')}; missing here and no peer declares it` });
+    const missing = isGlob
+      ? !fs.existsSync(path.join(ws.root, globBase(input) || '.'))
+      : !fs.existsSync(path.join(ws.root, input));
+    if (missing)
+      out[first]!.push({
+        name: path.posix.basename(globBase(input).replace(/\/$/, '') || input).replace(/\.[^.]+$/, ''),
+        path: input,
+        desc: `declared input of ${[...ts].sort().join(', ')}; missing here and no peer declares it`,
+      });
   }
   return out;
 }
@@ -115,28 +151,45 @@ export function risksOf(ws: SyncWorkspace): string[] {
     const t = ws.pipeline.targets.get(name)!;
     const r = ws.trace.records.get(name);
     if (!r) continue;
-    if (r.result === 'failed') { out.push(`target ${name} failed: ${r.error ?? 'unknown error'}`); continue; }
+    if (r.result === 'failed') {
+      out.push(`target ${name} failed: ${r.error ?? 'unknown error'}`);
+      continue;
+    }
     if (!t.gate) continue;
     for (const c of r.checks ?? []) {
       if (c.status !== 'fail' && c.status !== 'waived') continue;
       const v = `${JSON.stringify(c.value)} ${c.op} ${JSON.stringify(c.threshold)}`;
       const what = c.status === 'fail' ? `FAILED (${v})` : `WAIVED (${c.waived ?? 'waived'}; ${v})`;
-      out.push(`gate ${name}: ${c.name} ${what}${c.hint ? ` — hint: ${c.hint}` : ''}${t.report ? ` · ${t.report}` : ''}`);
+      out.push(
+        `gate ${name}: ${c.name} ${what}${c.hint ? ` — hint: ${c.hint}` : ''}${t.report ? ` · ${t.report}` : ''}`,
+      );
     }
   }
   return out.length ? out : ['none'];
 }
 
 /** The package for a round, from the manifest (artifacts and their hashes) and the trace (gates). */
-export function buildSyncPackage(ws: SyncWorkspace, manifest: Manifest, round: number, extraNotes: string[] = []): SyncPackage {
+export function buildSyncPackage(
+  ws: SyncWorkspace,
+  manifest: Manifest,
+  round: number,
+  extraNotes: string[] = [],
+): SyncPackage {
   const sync = ws.pipeline.sync!;
-  const artifacts: SyncArtifact[] = manifest.artifacts.map((a) => ({ name: path.posix.basename(a.path).replace(/\.[^.]+$/, ''), path: a.path, sha256: a.sha256, target: a.target }));
+  const artifacts: SyncArtifact[] = manifest.artifacts.map((a) => ({
+    name: path.posix.basename(a.path).replace(/\.[^.]+$/, ''),
+    path: a.path,
+    sha256: a.sha256,
+    target: a.target,
+  }));
   const gates = [...ws.pipeline.targets.values()].filter((t) => t.gate);
   const recs = gates.map((g) => ws.trace.records.get(g.name));
   const passed = recs.filter((r) => r?.result === 'ok').length;
   const failed = recs.filter((r) => r?.result === 'gate-failed').length;
   const notBuilt = recs.filter((r) => !r || r.result === 'failed').length;
-  const git = manifest.git.commit ? `${manifest.git.commit.slice(0, 9)}${manifest.git.dirty ? ' (dirty)' : ''}` : 'no git commit';
+  const git = manifest.git.commit
+    ? `${manifest.git.commit.slice(0, 9)}${manifest.git.dirty ? ' (dirty)' : ''}`
+    : 'no git commit';
   const notes = [
     `${ws.pipeline.name ?? 'pipeline'}, profile ${manifest.profile}, built at ${git}`,
     `${artifacts.length} artifacts from ${Object.keys(manifest.targets).length} targets`,
@@ -144,7 +197,14 @@ export function buildSyncPackage(ws: SyncWorkspace, manifest: Manifest, round: n
     ...extraNotes,
   ].join('; ');
   const needs = needsOf(ws);
-  return { from: sync.from, round, ...needs, artifacts_produced: artifacts, risks_blockers: risksOf(ws), notes } as SyncPackage;
+  return {
+    from: sync.from,
+    round,
+    ...needs,
+    artifacts_produced: artifacts,
+    risks_blockers: risksOf(ws),
+    notes,
+  } as SyncPackage;
 }
 
 /** The next round: one after the highest SYNC_round<N>.json in the folder (1 when none). */
@@ -155,7 +215,9 @@ export function nextRound(dir: string): number {
       const m = /^SYNC_round(\d+)\.json$/.exec(f);
       if (m) max = Math.max(max, Number(m[1]));
     }
-  } catch { /* no packages yet */ }
+  } catch {
+    /* no packages yet */
+  }
   return max + 1;
 }
 
@@ -163,7 +225,14 @@ export function nextRound(dir: string): number {
 export function tree2(root: string): string[] {
   const skip = (n: string): boolean => n.startsWith('.') || n === 'node_modules';
   const list = (d: string): fs.Dirent[] => {
-    try { return fs.readdirSync(d, { withFileTypes: true }).filter((e) => !skip(e.name)).sort((a, b) => a.name.localeCompare(b.name)); } catch { return []; }
+    try {
+      return fs
+        .readdirSync(d, { withFileTypes: true })
+        .filter((e) => !skip(e.name))
+        .sort((a, b) => a.name.localeCompare(b.name));
+    } catch {
+      return [];
+    }
   };
   const out = ['.'];
   const top = list(root);
@@ -172,7 +241,11 @@ export function tree2(root: string): string[] {
     out.push(`${last ? '└── ' : '├── '}${e.name}${e.isDirectory() ? '/' : ''}`);
     if (!e.isDirectory()) return;
     const sub = list(path.join(root, e.name));
-    sub.forEach((s, j) => out.push(`${last ? '    ' : '│   '}${j === sub.length - 1 ? '└── ' : '├── '}${s.name}${s.isDirectory() ? '/' : ''}`));
+    sub.forEach((s, j) =>
+      out.push(
+        `${last ? '    ' : '│   '}${j === sub.length - 1 ? '└── ' : '├── '}${s.name}${s.isDirectory() ? '/' : ''}`,
+      ),
+    );
   });
   return out;
 }
@@ -184,8 +257,19 @@ export function metricsTails(ws: SyncWorkspace, n = 20): { file: string; lines: 
     for (const m of t.metrics ?? []) {
       if (!/\.jsonl$/.test(m)) continue;
       let text = '';
-      try { text = fs.readFileSync(path.join(ws.root, m), 'utf8'); } catch { out.push({ file: m, lines: ['(not built)'] }); continue; }
-      out.push({ file: m, lines: text.split('\n').filter((l) => l.trim()).slice(-n) });
+      try {
+        text = fs.readFileSync(path.join(ws.root, m), 'utf8');
+      } catch {
+        out.push({ file: m, lines: ['(not built)'] });
+        continue;
+      }
+      out.push({
+        file: m,
+        lines: text
+          .split('\n')
+          .filter((l) => l.trim())
+          .slice(-n),
+      });
     }
   }
   return out;

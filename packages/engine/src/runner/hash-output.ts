@@ -18,14 +18,26 @@ export const DURABLE_AFTER_MS = 1000;
  * hashed (a view of that buffer, valid only during the call): the rule worker stores the file's
  * cache object from them instead of reading it again, and without keeping copies in memory.
  */
-export function hashOutput(o: { path: string; dir: boolean; tmp: string }, opts: { fsync?: boolean; onSmall?: (file: string, sha256: string, bytes: Buffer) => void } = {}): HashedOutput {
+export function hashOutput(
+  o: { path: string; dir: boolean; tmp: string },
+  opts: { fsync?: boolean; onSmall?: (file: string, sha256: string, bytes: Buffer) => void } = {},
+): HashedOutput {
   const statTimeNs = BigInt(Date.now()) * 1_000_000n;
   const sync = FSYNC && opts.fsync === true;
   const keepSmall = opts.onSmall !== undefined;
   if (!o.dir) {
     const h = hashFileWithStatSync(o.tmp, { fsync: sync, keepSmall });
     if (h.bytes) opts.onSmall!(o.tmp, h.sha256, h.bytes);
-    return { path: o.path, tmp: o.tmp, dir: false, sha256: h.sha256, size: h.size, files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs] }, statTimeNs, synced: sync };
+    return {
+      path: o.path,
+      tmp: o.tmp,
+      dir: false,
+      sha256: h.sha256,
+      size: h.size,
+      files: { '': [h.sha256, h.size, h.stat.mtimeNs, h.stat.ino, h.stat.ctimeNs] },
+      statTimeNs,
+      synced: sync,
+    };
   }
   const files: HashedOutput['files'] = {};
   const shas: Record<string, string> = {};
@@ -41,8 +53,20 @@ export function hashOutput(o: { path: string; dir: boolean; tmp: string }, opts:
     size += h.size;
     for (let d = path.dirname(abs); d.length > o.tmp.length && !dirs.has(d); d = path.dirname(d)) dirs.add(d);
   }
-  for (const [rel] of tree.links) for (let d = path.dirname(path.join(o.tmp, rel)); d.length > o.tmp.length && !dirs.has(d); d = path.dirname(d)) dirs.add(d);
+  for (const [rel] of tree.links)
+    for (let d = path.dirname(path.join(o.tmp, rel)); d.length > o.tmp.length && !dirs.has(d); d = path.dirname(d))
+      dirs.add(d);
   if (sync) for (const d of dirs) fsyncPath(d);
   const links = Object.fromEntries(tree.links);
-  return { path: o.path, tmp: o.tmp, dir: true, sha256: sha256Hex(treeListing(shas, links)), size, files, links, statTimeNs, synced: sync };
+  return {
+    path: o.path,
+    tmp: o.tmp,
+    dir: true,
+    sha256: sha256Hex(treeListing(shas, links)),
+    size,
+    files,
+    links,
+    statTimeNs,
+    synced: sync,
+  };
 }

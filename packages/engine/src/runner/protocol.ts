@@ -1,7 +1,12 @@
 // Messages between the engine and its rule workers (worker_threads). Plain structured-clone data.
 import type { Check } from '../api/index.ts';
 
-export interface JobOutput { path: string; dir: boolean; tmp: string; /** Its declared name (named outputs). */ name?: string }
+export interface JobOutput {
+  path: string;
+  dir: boolean;
+  tmp: string /** Its declared name (named outputs). */;
+  name?: string;
+}
 
 export interface Job {
   id: number;
@@ -63,7 +68,10 @@ export interface JobSuccess {
   cached?: boolean;
 }
 
-export interface ParamIssue { key: string; message: string }
+export interface ParamIssue {
+  key: string;
+  message: string;
+}
 
 export interface JobFailure {
   message: string;

@@ -16,7 +16,10 @@ export class ContractError extends Error {}
 
 /** The params do not fit the rule's schema: one issue per key. */
 export class ParamError extends Error {
-  constructor(readonly target: string, readonly issues: ParamIssue[]) {
+  constructor(
+    readonly target: string,
+    readonly issues: ParamIssue[],
+  ) {
     super(`invalid params for ${target}`);
   }
 }
@@ -42,10 +45,13 @@ export interface RuleOutcome {
 /** Files left in the temp dir under the job's prefix that are not declared outputs. */
 function undeclared(inv: RuleInvocation): string[] {
   const declared = new Set(inv.outputs.map((o) => path.basename(o.tmp)));
-  return fs.readdirSync(inv.tmpDir).filter((f) => f.startsWith(inv.tmpPrefix) && !declared.has(f)).map((f) => {
-    const beside = inv.outputs.find((o) => f.startsWith(path.basename(o.tmp)));
-    return beside ? `${beside.path}${f.slice(path.basename(beside.tmp).length)}` : f.slice(inv.tmpPrefix.length);
-  });
+  return fs
+    .readdirSync(inv.tmpDir)
+    .filter((f) => f.startsWith(inv.tmpPrefix) && !declared.has(f))
+    .map((f) => {
+      const beside = inv.outputs.find((o) => f.startsWith(path.basename(o.tmp)));
+      return beside ? `${beside.path}${f.slice(path.basename(beside.tmp).length)}` : f.slice(inv.tmpPrefix.length);
+    });
 }
 
 /** Builds the RuleContext of an invocation (params already validated). */
@@ -56,12 +62,17 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
     const o = named.get(p) ?? outputs.get(p.replace(/^\.\//, '').replace(/\/$/, ''));
     if (o) return o;
     const declared = inv.outputs.map((x) => (x.name ? `${x.name} (${x.path})` : x.path)).join(', ');
-    throw new ContractError(`${inv.ruleFile}: ctx.${fn}('${p}'): not a declared output of ${inv.target} (declared: ${declared})`);
+    throw new ContractError(
+      `${inv.ruleFile}: ctx.${fn}('${p}'): not a declared output of ${inv.target} (declared: ${declared})`,
+    );
   };
   const ctx: RuleContext<unknown> = {
     target: inv.target,
     root: inv.root,
-    get stateDir(): string { fs.mkdirSync(inv.stateDir, { recursive: true }); return inv.stateDir; },
+    get stateDir(): string {
+      fs.mkdirSync(inv.stateDir, { recursive: true });
+      return inv.stateDir;
+    },
     profile: inv.profile,
     params,
     env: Object.freeze({ ...inv.env }),
@@ -71,12 +82,23 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
     codeHash: inv.codeHash,
     inputs(name: string): string[] {
       const v = inv.inputs[name];
-      if (!v) throw new ContractError(`${inv.ruleFile}: ctx.inputs('${name}'): target ${inv.target} declares no input group '${name}' (it has: ${Object.keys(inv.inputs).join(', ') || 'none'})`);
+      if (!v)
+        throw new ContractError(
+          `${inv.ruleFile}: ctx.inputs('${name}'): target ${inv.target} declares no input group '${name}' (it has: ${Object.keys(inv.inputs).join(', ') || 'none'})`,
+        );
       return v;
     },
     input(name: string): string {
       const v = ctx.inputs(name);
-      if (v.length !== 1) throw new ContractError(`${inv.ruleFile}: ctx.input('${name}'): input group ${name} of ${inv.target} holds ${v.length} paths, expected exactly one (${v.slice(0, 4).map((p) => path.relative(inv.root, p)).join(', ') || 'none'}); declare one file or one output of a target, target(name, 'output')`);
+      if (v.length !== 1)
+        throw new ContractError(
+          `${inv.ruleFile}: ctx.input('${name}'): input group ${name} of ${inv.target} holds ${v.length} paths, expected exactly one (${
+            v
+              .slice(0, 4)
+              .map((p) => path.relative(inv.root, p))
+              .join(', ') || 'none'
+          }); declare one file or one output of a target, target(name, 'output')`,
+        );
       return v[0]!;
     },
     outputPath(p: string): string {
@@ -90,7 +112,9 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
     state(p: string): string {
       const rel = p.replace(/^\.\//, '').replace(/\/$/, '');
       if (!(inv.state ?? []).includes(rel)) {
-        throw new ContractError(`${inv.ruleFile}: ctx.state('${p}'): not a declared state path of ${inv.target} (declared: ${(inv.state ?? []).join(', ') || 'none'}); declare it in the target's \`state\`, or keep the target's own state in ctx.stateDir`);
+        throw new ContractError(
+          `${inv.ruleFile}: ctx.state('${p}'): not a declared state path of ${inv.target} (declared: ${(inv.state ?? []).join(', ') || 'none'}); declare it in the target's \`state\`, or keep the target's own state in ctx.stateDir`,
+        );
       }
       const abs = path.join(inv.root, rel);
       fs.mkdirSync(path.dirname(abs), { recursive: true });
@@ -108,7 +132,11 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
  * Runs a rule module's default export under the contract. Throws ContractError (a broken
  * contract), ParamError (params that do not fit the schema), or whatever the rule threw.
  */
-export async function invokeRule(mod: { default?: unknown }, inv: RuleInvocation, hooks: RuleHooks): Promise<RuleOutcome> {
+export async function invokeRule(
+  mod: { default?: unknown },
+  inv: RuleInvocation,
+  hooks: RuleHooks,
+): Promise<RuleOutcome> {
   const rule = mod.default as Rule | undefined;
   if (!rule || typeof rule.run !== 'function') {
     throw new ContractError(`${inv.ruleFile} must \`export default defineRule({ name, version, run })\``);
@@ -116,7 +144,11 @@ export async function invokeRule(mod: { default?: unknown }, inv: RuleInvocation
   let params: unknown = inv.params;
   if (rule.params) {
     const r = rule.params.safeParse(inv.params);
-    if (!r.success) throw new ParamError(inv.target, r.error.issues.map((i) => ({ key: i.path.map(String).join('.'), message: i.message })));
+    if (!r.success)
+      throw new ParamError(
+        inv.target,
+        r.error.issues.map((i) => ({ key: i.path.map(String).join('.'), message: i.message })),
+      );
     params = r.data;
   }
   const ctx = ruleContext(inv, params, hooks);
@@ -126,18 +158,33 @@ export async function invokeRule(mod: { default?: unknown }, inv: RuleInvocation
   if (hooks.signal.aborted) throw new Error('interrupted');
   let checks: Check[] | undefined;
   if (inv.gate) {
-    if (!Array.isArray(result.checks) || result.checks.length === 0) throw new ContractError(`gate ${inv.target}: its rule returned no checks`);
+    if (!Array.isArray(result.checks) || result.checks.length === 0)
+      throw new ContractError(`gate ${inv.target}: its rule returned no checks`);
     checks = result.checks;
     const reportOut = inv.outputs.find((o) => o.path === inv.report);
-    if (!reportOut) throw new ContractError(`gate ${inv.target}: its report ${inv.report ?? '(none)'} is not one of its outputs`);
-    fs.writeFileSync(reportOut.tmp, prettyJson({ ...(result.report ?? {}), target: inv.target, profile: inv.profile, pass: gatePasses(checks), checks }));
+    if (!reportOut)
+      throw new ContractError(`gate ${inv.target}: its report ${inv.report ?? '(none)'} is not one of its outputs`);
+    fs.writeFileSync(
+      reportOut.tmp,
+      prettyJson({
+        ...(result.report ?? {}),
+        target: inv.target,
+        profile: inv.profile,
+        pass: gatePasses(checks),
+        checks,
+      }),
+    );
   }
   for (const o of inv.outputs) {
     const st = fs.statSync(o.tmp, { throwIfNoEntry: false });
     if (!st) throw new ContractError(`${inv.target}: the rule did not write its declared output ${o.path}`);
-    if (o.dir !== st.isDirectory()) throw new ContractError(`${inv.target}: output ${o.path} was declared as a ${o.dir ? 'directory' : 'file'} but the rule wrote a ${st.isDirectory() ? 'directory' : 'file'}`);
+    if (o.dir !== st.isDirectory())
+      throw new ContractError(
+        `${inv.target}: output ${o.path} was declared as a ${o.dir ? 'directory' : 'file'} but the rule wrote a ${st.isDirectory() ? 'directory' : 'file'}`,
+      );
   }
   const extra = undeclared(inv);
-  if (extra.length) throw new ContractError(`${inv.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
+  if (extra.length)
+    throw new ContractError(`${inv.target}: the rule wrote undeclared files: ${extra.slice(0, 5).join(', ')}`);
   return { result, ...(checks ? { checks } : {}), rule: { name: rule.name, version: rule.version }, elapsedMs };
 }

@@ -5,7 +5,7 @@ import { SlurmRunner } from './slurm/slurm-runner.ts';
 import type { RuleRunner, RunTarget, RunnerChoice } from './rule-runner.ts';
 
 export class RuleRunners implements RunnerChoice {
-  private slurm: RuleRunner & { runner: SlurmRunner } | null = null;
+  private slurm: (RuleRunner & { runner: SlurmRunner }) | null = null;
 
   constructor(private readonly opts: { local: RuleRunner; root: string; stagingRoot: string }) {}
 
@@ -14,9 +14,11 @@ export class RuleRunners implements RunnerChoice {
       if (!this.slurm) {
         const slurm = new SlurmRunner(this.opts.root, this.opts.stagingRoot);
         this.slurm = {
-          runner: slurm, usesLocalSlot: false,
+          runner: slurm,
+          usesLocalSlot: false,
           run: (job, hooks, target) => slurm.run(job, hooks, { executor: target.executor!, secrets: target.secrets }),
-          abortAll: (g) => slurm.abortAll(g), close: () => slurm.close(),
+          abortAll: (g) => slurm.abortAll(g),
+          close: () => slurm.close(),
         };
       }
       return this.slurm;

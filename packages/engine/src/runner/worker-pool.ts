@@ -7,8 +7,14 @@ import type { Worker } from 'node:worker_threads';
 import type { FromWorker } from './protocol.ts';
 import type { JobHooks, RuleJob, RuleOutcome, RuleRunner } from './rule-runner.ts';
 
-interface Slot { worker: Worker; busy: number | null }
-interface Pending { resolve(r: RuleOutcome): void; hooks: JobHooks }
+interface Slot {
+  worker: Worker;
+  busy: number | null;
+}
+interface Pending {
+  resolve(r: RuleOutcome): void;
+  hooks: JobHooks;
+}
 
 export class WorkerPool implements RuleRunner {
   private slots: Slot[] = [];
@@ -16,7 +22,10 @@ export class WorkerPool implements RuleRunner {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly size: number, private readonly workerUrl: URL) {}
+  constructor(
+    private readonly size: number,
+    private readonly workerUrl: URL,
+  ) {}
 
   private spawn(): Slot {
     // node:worker_threads is loaded on the first rule run, not on every command (a no-op runs none).

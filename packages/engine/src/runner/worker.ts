@@ -28,7 +28,8 @@ async function run(job: Job): Promise<void> {
     const mod = (await import(pathToFileURL(job.module).href)) as { default?: unknown };
     const hooks = {
       log: (line: string) => post({ type: 'log', id: job.id, line }),
-      progress: (done: number, total: number, unit?: string) => post({ type: 'progress', id: job.id, done, total, ...(unit ? { unit } : {}) }),
+      progress: (done: number, total: number, unit?: string) =>
+        post({ type: 'progress', id: job.id, done, total, ...(unit ? { unit } : {}) }),
       signal: ac.signal,
     };
     let outcome;
@@ -52,7 +53,12 @@ async function run(job: Job): Promise<void> {
     const stored = new Set<string>();
     const onSmall = (file: string, sha: string, bytes: Buffer): void => {
       if (cacheFailed) return;
-      try { cache!.storeObject(file, sha, bytes); stored.add(file); } catch { cacheFailed = true; }
+      try {
+        cache!.storeObject(file, sha, bytes);
+        stored.add(file);
+      } catch {
+        cacheFailed = true;
+      }
     };
     const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable, ...(cache ? { onSmall } : {}) }));
     const ruleId = outcome.rule;
@@ -68,21 +74,46 @@ async function run(job: Job): Promise<void> {
         if (job.cacheKey) {
           const gateFailed = job.gate && !gatePasses(checks ?? []);
           cache.putEntry({
-            target: job.target, key: job.cacheKey, outputs: outputRecords(hashed), result: gateFailed ? 'gate-failed' : 'ok',
-            ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: ruleId,
+            target: job.target,
+            key: job.cacheKey,
+            outputs: outputRecords(hashed),
+            result: gateFailed ? 'gate-failed' : 'ok',
+            ...(checks ? { checks } : {}),
+            ...(res.summary ? { summary: res.summary } : {}),
+            rule: ruleId,
           });
           cached = true;
         }
-      } catch { /* put() retries and reports a write error */ }
+      } catch {
+        /* put() retries and reports a write error */
+      }
     }
-    post({ type: 'done', id: job.id, result: { ...(checks ? { checks } : {}), ...(res.summary ? { summary: res.summary } : {}), rule: ruleId, outputs: hashed, ...(cached ? { cached } : {}) } });
+    post({
+      type: 'done',
+      id: job.id,
+      result: {
+        ...(checks ? { checks } : {}),
+        ...(res.summary ? { summary: res.summary } : {}),
+        rule: ruleId,
+        outputs: hashed,
+        ...(cached ? { cached } : {}),
+      },
+    });
   } catch (e) {
     const err = e as Error;
     // Expected failures (a broken contract, an error carrying the expected-error marker: RuleError,
     // a pipeline library's bad-data errors) print their message alone.
     const expected = e instanceof ContractError || isExpectedError(e);
     const kind = ac.signal.aborted ? 'aborted' : expected ? 'contract-error' : 'rule-error';
-    post({ type: 'error', id: job.id, error: { kind, message: err?.message ?? String(e), ...(err?.stack && kind === 'rule-error' ? { stack: err.stack } : {}) } });
+    post({
+      type: 'error',
+      id: job.id,
+      error: {
+        kind,
+        message: err?.message ?? String(e),
+        ...(err?.stack && kind === 'rule-error' ? { stack: err.stack } : {}),
+      },
+    });
   } finally {
     aborts.delete(job.id);
   }

@@ -69,7 +69,11 @@ export class Scheduler implements BuildState {
   private haltedBy: { error: unknown } | null = null;
   private cancelling: Promise<void> | null = null;
 
-  constructor(private readonly graph: SchedulerGraph, private readonly executor: TargetExecutor, private readonly opts: SchedulerOptions) {}
+  constructor(
+    private readonly graph: SchedulerGraph,
+    private readonly executor: TargetExecutor,
+    private readonly opts: SchedulerOptions,
+  ) {}
 
   get halted(): boolean {
     return this.haltedBy !== null;
@@ -114,26 +118,34 @@ export class Scheduler implements BuildState {
           continue;
         }
         inFlight++;
-        void this.executor.execute(n, slots, this).then((o) => {
-          inFlight--;
-          settle(n, o);
-          wake?.();
-        }, (e: unknown) => {
-          inFlight--;
-          stop = true;
-          this.halt(e);
-          settle(n, 'failed');
-          wake?.();
-        });
+        void this.executor.execute(n, slots, this).then(
+          (o) => {
+            inFlight--;
+            settle(n, o);
+            wake?.();
+          },
+          (e: unknown) => {
+            inFlight--;
+            stop = true;
+            this.halt(e);
+            settle(n, 'failed');
+            wake?.();
+          },
+        );
       }
       if (inFlight === 0) break;
-      await new Promise<void>((r) => { wake = r; });
+      await new Promise<void>((r) => {
+        wake = r;
+      });
       wake = null;
     }
     if (!this.interrupted && !this.haltedBy) {
       for (const n of graph.plan) {
         if (!pending.has(n)) continue;
-        const by = graph.deps(n).find((d) => { const o = outcome.get(d); return o === 'failed' || o === 'gate-failed' || o === 'blocked'; });
+        const by = graph.deps(n).find((d) => {
+          const o = outcome.get(d);
+          return o === 'failed' || o === 'gate-failed' || o === 'blocked';
+        });
         outcome.set(n, 'blocked');
         opts.onBlocked(n, by ?? STOPPED_AFTER_FAILURE);
       }

@@ -28,21 +28,39 @@ import { FSYNC, ensureDir, fsyncPath, fsyncTree, readJsonOrNull, rmrf, writeFile
 import { EngineWriteError, engineWrite } from '../util/write-error.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from './trace-log.ts';
 
-interface Move { from: string; to: string; dir: boolean }
+interface Move {
+  from: string;
+  to: string;
+  dir: boolean;
+}
 
 const FAULT_PAUSE_MS = Number(process.env.RC1_FAULT_COMMIT_PAUSE_MS ?? 0);
 function faultPause(): void {
   if (FAULT_PAUSE_MS > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FAULT_PAUSE_MS);
 }
-interface Journal { record: TargetRecord; moves: Move[] }
+interface Journal {
+  record: TargetRecord;
+  moves: Move[];
+}
 
-export interface RecoveryFailure { target: string; error: string }
-export interface Recovery { recovered: string[]; failed: RecoveryFailure[] }
+export interface RecoveryFailure {
+  target: string;
+  error: string;
+}
+export interface Recovery {
+  recovered: string[];
+  failed: RecoveryFailure[];
+}
 
 export function outputRecords(hashed: HashedOutput[]): OutputRecord[] {
   return hashed.map((h) => ({
-    path: h.path, sha256: h.sha256, size: h.size, dir: h.dir,
-    ...(h.dir ? { files: Object.fromEntries(Object.entries(h.files).map(([rel, [sha]]) => [rel, sha])), links: h.links ?? {} } : {}),
+    path: h.path,
+    sha256: h.sha256,
+    size: h.size,
+    dir: h.dir,
+    ...(h.dir
+      ? { files: Object.fromEntries(Object.entries(h.files).map(([rel, [sha]]) => [rel, sha])), links: h.links ?? {} }
+      : {}),
   }));
 }
 
@@ -141,7 +159,12 @@ export class OutputCommitter {
     const writeJournal = (): void => {
       if (journal) return;
       journal = file;
-      engineWrite('the commit journal', file, () => writeFileAtomic(file, JSON.stringify({ record, moves } satisfies Journal)), this.root);
+      engineWrite(
+        'the commit journal',
+        file,
+        () => writeFileAtomic(file, JSON.stringify({ record, moves } satisfies Journal)),
+        this.root,
+      );
     };
     if (moves.length > 1 || moves.some((m) => m.dir)) writeJournal();
     faultPause();
@@ -190,9 +213,14 @@ export class OutputCommitter {
         const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
         if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
       }
-      const ok = await Promise.all([...byDev.values()].map((d) => new Promise<boolean>((resolve) => {
-        execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
-      })));
+      const ok = await Promise.all(
+        [...byDev.values()].map(
+          (d) =>
+            new Promise<boolean>((resolve) => {
+              execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
+            }),
+        ),
+      );
       if (ok.every(Boolean)) {
         this.unsynced.clear();
         this.touched.clear();
@@ -203,18 +231,27 @@ export class OutputCommitter {
       if (list.length === 0) return;
       const { open } = await import('node:fs/promises');
       for (let i = 0; i < list.length; i += 64) {
-        await Promise.all(list.slice(i, i + 64).map(async (p) => {
-          let fh: fsp.FileHandle | null = null;
-          try {
-            fh = await open(p, 'r');
-            await fh.sync();
-          } catch (e) {
-            if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // replaced since
-            engineWrite(what, p, () => { throw e; }, this.root);
-          } finally {
-            await fh?.close();
-          }
-        }));
+        await Promise.all(
+          list.slice(i, i + 64).map(async (p) => {
+            let fh: fsp.FileHandle | null = null;
+            try {
+              fh = await open(p, 'r');
+              await fh.sync();
+            } catch (e) {
+              if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // replaced since
+              engineWrite(
+                what,
+                p,
+                () => {
+                  throw e;
+                },
+                this.root,
+              );
+            } finally {
+              await fh?.close();
+            }
+          }),
+        );
       }
     };
     if (FSYNC) {
@@ -257,7 +294,11 @@ export class OutputCommitter {
           // a dangling symlink, a full disk) is reported, never thrown: the workspace must not wedge.
           const error = `its interrupted commit could not be completed: ${e instanceof Error ? e.message : String(e)}`;
           for (const m of j.moves) {
-            try { rmrf(`${m.to}.rc1-new`); } catch { /* best effort: the target runs again anyway */ }
+            try {
+              rmrf(`${m.to}.rc1-new`);
+            } catch {
+              /* best effort: the target runs again anyway */
+            }
           }
           // Outputs may now be half old, half new: a failed record makes the target run again.
           this.trace.put({ ...j.record, outputs: [], result: 'failed', error, how: 'ran' });

@@ -5,7 +5,10 @@
 // records, its journal or its salt).
 import { TARGET_STATE_ROOT } from './target-state-dir.ts';
 
-export interface EngineStateEntry { what: string; clean: 'remove' | 'keep' | 'cache' }
+export interface EngineStateEntry {
+  what: string;
+  clean: 'remove' | 'keep' | 'cache';
+}
 
 export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   tmp: { what: 'temporary outputs of rules in progress', clean: 'remove' },

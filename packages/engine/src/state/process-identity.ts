@@ -56,7 +56,13 @@ function readPidNs(): string | null {
 let self: ProcessIdentity | null = null;
 
 export function selfIdentity(): ProcessIdentity {
-  self ??= { pid: process.pid, host: os.hostname(), startTicks: procStat(process.pid)?.startTicks ?? null, bootId: readBootId(), pidNs: readPidNs() };
+  self ??= {
+    pid: process.pid,
+    host: os.hostname(),
+    startTicks: procStat(process.pid)?.startTicks ?? null,
+    bootId: readBootId(),
+    pidNs: readPidNs(),
+  };
   return self;
 }
 
@@ -76,13 +82,21 @@ function killZero(pid: number): boolean {
  * A holder in another PID namespace of this kernel (another container on the host network)
  * cannot be looked up in our /proc: unknown, never broken.
  */
-export function holderState(holder: Partial<ProcessIdentity> & { pid: number }, ownRecord: boolean, me: ProcessIdentity = selfIdentity()): HolderState {
+export function holderState(
+  holder: Partial<ProcessIdentity> & { pid: number },
+  ownRecord: boolean,
+  me: ProcessIdentity = selfIdentity(),
+): HolderState {
   if (holder.host !== undefined && holder.host !== me.host) {
     return { kind: 'unknown', why: `it runs on another host (${holder.host})` };
   }
-  if (holder.bootId && me.bootId && holder.bootId !== me.bootId) return { kind: 'dead', why: 'the machine has rebooted since it started' };
+  if (holder.bootId && me.bootId && holder.bootId !== me.bootId)
+    return { kind: 'dead', why: 'the machine has rebooted since it started' };
   if (holder.pidNs && me.pidNs && holder.pidNs !== me.pidNs) {
-    return { kind: 'unknown', why: `it runs in another PID namespace (${holder.pidNs}; this build is in ${me.pidNs}: another container on this host), so its pid cannot be checked from here` };
+    return {
+      kind: 'unknown',
+      why: `it runs in another PID namespace (${holder.pidNs}; this build is in ${me.pidNs}: another container on this host), so its pid cannot be checked from here`,
+    };
   }
   if (holder.pid === me.pid) {
     if (ownRecord) return { kind: 'alive' };
@@ -95,9 +109,13 @@ export function holderState(holder: Partial<ProcessIdentity> & { pid: number }, 
   }
   const st = procStat(holder.pid);
   if (!st) return { kind: 'dead', why: `no process ${holder.pid}` };
-  if (st.state === 'Z' || st.state === 'X') return { kind: 'dead', why: `process ${holder.pid} is a zombie (exited, not yet reaped)` };
+  if (st.state === 'Z' || st.state === 'X')
+    return { kind: 'dead', why: `process ${holder.pid} is a zombie (exited, not yet reaped)` };
   if (holder.startTicks && st.startTicks !== holder.startTicks) {
-    return { kind: 'dead', why: `pid ${holder.pid} now belongs to another process (started at tick ${st.startTicks}, not ${holder.startTicks})` };
+    return {
+      kind: 'dead',
+      why: `pid ${holder.pid} now belongs to another process (started at tick ${st.startTicks}, not ${holder.startTicks})`,
+    };
   }
   return { kind: 'alive' };
 }

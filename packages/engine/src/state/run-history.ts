@@ -21,9 +21,19 @@ export const DEFAULT_HISTORY_KEEP = 200;
 export type RunOutcome = 'ran' | 'restored' | 'up-to-date' | 'failed' | 'gate-failed' | 'blocked';
 
 /** A target's state after a run: its key and output hashes. */
-export interface TargetState { key: string; outputs: Record<string, string> }
+export interface TargetState {
+  key: string;
+  outputs: Record<string, string>;
+}
 
-export interface RunCounts { ran: number; restored: number; upToDate: number; failed: number; gateFailed: number; blocked: number }
+export interface RunCounts {
+  ran: number;
+  restored: number;
+  upToDate: number;
+  failed: number;
+  gateFailed: number;
+  blocked: number;
+}
 
 interface RunHead {
   /** When the build started (ISO 8601, UTC). */
@@ -101,12 +111,19 @@ export function replay(lines: readonly RunLine[]): RunRecord[] {
 const ID_RE = /^\{"id":(\d+),/;
 
 export class RunHistory {
-  constructor(readonly file: string, readonly keep: number = DEFAULT_HISTORY_KEEP) {}
+  constructor(
+    readonly file: string,
+    readonly keep: number = DEFAULT_HISTORY_KEEP,
+  ) {}
 
   /** The newest complete line, reading only the file's tail; null when there is none. */
   lastLine(): RunLine | null {
     let fd: number;
-    try { fd = fs.openSync(this.file, 'r'); } catch { return null; }
+    try {
+      fd = fs.openSync(this.file, 'r');
+    } catch {
+      return null;
+    }
     try {
       let pos = fs.fstatSync(fd).size;
       let buf = Buffer.alloc(0);
@@ -137,7 +154,11 @@ export class RunHistory {
   /** The id of the oldest run kept, from the file's first bytes. */
   private firstId(): number | null {
     let fd: number;
-    try { fd = fs.openSync(this.file, 'r'); } catch { return null; }
+    try {
+      fd = fs.openSync(this.file, 'r');
+    } catch {
+      return null;
+    }
     try {
       const buf = Buffer.alloc(32);
       const n = fs.readSync(fd, buf, 0, 32, 0);
@@ -150,14 +171,20 @@ export class RunHistory {
 
   private lines(): RunLine[] {
     let text: string;
-    try { text = fs.readFileSync(this.file, 'utf8'); } catch { return []; }
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch {
+      return [];
+    }
     const out: RunLine[] = [];
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
         const r = JSON.parse(line) as RunLine;
         if (r.format === RUNS_FORMAT && typeof r.id === 'number') out.push(r);
-      } catch { /* a torn line */ }
+      } catch {
+        /* a torn line */
+      }
     }
     return out;
   }
@@ -180,8 +207,12 @@ export class RunHistory {
           const size = fs.fstatSync(fd).size;
           const b = Buffer.alloc(1);
           if (size > 0 && fs.readSync(fd, b, 0, 1, size - 1) === 1 && b[0] !== 0x0a) sep = '\n';
-        } finally { fs.closeSync(fd); }
-      } catch { /* no history yet */ }
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch {
+        /* no history yet */
+      }
       fs.appendFileSync(this.file, sep + text);
     });
     const first = this.firstId();

@@ -121,7 +121,11 @@ export class TraceLog {
         let off = 0;
         while (off < bytes.length) off += fs.writeSync(this.fd, bytes, off);
       } catch (e) {
-        try { fs.ftruncateSync(this.fd, this.goodBytes); } catch { /* the next open cuts the torn tail */ }
+        try {
+          fs.ftruncateSync(this.fd, this.goodBytes);
+        } catch {
+          /* the next open cuts the torn tail */
+        }
         throw e;
       }
     });
@@ -150,7 +154,10 @@ export class TraceLog {
   compactIfNeeded(): void {
     if (this.lines - this.records.size <= Math.max(64, this.records.size / 4)) return;
     this.close();
-    const body = JSON.stringify({ format: TRACE_FORMAT }) + '\n' + [...this.records.values()].map((r) => JSON.stringify(r) + '\n').join('');
+    const body =
+      JSON.stringify({ format: TRACE_FORMAT }) +
+      '\n' +
+      [...this.records.values()].map((r) => JSON.stringify(r) + '\n').join('');
     engineWrite('the trace log', this.file, () => writeFileAtomic(this.file, body, { durable: true }));
     this.lines = this.records.size;
     this.goodBytes = Buffer.byteLength(body);

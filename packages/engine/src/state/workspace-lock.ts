@@ -36,15 +36,18 @@ export interface LockHolder extends ProcessIdentity {
   released?: boolean;
 }
 
-export type TryLock =
-  | { ok: true }
-  | { ok: false; holder: LockHolder; state: HolderState };
+export type TryLock = { ok: true } | { ok: false; holder: LockHolder; state: HolderState };
 
 const NUMBERED = /^\d{16}$/;
 const STALE_TEMP_MS = 60_000;
 
 export class LockedError extends UsageError {
-  constructor(readonly holder: LockHolder, file: string, state: HolderState, waitedS?: number) {
+  constructor(
+    readonly holder: LockHolder,
+    file: string,
+    state: HolderState,
+    waitedS?: number,
+  ) {
     super({
       headline: `another build holds this workspace: pid ${holder.pid} on ${holder.host}, started ${holder.started}`,
       location: file,
@@ -53,9 +56,10 @@ export class LockedError extends UsageError {
         ...(state.kind === 'unknown' ? { liveness: state.why } : {}),
         ...(waitedS !== undefined ? { waited: `${waitedS} s` } : {}),
       },
-      hint: state.kind === 'unknown'
-        ? `its liveness cannot be checked from here, so it is never broken automatically: add --wait to queue behind it, or, after checking that pid ${holder.pid} no longer runs on ${holder.host}${holder.pidNs ? ` in ${holder.pidNs}` : ''}, remove ${file} by hand`
-        : 'wait for it to finish, or add --wait to queue behind it; a lock left by a dead process is broken automatically',
+      hint:
+        state.kind === 'unknown'
+          ? `its liveness cannot be checked from here, so it is never broken automatically: add --wait to queue behind it, or, after checking that pid ${holder.pid} no longer runs on ${holder.host}${holder.pidNs ? ` in ${holder.pidNs}` : ''}, remove ${file} by hand`
+          : 'wait for it to finish, or add --wait to queue behind it; a lock left by a dead process is broken automatically',
     });
   }
 }
@@ -88,7 +92,10 @@ export class WorkspaceLock {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw e;
     }
-    return names.filter((n) => NUMBERED.test(n)).map(Number).sort((a, b) => a - b);
+    return names
+      .filter((n) => NUMBERED.test(n))
+      .map(Number)
+      .sort((a, b) => a - b);
   }
 
   private read(n: number): LockHolder | null {
@@ -104,9 +111,22 @@ export class WorkspaceLock {
     const st = fs.lstatSync(this.dir, { throwIfNoEntry: false });
     if (!st || st.isDirectory()) return null;
     let old: { pid?: number; host?: string; started?: string; command?: string } = {};
-    try { old = JSON.parse(fs.readFileSync(this.dir, 'utf8')) as typeof old; } catch { /* torn: dead */ }
+    try {
+      old = JSON.parse(fs.readFileSync(this.dir, 'utf8')) as typeof old;
+    } catch {
+      /* torn: dead */
+    }
     if (typeof old.pid === 'number') {
-      const holder: LockHolder = { format: 1, token: '', pid: old.pid, host: old.host ?? '', startTicks: null, bootId: null, started: old.started ?? '?', ...(old.command ? { command: old.command } : {}) };
+      const holder: LockHolder = {
+        format: 1,
+        token: '',
+        pid: old.pid,
+        host: old.host ?? '',
+        startTicks: null,
+        bootId: null,
+        started: old.started ?? '?',
+        ...(old.command ? { command: old.command } : {}),
+      };
       const state = holderState(holder, false);
       if (state.kind !== 'dead') return { ok: false, holder, state };
     }
@@ -120,7 +140,13 @@ export class WorkspaceLock {
     const old = this.migrateOldFile();
     if (old) return old;
     fs.mkdirSync(this.dir, { recursive: true });
-    const me: LockHolder = { format: LOCK_FORMAT, token: this.token, ...selfIdentity(), started: new Date().toISOString(), command };
+    const me: LockHolder = {
+      format: LOCK_FORMAT,
+      token: this.token,
+      ...selfIdentity(),
+      started: new Date().toISOString(),
+      command,
+    };
     const tmp = path.join(this.dir, `tmp-${this.token}`);
     for (let attempt = 0; attempt < 50; attempt++) {
       const nums = this.numbers();
@@ -156,7 +182,10 @@ export class WorkspaceLock {
       this.sweep(top + 1);
       return { ok: true };
     }
-    throw new UsageError({ headline: `could not take the workspace lock ${this.dir} after 50 attempts`, hint: 'many builds are starting at once; try again' });
+    throw new UsageError({
+      headline: `could not take the workspace lock ${this.dir} after 50 attempts`,
+      hint: 'many builds are starting at once; try again',
+    });
   }
 
   /** Remove lower-numbered lock files and temp files left by crashed contenders. */
@@ -187,7 +216,10 @@ export class WorkspaceLock {
       if (r.ok) return;
       const waited = (Date.now() - t0) / 1000;
       if (waited >= waitS) throw new LockedError(r.holder, this.dir, r.state, Math.round(waited));
-      if (!told) { onWait(r.holder); told = true; }
+      if (!told) {
+        onWait(r.holder);
+        told = true;
+      }
       await new Promise((res) => setTimeout(res, 100 + Math.random() * 100));
     }
   }
@@ -206,7 +238,16 @@ export class WorkspaceLock {
     this.held = null;
     const tmp = path.join(this.dir, `tmp-${this.token}`);
     try {
-      fs.writeFileSync(tmp, JSON.stringify({ format: LOCK_FORMAT, token: this.token, released: true, pid: process.pid, released_at: new Date().toISOString() }));
+      fs.writeFileSync(
+        tmp,
+        JSON.stringify({
+          format: LOCK_FORMAT,
+          token: this.token,
+          released: true,
+          pid: process.pid,
+          released_at: new Date().toISOString(),
+        }),
+      );
       fs.renameSync(tmp, file);
     } catch {
       fs.rmSync(tmp, { force: true });

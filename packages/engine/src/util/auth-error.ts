@@ -8,12 +8,23 @@ export const AUTH_FAILURES_TO_STOP = 3;
 
 export class AuthError extends ExpectedError {
   override name = 'AuthError';
-  constructor(readonly service: string, readonly keyEnv: string, keySent: boolean, readonly status: number, readonly refusals: number, detail: string) {
-    const where = keySent ? `the API key in $${keyEnv}` : `the request: no API key was sent ($${keyEnv} is empty or not set)`;
+  constructor(
+    readonly service: string,
+    readonly keyEnv: string,
+    keySent: boolean,
+    readonly status: number,
+    readonly refusals: number,
+    detail: string,
+  ) {
+    const where = keySent
+      ? `the API key in $${keyEnv}`
+      : `the request: no API key was sent ($${keyEnv} is empty or not set)`;
     const fix = keySent
       ? `check the value of ${keyEnv} (and that the config names the right variable); nothing more was sent`
       : `set ${keyEnv}; nothing more was sent`;
-    super(`${service} refused ${where}: HTTP ${status}${refusals > 1 ? ` on ${refusals} calls in a row` : ''} (${detail}); ${fix}`);
+    super(
+      `${service} refused ${where}: HTTP ${status}${refusals > 1 ? ` on ${refusals} calls in a row` : ''} (${detail}); ${fix}`,
+    );
   }
 }
 

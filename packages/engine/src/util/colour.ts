@@ -15,7 +15,8 @@ export function colourEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEn
 
 const plain: Paint = (_s, t) => t;
 // validateStream: false: the decision above is final (Node ≥ 22.13 would check process.stdout again).
-const styled: Paint = (s, t) => (styleText as (s: Style, t: string, o?: { validateStream: boolean }) => string)(s, t, { validateStream: false });
+const styled: Paint = (s, t) =>
+  (styleText as (s: Style, t: string, o?: { validateStream: boolean }) => string)(s, t, { validateStream: false });
 
 export function painter(enabled: boolean): Paint {
   return enabled ? styled : plain;

@@ -42,7 +42,11 @@ export function fsyncTree(dir: string): void {
  * fsync the data before the rename and the directory after it. A failed write (a full disk)
  * removes its temp file and rethrows. `dirExists`: the caller made the directory (skips a mkdir).
  */
-export function writeFileAtomic(file: string, data: string | Uint8Array, opts: { durable?: boolean; dirExists?: boolean } = {}): void {
+export function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  opts: { durable?: boolean; dirExists?: boolean } = {},
+): void {
   if (!opts.dirExists) fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = tempName(file);
   try {

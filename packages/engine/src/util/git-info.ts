@@ -11,7 +11,10 @@ export type GitInfo = GitState;
 export class GitLookup {
   private pending: Promise<GitInfo> | null;
   /** `asked`: a lookup already under way (the run history's), used instead of asking again. */
-  constructor(private readonly root: string, asked?: Promise<GitInfo>) {
+  constructor(
+    private readonly root: string,
+    asked?: Promise<GitInfo>,
+  ) {
     this.pending = asked ?? null;
   }
   /** Start the lookup now (if not yet started), without waiting for it. */
@@ -28,8 +31,13 @@ export class GitLookup {
 export function gitInfoSync(root: string): GitInfo {
   const { execFileSync } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
   try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).toString();
     return { commit, dirty: status.trim().length > 0 };
   } catch {
     return { commit: null, dirty: null };

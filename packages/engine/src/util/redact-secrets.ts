@@ -23,7 +23,11 @@ function escapeRegExp(s: string): string {
 
 /** A hex byte as a pattern matching either case ('2F' → '2[fF]'). */
 function hexAnyCase(b: number): string {
-  return b.toString(16).toUpperCase().padStart(2, '0').replace(/[A-F]/g, (c) => `[${c}${c.toLowerCase()}]`);
+  return b
+    .toString(16)
+    .toUpperCase()
+    .padStart(2, '0')
+    .replace(/[A-F]/g, (c) => `[${c}${c.toLowerCase()}]`);
 }
 
 /**
@@ -32,11 +36,13 @@ function hexAnyCase(b: number): string {
  * (which leaves '/' raw), RFC 3986 encoders (which also encode !'()*) and mixed-case hex.
  */
 function urlPattern(secret: string): string {
-  return [...secret].map((ch) => {
-    const alts = [escapeRegExp(ch), [...Buffer.from(ch, 'utf8')].map((b) => '%' + hexAnyCase(b)).join('')];
-    if (ch === ' ') alts.push('\\+');
-    return `(?:${alts.join('|')})`;
-  }).join('');
+  return [...secret]
+    .map((ch) => {
+      const alts = [escapeRegExp(ch), [...Buffer.from(ch, 'utf8')].map((b) => '%' + hexAnyCase(b)).join('')];
+      if (ch === ' ') alts.push('\\+');
+      return `(?:${alts.join('|')})`;
+    })
+    .join('');
 }
 
 /** The base64 characters determined by the secret's bytes alone, for each alignment 0, 1, 2. */
@@ -61,17 +67,28 @@ export function secretForms(secret: string): string[] {
   forms.add(jsonEscaped(json1));
   // The common URL encodings, for callers checking text for leaks (the redactor matches them all).
   const uri = encodeURIComponent(secret);
-  for (const u of [uri, new URLSearchParams({ k: secret }).toString().slice(2)]) { forms.add(u); forms.add(u.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())); }
+  for (const u of [uri, new URLSearchParams({ k: secret }).toString().slice(2)]) {
+    forms.add(u);
+    forms.add(u.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()));
+  }
   for (const f of base64Fragments(secret)) forms.add(f);
   return [...forms].sort((a, b) => b.length - a.length);
 }
 
 /** A function replacing every encoded form of the given secret values with '***'. */
 export function redactor(secrets: readonly (string | undefined)[]): (s: string) => string {
-  const values = [...new Set(secrets.filter((v): v is string => typeof v === 'string' && v.length >= MIN_SECRET_LENGTH))];
+  const values = [
+    ...new Set(secrets.filter((v): v is string => typeof v === 'string' && v.length >= MIN_SECRET_LENGTH)),
+  ];
   const forms = [...new Set(values.flatMap(secretForms))].sort((a, b) => b.length - a.length);
   if (forms.length === 0) return (s) => s;
-  const url = new RegExp(values.map(urlPattern).sort((a, b) => b.length - a.length).join('|'), 'g');
+  const url = new RegExp(
+    values
+      .map(urlPattern)
+      .sort((a, b) => b.length - a.length)
+      .join('|'),
+    'g',
+  );
   return (s) => {
     let out = s;
     for (const f of forms) if (out.includes(f)) out = out.split(f).join(REDACTED);

@@ -6,7 +6,10 @@ export class Semaphore {
   constructor(private free: number) {}
 
   async acquire(): Promise<void> {
-    if (this.free > 0) { this.free--; return; }
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
     await new Promise<void>((r) => this.waiters.push(r));
   }
 

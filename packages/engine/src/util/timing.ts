@@ -6,6 +6,8 @@ let last = performance.now();
 export function phase(name: string): void {
   if (!on) return;
   const now = performance.now();
-  process.stderr.write(`rc1 timing: ${name.padEnd(24)} ${(now - last).toFixed(1).padStart(7)} ms (at ${now.toFixed(1)} ms)\n`);
+  process.stderr.write(
+    `rc1 timing: ${name.padEnd(24)} ${(now - last).toFixed(1).padStart(7)} ms (at ${now.toFixed(1)} ms)\n`,
+  );
   last = now;
 }

@@ -36,7 +36,11 @@ function bareMessage(e: NodeJS.ErrnoException): string {
   return e.message.replace(/^[A-Z0-9_]+: /, '').replace(/, \w+ '.*$/s, '');
 }
 
-export interface FilesystemInfo { mountPoint: string; type: string; freeBytes: number | null }
+export interface FilesystemInfo {
+  mountPoint: string;
+  type: string;
+  freeBytes: number | null;
+}
 
 function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
@@ -63,7 +67,8 @@ export function filesystemOf(p: string): FilesystemInfo | null {
       if (parts.length < 5 || dash < 0) continue;
       const mp = unescapeMount(parts[4]!);
       const inside = probe === mp || probe.startsWith(mp.endsWith('/') ? mp : `${mp}/`);
-      if (inside && (!best || mp.length >= best.mountPoint.length)) best = { mountPoint: mp, type: parts[dash + 1] ?? '?' };
+      if (inside && (!best || mp.length >= best.mountPoint.length))
+        best = { mountPoint: mp, type: parts[dash + 1] ?? '?' };
     }
   } catch {
     return null;
@@ -83,7 +88,10 @@ function humanBytes(n: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
   let v = n;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
   return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
 }
 
@@ -95,21 +103,40 @@ export function describeFilesystem(p: string): string {
 
 export class EngineWriteError extends Error {
   readonly code: string;
-  constructor(readonly what: string, readonly file: string, cause: NodeJS.ErrnoException, root?: string) {
+  constructor(
+    readonly what: string,
+    readonly file: string,
+    cause: NodeJS.ErrnoException,
+    root?: string,
+  ) {
     const code = cause.code ?? 'EIO';
     const shown = root && (file === root || file.startsWith(root + path.sep)) ? path.relative(root, file) || '.' : file;
-    super(`cannot write ${what} ${shown}: ${WRITE_CODES[code] ?? PATH_CODES[code] ?? bareMessage(cause)} (${code}) on ${describeFilesystem(file)}`);
+    super(
+      `cannot write ${what} ${shown}: ${WRITE_CODES[code] ?? PATH_CODES[code] ?? bareMessage(cause)} (${code}) on ${describeFilesystem(file)}`,
+    );
     this.name = 'EngineWriteError';
     this.code = code;
   }
 
   get hint(): string {
     switch (this.code) {
-      case 'ENOSPC': case 'EDQUOT': return 'free space on that filesystem (rc1-build clean --cache drops the output cache), then build again: nothing half-written was recorded';
-      case 'EACCES': case 'EPERM': case 'EROFS': return 'make that path writable for this user (or remount it read-write), then build again';
-      case 'EEXIST': case 'ENOTDIR': case 'EISDIR': case 'ELOOP': case 'ENOTEMPTY': return 'move or remove what is in the way of that path (or fix the symlink), then build again: nothing half-written was recorded';
-      case 'EBUSY': return 'an output cannot be a mount point itself: mount its parent directory instead';
-      default: return 'check the filesystem (dmesg), then build again: nothing half-written was recorded';
+      case 'ENOSPC':
+      case 'EDQUOT':
+        return 'free space on that filesystem (rc1-build clean --cache drops the output cache), then build again: nothing half-written was recorded';
+      case 'EACCES':
+      case 'EPERM':
+      case 'EROFS':
+        return 'make that path writable for this user (or remount it read-write), then build again';
+      case 'EEXIST':
+      case 'ENOTDIR':
+      case 'EISDIR':
+      case 'ELOOP':
+      case 'ENOTEMPTY':
+        return 'move or remove what is in the way of that path (or fix the symlink), then build again: nothing half-written was recorded';
+      case 'EBUSY':
+        return 'an output cannot be a mount point itself: mount its parent directory instead';
+      default:
+        return 'check the filesystem (dmesg), then build again: nothing half-written was recorded';
     }
   }
 }
@@ -139,7 +166,7 @@ export function engineWrite<T>(what: string, file: string, fn: () => T, root?: s
 export function asEngineWriteError(e: unknown, root?: string): EngineWriteError | null {
   if (e instanceof EngineWriteError) return e;
   if (!isWriteErrno(e)) return null;
-  const at = typeof e.path === 'string' ? e.path : root ?? '.';
+  const at = typeof e.path === 'string' ? e.path : (root ?? '.');
   return new EngineWriteError('to', path.resolve(at), e, root);
 }
 

@@ -67,13 +67,19 @@ function checkRuleFiles(root: string, pipeline: ResolvedPipeline): void {
     if (fs.existsSync(path.join(root, rule))) continue;
     const dir = path.posix.dirname(rule);
     let siblings: string[] = [];
-    try { siblings = fs.readdirSync(path.join(root, dir)).filter((f) => /\.[cm]?[jt]s$/.test(f)); } catch { /* no such directory */ }
+    try {
+      siblings = fs.readdirSync(path.join(root, dir)).filter((f) => /\.[cm]?[jt]s$/.test(f));
+    } catch {
+      /* no such directory */
+    }
     const guess = didYouMean(path.posix.basename(rule), siblings);
     const t = pipeline.targets.get(names[0]!)!;
     diags.push({
       headline: `rule ${rule} of target${names.length > 1 ? 's' : ''} ${names.join(', ')} does not exist`,
       location: siteString(t.site, root) ?? PIPELINE_FILE,
-      hint: guess ? `did you mean ${dir === '.' ? '' : dir + '/'}${guess}?` : `a rule is a workspace-relative module path${siblings.length ? `; ${dir}/ holds ${siblings.slice(0, 6).join(', ')}` : ''}`,
+      hint: guess
+        ? `did you mean ${dir === '.' ? '' : dir + '/'}${guess}?`
+        : `a rule is a workspace-relative module path${siblings.length ? `; ${dir}/ holds ${siblings.slice(0, 6).join(', ')}` : ''}`,
     });
   }
   if (diags.length) throw new UsageError(diags);
@@ -101,8 +107,17 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const compiler = new ModuleCompiler(root, stateDir, stat);
   const hasPipeline = fs.existsSync(path.join(root, PIPELINE_FILE));
   const closure = hasPipeline ? await compiler.closure(PIPELINE_FILE).catch(() => ({})) : {};
-  const profile = chooseProfile(env, hasPipeline ? await cachedProfiles(stateDir, closure, () => importPipeline(root, compiler)) : {}, root);
-  const config = await loadConfigs(root, configFiles(root, profile), stat, path.join(stateDir, 'compiled', 'config.json'));
+  const profile = chooseProfile(
+    env,
+    hasPipeline ? await cachedProfiles(stateDir, closure, () => importPipeline(root, compiler)) : {},
+    root,
+  );
+  const config = await loadConfigs(
+    root,
+    configFiles(root, profile),
+    stat,
+    path.join(stateDir, 'compiled', 'config.json'),
+  );
   phase('load configs');
   const cacheFile = path.join(stateDir, 'compiled', 'pipeline-resolved.json');
   let pipeline: ResolvedPipeline | null = null;
@@ -116,9 +131,21 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     // config key is read by something (a target's params, the pipeline function, or freeFormConfig).
     const rec = recordingConfig(config.values);
     const decl = evaluatePipeline(await importPipeline(root, compiler), profile, { ...config, values: rec.config });
-    pipeline = await withRuleParams({ stateDir, compiler, config }, await loadPipeline({ root, stateDir, compiler, config, profile, decl }));
-    const read = [...[...pipeline.targets.values()].flatMap((t) => t.params), ...rec.reads, ...(decl.freeFormConfig ?? [])];
-    const unread = await unreadKeyDiagnostics(config.values, read, (k) => locateKey(root, config.files, k, 'key'), config.files);
+    pipeline = await withRuleParams(
+      { stateDir, compiler, config },
+      await loadPipeline({ root, stateDir, compiler, config, profile, decl }),
+    );
+    const read = [
+      ...[...pipeline.targets.values()].flatMap((t) => t.params),
+      ...rec.reads,
+      ...(decl.freeFormConfig ?? []),
+    ];
+    const unread = await unreadKeyDiagnostics(
+      config.values,
+      read,
+      (k) => locateKey(root, config.files, k, 'key'),
+      config.files,
+    );
     if (unread.length) throw new UsageError(unread);
     if (key) writeCachedPipeline(cacheFile, key, pipeline);
   } else pipeline = await withRuleParams({ stateDir, compiler, config }, pipeline);
@@ -131,7 +158,20 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
   const salt = loadSalt(stateDir);
   const ws: Workspace = {
-    root, stateDir, profile, stat, glob, compiler, trace, cache, remote: null, committer, lock, config, pipeline, salt,
+    root,
+    stateDir,
+    profile,
+    stat,
+    glob,
+    compiler,
+    trace,
+    cache,
+    remote: null,
+    committer,
+    lock,
+    config,
+    pipeline,
+    salt,
     decideEnv: (forced) => ({ root, pipeline, config, stat, glob, compiler, trace, cache, salt, env, forced }),
     saveCaches() {
       stat.save();
@@ -157,7 +197,10 @@ export function assertPathsOnDisk(ws: Pick<Workspace, 'root' | 'pipeline'>, name
  * And no file a planned target's glob matches may lead out of the workspace through a symlink
  * (checked when the glob is walked; a cached, unchanged glob costs its directory stats only).
  */
-export async function assertNoRuleSourceOutputs(ws: Pick<Workspace, 'root' | 'pipeline' | 'compiler' | 'glob'>, names: readonly string[]): Promise<void> {
+export async function assertNoRuleSourceOutputs(
+  ws: Pick<Workspace, 'root' | 'pipeline' | 'compiler' | 'glob'>,
+  names: readonly string[],
+): Promise<void> {
   for (const n of names) {
     const t = ws.pipeline.targets.get(n)!;
     for (const g of t.inputs) for (const it of g.items) if (it.kind === 'glob') await expandChecked(ws, t, it.pattern);
@@ -173,7 +216,11 @@ export async function assertNoRuleSourceOutputs(ws: Pick<Workspace, 'root' | 'pi
   for (const n of names) {
     const t = ws.pipeline.targets.get(n)!;
     for (const o of t.outputs) {
-      const hit = sources.has(o.path) ? o.path : o.dir ? [...sources.keys()].find((f) => f.startsWith(o.path + '/')) : undefined;
+      const hit = sources.has(o.path)
+        ? o.path
+        : o.dir
+          ? [...sources.keys()].find((f) => f.startsWith(o.path + '/'))
+          : undefined;
       if (hit) {
         diags.push({
           headline: `target ${t.name}: output ${o.path} ${hit === o.path ? 'is' : 'would hold'} the source file ${hit} of rule ${sources.get(hit)}`,

@@ -44,7 +44,8 @@ export class HttpStore implements BlobStore {
     this.describe = describeUrl(o.url);
     // node:http and node:https (~5–10 ms to load) only for a build that has a remote cache.
     const load = createRequire(import.meta.url);
-    this.mod = this.base.protocol === 'https:' ? load('node:https') as typeof https : load('node:http') as typeof http;
+    this.mod =
+      this.base.protocol === 'https:' ? (load('node:https') as typeof https) : (load('node:http') as typeof http);
     this.agent = new this.mod.Agent({ keepAlive: true, maxSockets: o.maxSockets, maxFreeSockets: o.maxSockets });
     this.headers = { ...o.headers };
     if (this.base.username || this.base.password) {
@@ -79,7 +80,8 @@ export class HttpStore implements BlobStore {
       const req = this.mod.request(url, { method, agent: this.agent, headers }, resolve);
       req.setTimeout(this.o.timeoutMs, () => req.destroy(new StoreError(`no answer within ${this.o.timeoutMs} ms`)));
       req.on('error', (e: NodeJS.ErrnoException) => {
-        if (req.reusedSocket && (e.code === 'ECONNRESET' || e.message === 'socket hang up')) Object.assign(e, { reused: true });
+        if (req.reusedSocket && (e.code === 'ECONNRESET' || e.message === 'socket hang up'))
+          Object.assign(e, { reused: true });
         reject(e);
       });
       if (!body) req.end();
@@ -93,8 +95,7 @@ export class HttpStore implements BlobStore {
           return;
         }
         req.end(data);
-      }
-      else {
+      } else {
         const src = fs.createReadStream(body.file);
         src.on('error', (e) => req.destroy(e));
         src.pipe(req);
@@ -104,13 +105,21 @@ export class HttpStore implements BlobStore {
 
   private unexpected(method: string, ns: Namespace, key: string, res: http.IncomingMessage): StoreError {
     res.resume();
-    const hint = res.statusCode === 401 || res.statusCode === 403 ? ' (check remoteCache.authHeader and its environment variable)' : '';
-    return new StoreError(`${method} /${ns}/${key.slice(0, 12)}… answered HTTP ${res.statusCode}${res.statusMessage ? ` ${res.statusMessage}` : ''}${hint}`);
+    const hint =
+      res.statusCode === 401 || res.statusCode === 403
+        ? ' (check remoteCache.authHeader and its environment variable)'
+        : '';
+    return new StoreError(
+      `${method} /${ns}/${key.slice(0, 12)}… answered HTTP ${res.statusCode}${res.statusMessage ? ` ${res.statusMessage}` : ''}${hint}`,
+    );
   }
 
   async download(ns: Namespace, key: string, dest: string): Promise<{ sha256: string; size: number } | null> {
     const res = await this.request('GET', ns, key);
-    if (res.statusCode === 404) { res.resume(); return null; }
+    if (res.statusCode === 404) {
+      res.resume();
+      return null;
+    }
     if (res.statusCode !== 200) throw this.unexpected('GET', ns, key, res);
     const length = Number(res.headers['content-length'] ?? Number.NaN);
     if (length <= SMALL) {
@@ -118,28 +127,38 @@ export class HttpStore implements BlobStore {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
       const body = Buffer.concat(chunks);
-      if (body.length !== length) throw new StoreError(`GET /${ns}/${key.slice(0, 12)}… ended after ${body.length} of ${length} bytes`);
+      if (body.length !== length)
+        throw new StoreError(`GET /${ns}/${key.slice(0, 12)}… ended after ${body.length} of ${length} bytes`);
       fs.writeFileSync(dest, body, { flag: 'wx' });
       return { sha256: createHash('sha256').update(body).digest('hex'), size: body.length };
     }
     const h = createHash('sha256');
     let size = 0;
-    await pipeline(res, async function* (src: AsyncIterable<Buffer>) {
-      for await (const chunk of src) {
-        h.update(chunk);
-        size += chunk.length;
-        yield chunk;
-      }
-    }, fs.createWriteStream(dest, { flags: 'wx' }));
+    await pipeline(
+      res,
+      async function* (src: AsyncIterable<Buffer>) {
+        for await (const chunk of src) {
+          h.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      },
+      fs.createWriteStream(dest, { flags: 'wx' }),
+    );
     if (res.headers['content-length'] !== undefined && Number(res.headers['content-length']) !== size) {
-      throw new StoreError(`GET /${ns}/${key.slice(0, 12)}… ended after ${size} of ${res.headers['content-length']} bytes`);
+      throw new StoreError(
+        `GET /${ns}/${key.slice(0, 12)}… ended after ${size} of ${res.headers['content-length']} bytes`,
+      );
     }
     return { sha256: h.digest('hex'), size };
   }
 
   async getBytes(ns: Namespace, key: string): Promise<Buffer | null> {
     const res = await this.request('GET', ns, key);
-    if (res.statusCode === 404) { res.resume(); return null; }
+    if (res.statusCode === 404) {
+      res.resume();
+      return null;
+    }
     if (res.statusCode !== 200) throw this.unexpected('GET', ns, key, res);
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);

@@ -6,7 +6,10 @@
 import * as path from 'node:path';
 import { readJsonOrNull, writeFileAtomic } from '../../util/fs.ts';
 
-export interface BuiltBy { key: string; name: string }
+export interface BuiltBy {
+  key: string;
+  name: string;
+}
 
 export function provenanceFile(stateDir: string): string {
   return path.join(stateDir, 'provenance.json');

@@ -21,7 +21,6 @@ import type { RemoteMode, RemoteStats } from './stats.ts';
 
 export type { RemoteMode, RemoteStats };
 
-
 /** At most n promises of fn at once. */
 class Limiter {
   private queue: (() => void)[] = [];
@@ -45,27 +44,35 @@ const SHA = /^[0-9a-f]{64}$/;
 const HEAD_FIRST_BYTES = 1 << 20;
 
 /** Why an entry cannot be what this target's outputs are, or null. */
-function shapeProblem(entry: Record<string, unknown>, outputs: readonly { path: string; dir: boolean }[]): string | null {
+function shapeProblem(
+  entry: Record<string, unknown>,
+  outputs: readonly { path: string; dir: boolean }[],
+): string | null {
   const outs = entry.outputs as CacheEntry['outputs'] | undefined;
   if (!Array.isArray(outs)) return 'no outputs list';
-  if (entry.result !== 'ok' && entry.result !== 'gate-failed') return `result ${JSON.stringify(entry.result)} is not ok or gate-failed`;
+  if (entry.result !== 'ok' && entry.result !== 'gate-failed')
+    return `result ${JSON.stringify(entry.result)} is not ok or gate-failed`;
   const want = outputs.map((o) => `${o.path}${o.dir ? '/' : ''}`).join(', ');
   const got = outs.map((o) => `${String(o?.path)}${o?.dir ? '/' : ''}`).join(', ');
   if (want !== got) return `lists outputs ${got}, the target declares ${want}`;
   for (const o of outs) {
     if (!o.dir) {
-      if (typeof o.sha256 !== 'string' || !SHA.test(o.sha256)) return `output ${o.path}: digest ${JSON.stringify(o.sha256)} is not a sha256`;
+      if (typeof o.sha256 !== 'string' || !SHA.test(o.sha256))
+        return `output ${o.path}: digest ${JSON.stringify(o.sha256)} is not a sha256`;
       continue;
     }
     const files = o.files ?? {};
     const links = o.links ?? {};
     for (const [rel, sha] of Object.entries(files)) {
-      if (typeof sha !== 'string' || !SHA.test(sha)) return `output ${o.path}/${rel}: digest ${JSON.stringify(sha)} is not a sha256`;
+      if (typeof sha !== 'string' || !SHA.test(sha))
+        return `output ${o.path}/${rel}: digest ${JSON.stringify(sha)} is not a sha256`;
     }
     for (const rel of [...Object.keys(files), ...Object.keys(links)]) {
-      if (rel === '' || path.isAbsolute(rel) || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) return `output ${o.path}: file name ${JSON.stringify(rel)} leaves its directory`;
+      if (rel === '' || path.isAbsolute(rel) || rel.split('/').some((s) => s === '..' || s === '.' || s === ''))
+        return `output ${o.path}: file name ${JSON.stringify(rel)} leaves its directory`;
     }
-    if (sha256Hex(treeListing(files, links)) !== o.sha256) return `output ${o.path}/: its listing does not hash to the digest the entry gives (wrong digests)`;
+    if (sha256Hex(treeListing(files, links)) !== o.sha256)
+      return `output ${o.path}/: its listing does not hash to the digest the entry gives (wrong digests)`;
   }
   return null;
 }
@@ -94,8 +101,16 @@ export class RemoteCache {
   ) {
     this.limit = new Limiter(maxInFlight);
     this.stats = {
-      url: store.describe, mode, hits: 0, misses: 0, downloaded: { objects: 0, bytes: 0 }, uploaded: { entries: 0, objects: 0, bytes: 0 }, notUploaded: [],
-      refused: 0, refusals: [], ...(problems.readOnlyBecause ? { readOnlyBecause: problems.readOnlyBecause } : {}),
+      url: store.describe,
+      mode,
+      hits: 0,
+      misses: 0,
+      downloaded: { objects: 0, bytes: 0 },
+      uploaded: { entries: 0, objects: 0, bytes: 0 },
+      notUploaded: [],
+      refused: 0,
+      refusals: [],
+      ...(problems.readOnlyBecause ? { readOnlyBecause: problems.readOnlyBecause } : {}),
     };
     this.startProblem = problems.unavailable;
     this.provenance = new Provenance(stateDir);
@@ -108,7 +123,8 @@ export class RemoteCache {
   attach(emit: (e: BuildEvent) => void): void {
     this.emit = emit;
     if (this.startProblem !== undefined) this.drop(new Error(this.startProblem));
-    if (this.stats.readOnlyBecause) this.emit({ event: 'warning', message: `remote cache ${this.store.describe}: ${this.stats.readOnlyBecause}` });
+    if (this.stats.readOnlyBecause)
+      this.emit({ event: 'warning', message: `remote cache ${this.store.describe}: ${this.stats.readOnlyBecause}` });
   }
 
   get available(): boolean {
@@ -121,7 +137,10 @@ export class RemoteCache {
     const why = (e as Error)?.message ?? String(e);
     this.stats.unavailable = why;
     if (this.local.onPut) this.local.onPut = undefined;
-    this.emit({ event: 'warning', message: `remote cache ${this.store.describe} is unavailable (${why}); continuing with the local cache only for the rest of this build` });
+    this.emit({
+      event: 'warning',
+      message: `remote cache ${this.store.describe} is unavailable (${why}); continuing with the local cache only for the rest of this build`,
+    });
   }
 
   private refuse(target: string, key: string, why: string): null {
@@ -136,7 +155,11 @@ export class RemoteCache {
    * A local cache entry for `key`, made from the remote one (objects verified and stored in the
    * local cache), or null: a miss, a refused entry, or the server unavailable.
    */
-  async lookup(target: string, key: string, outputs: readonly { path: string; dir: boolean }[]): Promise<CacheEntry | null> {
+  async lookup(
+    target: string,
+    key: string,
+    outputs: readonly { path: string; dir: boolean }[],
+  ): Promise<CacheEntry | null> {
     if (!this.available) return null;
     let bytes: Buffer | null;
     try {
@@ -145,7 +168,10 @@ export class RemoteCache {
       this.drop(e);
       return null;
     }
-    if (!bytes) { this.stats.misses++; return null; }
+    if (!bytes) {
+      this.stats.misses++;
+      return null;
+    }
     const v = verifyEnvelope(bytes, key, this.trusted);
     if (!v.ok) return this.refuse(target, key, v.why);
     const problem = shapeProblem(v.entry, outputs);
@@ -159,34 +185,59 @@ export class RemoteCache {
     const missing: string[] = [];
     const corrupt: string[] = [];
     try {
-      await Promise.all([...needed].map((sha) => this.limit.run(async () => {
-        const obj = this.local.objectPath(sha);
-        if (fs.existsSync(obj)) return;
-        fs.mkdirSync(path.dirname(obj), { recursive: true });
-        const tmp = tempName(obj);
-        try {
-          const got = await this.store.download('cas', sha, tmp);
-          if (!got) { missing.push(sha); return; }
-          if (got.sha256 !== sha) { this.corruptOnServer.add(sha); corrupt.push(`object ${sha.slice(0, 12)}… arrived with sha256 ${got.sha256.slice(0, 12)}… (${got.size} bytes)`); return; }
-          fs.chmodSync(tmp, 0o444);
-          fs.renameSync(tmp, obj);
-          this.stats.downloaded.objects++;
-          this.stats.downloaded.bytes += got.size;
-        } finally {
-          fs.rmSync(tmp, { force: true });
-        }
-      })));
+      await Promise.all(
+        [...needed].map((sha) =>
+          this.limit.run(async () => {
+            const obj = this.local.objectPath(sha);
+            if (fs.existsSync(obj)) return;
+            fs.mkdirSync(path.dirname(obj), { recursive: true });
+            const tmp = tempName(obj);
+            try {
+              const got = await this.store.download('cas', sha, tmp);
+              if (!got) {
+                missing.push(sha);
+                return;
+              }
+              if (got.sha256 !== sha) {
+                this.corruptOnServer.add(sha);
+                corrupt.push(
+                  `object ${sha.slice(0, 12)}… arrived with sha256 ${got.sha256.slice(0, 12)}… (${got.size} bytes)`,
+                );
+                return;
+              }
+              fs.chmodSync(tmp, 0o444);
+              fs.renameSync(tmp, obj);
+              this.stats.downloaded.objects++;
+              this.stats.downloaded.bytes += got.size;
+            } finally {
+              fs.rmSync(tmp, { force: true });
+            }
+          }),
+        ),
+      );
     } catch (e) {
       this.drop(e);
       return null;
     }
-    if (corrupt.length) return this.refuse(target, key, `corrupt download: ${corrupt.sort()[0]}${corrupt.length > 1 ? ` and ${corrupt.length - 1} more` : ''}`);
-    if (missing.length) { this.stats.misses++; return null; } // the server evicted some objects: a miss, not a poisoned entry
+    if (corrupt.length)
+      return this.refuse(
+        target,
+        key,
+        `corrupt download: ${corrupt.sort()[0]}${corrupt.length > 1 ? ` and ${corrupt.length - 1} more` : ''}`,
+      );
+    if (missing.length) {
+      this.stats.misses++;
+      return null;
+    } // the server evicted some objects: a miss, not a poisoned entry
     const entry: CacheEntry = { ...remote, format: CACHE_FORMAT, target, key };
     writeFileAtomic(this.local.entryPath(key), JSON.stringify(entry));
     this.stats.hits++;
     this.provenance.set(key, { key: v.signer.id, name: v.signer.name });
-    this.emit({ event: 'log', target, line: `fetched from remote cache ${this.store.describe} (built by ${v.signer.name}, ${v.signer.id})` });
+    this.emit({
+      event: 'log',
+      target,
+      line: `fetched from remote cache ${this.store.describe} (built by ${v.signer.name}, ${v.signer.id})`,
+    });
     return entry;
   }
 
@@ -207,25 +258,35 @@ export class RemoteCache {
         if (o.dir) for (const sha of Object.values(o.files ?? {})) shas.set(sha, this.local.objectPath(sha));
         else shas.set(o.sha256, this.local.objectPath(o.sha256));
       }
-      await Promise.all([...shas].map(([sha, file]) => this.limit.run(async () => {
-        if (!this.available) return;
-        const size = fs.statSync(file).size;
-        if (size >= HEAD_FIRST_BYTES && !this.corruptOnServer.has(sha) && (await this.store.has('cas', sha))) return;
-        if ((await this.store.upload('cas', sha, { file, size }, { replace: this.corruptOnServer.has(sha) })) === 'stored') {
-          this.stats.uploaded.objects++;
-          this.stats.uploaded.bytes += size;
-        }
-      })));
+      await Promise.all(
+        [...shas].map(([sha, file]) =>
+          this.limit.run(async () => {
+            if (!this.available) return;
+            const size = fs.statSync(file).size;
+            if (size >= HEAD_FIRST_BYTES && !this.corruptOnServer.has(sha) && (await this.store.has('cas', sha)))
+              return;
+            if (
+              (await this.store.upload('cas', sha, { file, size }, { replace: this.corruptOnServer.has(sha) })) ===
+              'stored'
+            ) {
+              this.stats.uploaded.objects++;
+              this.stats.uploaded.bytes += size;
+            }
+          }),
+        ),
+      );
       if (!this.available) return;
       const { format: _f, ...body } = entry;
       const envelope = signer.sign(body as unknown as Parameters<Signer['sign']>[0]);
       await this.limit.run(() => this.store.upload('ac', entry.key, Buffer.from(JSON.stringify(envelope))));
       this.stats.uploaded.entries++;
       this.provenance.set(entry.key, { key: signer.keyId, name: 'this machine' });
-    })().catch((e: unknown) => this.drop(e)).finally(() => {
-      this.uploadDone++;
-      this.uploads.delete(p);
-    });
+    })()
+      .catch((e: unknown) => this.drop(e))
+      .finally(() => {
+        this.uploadDone++;
+        this.uploads.delete(p);
+      });
     this.uploads.add(p);
   }
 
@@ -239,11 +300,24 @@ export class RemoteCache {
       const now = performance.now();
       if (now - last >= 100) {
         last = now;
-        this.emit({ event: 'progress', target: 'remote cache upload', done: this.uploadDone, total: this.uploadTotal, unit: 'entries' });
+        this.emit({
+          event: 'progress',
+          target: 'remote cache upload',
+          done: this.uploadDone,
+          total: this.uploadTotal,
+          unit: 'entries',
+        });
       }
       await Promise.race([...this.uploads, new Promise((r) => setTimeout(r, 100))]);
     }
-    if (last) this.emit({ event: 'progress', target: 'remote cache upload', done: this.uploadDone, total: this.uploadTotal, unit: 'entries' });
+    if (last)
+      this.emit({
+        event: 'progress',
+        target: 'remote cache upload',
+        done: this.uploadDone,
+        total: this.uploadTotal,
+        unit: 'entries',
+      });
     this.provenance.save();
     this.emit({ event: 'remote', stats: this.stats });
     return this.stats;

@@ -39,7 +39,10 @@ function statusOf(e: unknown): number | undefined {
 function describeError(op: string, key: string, e: unknown): StoreError | Error {
   const status = statusOf(e);
   const name = (e as Error).name;
-  if (status) return new StoreError(`${op} ${key.slice(0, 20)}… answered HTTP ${status} ${name}${status === 403 ? ' (check the AWS credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE)' : ''}`);
+  if (status)
+    return new StoreError(
+      `${op} ${key.slice(0, 20)}… answered HTTP ${status} ${name}${status === 403 ? ' (check the AWS credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE)' : ''}`,
+    );
   return e instanceof Error ? e : new Error(String(e));
 }
 
@@ -56,8 +59,12 @@ export class S3Store implements BlobStore {
     if (!m) throw new Error(`not an s3:// URL: ${o.url}`);
     this.bucket = m[1]!;
     this.prefix = m[2] ? (m[2].endsWith('/') ? m[2] : `${m[2]}/`) : '';
-    this.describe = `s3://${this.bucket}/${this.prefix}`.replace(/\/$/, '') + (o.endpoint ? ` at ${new URL(o.endpoint).origin}` : '');
-    this.agents = { http: new http.Agent({ keepAlive: true, maxSockets: o.maxSockets }), https: new https.Agent({ keepAlive: true, maxSockets: o.maxSockets }) };
+    this.describe =
+      `s3://${this.bucket}/${this.prefix}`.replace(/\/$/, '') + (o.endpoint ? ` at ${new URL(o.endpoint).origin}` : '');
+    this.agents = {
+      http: new http.Agent({ keepAlive: true, maxSockets: o.maxSockets }),
+      https: new https.Agent({ keepAlive: true, maxSockets: o.maxSockets }),
+    };
   }
 
   private async open(): Promise<{ client: S3Client; sdk: Sdk }> {
@@ -73,7 +80,12 @@ export class S3Store implements BlobStore {
         requestChecksumCalculation: this.o.requestChecksumCalculation ?? 'WHEN_SUPPORTED',
         maxAttempts: 2,
         logger: QUIET,
-        requestHandler: { connectionTimeout: this.o.timeoutMs, requestTimeout: this.o.timeoutMs, httpAgent: this.agents.http, httpsAgent: this.agents.https },
+        requestHandler: {
+          connectionTimeout: this.o.timeoutMs,
+          requestTimeout: this.o.timeoutMs,
+          httpAgent: this.agents.http,
+          httpsAgent: this.agents.https,
+        },
       });
     }
     return { client: this.client, sdk: this.sdk };
@@ -94,13 +106,17 @@ export class S3Store implements BlobStore {
     }
     const h = createHash('sha256');
     let size = 0;
-    await pipeline(res.Body as Readable, async function* (src: AsyncIterable<Buffer>) {
-      for await (const chunk of src) {
-        h.update(chunk);
-        size += chunk.length;
-        yield chunk;
-      }
-    }, fs.createWriteStream(dest, { flags: 'wx' }));
+    await pipeline(
+      res.Body as Readable,
+      async function* (src: AsyncIterable<Buffer>) {
+        for await (const chunk of src) {
+          h.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      },
+      fs.createWriteStream(dest, { flags: 'wx' }),
+    );
     return { sha256: h.digest('hex'), size };
   }
 
@@ -131,13 +147,22 @@ export class S3Store implements BlobStore {
     // Objects up to 64 MiB go as one buffer; bigger ones stream. A streamed body with the SDK's
     // default checksums is sent aws-chunked with a trailer, which Ceph RGW 16 refuses (411):
     // there, set requestChecksumCalculation: 'WHEN_REQUIRED'.
-    const data = Buffer.isBuffer(body) ? body : body.size <= STREAM_ABOVE ? fs.readFileSync(body.file) : fs.createReadStream(body.file);
+    const data = Buffer.isBuffer(body)
+      ? body
+      : body.size <= STREAM_ABOVE
+        ? fs.readFileSync(body.file)
+        : fs.createReadStream(body.file);
     try {
-      await client.send(new sdk.PutObjectCommand({
-        Bucket: this.bucket, Key: this.key(ns, key), Body: data, ContentLength: Buffer.isBuffer(body) ? body.length : body.size,
-        ContentType: ns === 'ac' ? 'application/json' : 'application/octet-stream',
-        ...(opts.replace ? {} : { IfNoneMatch: '*' }),
-      }));
+      await client.send(
+        new sdk.PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(ns, key),
+          Body: data,
+          ContentLength: Buffer.isBuffer(body) ? body.length : body.size,
+          ContentType: ns === 'ac' ? 'application/json' : 'application/octet-stream',
+          ...(opts.replace ? {} : { IfNoneMatch: '*' }),
+        }),
+      );
       return 'stored';
     } catch (e) {
       // 412: an object is there already; 409: another conditional write of it is in progress.

@@ -4,7 +4,15 @@
 // list. The signed message binds the entry to its key, so an entry copied under another key is
 // refused too. Keys travel as one line of base64: the private key as PKCS#8 DER (for an
 // environment variable), the public key as its 32 raw bytes (for rc1.build.ts); PEM is accepted.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { canonicalJson } from '../../util/canonical-json.ts';
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 raw key bytes follow. */
@@ -21,7 +29,11 @@ export interface SignedEnvelope {
   signature: string;
 }
 
-export interface TrustedKey { name: string; id: string; key: KeyObject }
+export interface TrustedKey {
+  name: string;
+  id: string;
+  key: KeyObject;
+}
 
 function rawPublic(key: KeyObject): Buffer {
   const der = key.export({ type: 'spki', format: 'der' });
@@ -37,15 +49,21 @@ export function parsePublicKey(text: string): KeyObject {
   const t = text.trim();
   if (t.startsWith('-----BEGIN')) return createPublicKey(t);
   const raw = Buffer.from(t, 'base64');
-  if (raw.length !== 32) throw new Error(`expected the 32 bytes of an Ed25519 public key in base64 (44 characters), got ${raw.length} bytes`);
+  if (raw.length !== 32)
+    throw new Error(
+      `expected the 32 bytes of an Ed25519 public key in base64 (44 characters), got ${raw.length} bytes`,
+    );
   const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
   return key;
 }
 
 export function parsePrivateKey(text: string): KeyObject {
   const t = text.trim();
-  const key = t.startsWith('-----BEGIN') ? createPrivateKey(t) : createPrivateKey({ key: Buffer.from(t, 'base64'), format: 'der', type: 'pkcs8' });
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`expected an Ed25519 private key, got ${key.asymmetricKeyType ?? 'an unknown key type'}`);
+  const key = t.startsWith('-----BEGIN')
+    ? createPrivateKey(t)
+    : createPrivateKey({ key: Buffer.from(t, 'base64'), format: 'der', type: 'pkcs8' });
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new Error(`expected an Ed25519 private key, got ${key.asymmetricKeyType ?? 'an unknown key type'}`);
   return key;
 }
 
@@ -86,8 +104,10 @@ export function verifyEnvelope(bytes: Buffer, key: string, trusted: ReadonlyMap<
   } catch {
     return { ok: false, why: 'not a JSON action entry' };
   }
-  if (!doc || typeof doc !== 'object' || doc.format !== 1 || !doc.entry || typeof doc.entry !== 'object') return { ok: false, why: 'not an rc1-build action entry (format 1)' };
-  if (typeof doc.signature !== 'string' || typeof doc.signer !== 'string') return { ok: false, why: 'unsigned (no signer or signature)' };
+  if (!doc || typeof doc !== 'object' || doc.format !== 1 || !doc.entry || typeof doc.entry !== 'object')
+    return { ok: false, why: 'not an rc1-build action entry (format 1)' };
+  if (typeof doc.signature !== 'string' || typeof doc.signer !== 'string')
+    return { ok: false, why: 'unsigned (no signer or signature)' };
   const k = trusted.get(doc.signer);
   if (!k) return { ok: false, why: `signed by ${doc.signer}, which is not in remoteCache.trustedKeys` };
   let good = false;
@@ -96,7 +116,15 @@ export function verifyEnvelope(bytes: Buffer, key: string, trusted: ReadonlyMap<
   } catch {
     good = false;
   }
-  if (!good) return { ok: false, why: `bad signature (claims signer ${k.name}, ${k.id}; the entry was altered or signed with another key)` };
-  if (doc.entry.key !== key) return { ok: false, why: `signed for fingerprint ${String(doc.entry.key).slice(0, 12)}…, served under ${key.slice(0, 12)}…` };
+  if (!good)
+    return {
+      ok: false,
+      why: `bad signature (claims signer ${k.name}, ${k.id}; the entry was altered or signed with another key)`,
+    };
+  if (doc.entry.key !== key)
+    return {
+      ok: false,
+      why: `signed for fingerprint ${String(doc.entry.key).slice(0, 12)}…, served under ${key.slice(0, 12)}…`,
+    };
   return { ok: true, entry: doc.entry, signer: k };
 }

@@ -7,7 +7,13 @@ import { escapeHtml } from './escape-html.ts';
 
 export type NodeState = 'up-to-date' | 'stale' | 'missing' | 'failed';
 
-export interface GraphNode { name: string; deps: readonly string[]; gate: boolean; state: NodeState; reasons: readonly string[] }
+export interface GraphNode {
+  name: string;
+  deps: readonly string[];
+  gate: boolean;
+  state: NodeState;
+  reasons: readonly string[];
+}
 
 export const STATE_COLOURS: Record<NodeState, { fill: string; stroke: string; text: string }> = {
   'up-to-date': { fill: '#e3f4e4', stroke: '#2e7d32', text: '#1b4d1e' },
@@ -52,15 +58,25 @@ export function graphSvg(nodes: readonly GraphNode[]): string {
   const setPos = (): void => cols.forEach((c) => c.forEach((n, i) => pos.set(n, i)));
   setPos();
   const sortBy = (c: string[], neighbours: (n: string) => readonly string[]): void => {
-    const key = new Map(c.map((n, i) => {
-      const ps = neighbours(n).map((m) => pos.get(m)).filter((p): p is number => p !== undefined);
-      return [n, ps.length ? ps.reduce((a, b) => a + b, 0) / ps.length : i] as const;
-    }));
+    const key = new Map(
+      c.map((n, i) => {
+        const ps = neighbours(n)
+          .map((m) => pos.get(m))
+          .filter((p): p is number => p !== undefined);
+        return [n, ps.length ? ps.reduce((a, b) => a + b, 0) / ps.length : i] as const;
+      }),
+    );
     c.sort((a, b) => key.get(a)! - key.get(b)! || pos.get(a)! - pos.get(b)!);
   };
   for (let sweep = 0; sweep < 4; sweep++) {
-    for (let i = 1; i < nCols; i++) { sortBy(cols[i]!, (n) => byName.get(n)!.deps); setPos(); }
-    for (let i = nCols - 2; i >= 0; i--) { sortBy(cols[i]!, (n) => dependents.get(n) ?? []); setPos(); }
+    for (let i = 1; i < nCols; i++) {
+      sortBy(cols[i]!, (n) => byName.get(n)!.deps);
+      setPos();
+    }
+    for (let i = nCols - 2; i >= 0; i--) {
+      sortBy(cols[i]!, (n) => dependents.get(n) ?? []);
+      setPos();
+    }
   }
   // Layers run top to bottom (a pipeline is deep and narrow: rows fit a page, columns would not);
   // each target's box is as wide as its name, a layer's boxes side by side, centred.
@@ -82,9 +98,14 @@ export function graphSvg(nodes: readonly GraphNode[]): string {
     for (const d of n.deps) {
       const a = box.get(d);
       if (!a) continue;
-      const x1 = a.x + a.w / 2; const y1 = a.y + ROW_H; const x2 = b.x + b.w / 2; const y2 = b.y;
+      const x1 = a.x + a.w / 2;
+      const y1 = a.y + ROW_H;
+      const x2 = b.x + b.w / 2;
+      const y2 = b.y;
       const my = (y1 + y2) / 2;
-      edges.push(`<path class="edge" d="M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2 - 4}" marker-end="url(#graph-arrow)"/>`);
+      edges.push(
+        `<path class="edge" d="M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2 - 4}" marker-end="url(#graph-arrow)"/>`,
+      );
     }
   }
   const boxes: string[] = [];
@@ -94,11 +115,13 @@ export function graphSvg(nodes: readonly GraphNode[]): string {
     const tip = `${n.name}${n.gate ? ' (gate)' : ''}: ${n.state}${n.reasons.length ? ` — ${n.reasons.join('; ')}` : ''}`;
     boxes.push(
       `<g class="node state-${n.state}${n.gate ? ' gate' : ''}" data-target="${escapeHtml(n.name)}"><title>${escapeHtml(tip)}</title>` +
-      `<rect x="${b.x}" y="${b.y}" width="${b.w}" height="${ROW_H}" rx="${n.gate ? 13 : 3}" fill="${c.fill}" stroke="${c.stroke}" stroke-width="${n.gate ? 2.5 : 1.2}"/>` +
-      `<text x="${b.x + b.w / 2}" y="${b.y + ROW_H / 2 + 4}" text-anchor="middle" fill="${c.text}">${escapeHtml(n.name)}</text></g>`,
+        `<rect x="${b.x}" y="${b.y}" width="${b.w}" height="${ROW_H}" rx="${n.gate ? 13 : 3}" fill="${c.fill}" stroke="${c.stroke}" stroke-width="${n.gate ? 2.5 : 1.2}"/>` +
+        `<text x="${b.x + b.w / 2}" y="${b.y + ROW_H / 2 + 4}" text-anchor="middle" fill="${c.text}">${escapeHtml(n.name)}</text></g>`,
     );
   }
-  return `<svg xmlns="http://www.w3.org/2000/svg" class="graph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11.5">` +
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" class="graph" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans Mono, Menlo, monospace" font-size="11.5">` +
     '<defs><marker id="graph-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#888"/></marker></defs>' +
-    `<g fill="none" stroke="#9a9a9a" stroke-width="1">${edges.join('')}</g>${boxes.join('')}</svg>`;
+    `<g fill="none" stroke="#9a9a9a" stroke-width="1">${edges.join('')}</g>${boxes.join('')}</svg>`
+  );
 }

@@ -29,11 +29,15 @@ export async function renderChart(spec: Record<string, unknown>, idPrefix: strin
   const [vega, vl] = await modules;
   let vgSpec: import('vega').Spec;
   try {
-    vgSpec = vl.compile({ ...spec, config: { ...CONFIG, ...(spec.config as object | undefined) } } as import('vega-lite').TopLevelSpec).spec;
+    vgSpec = vl.compile({
+      ...spec,
+      config: { ...CONFIG, ...(spec.config as object | undefined) },
+    } as import('vega-lite').TopLevelSpec).spec;
   } catch (e) {
     throw new ChartError(`Vega-Lite cannot compile it: ${(e as Error).message}`);
   }
-  const refuse = (what: string): Promise<never> => Promise.reject(new ChartError(`charts take inline data (data.values); it asks to load ${what}`));
+  const refuse = (what: string): Promise<never> =>
+    Promise.reject(new ChartError(`charts take inline data (data.values); it asks to load ${what}`));
   const loader = vega.loader();
   loader.load = (uri: string) => refuse(uri);
   loader.sanitize = (uri: string) => refuse(uri);
@@ -42,9 +46,17 @@ export async function renderChart(spec: Record<string, unknown>, idPrefix: strin
     renderer: 'none',
     loader,
     logger: {
-      level: () => vega.Warn, error: (...a: unknown[]) => { warnings.push(a.map(String).join(' ')); return undefined as never; },
-      warn: (...a: unknown[]) => { warnings.push(a.map(String).join(' ')); return undefined as never; },
-      info: () => undefined as never, debug: () => undefined as never,
+      level: () => vega.Warn,
+      error: (...a: unknown[]) => {
+        warnings.push(a.map(String).join(' '));
+        return undefined as never;
+      },
+      warn: (...a: unknown[]) => {
+        warnings.push(a.map(String).join(' '));
+        return undefined as never;
+      },
+      info: () => undefined as never,
+      debug: () => undefined as never,
     } as unknown as import('vega').LoggerInterface,
   });
   let svg: string;

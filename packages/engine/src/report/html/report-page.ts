@@ -26,7 +26,12 @@ export type RenderedItem =
   | { kind: 'table'; title: string; columns: string[]; rows: (string | number | boolean | null)[][]; note?: string }
   | { kind: 'text'; title: string; text: string };
 
-export interface RenderedSection { title: string; note?: string; unavailable?: string; items: RenderedItem[] }
+export interface RenderedSection {
+  title: string;
+  note?: string;
+  unavailable?: string;
+  items: RenderedItem[];
+}
 
 export interface PageData {
   title: string;
@@ -61,42 +66,86 @@ figure{display:inline-block;margin:6px 18px 12px 0;vertical-align:top;background
 `;
 
 function checkRow(c: Check): unknown[] {
-  const why = c.status === 'waived' ? `waived: ${c.waived ?? ''}` : c.status === 'n/a' ? `n/a: ${c.not_applicable ?? ''}` : '';
-  const notes = [why, c.status !== 'pass' && c.hint ? `hint: ${c.hint}` : '', c.basis ? `basis: ${c.basis}` : ''].filter(Boolean);
-  return [c.name, html(status(c.status)), c.value, `${c.op} ${fmt(c.threshold)}`, html(notes.map((n) => `<div class="hint">${esc(n)}</div>`).join(''))];
+  const why =
+    c.status === 'waived' ? `waived: ${c.waived ?? ''}` : c.status === 'n/a' ? `n/a: ${c.not_applicable ?? ''}` : '';
+  const notes = [
+    why,
+    c.status !== 'pass' && c.hint ? `hint: ${c.hint}` : '',
+    c.basis ? `basis: ${c.basis}` : '',
+  ].filter(Boolean);
+  return [
+    c.name,
+    html(status(c.status)),
+    c.value,
+    `${c.op} ${fmt(c.threshold)}`,
+    html(notes.map((n) => `<div class="hint">${esc(n)}</div>`).join('')),
+  ];
 }
 
 function gatesHtml(gates: readonly GateView[]): string {
   if (gates.length === 0) return '<p class="note">The pipeline declares no gates.</p>';
-  const summary = table(['gate', 'state', 'last result', 'checks (pass / fail / waived / n/a)', 'report'], gates.map((g) => {
-    const n = (s: string): number => (g.checks ?? []).filter((c) => c.status === s).length;
-    return [html(`<a href="#gate-${esc(g.name)}">${esc(g.name)}</a>`), html(status(g.state)), g.result ? html(status(g.result)) : 'never built',
-      g.checks ? `${n('pass')} / ${n('fail')} / ${n('waived')} / ${n('n/a')}` : '—', g.report?.path ?? '—'];
-  }));
-  const each = gates.map((g) => {
-    const link = g.report ? (g.report.exists ? `<a href="${esc(g.report.href)}">${esc(g.report.path)}</a>` : `${esc(g.report.path)} (not on disk)`) : '';
-    const head = `<h3 id="gate-${esc(g.name)}">${esc(g.name)} ${status(g.state)}</h3><p class="note">${g.at ? `last built ${esc(g.at)}` : 'never built'}${link ? ` · report ${link}` : ''}${g.state !== 'up-to-date' && g.checks ? ' · the checks below are from its last build, which is no longer up to date' : ''}</p>`;
-    if (!g.checks) return head;
-    if (g.checks.length === 0) return `${head}<p class="note">Its last build recorded no checks.</p>`;
-    return head + table(['check', 'status', 'value', 'threshold', 'why / hint / basis'], g.checks.map(checkRow));
-  }).join('');
+  const summary = table(
+    ['gate', 'state', 'last result', 'checks (pass / fail / waived / n/a)', 'report'],
+    gates.map((g) => {
+      const n = (s: string): number => (g.checks ?? []).filter((c) => c.status === s).length;
+      return [
+        html(`<a href="#gate-${esc(g.name)}">${esc(g.name)}</a>`),
+        html(status(g.state)),
+        g.result ? html(status(g.result)) : 'never built',
+        g.checks ? `${n('pass')} / ${n('fail')} / ${n('waived')} / ${n('n/a')}` : '—',
+        g.report?.path ?? '—',
+      ];
+    }),
+  );
+  const each = gates
+    .map((g) => {
+      const link = g.report
+        ? g.report.exists
+          ? `<a href="${esc(g.report.href)}">${esc(g.report.path)}</a>`
+          : `${esc(g.report.path)} (not on disk)`
+        : '';
+      const head = `<h3 id="gate-${esc(g.name)}">${esc(g.name)} ${status(g.state)}</h3><p class="note">${g.at ? `last built ${esc(g.at)}` : 'never built'}${link ? ` · report ${link}` : ''}${g.state !== 'up-to-date' && g.checks ? ' · the checks below are from its last build, which is no longer up to date' : ''}</p>`;
+      if (!g.checks) return head;
+      if (g.checks.length === 0) return `${head}<p class="note">Its last build recorded no checks.</p>`;
+      return head + table(['check', 'status', 'value', 'threshold', 'why / hint / basis'], g.checks.map(checkRow));
+    })
+    .join('');
   return summary + each;
 }
 
 function sectionHtml(s: RenderedSection, i: number): string {
-  const body = s.unavailable ? `<p class="unavailable">${esc(s.unavailable)}</p>` : s.items.map((it) => {
-    if (it.kind === 'chart') return `<figure class="chart"><figcaption>${esc(it.title)}</figcaption>${it.svg}${it.note ? `<div class="hint">${esc(it.note)}</div>` : ''}</figure>`;
-    if (it.kind === 'table') return `<h3>${esc(it.title)}</h3>${it.note ? `<p class="note">${esc(it.note)}</p>` : ''}<div class="scroll">${table(it.columns, it.rows)}</div>`;
-    return `<h3>${esc(it.title)}</h3><p>${esc(it.text)}</p>`;
-  }).join('');
+  const body = s.unavailable
+    ? `<p class="unavailable">${esc(s.unavailable)}</p>`
+    : s.items
+        .map((it) => {
+          if (it.kind === 'chart')
+            return `<figure class="chart"><figcaption>${esc(it.title)}</figcaption>${it.svg}${it.note ? `<div class="hint">${esc(it.note)}</div>` : ''}</figure>`;
+          if (it.kind === 'table')
+            return `<h3>${esc(it.title)}</h3>${it.note ? `<p class="note">${esc(it.note)}</p>` : ''}<div class="scroll">${table(it.columns, it.rows)}</div>`;
+          return `<h3>${esc(it.title)}</h3><p>${esc(it.text)}</p>`;
+        })
+        .join('');
   return `<section id="section-${i}" class="pipeline-section"><h2>${esc(s.title)}</h2>${s.note ? `<p class="note">${esc(s.note)}</p>` : ''}${body}</section>`;
 }
 
 export function renderPage(d: PageData): string {
-  const counts = (['up-to-date', 'stale', 'missing', 'failed'] as const).map((s) => [s, d.graph.filter((n) => n.state === s).length] as const);
-  const legend = counts.map(([s, n]) => `<span><i style="background:${STATE_COLOURS[s].fill};border-color:${STATE_COLOURS[s].stroke}"></i>${s} (${n})</span>`).join('') + '<span>rounded, thick border: a gate</span>';
+  const counts = (['up-to-date', 'stale', 'missing', 'failed'] as const).map(
+    (s) => [s, d.graph.filter((n) => n.state === s).length] as const,
+  );
+  const legend =
+    counts
+      .map(
+        ([s, n]) =>
+          `<span><i style="background:${STATE_COLOURS[s].fill};border-color:${STATE_COLOURS[s].stroke}"></i>${s} (${n})</span>`,
+      )
+      .join('') + '<span>rounded, thick border: a gate</span>';
   const git = d.git?.commit ? `git ${d.git.commit.slice(0, 12)}${d.git.dirty ? ' (dirty)' : ''}` : 'git commit unknown';
-  const nav = ['<a href="#graph">graph</a>', '<a href="#gates">gates</a>', '<a href="#diff">run diff</a>', ...d.sections.map((s, i) => `<a href="#section-${i}">${esc(s.title)}</a>`)].join('');
+  const nav = [
+    '<a href="#graph">graph</a>',
+    '<a href="#gates">gates</a>',
+    '<a href="#diff">run diff</a>',
+    ...d.sections.map((s, i) => `<a href="#section-${i}">${esc(s.title)}</a>`),
+  ].join('');
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(d.title)} — rc1-build report</title><style>${CSS}</style></head>

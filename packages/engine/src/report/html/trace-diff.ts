@@ -9,7 +9,12 @@ import type { Check } from '../../api/index.ts';
 import { diffFingerprints, formatReason, type RebuildReason } from '../../hash/fingerprint.ts';
 import { TRACE_FORMAT, type TargetRecord } from '../../state/trace-log.ts';
 
-export interface CheckPair { name: string; old?: Pick<Check, 'value' | 'status'>; new?: Pick<Check, 'value' | 'status'>; delta: number | null }
+export interface CheckPair {
+  name: string;
+  old?: Pick<Check, 'value' | 'status'>;
+  new?: Pick<Check, 'value' | 'status'>;
+  delta: number | null;
+}
 
 export interface TargetChange {
   name: string;
@@ -36,20 +41,31 @@ export interface TraceDiff {
 export function readTraceHistory(file: string): Map<string, TargetRecord[]> {
   const out = new Map<string, TargetRecord[]>();
   let text = '';
-  try { text = fs.readFileSync(file, 'utf8'); } catch { return out; }
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return out;
+  }
   const lines = text.split('\n');
   lines.pop(); // the text after the last newline is empty or a torn line
   let first = true;
   for (const line of lines) {
     let obj: unknown;
-    try { obj = JSON.parse(line); } catch { break; }
+    try {
+      obj = JSON.parse(line);
+    } catch {
+      break;
+    }
     if (first) {
       first = false;
       if ((obj as { format?: number }).format !== TRACE_FORMAT) return out;
       continue;
     }
     const rec = obj as TargetRecord | { name: string; deleted: true };
-    if ('deleted' in rec) { out.delete(rec.name); continue; }
+    if ('deleted' in rec) {
+      out.delete(rec.name);
+      continue;
+    }
     (out.get(rec.name) ?? out.set(rec.name, []).get(rec.name)!).push(rec);
   }
   return out;
@@ -61,7 +77,12 @@ function checkPairs(a: readonly Check[] = [], b: readonly Check[] = []): CheckPa
     const o = a.find((c) => c.name === name);
     const n = b.find((c) => c.name === name);
     const delta = typeof o?.value === 'number' && typeof n?.value === 'number' ? n.value - o.value : null;
-    return { name, ...(o ? { old: { value: o.value, status: o.status } } : {}), ...(n ? { new: { value: n.value, status: n.status } } : {}), delta };
+    return {
+      name,
+      ...(o ? { old: { value: o.value, status: o.status } } : {}),
+      ...(n ? { new: { value: n.value, status: n.status } } : {}),
+      delta,
+    };
   });
 }
 
@@ -79,11 +100,19 @@ export function traceDiff(history: ReadonlyMap<string, TargetRecord[]>, order: r
     const prev = [...recs].reverse().find((r) => r.key !== cur.key);
     if (!prev) continue;
     let reasons: RebuildReason[] = [];
-    try { reasons = diffFingerprints(prev.fingerprint, cur.fingerprint); } catch { reasons = []; }
+    try {
+      reasons = diffFingerprints(prev.fingerprint, cur.fingerprint);
+    } catch {
+      reasons = [];
+    }
     for (const r of reasons) {
       if (r.kind === 'param-changed' || r.kind === 'arg-changed') {
         const id = `${r.kind === 'arg-changed' ? 'arg ' : ''}${r.key}\u0000${JSON.stringify(r.old)}\u0000${JSON.stringify(r.new)}`;
-        const p = params.get(id) ?? params.set(id, { key: r.kind === 'arg-changed' ? `${r.key} (arg)` : r.key, old: r.old, new: r.new, targets: [] }).get(id)!;
+        const p =
+          params.get(id) ??
+          params
+            .set(id, { key: r.kind === 'arg-changed' ? `${r.key} (arg)` : r.key, old: r.old, new: r.new, targets: [] })
+            .get(id)!;
         p.targets.push(name);
       } else if (r.kind === 'code-changed' || r.kind === 'code-added' || r.kind === 'code-removed') {
         (code.get(r.file) ?? code.set(r.file, []).get(r.file)!).push(name);
@@ -91,14 +120,19 @@ export function traceDiff(history: ReadonlyMap<string, TargetRecord[]>, order: r
     }
     const oldOut = new Map(prev.outputs.map((o) => [o.path, o.sha256]));
     changes.push({
-      name, previousAt: prev.at, currentAt: cur.at, previousResult: prev.result, currentResult: cur.result,
+      name,
+      previousAt: prev.at,
+      currentAt: cur.at,
+      previousResult: prev.result,
+      currentResult: cur.result,
       outputsChanged: cur.outputs.filter((o) => oldOut.get(o.path) !== o.sha256).map((o) => o.path),
       reasons: reasons.map(formatReason),
       checks: checkPairs(prev.checks, cur.checks),
     });
   }
   return {
-    recorded, changes,
+    recorded,
+    changes,
     params: [...params.values()].sort((a, b) => a.key.localeCompare(b.key)),
     code: [...code].sort(([a], [b]) => a.localeCompare(b)).map(([file, targets]) => ({ file, targets })),
   };

@@ -33,15 +33,25 @@ export interface FollowOptions {
 export class LogTail {
   private offset = 0;
   private partial = '';
-  constructor(private readonly file: string, private readonly onLine: (line: string) => void) {}
+  constructor(
+    private readonly file: string,
+    private readonly onLine: (line: string) => void,
+  ) {}
 
   /** Reads what was appended since the last call; `final`: also the last line without a newline. */
   poll(final = false): void {
     let fd: number;
-    try { fd = fs.openSync(this.file, 'r'); } catch { return; }
+    try {
+      fd = fs.openSync(this.file, 'r');
+    } catch {
+      return;
+    }
     try {
       const size = fs.fstatSync(fd).size;
-      if (size < this.offset) { this.offset = 0; this.partial = ''; }
+      if (size < this.offset) {
+        this.offset = 0;
+        this.partial = '';
+      }
       const buf = Buffer.alloc(64 * 1024);
       while (this.offset < size) {
         const n = fs.readSync(fd, buf, 0, Math.min(buf.length, size - this.offset), this.offset);
@@ -54,23 +64,38 @@ export class LogTail {
           this.partial = this.partial.slice(nl + 1);
         }
       }
-    } finally { fs.closeSync(fd); }
-    if (final && this.partial) { this.onLine(this.partial); this.partial = ''; }
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (final && this.partial) {
+      this.onLine(this.partial);
+      this.partial = '';
+    }
   }
 }
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> => new Promise((r) => {
-  const t = setTimeout(done, ms);
-  function done(): void { clearTimeout(t); signal?.removeEventListener('abort', done); r(); }
-  signal?.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((r) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      r();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 /**
  * Follows job `id` until it reaches a terminal state (returned) or `opts.signal` aborts (returns
  * the last state seen). A job Slurm no longer knows (it left squeue and there is no accounting)
  * is returned as state UNKNOWN. The log is drained before returning.
  */
-export async function followJob(id: string, logFile: string, hooks: FollowHooks, opts: FollowOptions): Promise<JobInfo> {
+export async function followJob(
+  id: string,
+  logFile: string,
+  hooks: FollowHooks,
+  opts: FollowOptions,
+): Promise<JobInfo> {
   const tail = new LogTail(logFile, hooks.log);
   let last: JobInfo | null = null;
   let ran = false;
@@ -87,18 +112,32 @@ export async function followJob(id: string, logFile: string, hooks: FollowHooks,
       if (since > (opts.unreachableMs ?? 600_000)) throw e;
       tail.poll();
       await sleep(opts.pollMs, opts.signal);
-      if (opts.signal?.aborted) { tail.poll(true); return last ?? unknown(id); }
+      if (opts.signal?.aborted) {
+        tail.poll(true);
+        return last ?? unknown(id);
+      }
       continue;
     }
     tail.poll();
     hooks.polled?.();
     if (!now) {
       tail.poll(true);
-      return last && TERMINAL_STATES.has(last.state) ? last : { ...(last ?? unknown(id)), state: 'UNKNOWN', reason: 'the job left the queue and no accounting (sacct) knows it', source: last?.source ?? 'squeue' };
+      return last && TERMINAL_STATES.has(last.state)
+        ? last
+        : {
+            ...(last ?? unknown(id)),
+            state: 'UNKNOWN',
+            reason: 'the job left the queue and no accounting (sacct) knows it',
+            source: last?.source ?? 'squeue',
+          };
     }
     if (!last || now.state !== last.state || now.restarts !== last.restarts) {
       hooks.state?.(now, last);
-      if (last && (now.restarts > last.restarts || (ran && now.state !== 'RUNNING' && now.state !== 'COMPLETING' && !TERMINAL_STATES.has(now.state)))) {
+      if (
+        last &&
+        (now.restarts > last.restarts ||
+          (ran && now.state !== 'RUNNING' && now.state !== 'COMPLETING' && !TERMINAL_STATES.has(now.state)))
+      ) {
         hooks.requeued?.(now, last);
         ran = false;
       }
@@ -109,12 +148,27 @@ export async function followJob(id: string, logFile: string, hooks: FollowHooks,
       tail.poll(true);
       return now;
     }
-    if (opts.signal?.aborted) { tail.poll(true); return now; }
+    if (opts.signal?.aborted) {
+      tail.poll(true);
+      return now;
+    }
     await sleep(opts.pollMs, opts.signal);
-    if (opts.signal?.aborted) { tail.poll(true); return now; }
+    if (opts.signal?.aborted) {
+      tail.poll(true);
+      return now;
+    }
   }
 }
 
 function unknown(id: string): JobInfo {
-  return { id, state: 'UNKNOWN', reason: 'None', exitCode: null, signal: null, restarts: 0, node: '', source: 'squeue' };
+  return {
+    id,
+    state: 'UNKNOWN',
+    reason: 'None',
+    exitCode: null,
+    signal: null,
+    restarts: 0,
+    node: '',
+    source: 'squeue',
+  };
 }

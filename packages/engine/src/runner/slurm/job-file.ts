@@ -34,7 +34,12 @@ export interface JobFile {
   graceS: number;
 }
 
-export interface ResultOutput { path: string; dir: boolean; sha256: string; size: number }
+export interface ResultOutput {
+  path: string;
+  dir: boolean;
+  sha256: string;
+  size: number;
+}
 
 export type NodeResult = {
   format: typeof JOB_FILE_FORMAT;
@@ -44,11 +49,22 @@ export type NodeResult = {
   host: string;
   ms: number;
 } & (
-  | { ok: true; value: { checks?: Check[]; summary?: string; rule: { name: string; version: number }; outputs: ResultOutput[] } }
+  | {
+      ok: true;
+      value: { checks?: Check[]; summary?: string; rule: { name: string; version: number }; outputs: ResultOutput[] };
+    }
   | { ok: false; error: JobFailure }
 );
 
-export function stagingFiles(dir: string): { job: string; script: string; result: string; progress: string; submitted: string; log: (jobId: string) => string; logPattern: string } {
+export function stagingFiles(dir: string): {
+  job: string;
+  script: string;
+  result: string;
+  progress: string;
+  submitted: string;
+  log: (jobId: string) => string;
+  logPattern: string;
+} {
   return {
     job: path.join(dir, 'job.json'),
     script: path.join(dir, 'job.sh'),
@@ -61,7 +77,11 @@ export function stagingFiles(dir: string): { job: string; script: string; result
 }
 
 export function readJson<T>(file: string): T | null {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')) as T; } catch { return null; }
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch {
+    return null;
+  }
 }
 
 export function writeJson(file: string, value: unknown, mode?: number): void {

@@ -39,8 +39,14 @@ export interface SubmitSpec {
 /** What a failed Slurm command said; `stderr` is Slurm's own message (e.g. "invalid partition specified"). */
 export class SlurmCommandError extends Error {
   override name = 'SlurmCommandError';
-  constructor(readonly command: string, readonly stderr: string, readonly code: number | string | null) {
-    super(`${command} failed${code !== null ? ` (${typeof code === 'number' ? `exit ${code}` : code})` : ''}: ${stderr.trim() || 'no message'}`);
+  constructor(
+    readonly command: string,
+    readonly stderr: string,
+    readonly code: number | string | null,
+  ) {
+    super(
+      `${command} failed${code !== null ? ` (${typeof code === 'number' ? `exit ${code}` : code})` : ''}: ${stderr.trim() || 'no message'}`,
+    );
   }
 }
 
@@ -49,13 +55,23 @@ const COMMAND_TIMEOUT_MS = 60_000;
 async function run(cmd: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
   const { execFile } = await import('node:child_process'); // loaded by Slurm builds only, not by every command
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        const e = err as NodeJS.ErrnoException & { code?: number | string; signal?: string | null };
-        const code = e.code === 'ENOENT' ? 'not found on PATH' : (typeof e.code === 'number' ? e.code : e.code ?? (e.signal ? `killed by ${e.signal}` : null));
-        reject(new SlurmCommandError(`${cmd} ${args.join(' ')}`.slice(0, 300), String(stderr ?? ''), code ?? null));
-      } else resolve(String(stdout));
-    });
+    execFile(
+      cmd,
+      args,
+      { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) {
+          const e = err as NodeJS.ErrnoException & { code?: number | string; signal?: string | null };
+          const code =
+            e.code === 'ENOENT'
+              ? 'not found on PATH'
+              : typeof e.code === 'number'
+                ? e.code
+                : (e.code ?? (e.signal ? `killed by ${e.signal}` : null));
+          reject(new SlurmCommandError(`${cmd} ${args.join(' ')}`.slice(0, 300), String(stderr ?? ''), code ?? null));
+        } else resolve(String(stdout));
+      },
+    );
   });
 }
 
@@ -63,8 +79,13 @@ async function run(cmd: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS):
 export function sbatchArgs(spec: SubmitSpec): string[] {
   const r = spec.resources;
   return [
-    '--parsable', `--job-name=${spec.name}`, `--chdir=${spec.cwd}`, `--output=${spec.output}`, '--open-mode=append',
-    '--requeue', '--export=ALL',
+    '--parsable',
+    `--job-name=${spec.name}`,
+    `--chdir=${spec.cwd}`,
+    `--output=${spec.output}`,
+    '--open-mode=append',
+    '--requeue',
+    '--export=ALL',
     ...(r.partition ? [`--partition=${r.partition}`] : []),
     ...(r.gpus !== undefined ? [`--gpus=${r.gpus}`] : []),
     ...(r.cpus !== undefined ? [`--cpus-per-task=${r.cpus}`] : []),
@@ -80,7 +101,12 @@ export async function submit(spec: SubmitSpec): Promise<string> {
   const out = (await run('sbatch', sbatchArgs(spec))).trim();
   // --parsable prints "jobid" or "jobid;cluster"
   const id = out.split('\n').pop()!.split(';')[0]!.trim();
-  if (!/^\d+$/.test(id)) throw new SlurmCommandError('sbatch', `unexpected output ${JSON.stringify(out.slice(0, 200))} (expected a job id)`, null);
+  if (!/^\d+$/.test(id))
+    throw new SlurmCommandError(
+      'sbatch',
+      `unexpected output ${JSON.stringify(out.slice(0, 200))} (expected a job id)`,
+      null,
+    );
   return id;
 }
 
@@ -104,14 +130,38 @@ export interface JobInfo {
 }
 
 /** States after which the job will not run again (unless requeued by an admin). */
-export const TERMINAL_STATES = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED', 'SPECIAL_EXIT', 'REVOKED']);
+export const TERMINAL_STATES = new Set([
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TIMEOUT',
+  'OUT_OF_MEMORY',
+  'NODE_FAIL',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'PREEMPTED',
+  'SPECIAL_EXIT',
+  'REVOKED',
+]);
 /** States in which the job waits to (re)start. */
-export const WAITING_STATES = new Set(['PENDING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESIZING', 'SUSPENDED', 'CONFIGURING']);
+export const WAITING_STATES = new Set([
+  'PENDING',
+  'REQUEUED',
+  'REQUEUE_HOLD',
+  'REQUEUE_FED',
+  'RESIZING',
+  'SUSPENDED',
+  'CONFIGURING',
+]);
 
 function firstState(v: unknown): string {
   if (Array.isArray(v)) {
     // 23.02+: a base state plus flags, e.g. ["PENDING", "REQUEUED"]; the base state comes first
-    const base = v.find((s) => typeof s === 'string' && (TERMINAL_STATES.has(s) || WAITING_STATES.has(s) || s === 'RUNNING' || s === 'COMPLETING'));
+    const base = v.find(
+      (s) =>
+        typeof s === 'string' &&
+        (TERMINAL_STATES.has(s) || WAITING_STATES.has(s) || s === 'RUNNING' || s === 'COMPLETING'),
+    );
     return String(base ?? v[0] ?? 'UNKNOWN');
   }
   return typeof v === 'string' ? v.split(/[ +]/)[0]! : 'UNKNOWN';
@@ -125,8 +175,10 @@ function exitOf(v: unknown): { exitCode: number | null; signal: number | null } 
   }
   if (v && typeof v === 'object') {
     const o = v as { return_code?: unknown; signal?: { id?: unknown } };
-    const rc = typeof o.return_code === 'number' ? o.return_code : (o.return_code as { number?: number } | undefined)?.number;
-    const sig = typeof o.signal?.id === 'number' ? o.signal.id : (o.signal?.id as { number?: number } | undefined)?.number;
+    const rc =
+      typeof o.return_code === 'number' ? o.return_code : (o.return_code as { number?: number } | undefined)?.number;
+    const sig =
+      typeof o.signal?.id === 'number' ? o.signal.id : (o.signal?.id as { number?: number } | undefined)?.number;
     return { exitCode: typeof rc === 'number' ? rc : null, signal: typeof sig === 'number' && sig > 0 ? sig : null };
   }
   return { exitCode: null, signal: null };
@@ -142,8 +194,13 @@ export function parseSqueueJobs(text: string): Map<string, JobInfo> {
     const ended = TERMINAL_STATES.has(state);
     const ex = ended ? exitOf(j.exit_code) : { exitCode: null, signal: null };
     out.set(id, {
-      id, state, reason: String(j.state_reason ?? 'None'), ...ex,
-      restarts: typeof j.restart_cnt === 'number' ? j.restart_cnt : 0, node: String(j.batch_host ?? ''), source: 'squeue',
+      id,
+      state,
+      reason: String(j.state_reason ?? 'None'),
+      ...ex,
+      restarts: typeof j.restart_cnt === 'number' ? j.restart_cnt : 0,
+      node: String(j.batch_host ?? ''),
+      source: 'squeue',
     });
   }
   return out;
@@ -162,8 +219,14 @@ export function parseScontrol(text: string, id: string): JobInfo | null {
   const [code, sig] = (field('ExitCode') ?? '0:0').split(':').map(Number);
   const ended = TERMINAL_STATES.has(state);
   return {
-    id, state, reason: field('Reason') ?? 'None', exitCode: ended && !sig ? code ?? null : null, signal: ended && sig ? sig : null,
-    restarts: Number(field('Restarts') ?? 0), node: field('BatchHost') ?? '', source: 'scontrol',
+    id,
+    state,
+    reason: field('Reason') ?? 'None',
+    exitCode: ended && !sig ? (code ?? null) : null,
+    signal: ended && sig ? sig : null,
+    restarts: Number(field('Restarts') ?? 0),
+    node: field('BatchHost') ?? '',
+    source: 'scontrol',
   };
 }
 
@@ -174,7 +237,16 @@ export function parseSacct(text: string, id: string): JobInfo | null {
   const [, rawState = 'UNKNOWN', exit = '0:0', restarts = '0', node = ''] = line.split('|');
   const state = rawState.split(' ')[0]!; // "CANCELLED by 0"
   const [code, sig] = exit.split(':').map(Number);
-  return { id, state, reason: rawState, exitCode: sig ? null : code ?? null, signal: sig ? sig : null, restarts: Number(restarts) || 0, node, source: 'sacct' };
+  return {
+    id,
+    state,
+    reason: rawState,
+    exitCode: sig ? null : (code ?? null),
+    signal: sig ? sig : null,
+    restarts: Number(restarts) || 0,
+    node,
+    source: 'sacct',
+  };
 }
 
 /**
@@ -183,23 +255,31 @@ export function parseSacct(text: string, id: string): JobInfo | null {
  * no tool knows the job (any more).
  */
 export async function queryJob(id: string): Promise<JobInfo | null> {
-  return (await squeueJobs([id])).get(id) ?? await finalState(id);
+  return (await squeueJobs([id])).get(id) ?? (await finalState(id));
 }
 
 /** One `squeue --json --jobs a,b,…` for many jobs. */
 async function squeueJobs(ids: readonly string[]): Promise<Map<string, JobInfo>> {
-  return parseSqueueJobs(await run('squeue', ['--json', '--jobs', ids.join(',')]).catch((e: unknown) => {
-    // squeue exits non-zero for a job id it no longer knows
-    if (e instanceof SlurmCommandError && /Invalid job id/i.test(e.stderr)) return '{"jobs":[]}';
-    throw e;
-  }));
+  return parseSqueueJobs(
+    await run('squeue', ['--json', '--jobs', ids.join(',')]).catch((e: unknown) => {
+      // squeue exits non-zero for a job id it no longer knows
+      if (e instanceof SlurmCommandError && /Invalid job id/i.test(e.stderr)) return '{"jobs":[]}';
+      throw e;
+    }),
+  );
 }
 
 /** A job squeue no longer lists: scontrol, then sacct (with accounting). */
 async function finalState(id: string): Promise<JobInfo | null> {
-  const s = await run('scontrol', ['show', 'job', '-o', id]).then((t) => parseScontrol(t, id), () => null);
+  const s = await run('scontrol', ['show', 'job', '-o', id]).then(
+    (t) => parseScontrol(t, id),
+    () => null,
+  );
   if (s) return s;
-  return run('sacct', ['-P', '-n', '-X', '-j', id, '-o', 'JobID,State,ExitCode,Restarts,NodeList']).then((t) => parseSacct(t, id), () => null);
+  return run('sacct', ['-P', '-n', '-X', '-j', id, '-o', 'JobID,State,ExitCode,Restarts,NodeList']).then(
+    (t) => parseSacct(t, id),
+    () => null,
+  );
 }
 
 /**
@@ -214,7 +294,10 @@ export class JobQuery {
   /** squeue calls made (for tests and measurements). */
   calls = 0;
 
-  constructor(private readonly maxAgeMs: number, private readonly followed: () => Iterable<string>) {}
+  constructor(
+    private readonly maxAgeMs: number,
+    private readonly followed: () => Iterable<string>,
+  ) {}
 
   async query(id: string): Promise<JobInfo | null> {
     let snap = this.last && Date.now() - this.last.at < this.maxAgeMs && this.last.ids.has(id) ? this.last : null;
@@ -226,11 +309,15 @@ export class JobQuery {
       if (!this.inflight) {
         const ids = new Set([...this.followed(), id]);
         this.calls++;
-        this.inflight = squeueJobs([...ids]).then((jobs) => (this.last = { at: Date.now(), ids, jobs })).finally(() => { this.inflight = null; });
+        this.inflight = squeueJobs([...ids])
+          .then((jobs) => (this.last = { at: Date.now(), ids, jobs }))
+          .finally(() => {
+            this.inflight = null;
+          });
       }
       snap = await this.inflight;
     }
-    return snap.jobs.get(id) ?? await finalState(id);
+    return snap.jobs.get(id) ?? (await finalState(id));
   }
 }
 
@@ -244,15 +331,28 @@ export async function cancel(id: string): Promise<void> {
 
 /** What a job that ended without the rule reporting a result means, in one sentence. */
 export function describeEnd(j: JobInfo): string {
-  const code = j.signal !== null ? `killed by signal ${j.signal}` : j.exitCode !== null ? `exit code ${j.exitCode}` : 'no exit code';
+  const code =
+    j.signal !== null
+      ? `killed by signal ${j.signal}`
+      : j.exitCode !== null
+        ? `exit code ${j.exitCode}`
+        : 'no exit code';
   switch (j.state) {
-    case 'COMPLETED': return `slurm job ${j.id} completed (${code}) but the rule left no result`;
-    case 'FAILED': return `slurm job ${j.id} failed (${code}, reason ${j.reason})`;
-    case 'CANCELLED': return `slurm job ${j.id} was cancelled outside this build (${j.reason !== 'None' ? j.reason : 'scancel'})`;
-    case 'TIMEOUT': return `slurm job ${j.id} reached its time limit (raise the target's slurm time)`;
-    case 'OUT_OF_MEMORY': return `slurm job ${j.id} ran out of memory (raise the target's slurm mem)`;
-    case 'NODE_FAIL': return `slurm job ${j.id} lost its node ${j.node || ''} (NODE_FAIL)`.replace('  ', ' ');
-    case 'PREEMPTED': return `slurm job ${j.id} was preempted and not requeued (the partition's PreemptMode is not REQUEUE)`;
-    default: return `slurm job ${j.id} ended in state ${j.state} (${code}, reason ${j.reason})`;
+    case 'COMPLETED':
+      return `slurm job ${j.id} completed (${code}) but the rule left no result`;
+    case 'FAILED':
+      return `slurm job ${j.id} failed (${code}, reason ${j.reason})`;
+    case 'CANCELLED':
+      return `slurm job ${j.id} was cancelled outside this build (${j.reason !== 'None' ? j.reason : 'scancel'})`;
+    case 'TIMEOUT':
+      return `slurm job ${j.id} reached its time limit (raise the target's slurm time)`;
+    case 'OUT_OF_MEMORY':
+      return `slurm job ${j.id} ran out of memory (raise the target's slurm mem)`;
+    case 'NODE_FAIL':
+      return `slurm job ${j.id} lost its node ${j.node || ''} (NODE_FAIL)`.replace('  ', ' ');
+    case 'PREEMPTED':
+      return `slurm job ${j.id} was preempted and not requeued (the partition's PreemptMode is not REQUEUE)`;
+    default:
+      return `slurm job ${j.id} ended in state ${j.state} (${code}, reason ${j.reason})`;
   }
 }

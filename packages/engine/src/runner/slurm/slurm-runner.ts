@@ -26,7 +26,16 @@ import type { JobHooks } from '../rule-runner.ts';
 import { writeRuleLog } from '../../report/rule-log.ts';
 import { followJob } from './follow-job.ts';
 import { JOB_FILE_FORMAT, type JobFile, type NodeResult, readJson, stagingFiles, writeJson } from './job-file.ts';
-import { type JobInfo, JobQuery, SlurmCommandError, TERMINAL_STATES, cancel, describeEnd, queryJob, submit } from './slurm-cli.ts';
+import {
+  type JobInfo,
+  JobQuery,
+  SlurmCommandError,
+  TERMINAL_STATES,
+  cancel,
+  describeEnd,
+  queryJob,
+  submit,
+} from './slurm-cli.ts';
 
 export type RunOutcome = { ok: true; value: JobSuccess } | { ok: false; error: JobFailure };
 
@@ -58,7 +67,11 @@ const LIVE_LOG_LINES = 200;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface Active { id: string; target: string; log(line: string): void }
+interface Active {
+  id: string;
+  target: string;
+  log(line: string): void;
+}
 
 export class SlurmRunner {
   private readonly active = new Map<string, Active>();
@@ -67,7 +80,11 @@ export class SlurmRunner {
   readonly jobs = new JobQuery(250, () => this.active.keys());
 
   /** `stagingRoot`: .rc1/slurm of the workspace; `root`: the workspace (the job's working dir). */
-  constructor(private readonly root: string, private readonly stagingRoot: string, private readonly command: string[] = defaultCommand()) {}
+  constructor(
+    private readonly root: string,
+    private readonly stagingRoot: string,
+    private readonly command: string[] = defaultCommand(),
+  ) {}
 
   private relLog(file: string): string {
     return path.relative(this.root, file);
@@ -79,32 +96,62 @@ export class SlurmRunner {
     const files = stagingFiles(dir);
     fs.mkdirSync(dir, { recursive: true });
     await this.cancelOrphan(files.submitted, hooks);
-    for (const f of fs.readdirSync(dir)) if (/^slurm-\d+\.out$/.test(f) || f === 'result.json' || f === 'progress.json') fs.rmSync(path.join(dir, f), { force: true });
+    for (const f of fs.readdirSync(dir))
+      if (/^slurm-\d+\.out$/.test(f) || f === 'result.json' || f === 'progress.json')
+        fs.rmSync(path.join(dir, f), { force: true });
 
     const secrets = new Set(t.secrets);
     const env = Object.fromEntries(Object.entries(job.env).filter(([k]) => !secrets.has(k)));
     const { cacheDir: _cacheDir, cacheKey: _cacheKey, ...rest } = job; // the build stores its cache copies and entry itself, after the commit
-    const spec: JobFile = { format: JOB_FILE_FORMAT, staging: 'shared-fs', job: { ...rest, env }, secrets: [...secrets], graceS: ex.graceS ?? 20 };
+    const spec: JobFile = {
+      format: JOB_FILE_FORMAT,
+      staging: 'shared-fs',
+      job: { ...rest, env },
+      secrets: [...secrets],
+      graceS: ex.graceS ?? 20,
+    };
     writeJson(files.job, spec, 0o600);
-    fs.writeFileSync(files.script, `#!/bin/sh\n# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; see job.json)\nexec ${[...this.command, '__run-target', files.job].map(shQuote).join(' ')}\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      files.script,
+      `#!/bin/sh\n# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; see job.json)\nexec ${[...this.command, '__run-target', files.job].map(shQuote).join(' ')}\n`,
+      { mode: 0o755 },
+    );
 
     if (this.stop.signal.aborted) return { ok: false, error: { kind: 'aborted', message: 'interrupted' } };
     let id: string;
     try {
-      id = await submit({ name: `rc1:${job.target}`, script: files.script, cwd: this.root, output: files.logPattern, resources: ex });
+      id = await submit({
+        name: `rc1:${job.target}`,
+        script: files.script,
+        cwd: this.root,
+        output: files.logPattern,
+        resources: ex,
+      });
     } catch (e) {
       const msg = e instanceof SlurmCommandError ? e.stderr.trim() || e.message : (e as Error).message;
-      return { ok: false, error: { kind: 'contract-error', message: `${job.target}: Slurm refused the job (sbatch): ${msg}` } };
+      return {
+        ok: false,
+        error: { kind: 'contract-error', message: `${job.target}: Slurm refused the job (sbatch): ${msg}` },
+      };
     }
     this.active.set(id, { id, target: job.target, log: (l) => hooks.log(l) });
-    if (this.stop.signal.aborted) { // interrupted while sbatch ran: abortAll did not see this job
+    if (this.stop.signal.aborted) {
+      // interrupted while sbatch ran: abortAll did not see this job
       await cancel(id).catch(() => undefined);
       await this.waitEnded([id], 60_000);
       this.active.delete(id);
       return { ok: false, error: { kind: 'aborted', message: 'interrupted' } };
     }
     writeJson(files.submitted, { jobId: id, pid: process.pid, host: os.hostname(), at: new Date().toISOString() });
-    const res = [ex.partition && `partition ${ex.partition}`, ex.gpus !== undefined && `gpus ${ex.gpus}`, ex.cpus && `cpus ${ex.cpus}`, ex.mem && `mem ${ex.mem}`, ex.time && `time ${ex.time}`].filter(Boolean).join(', ');
+    const res = [
+      ex.partition && `partition ${ex.partition}`,
+      ex.gpus !== undefined && `gpus ${ex.gpus}`,
+      ex.cpus && `cpus ${ex.cpus}`,
+      ex.mem && `mem ${ex.mem}`,
+      ex.time && `time ${ex.time}`,
+    ]
+      .filter(Boolean)
+      .join(', ');
     // The job's lines also go to logs/<target>.log while it runs (replaced whole, at most once a
     // second), so `tail -F logs/<target>.log` follows a job on the cluster like a local rule.
     const lines: string[] = [];
@@ -112,7 +159,11 @@ export class SlurmRunner {
     let dirty = false;
     const flush = (force = false): void => {
       if (!dirty || (!force && Date.now() - written < 1000)) return;
-      try { writeRuleLog(this.root, job.target, lines.slice(-LIVE_LOG_LINES)); } catch { /* the build writes the log again at the end */ }
+      try {
+        writeRuleLog(this.root, job.target, lines.slice(-LIVE_LOG_LINES));
+      } catch {
+        /* the build writes the log again at the end */
+      }
       written = Date.now();
       dirty = false;
     };
@@ -120,12 +171,21 @@ export class SlurmRunner {
     let lastProgress = '';
     const progress = (): void => {
       let text: string;
-      try { text = fs.readFileSync(files.progress, 'utf8'); } catch { return; }
+      try {
+        text = fs.readFileSync(files.progress, 'utf8');
+      } catch {
+        return;
+      }
       if (text === lastProgress) return;
       lastProgress = text;
       let p: { done?: unknown; total?: unknown; unit?: unknown };
-      try { p = JSON.parse(text) as typeof p; } catch { return; }
-      if (typeof p.done === 'number' && typeof p.total === 'number') hooks.progress(p.done, p.total, typeof p.unit === 'string' ? p.unit : undefined);
+      try {
+        p = JSON.parse(text) as typeof p;
+      } catch {
+        return;
+      }
+      if (typeof p.done === 'number' && typeof p.total === 'number')
+        hooks.progress(p.done, p.total, typeof p.unit === 'string' ? p.unit : undefined);
     };
     const log = (line: string): void => {
       hooks.log(line);
@@ -136,19 +196,42 @@ export class SlurmRunner {
     log(`slurm: submitted job ${id} (${res || 'cluster defaults'}); its log: ${this.relLog(files.log(id))}`);
     let end: JobInfo;
     try {
-      end = await followJob(id, files.log(id), {
-        log,
-        polled: () => { flush(); progress(); },
-        state: (now, before) => {
-          if (now.state === 'RUNNING' && before?.state !== 'RUNNING') log(`slurm: job ${id} running on ${now.node || 'its node'}${now.restarts ? ` (run ${now.restarts + 1})` : ''}`);
-          else if (now.state === 'PENDING' && !before) log(`slurm: job ${id} pending${now.reason !== 'None' ? ` (${now.reason})` : ''}`);
+      end = await followJob(
+        id,
+        files.log(id),
+        {
+          log,
+          polled: () => {
+            flush();
+            progress();
+          },
+          state: (now, before) => {
+            if (now.state === 'RUNNING' && before?.state !== 'RUNNING')
+              log(
+                `slurm: job ${id} running on ${now.node || 'its node'}${now.restarts ? ` (run ${now.restarts + 1})` : ''}`,
+              );
+            else if (now.state === 'PENDING' && !before)
+              log(`slurm: job ${id} pending${now.reason !== 'None' ? ` (${now.reason})` : ''}`);
+          },
+          requeued: (now) =>
+            log(
+              `slurm: job ${id} was requeued (restart ${now.restarts}${now.reason !== 'None' ? `, ${now.reason}` : ''}); the rule runs again and resumes from its state`,
+            ),
+          unreachable: (e, since) => {
+            if (since === 0) log(`slurm: cannot ask Slurm about job ${id} (${e.message.split('\n')[0]}); retrying`);
+          },
         },
-        requeued: (now) => log(`slurm: job ${id} was requeued (restart ${now.restarts}${now.reason !== 'None' ? `, ${now.reason}` : ''}); the rule runs again and resumes from its state`),
-        unreachable: (e, since) => { if (since === 0) log(`slurm: cannot ask Slurm about job ${id} (${e.message.split('\n')[0]}); retrying`); },
-      }, { pollMs: (ex.pollS ?? 2) * 1000, signal: this.stop.signal, query: (q) => this.jobs.query(q) });
+        { pollMs: (ex.pollS ?? 2) * 1000, signal: this.stop.signal, query: (q) => this.jobs.query(q) },
+      );
     } catch (e) {
       this.active.delete(id);
-      return { ok: false, error: { kind: 'rule-error', message: `${job.target}: lost track of slurm job ${id}: ${(e as Error).message} (it may still run: scancel ${id})` } };
+      return {
+        ok: false,
+        error: {
+          kind: 'rule-error',
+          message: `${job.target}: lost track of slurm job ${id}: ${(e as Error).message} (it may still run: scancel ${id})`,
+        },
+      };
     }
     flush(true);
     if (this.stop.signal.aborted) return { ok: false, error: { kind: 'aborted', message: 'interrupted' } }; // abortAll cancels and waits
@@ -158,16 +241,37 @@ export class SlurmRunner {
   }
 
   /** The job ended: its result.json (written by the run Slurm ran last) or, without one, what Slurm says. */
-  private collect(job: Omit<Job, 'id'>, id: string, end: JobInfo, resultFile: string, logFile: string, hooks: JobHooks): RunOutcome {
+  private collect(
+    job: Omit<Job, 'id'>,
+    id: string,
+    end: JobInfo,
+    resultFile: string,
+    logFile: string,
+    hooks: JobHooks,
+  ): RunOutcome {
     const r = readJson<NodeResult>(resultFile);
-    const mine = r && r.format === JOB_FILE_FORMAT && r.jobId === id && (!TERMINAL_STATES.has(end.state) || end.source === 'sacct' || r.restart === end.restarts);
+    const mine =
+      r &&
+      r.format === JOB_FILE_FORMAT &&
+      r.jobId === id &&
+      (!TERMINAL_STATES.has(end.state) || end.source === 'sacct' || r.restart === end.restarts);
     const log = this.relLog(logFile);
     if (!mine) {
       hooks.log(`slurm: ${describeEnd(end)}`);
-      return { ok: false, error: { kind: 'rule-error', message: `${job.target}: ${describeEnd(end)}; the job's log: ${log}` } };
+      return {
+        ok: false,
+        error: { kind: 'rule-error', message: `${job.target}: ${describeEnd(end)}; the job's log: ${log}` },
+      };
     }
     if (!r.ok) {
-      if (r.error.kind === 'aborted') return { ok: false, error: { kind: 'rule-error', message: `${job.target}: ${describeEnd(end)}: the rule was stopped on the node; the job's log: ${log}` } };
+      if (r.error.kind === 'aborted')
+        return {
+          ok: false,
+          error: {
+            kind: 'rule-error',
+            message: `${job.target}: ${describeEnd(end)}: the rule was stopped on the node; the job's log: ${log}`,
+          },
+        };
       return { ok: false, error: r.error };
     }
     // Shared filesystem: the outputs are at the build's temporary paths. Hash them here again (the
@@ -175,19 +279,46 @@ export class SlurmRunner {
     const outputs: HashedOutput[] = [];
     for (const o of job.outputs) {
       const sent = r.value.outputs.find((x) => x.path === o.path);
-      if (!sent) return { ok: false, error: { kind: 'contract-error', message: `${job.target}: slurm job ${id} reported no digest for output ${o.path}` } };
+      if (!sent)
+        return {
+          ok: false,
+          error: {
+            kind: 'contract-error',
+            message: `${job.target}: slurm job ${id} reported no digest for output ${o.path}`,
+          },
+        };
       let h: HashedOutput;
       try {
         h = hashOutput(o, { fsync: true });
       } catch (e) {
-        return { ok: false, error: { kind: 'contract-error', message: `${job.target}: output ${o.path} of slurm job ${id} is not at ${o.tmp} on this machine (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the job's node and this build must share the workspace (staging: shared-fs)` } };
+        return {
+          ok: false,
+          error: {
+            kind: 'contract-error',
+            message: `${job.target}: output ${o.path} of slurm job ${id} is not at ${o.tmp} on this machine (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the job's node and this build must share the workspace (staging: shared-fs)`,
+          },
+        };
       }
       if (h.sha256 !== sent.sha256) {
-        return { ok: false, error: { kind: 'contract-error', message: `${job.target}: output ${o.path} of slurm job ${id} has sha256 ${h.sha256.slice(0, 12)}… here but ${sent.sha256.slice(0, 12)}… on node ${r.host}: the staged bytes changed on the way (is the shared filesystem consistent?)` } };
+        return {
+          ok: false,
+          error: {
+            kind: 'contract-error',
+            message: `${job.target}: output ${o.path} of slurm job ${id} has sha256 ${h.sha256.slice(0, 12)}… here but ${sent.sha256.slice(0, 12)}… on node ${r.host}: the staged bytes changed on the way (is the shared filesystem consistent?)`,
+          },
+        };
       }
       outputs.push(h);
     }
-    return { ok: true, value: { ...(r.value.checks ? { checks: r.value.checks } : {}), ...(r.value.summary ? { summary: r.value.summary } : {}), rule: r.value.rule, outputs } };
+    return {
+      ok: true,
+      value: {
+        ...(r.value.checks ? { checks: r.value.checks } : {}),
+        ...(r.value.summary ? { summary: r.value.summary } : {}),
+        rule: r.value.rule,
+        outputs,
+      },
+    };
   }
 
   /** A job that an earlier build (killed before it could cancel) left running for this target: cancel it. */
@@ -196,7 +327,9 @@ export class SlurmRunner {
     if (!prev) return;
     const j = await queryJob(prev.jobId).catch(() => null);
     if (j && !TERMINAL_STATES.has(j.state)) {
-      hooks.log(`slurm: cancelling job ${prev.jobId} (${j.state}), left by an earlier build (pid ${prev.pid} on ${prev.host}) that did not finish`);
+      hooks.log(
+        `slurm: cancelling job ${prev.jobId} (${j.state}), left by an earlier build (pid ${prev.pid} on ${prev.host}) that did not finish`,
+      );
       await cancel(prev.jobId);
       await this.waitEnded([prev.jobId], 60_000);
     }
@@ -208,7 +341,10 @@ export class SlurmRunner {
     let left = ids;
     while (left.length && Date.now() < deadline) {
       const states = await Promise.all(left.map((id) => queryJob(id).catch(() => null)));
-      left = left.filter((_, i) => { const s = states[i]; return s != null && !TERMINAL_STATES.has(s.state); });
+      left = left.filter((_, i) => {
+        const s = states[i];
+        return s != null && !TERMINAL_STATES.has(s.state);
+      });
       if (left.length) await sleep(250);
     }
   }
