@@ -69,8 +69,7 @@ train)
   GEN=(--gen-batch 256 --max-new 96 --max-segments 8)
   $SA run "$w/main" --steps $STEPS --every 10 --deadline-s $DEADLINE --pool $D/pool.jsonl --weights $D/weights.json -- \
     --size base --sft-steps $SFT --sft-rows 32 --seq 1024 --sft-lr 1e-3 "${GEN[@]}" \
-    --eval-file $D/shadow.jsonl --eval-samples $EVAL_SAMPLES --graphs --compile 2>&1 \
-    || { cp "$w/main/run/metrics.jsonl" "$out/metrics_main.jsonl"; cp "$w/main/run/train.log" "$out/train_main.log"; tail -30 "$w/main/run/train.log"; exit 1; }
+    --eval-file $D/shadow.jsonl --eval-samples $EVAL_SAMPLES --graphs --compile 2>&1 || { tail -30 "$w/main/run/train.log"; exit 1; }
   cp "$w/main/run/metrics.jsonl" "$out/metrics_main.jsonl"
   cp "$w/main/run/train.log" "$out/train_main.log"
   ck="$w/main/run/checkpoints"

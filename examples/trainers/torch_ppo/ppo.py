@@ -6,38 +6,22 @@ the frozen SFT policy, in the reward as in Ziegler et al. / InstructGPT), plus R
 episode on its last token; advantages by GAE(gamma, lambda) over the assistant's tokens with the
 value head's estimates; clipped surrogate + clipped value loss - entropy bonus, `epochs` passes
 over minibatches. The reported KL (`kl`) is the mean per-token log pi - log pi_sft over the
-assistant's tokens at rollout time. Two controls hold it toward train.ppo.target_kl, both driven by
-an estimate of the NEXT rollout's KL made on a held-out slice of the rollout batch:
-  held-out slice        ppo.kl_holdout (default 0.125) of the iteration's episodes (at least one, none
-                        when the batch has a single episode) are never trained on in that iteration;
-                        the updated policy's KL to the SFT policy is projected on them: kl + (its
-                        importance-weighted per-token KL on the slice's tokens - the same tokens' KL at
-                        rollout). Tokens the update has trained on overstate it many times over (the
-                        in-sample bias); the slice's tokens do not.
-  early stop            before each minibatch step (after the first), the projection is taken and
-                        extrapolated by the last step's change; when that is above kl_stop x target_kl
-                        and above kl (the update is what raised it), the epoch loop ends (SB3's
-                        target_kl early stop, measured against the SFT policy, which target_kl is
-                        defined against). The first minibatch always steps, so a policy already over
-                        the bound is still updated with the KL-penalised reward.
-  coefficient           after the update, on the held-out projection of the updated policy (the
-                        predicted next rollout KL, not this rollout's), outside the band [target_kl /
-                        kl_stop, kl_stop x target_kl]: log kl_coef += clip(kl_gain x log(predicted / the
-                        band's nearer edge), -kl_max_step, +kl_max_step) x min(1, n / kl_horizon), n =
-                        policy tokens (every generated token is an action of token-level PPO); inside the
-                        band it stays (no wind-up while the early stop holds the KL between target and
-                        bound); within [kl_coef_min 1e-4, kl_coef_max 1]. Defaults kl_gain 1, kl_max_step
-                        log 2: the coefficient can double per iteration from the first one instead of
-                        +20 % after the rollout KL has already risen (Ziegler et al.'s controller).
-                        Without the band, an integral step toward target_kl itself drove kl_coef from
-                        0.02 to 10 in 20 iterations while the KL sat at 0.04, and the run diverged
-                        (bench/results/torch_ppo/h200-kl2-windup).
-`early_stop`, `updates` / `updates_max`, `kl_projected` (the held-out projection at the stop or after
-the last update: the predicted next KL), `kl_projected_insample` (the same on the minibatch about to be
-trained, for comparison) and `approx_kl_old` (SB3's approx KL between the rollout and the updated
-policy) go into the metrics line.
+assistant's tokens at rollout time. Two controls hold it toward train.ppo.target_kl:
+  adaptive coefficient  after the iteration, kl_coef *= 1 + clip(kl / target_kl - 1, -0.2, 0.2) *
+                        min(1, n / kl_horizon) (Ziegler et al. 2019), n = the iteration's transitions:
+                        in token-level PPO every generated token is an action, so n is the number of
+                        policy tokens (the built-in engine counts one action per transition the same way)
+  early stop            before each minibatch step, the current policy's KL to the SFT policy is
+                        projected: kl + (its importance-weighted per-token KL on the minibatch's tokens
+                        - the same tokens' KL at rollout); when the projection is above
+                        kl_stop x target_kl and above kl (the update is what raised it), the epoch
+                        loop ends (SB3's target_kl early stop, measured against the SFT policy, which
+                        target_kl is defined against). The first minibatch of an iteration always steps
+                        (its projection is kl itself), so a policy already over the bound is still
+                        updated with the KL-penalised reward.
+`early_stop`, `updates` / `updates_max`, `kl_projected` (at the stop or the end) and `approx_kl_old`
+(SB3's approx KL between the rollout policy and the updated one) go into the metrics line.
 """
-import math
 import time
 
 import torch
@@ -171,24 +155,15 @@ def gae(rew, val, mask, gamma, lam):
     return adv
 
 
-def adapt_kl_coef(coef, kl_pred, target, n, horizon, gain=1.0, max_step=math.log(2.0), lo=1e-4, hi=1.0, band=1.5):
-    """Integral step on log kl_coef outside the band [target / band, target x band]: gain x log(predicted KL / the
-    band's nearer edge), clipped to +-max_step, scaled by n / horizon (at most 1), the coefficient kept within
-    [lo, hi]; inside the band, or on a prediction that is not a finite number, it is left as it is."""
-    if not math.isfinite(kl_pred):
-        return coef
-    t = max(target, 1e-9)
-    pred = max(kl_pred, 1e-3 * t)
-    err = math.log(pred / (t * band)) if pred > t * band else math.log(pred / (t / band)) if pred < t / band else 0.0
-    step = max(-max_step, min(max_step, gain * err))
-    return min(hi, max(lo, coef * math.exp(step * min(1.0, n / horizon))))
+def adapt_kl_coef(coef, kl, target, n, horizon):
+    """Ziegler et al.'s proportional controller: the error clipped to +-0.2, scaled by n / horizon (at most 1)."""
+    err = max(-0.2, min(0.2, kl / max(target, 1e-9) - 1))
+    return coef * (1 + err * min(1.0, n / horizon))
 
 
-def stop_now(kl, kl_projected, target, factor, last_change=0.0):
-    """The early stop: the projected KL to the SFT policy, extrapolated by the last step's change, is over
-    factor x target and the update raised it."""
-    nxt = kl_projected + max(0.0, last_change)
-    return nxt > factor * target and nxt > kl
+def stop_now(kl, kl_projected, target, factor):
+    """The early stop: the projected KL to the SFT policy is over factor x target and the update raised it."""
+    return kl_projected > factor * target and kl_projected > kl
 
 
 def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast, dev):
@@ -215,42 +190,27 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
     sd = (((adv - mu) ** 2 * mask).sum() / ntok).sqrt()
     adv = (adv - mu) / (sd + 1e-8)
     order = torch.randperm(n, generator=args.ppo_gen)
-    h = 0 if n < 2 else min(n - 1, max(1, round(n * p.get("kl_holdout", 0.125))))
-    hold, train_order = order[n - h:].to(dev), order[: n - h]
-    nt = n - h
-
-    def projection(idx, lp=None):
-        """kl + the importance-weighted change of the per-token KL to the SFT policy on episodes idx."""
-        m = mask[idx]
-        if lp is None:
-            lp = logprobs_values(model, ids[idx], autocast)[0]
-        w = torch.exp((lp - old_lp[idx]).clamp(max=20.0)) * m  # self-normalised importance weights: tokens were drawn from pi_old
-        kl_now = float((w * (lp - ref_lp[idx])).sum() / w.sum().clamp(min=1e-9))
-        kl_then = float(((old_lp[idx] - ref_lp[idx]) * m).sum() / m.sum().clamp(min=1))
-        return kl + kl_now - kl_then
-
     terms = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
     total, count, approx_old = 0.0, 0, 0.0
-    projected, insample, stopped, prev = kl, kl, False, kl
+    projected, stopped = kl, False
     for _ in range(p["epochs"]):
-        for s in range(0, nt, mb):
-            idx = train_order[s: s + mb].to(dev)
+        for s in range(0, n, mb):
+            idx = order[s: s + mb].to(dev)
             m = mask[idx]
             k = m.sum().clamp(min=1)
             lp, v, ent = logprobs_values(model, ids[idx], autocast)
             log_ratio = lp - old_lp[idx]
             ratio = torch.exp(log_ratio)
             with torch.no_grad():
-                if count > 0:
-                    insample = projection(idx, lp.detach())
-                    if h:
-                        projected = projection(hold)
-                    else:
-                        projected = insample
-                    if stop_now(kl, projected, p["target_kl"], factor, projected - prev):
-                        stopped = True
-                        break
-                    prev = projected
+                # KL(pi_now || pi_sft) estimated on tokens drawn from the rollout policy: importance weights
+                # (self-normalised) on log pi_now - log pi_sft; minus the same tokens' rollout KL = this update's change
+                w = ratio * m
+                kl_now = float((w * (lp - ref_lp[idx])).sum() / w.sum().clamp(min=1e-9))
+                kl_then = float(((old_lp[idx] - ref_lp[idx]) * m).sum() / k)
+                projected = kl + kl_now - kl_then
+                if count > 0 and stop_now(kl, projected, p["target_kl"], factor):
+                    stopped = True
+                    break
                 approx_old += float((((ratio - 1) - log_ratio) * m).sum() / k)
             a = adv[idx]
             pg = torch.max(-a * ratio, -a * ratio.clamp(1 - p["clip"], 1 + p["clip"]))
@@ -270,14 +230,10 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
             count += 1
         if stopped:
             break
-    if not stopped:  # the updated policy's projection: the predicted next rollout KL
-        with torch.no_grad():
-            projected = projection(hold) if h else projection(train_order[:mb].to(dev))
     terms = {k: v / count for k, v in terms.items()}
     ntokens = float(ntok)
-    next_coef = (adapt_kl_coef(kl_coef, projected, p["target_kl"], ntokens, p["kl_horizon"], p.get("kl_gain", 1.0),
-                               p.get("kl_max_step", math.log(2.0)), p.get("kl_coef_min", 1e-4), p.get("kl_coef_max", 1.0), factor) if p.get("adaptive_kl", True) else kl_coef)
+    next_coef = adapt_kl_coef(kl_coef, kl, p["target_kl"], ntokens, p["kl_horizon"]) if p.get("adaptive_kl", True) else kl_coef
     terms["kl"] = kl
-    terms.update(updates=count, updates_max=p["epochs"] * ((nt + mb - 1) // mb), early_stop=stopped, kl_projected=projected,
-                 kl_projected_insample=insample, kl_holdout_episodes=h, approx_kl_old=approx_old / count)
+    terms.update(updates=count, updates_max=p["epochs"] * ((n + mb - 1) // mb), early_stop=stopped, kl_projected=projected,
+                 approx_kl_old=approx_old / count)
     return total / count, kl, next_coef, terms, ntokens
