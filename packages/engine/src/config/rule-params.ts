@@ -60,8 +60,8 @@ interface Env {
  * full message when it runs.
  */
 export async function withRuleParams(env: Env, p: ResolvedPipeline): Promise<ResolvedPipeline> {
-  const todo = [...p.targets.values()].filter((t) => t.paramsFromRule);
-  if (!todo.length) return p;
+  const fromRule = [...p.targets.values()].filter((t) => t.paramsFromRule);
+  if (!fromRule.length) return p;
   const file = path.join(env.stateDir, 'compiled', 'rule-params.json');
   let cache: Record<string, { key: string; params: string[] }> = {};
   try {
@@ -71,7 +71,7 @@ export async function withRuleParams(env: Env, p: ResolvedPipeline): Promise<Res
   }
   let dirty = false;
   const byRule = new Map<string, string[]>();
-  for (const rule of new Set(todo.map((t) => t.rule))) {
+  for (const rule of new Set(fromRule.map((t) => t.rule))) {
     let closure: Record<string, string>;
     try {
       closure = await env.compiler.closure(rule);
