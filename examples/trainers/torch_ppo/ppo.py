@@ -16,17 +16,9 @@ assistant's tokens at rollout time. Two controls hold it toward train.ppo.target
                         - the same tokens' KL at rollout); when the projection is above
                         kl_stop x target_kl and above kl (the update is what raised it), the epoch
                         loop ends (SB3's target_kl early stop, measured against the SFT policy, which
-                        target_kl is defined against). The first minibatch of an iteration steps when
-                        the rollout KL is within the bound (its projection is kl itself)
-  over the bound        when the rollout KL is already over kl_stop x target_kl, the iteration does not
-                        update the policy at all (no minibatch's projection could be under kl, and no
-                        step is known to lower it): only the value head steps (its loss, every
-                        minibatch of every epoch, the trunk and the LM head frozen), and the coefficient
-                        rises (`policy_skipped`, `updates` 0, `value_updates`)
-  warm-up floor         during the first kl_warmup PPO iterations (train.ppo.kl_warmup, default 10) the
-                        adapted coefficient does not fall below the configured starting kl_coef (the
-                        KL to the SFT policy starts at 0 and builds up: decaying while it is still under
-                        target leaves too weak a penalty when it arrives)
+                        target_kl is defined against). The first minibatch of an iteration always steps
+                        (its projection is kl itself), so a policy already over the bound is still
+                        updated with the KL-penalised reward.
 `early_stop`, `updates` / `updates_max`, `kl_projected` (at the stop or the end) and `approx_kl_old`
 (SB3's approx KL between the rollout policy and the updated one) go into the metrics line.
 """
@@ -169,29 +161,13 @@ def adapt_kl_coef(coef, kl, target, n, horizon):
     return coef * (1 + err * min(1.0, n / horizon))
 
 
-def next_kl_coef(coef, kl, p, n, iteration):
-    """The coefficient after PPO iteration `iteration` (0-based): Ziegler's step, floored at the configured
-    starting kl_coef during the first kl_warmup iterations."""
-    if not p.get("adaptive_kl", True):
-        return coef
-    nxt = adapt_kl_coef(coef, kl, p["target_kl"], n, p["kl_horizon"])
-    if iteration < p.get("kl_warmup", 10):
-        nxt = max(nxt, p["kl_coef"])
-    return nxt
-
-
-def skip_policy(kl, target, factor):
-    """The rollout policy is already over the bound: this iteration updates the value head only."""
-    return kl > factor * target
-
-
 def stop_now(kl, kl_projected, target, factor):
     """The early stop: the projected KL to the SFT policy is over factor x target and the update raised it."""
     return kl_projected > factor * target and kl_projected > kl
 
 
-def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast, dev, iteration):
-    """PPO iteration `iteration` (0-based)'s update; returns (mean loss, rollout KL, the next kl_coef, terms, policy tokens)."""
+def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast, dev):
+    """One iteration's update; returns (mean loss, rollout KL, the next kl_coef, terms, policy tokens)."""
     p = cfg["ppo"]
     factor = p.get("kl_stop", 1.5)
     ids, am, _ = pad(seqs, masks, args.pad_id, dev)
@@ -217,31 +193,11 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
     terms = {"policy": 0.0, "value": 0.0, "entropy": 0.0}
     total, count, approx_old = 0.0, 0, 0.0
     projected, stopped = kl, False
-    skipped = skip_policy(kl, p["target_kl"], factor)
-    vhead = list(model.value_head.parameters()) if skipped else []
-    vset = {id(q) for q in vhead}
     for _ in range(p["epochs"]):
         for s in range(0, n, mb):
             idx = order[s: s + mb].to(dev)
             m = mask[idx]
             k = m.sum().clamp(min=1)
-            if skipped:  # value head only: the policy (trunk, LM head) is not stepped
-                _, v, _ = logprobs_values(model, ids[idx], autocast)
-                vc = old_v[idx] + (v - old_v[idx]).clamp(-p["clip"], p["clip"])
-                vl = (0.5 * torch.max((v - ret[idx]) ** 2, (vc - ret[idx]) ** 2) * m).sum() / k
-                loss = p["vf_coef"] * vl
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                for q in model.parameters():
-                    if id(q) not in vset:
-                        q.grad = None
-                if cfg.get("max_grad_norm", 0) > 0:
-                    torch.nn.utils.clip_grad_norm_(vhead, cfg["max_grad_norm"])
-                opt.step()
-                terms["value"] += vl.item()
-                total += loss.item()
-                count += 1
-                continue
             lp, v, ent = logprobs_values(model, ids[idx], autocast)
             log_ratio = lp - old_lp[idx]
             ratio = torch.exp(log_ratio)
@@ -276,8 +232,8 @@ def ppo_step(model, ref, opt, seqs, masks, rewards, cfg, kl_coef, args, autocast
             break
     terms = {k: v / count for k, v in terms.items()}
     ntokens = float(ntok)
-    next_coef = next_kl_coef(kl_coef, kl, p, ntokens, iteration)
+    next_coef = adapt_kl_coef(kl_coef, kl, p["target_kl"], ntokens, p["kl_horizon"]) if p.get("adaptive_kl", True) else kl_coef
     terms["kl"] = kl
-    terms.update(updates=0 if skipped else count, value_updates=count, updates_max=p["epochs"] * ((n + mb - 1) // mb),
-                 early_stop=stopped, policy_skipped=skipped, kl_projected=projected, approx_kl_old=0.0 if skipped else approx_old / count)
+    terms.update(updates=count, updates_max=p["epochs"] * ((n + mb - 1) // mb), early_stop=stopped, kl_projected=projected,
+                 approx_kl_old=approx_old / count)
     return total / count, kl, next_coef, terms, ntokens

@@ -177,7 +177,7 @@ def kl_checks():
           ppo.stop_now(0.02, 0.046, 0.03, 1.5) and not ppo.stop_now(0.02, 0.044, 0.03, 1.5) and not ppo.stop_now(0.06, 0.055, 0.03, 1.5)
           and ppo.stop_now(0.06, 0.061, 0.03, 1.5))
 
-    def update(target, iteration=10, start=0.02):
+    def update(target):
         torch.manual_seed(1)
         c = {"vocab": 300, "hidden": 32, "layers": 1, "heads": 2, "kv_heads": 1, "ffn": 64, "rope_theta": 10000.0}
         model = PolicyLM(c)
@@ -194,36 +194,18 @@ def kl_checks():
         seqs = [p + o for p, o in zip(prompts, outs)]
         masks = [[0] * 5 + [1] * len(o) for o in outs]
         cfg = {"max_grad_norm": 0.5, "ppo": {"clip": 0.2, "target_kl": target, "kl_stop": 1.5, "batch": 4, "epochs": 4, "gamma": 1.0, "lam": 0.95,
-                                             "vf_coef": 0.5, "ent_coef": 0.01, "kl_horizon": 10, "adaptive_kl": True,
-                                             "kl_coef": start, "kl_warmup": 10}}
+                                             "vf_coef": 0.5, "ent_coef": 0.01, "kl_horizon": 10, "adaptive_kl": True}}
         args = type("A", (), {"pad_id": 0, "ppo_gen": torch.Generator().manual_seed(3)})()
         rewards = [float(i % 2) for i in range(16)]
-        before = {k: q.detach().clone() for k, q in model.named_parameters()}
-        out = ppo.ppo_step(model, ref, opt, seqs, masks, rewards, cfg, 0.02, args, contextlib.nullcontext, torch.device("cpu"), iteration)
-        moved = {k for k, q in model.named_parameters() if not torch.equal(q, before[k])}
-        return (*out, moved)
+        return ppo.ppo_step(model, ref, opt, seqs, masks, rewards, cfg, 0.02, args, contextlib.nullcontext, torch.device("cpu"))
 
-    _, kl, coef, t, _, moved = update(1e-6)
-    check("klcontrol: a rollout KL over the bound skips the policy update (trunk and LM head unchanged, the value head steps "
-          "every minibatch), and the coefficient rises 20 %",
-          t["policy_skipped"] and t["updates"] == 0 and t["value_updates"] == t["updates_max"] == 16 and moved == {"value_head.weight", "value_head.bias"}
-          and kl > 1.5e-6 and abs(coef - 0.024) < 1e-12, f"{t} moved {sorted(moved)[:4]}")
-    _, kl_far, coef, t, _, moved = update(10.0)
-    check("klcontrol: a far bound runs every minibatch of every epoch, and the coefficient falls 20 % after the warm-up",
-          not t["early_stop"] and not t["policy_skipped"] and t["updates"] == t["updates_max"] == 16 and "lm_head.weight" in moved
-          and abs(coef - 0.016) < 1e-12, str(t))
-    _, _, coef, _, _, _ = update(10.0, iteration=3)
-    check("klcontrol: during the first kl_warmup iterations the coefficient does not fall below the configured start",
-          coef == 0.02, str(coef))
-    _, _, coef, _, _, _ = update(10.0, iteration=3, start=0.01)
-    check("klcontrol: the warm-up floor is the configured start (a coefficient above it still falls)", abs(coef - 0.016) < 1e-12, str(coef))
-    _, kl, coef, t, _, _ = update(kl_far / 1.4)
-    check("klcontrol: a rollout KL within the bound steps the first minibatch; the update that lifts the projection over it stops the epochs",
-          not t["policy_skipped"] and t["early_stop"] and 1 <= t["updates"] < 16 and t["kl_projected"] > 1.5 * kl_far / 1.4, str(t))
-    p = {"target_kl": 0.03, "kl_horizon": 1, "kl_coef": 0.02, "kl_warmup": 10}
-    check("klcontrol: the floor holds for iterations 0..kl_warmup-1 only, and only downward",
-          ppo.next_kl_coef(0.02, 0.0, p, 10, 9) == 0.02 and abs(ppo.next_kl_coef(0.02, 0.0, p, 10, 10) - 0.016) < 1e-12
-          and abs(ppo.next_kl_coef(0.02, 0.09, p, 10, 0) - 0.024) < 1e-12 and ppo.skip_policy(0.046, 0.03, 1.5) and not ppo.skip_policy(0.045, 0.03, 1.5))
+    _, kl, coef, t, _ = update(1e-6)
+    check("klcontrol: a tight bound stops the epochs early (after the first step), and the coefficient rises 20 %",
+          t["early_stop"] and 1 <= t["updates"] < t["updates_max"] == 16 and t["kl_projected"] > 1.5e-6 and kl > 0 and abs(coef - 0.024) < 1e-12, str(t))
+    _, _, coef, t, _ = update(10.0)
+    check("klcontrol: a far bound runs every minibatch of every epoch, and the coefficient falls 20 %",
+          not t["early_stop"] and t["updates"] == t["updates_max"] == 16 and abs(coef - 0.016) < 1e-12, str(t))
+
 
 if __name__ == "__main__":
     main()

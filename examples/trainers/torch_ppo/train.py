@@ -387,8 +387,7 @@ def main():
                 gen = torch.Generator(device=dev).manual_seed(seed * 1_000_003 + step)
                 ro = ppo.rollout(gen_model, sampler, vocab, batch, args, gen, dev)
                 coef_used = kl_coef
-                loss, kl, kl_coef, terms, _ = ppo.ppo_step(model, ref, opt, ro["seqs"], ro["masks"], ro["rewards"], cfg, kl_coef, args, autocast, dev,
-                                                           step - args.sft_steps - 1)
+                loss, kl, kl_coef, terms, _ = ppo.ppo_step(model, ref, opt, ro["seqs"], ro["masks"], ro["rewards"], cfg, kl_coef, args, autocast, dev)
                 if dev.type == "cuda":
                     torch.cuda.synchronize()
                 dt = time.perf_counter() - t0
@@ -397,7 +396,7 @@ def main():
                         "success": sum(ro["success"]) / n, "asks": sum(ro["asks"]) / n, "tool_calls": sum(ro["tools"]) / n,
                         "tool_errors": sum(ro["tool_errors"]) / n,
                         "tool_error_kinds": {k: sum(e.get(k, 0) for e in ro["error_kinds"]) / n for k in ("unavailable", "no_document", "calc_error")}, "segments": sum(ro["segments"]) / n, "no_answer": sum(ro["no_answer"]) / n,
-                        "entropy": terms["entropy"], "loss_terms": {k: terms[k] for k in ("policy", "value", "entropy", "kl")}, **{k: terms[k] for k in ("updates", "value_updates", "updates_max", "early_stop", "policy_skipped", "kl_projected", "approx_kl_old")},
+                        "entropy": terms["entropy"], "loss_terms": {k: terms[k] for k in ("policy", "value", "entropy", "kl")}, **{k: terms[k] for k in ("updates", "updates_max", "early_stop", "kl_projected", "approx_kl_old")},
                         "throughput": n_gen / dt, "gen_tokens_per_s": n_gen / max(ro["gen_s"], 1e-9), "gen_share": ro["gen_s"] / dt,
                         "episode_len": n_gen / n, "step": step, "lr": lr_at(step - 1), "step_s": dt}
                 sched.step()
