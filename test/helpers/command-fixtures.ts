@@ -15,7 +15,8 @@ import {
   trainSectionSchema,
   type TrainConfig,
 } from '../../lib/train/config.ts';
-import { REPO } from './rig.ts';
+import { stringify } from 'yaml';
+import { REPO, type TestRig } from './rig.ts';
 
 /** rc1.build.ts of a workspace whose one target is RC1's train rule, with `extra` target fields (e.g. `secrets: ['X'],`). */
 export function trainPipeline(extra = ''): string {
@@ -132,4 +133,40 @@ export function makeContext(
     },
   };
   return { ctx, steps, checkpoints, log, abort };
+}
+
+/**
+ * The files a train-only workspace needs besides its train config: the over-clarification penalty,
+ * reward weights, the round-2 ticket, 40 scenarios (every third under-specified) and the toy
+ * trainer (examples/trainers/toy_trainer.py).
+ */
+export function writeToyTrainerFiles(rig: TestRig): void {
+  rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
+  rig.write(
+    'configs/weights.json',
+    `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`,
+  );
+  rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
+  rig.write(
+    'data/scenarios.jsonl',
+    `${Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({
+        id: `s${i}`,
+        needs_clarification: i % 3 === 0,
+        messages: [
+          {
+            role: 'user',
+            content:
+              i % 3 === 0
+                ? `How much did a certain friend of mine pay for item ${i}?`
+                : `Alice paid ${i} dollars for ${i} apples: what is one apple?`,
+          },
+        ],
+      }),
+    ).join('\n')}\n`,
+  );
+  rig.write(
+    'examples/trainers/toy_trainer.py',
+    fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'),
+  );
 }

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { TRAINER_BASE_ENV } from '../../lib/train/engines/command.ts';
-import { trainPipeline } from '../helpers/command-fixtures.ts';
+import { trainPipeline, writeToyTrainerFiles } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 
 const PIPELINE = trainPipeline("secrets: ['TRAINER_TOKEN'],");
@@ -36,34 +36,7 @@ function commandRig(argv: string[], steps = 6, env: Record<string, string> = {},
     }),
   );
   rig.write('configs/ppo_scale.yaml', stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds } }));
-  rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
-  rig.write(
-    'configs/weights.json',
-    `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`,
-  );
-  rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
-  rig.write(
-    'data/scenarios.jsonl',
-    `${Array.from({ length: 40 }, (_, i) =>
-      JSON.stringify({
-        id: `s${i}`,
-        needs_clarification: i % 3 === 0,
-        messages: [
-          {
-            role: 'user',
-            content:
-              i % 3 === 0
-                ? `How much did a certain friend of mine pay for item ${i}?`
-                : `Alice paid ${i} dollars for ${i} apples: what is one apple?`,
-          },
-        ],
-      }),
-    ).join('\n')}\n`,
-  );
-  rig.write(
-    'examples/trainers/toy_trainer.py',
-    fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'),
-  );
+  writeToyTrainerFiles(rig);
   return rig;
 }
 

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { importCompiled } from '../helpers/compile-rule.ts';
 import fg from 'fast-glob';
-import { createRng, type Rule, type RuleContext } from '../../packages/engine/src/api/index.ts';
+import { type Rule } from '../../packages/engine/src/api/index.ts';
 import { PACK_V2, shadowParams } from '../fixtures/pool/harness.ts';
 import { runRuleUnderContract } from '../helpers/rule-context.ts';
 

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { parse, stringify } from 'yaml';
-import { trainPipeline } from '../helpers/command-fixtures.ts';
+import { trainPipeline, writeToyTrainerFiles } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 import { type Cluster, inQueue, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
 
@@ -228,34 +228,7 @@ function trainRig(steps: number, env: Record<string, string>): TestRig {
     'configs/ppo_scale.yaml',
     stringify({ ppo: { ...read('ppo_scale.yaml').ppo, steps, batch: 16, seeds: [7] } }),
   );
-  rig.write('configs/evaluation.yaml', stringify({ overclar: { alpha: 0.07, cap: 3 } }));
-  rig.write(
-    'configs/weights.json',
-    `${JSON.stringify({ weights: { correctness: 0.3, reasoning: 0.2, clarity: 0.1, conciseness: 0.1, clarification: 0.1, tool_use: 0.1, format_safety: 0.1 } })}\n`,
-  );
-  rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
-  rig.write(
-    'data/scenarios.jsonl',
-    `${Array.from({ length: 40 }, (_, i) =>
-      JSON.stringify({
-        id: `s${i}`,
-        needs_clarification: i % 3 === 0,
-        messages: [
-          {
-            role: 'user',
-            content:
-              i % 3 === 0
-                ? `How much did a certain friend of mine pay for item ${i}?`
-                : `Alice paid ${i} dollars for ${i} apples: what is one apple?`,
-          },
-        ],
-      }),
-    ).join('\n')}\n`,
-  );
-  rig.write(
-    'examples/trainers/toy_trainer.py',
-    fs.readFileSync(path.join(REPO, 'examples/trainers/toy_trainer.py'), 'utf8'),
-  );
+  writeToyTrainerFiles(rig);
   fs.cpSync(path.join(REPO, 'lib'), path.join(rig.dir, 'lib'), { recursive: true }); // the rule imports RC1's libraries by relative path
   return rig;
 }
