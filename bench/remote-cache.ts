@@ -199,7 +199,8 @@ try {
     ),
   );
 
-  // Raw client throughput: the engine's HttpStore (16 in flight, keep-alive) vs curl --parallel.
+  // Raw client throughput: the engine's HttpStore (16 in flight, keep-alive) vs curl --parallel, one
+  // run (bench/remote-cache-throughput.ts measures it in alternating rounds, with the node:http baseline).
   start();
   const blobDir = join(root, 'blobs');
   mkdirSync(blobDir);
@@ -250,7 +251,7 @@ try {
       ['client', 'PUT (ms)', 'GET (ms)', 'PUT vs curl', 'GET vs curl'],
       [
         [
-          'rc1-build HttpStore (node:http, keep-alive)',
+          'rc1-build HttpStore (undici Pool, keep-alive)',
           `${fmtMs(putMs)} (${rate(putMs)})`,
           `${fmtMs(getMs)} (${rate(getMs)})`,
           `${(curlPut.ms / putMs).toFixed(2)}×`,
