@@ -11,7 +11,7 @@
 // can be taken out by the reader. Every round's GET writes into a new directory; the server's
 // store is emptied before each PUT round (so every PUT creates its object, for both clients).
 // Run: node --import tsx bench/remote-cache-throughput.ts [--rounds N] [--objects N] [--profile]
-// (--profile writes a CPU profile of HttpStore's timed PUT+GET of each round to ./remote-cache-client-<round>.cpuprofile)
+// (--profile writes a CPU profile of HttpStore's timed PUT+GET of each round to $TMPDIR/rc1-remote-cache-client-<round>.cpuprofile)
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -163,7 +163,9 @@ try {
         t[i]!.get.push(await get(clients[i]!.store));
         if (session && i === 0) {
           const p = (await post('Profiler.stop')) as { profile: unknown };
-          writeFileSync(`remote-cache-client-${r}.cpuprofile`, JSON.stringify(p.profile));
+          const file = join(tmpdir(), `rc1-remote-cache-client-${r}.cpuprofile`);
+          writeFileSync(file, JSON.stringify(p.profile));
+          console.log(`CPU profile of round ${r}: ${file}`);
         }
       }
     }
