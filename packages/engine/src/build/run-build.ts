@@ -13,7 +13,8 @@ import { decide } from '../rebuild/decide.ts';
 import type { RuleRunner } from '../runner/rule-runner.ts';
 import { RuleRunners } from '../runner/rule-runners.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
-import { writeManifest } from '../report/manifest.ts';
+import { type ManifestBase, writeManifest } from '../report/manifest.ts';
+import { traceStatLine } from '../report/manifest-state.ts';
 import { checkLogPaths } from '../report/rule-log.ts';
 import { rmrf } from '../util/fs.ts';
 import { asEngineWriteError } from '../util/write-error.ts';
@@ -57,6 +58,7 @@ export class Build {
   private executor: TargetExecutor | null = null;
   private interrupted = false;
   private traceWritesAtStart = 0;
+  private manifestBase: ManifestBase | undefined = undefined;
 
   constructor(
     private readonly ws: Workspace,
@@ -94,6 +96,10 @@ export class Build {
     }
     checkLogPaths(ws.pipeline.targets.values());
     this.traceWritesAtStart = ws.trace.writes;
+    // The records as this build found them: the manifest re-derives only the sidecars of targets
+    // whose record it changes (report/manifest.ts).
+    ws.trace.forgetChanges();
+    this.manifestBase = { traceLine: traceStatLine(ws), changed: ws.trace.changedSince };
     const recovery = ws.committer.recover();
     if (recovery.recovered.length) this.emit({ event: 'recovered', targets: recovery.recovered });
     for (const f of recovery.failed)
@@ -174,10 +180,13 @@ export class Build {
   private async finish(): Promise<void> {
     const { ws } = this;
     await ws.committer.syncTouched();
+    phase('sync');
     ws.trace.compactIfNeeded();
     ws.trace.close();
+    phase('trace close');
     const changed = (this.executor?.committedAny ?? false) || ws.trace.writes !== this.traceWritesAtStart;
-    writeManifest(ws, changed ? await this.git.get() : null, () => gitInfoSync(ws.root));
+    writeManifest(ws, changed ? await this.git.get() : null, () => gitInfoSync(ws.root), this.manifestBase);
+    phase('manifest');
     ws.saveCaches();
   }
 

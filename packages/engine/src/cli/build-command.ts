@@ -190,6 +190,7 @@ export async function runBuildOnce(
     if (!o.dryRun) {
       try {
         afterBuildGc(ws, keysBefore, io);
+        phase('cache cap');
       } catch (e) {
         io.err(
           `rc1-build: warning: could not apply the output cache's size cap: ${(e as Error).message}; the build itself is complete\n`,

@@ -8,20 +8,28 @@
 // A new trace line, a deleted, added or renamed-over sidecar, or a touched manifest takes the
 // full path. A sidecar rewritten in place (same inode) is not seen here: `audit` reports it and
 // drops this state (forgetManifestState), so the next build rewrites it. Files written within
-// the timestamp granularity of the record are "racy" (as in the stat cache): then no state is
-// recorded and the next build verifies by content.
+// the timestamp granularity of the record are "racy" (as in the stat cache): a later in-place
+// write in the same tick would leave their stat as recorded. A racy manifest or sidecar is listed
+// with the sha256 of its content, which the next check reads back and compares (a changing build
+// rewrites the manifest and a few sidecars: those few are read, not all); a racy sidecar
+// directory records no state at all, and the next build verifies every sidecar by content.
+// The state key's trace stat can also be the one a build started with (manifestUnchangedSince):
+// the sidecars on disk are then those of the records it started with, and the build re-derives
+// only the sidecars of the targets it changed (manifest.ts).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { readJsonOrNull, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 
-const FORMAT = 2;
+const FORMAT = 3;
 interface State {
   format: number;
   key: string;
   dirs: string[];
   digest: string;
+  /** Files written within their timestamp tick of the record: path → sha256 of their content. */
+  verify: Record<string, string>;
 }
 
 export interface StateWorkspace {
@@ -46,9 +54,14 @@ function statLine(ws: StateWorkspace, rel: string): { line: string; lastNs: bigi
   };
 }
 
-function stateKey(ws: StateWorkspace): string {
+/** The trace log's stat as the state key holds it: taken before a build writes, for manifestUnchangedSince(). */
+export function traceStatLine(ws: StateWorkspace): string {
+  return statLine(ws, path.relative(ws.root, ws.trace.file)).line;
+}
+
+function stateKey(ws: StateWorkspace, traceLine = traceStatLine(ws)): string {
   return sha256Hex(
-    `${statLine(ws, path.relative(ws.root, ws.trace.file)).line}${ws.profile}\0${ws.pipeline.manifestDir}\0${[...ws.pipeline.targets.keys()].join('\0')}`,
+    `${traceLine}${ws.profile}\0${ws.pipeline.manifestDir}\0${[...ws.pipeline.targets.keys()].join('\0')}`,
   );
 }
 
@@ -58,11 +71,31 @@ function manifestRel(ws: StateWorkspace): string {
 
 /** True when the manifest and the sidecar directories are exactly as after the last full check. */
 export function manifestUnchanged(ws: StateWorkspace): boolean {
+  return manifestUnchangedSince(ws, traceStatLine(ws));
+}
+
+/**
+ * True when the last full check was recorded for the trace log as `traceLine` shows it (its stat
+ * when this build started, before it wrote) and the manifest and sidecar directories are still as
+ * that check left them: the sidecars on disk are then exactly those of the records the build
+ * started with.
+ */
+export function manifestUnchangedSince(ws: StateWorkspace, traceLine: string): boolean {
   const s = readJsonOrNull<State>(stateFile(ws));
-  if (!s || s.format !== FORMAT || s.key !== stateKey(ws) || !Array.isArray(s.dirs)) return false;
+  if (!s || s.format !== FORMAT || s.key !== stateKey(ws, traceLine) || !Array.isArray(s.dirs)) return false;
   let text = '';
   for (const rel of [manifestRel(ws), ...s.dirs]) text += statLine(ws, rel).line;
-  return sha256Hex(text) === s.digest;
+  if (sha256Hex(text) !== s.digest || typeof s.verify !== 'object' || s.verify === null) return false;
+  for (const [rel, sha] of Object.entries(s.verify)) {
+    let body: Buffer;
+    try {
+      body = fs.readFileSync(path.join(ws.root, rel));
+    } catch {
+      return false;
+    }
+    if (sha256Hex(body) !== sha) return false;
+  }
+  return true;
 }
 
 /** Forget the recorded state, so the next build checks the manifest and every sidecar by content. */
@@ -70,8 +103,11 @@ export function forgetManifestState(ws: Pick<StateWorkspace, 'stateDir'>): void 
   fs.rmSync(path.join(ws.stateDir, 'manifest-state.json'), { force: true });
 }
 
-/** Record the state after a full check. */
-export function recordManifestState(ws: StateWorkspace, sidecars: readonly string[]): void {
+/**
+ * Record the state after a check. `written`: the manifest and sidecar paths this check wrote,
+ * with their content when the caller has it (else it is read back if needed).
+ */
+export function recordManifestState(ws: StateWorkspace, written: ReadonlyMap<string, string | null>): void {
   const file = stateFile(ws);
   const dirs: string[] = [];
   const walk = (rel: string): void => {
@@ -86,28 +122,48 @@ export function recordManifestState(ws: StateWorkspace, sidecars: readonly strin
   };
   walk(path.posix.join(ws.pipeline.manifestDir, 'sha256'));
   const now = BigInt(Date.now()) * 1_000_000n;
+  const isRacy = (s: { lastNs: bigint; coarse: boolean }): boolean =>
+    s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now;
   let text = '';
-  let racy = false;
-  for (const rel of [manifestRel(ws), ...dirs]) {
+  let racyDir = false;
+  const verify: Record<string, string> = {};
+  const mrel = manifestRel(ws);
+  const racyFile = (rel: string): void => {
+    let body = written.get(rel) ?? null;
+    if (body === null) {
+      try {
+        body = fs.readFileSync(path.join(ws.root, rel), 'utf8');
+      } catch {
+        return; // absent: its stat line says so ('-')
+      }
+    }
+    verify[rel] = sha256Hex(body);
+  };
+  for (const rel of [mrel, ...dirs]) {
     const s = statLine(ws, rel);
-    if (s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now) racy = true;
+    if (isRacy(s)) {
+      if (rel === mrel) racyFile(rel);
+      else racyDir = true;
+    }
     text += s.line;
   }
   // A sidecar written just now could still be rewritten in place within its timestamp tick.
-  for (const rel of sidecars) {
-    if (racy) break;
-    const s = statLine(ws, rel);
-    if (s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now) racy = true;
-  }
+  if (!racyDir) for (const rel of written.keys()) if (rel !== mrel && isRacy(statLine(ws, rel))) racyFile(rel);
   engineWrite(
     'the manifest state',
     file,
     () => {
-      if (racy) fs.rmSync(file, { force: true });
+      if (racyDir) fs.rmSync(file, { force: true });
       else
         writeFileAtomic(
           file,
-          JSON.stringify({ format: FORMAT, key: stateKey(ws), dirs, digest: sha256Hex(text) } satisfies State),
+          JSON.stringify({
+            format: FORMAT,
+            key: stateKey(ws),
+            dirs,
+            digest: sha256Hex(text),
+            verify,
+          } satisfies State),
         );
     },
     ws.root,

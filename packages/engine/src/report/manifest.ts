@@ -12,7 +12,7 @@ import { prettyJson } from '../util/canonical-json.ts';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
-import { manifestUnchanged, recordManifestState } from './manifest-state.ts';
+import { manifestUnchanged, manifestUnchangedSince, recordManifestState } from './manifest-state.ts';
 import { type BuiltBy, readProvenance } from '../cache/remote/provenance.ts';
 
 export const MANIFEST_FORMAT = 1;
@@ -72,6 +72,17 @@ interface ManifestWorkspace {
   profile: string;
   pipeline: { targets: ReadonlyMap<string, unknown>; manifestDir: string };
   trace: { records: ReadonlyMap<string, TargetRecord>; file: string };
+}
+
+/**
+ * What a build knows of the records it started with, so only the sidecars of the targets it
+ * changed are checked: the trace log's stat before its first write (manifest-state.ts:
+ * traceStatLine) and, per target whose record it replaced or removed, the record before
+ * (TraceLog.changedSince).
+ */
+export interface ManifestBase {
+  traceLine: string;
+  changed: ReadonlyMap<string, TargetRecord | undefined>;
 }
 
 export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Manifest {
@@ -138,6 +149,36 @@ function createSidecar(abs: string, body: string): void {
   }
 }
 
+/**
+ * A wrong sidecar rewritten in place, so its directory's stat (which the manifest state records)
+ * stays as it was. Only a plain file with one link is written through; a symbolic link, a hard
+ * link or anything else there is replaced whole (temp + rename), so nothing outside is written.
+ * A kill mid-write leaves a short sidecar that the next build finds wrong (the manifest state is
+ * recorded only after every sidecar is written).
+ */
+function rewriteSidecar(abs: string, body: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW);
+  } catch {
+    return writeFileAtomic(abs, body);
+  }
+  let inPlace = false;
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isFile() && st.nlink === 1) {
+      const bytes = Buffer.from(body);
+      let off = 0;
+      while (off < bytes.length) off += fs.writeSync(fd, bytes, off, bytes.length - off, off);
+      fs.ftruncateSync(fd, bytes.length);
+      inPlace = true;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (!inPlace) writeFileAtomic(abs, body);
+}
+
 function readOrNull(file: string): string | null {
   try {
     return fs.readFileSync(file, 'utf8');
@@ -149,29 +190,37 @@ function readOrNull(file: string): string | null {
 /**
  * Makes the manifest and sidecars match the trace. `git`: the state to record when targets were
  * built in this build; null keeps the one recorded (asking `gitNow` only if there is none).
+ * `base`: the records this build started with; when the last full check was recorded for them and
+ * the sidecar directories are as it left them (manifestUnchangedSince), only the changed targets'
+ * sidecars are read, written or removed; otherwise every sidecar is checked by content.
  * Returns the workspace paths it wrote or removed.
  */
 export function writeManifest(
   ws: ManifestWorkspace,
   git: Manifest['git'] | null,
   gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null }),
+  base?: ManifestBase,
 ): string[] {
   const dir = ws.pipeline.manifestDir;
   // Nothing recorded changed and the files are as last checked (manifest-state.ts): done.
   if (git === null && manifestUnchanged(ws)) return [];
+  const incremental = base !== undefined && manifestUnchangedSince(ws, base.traceLine);
   const mfile = path.join(ws.root, manifestPath(dir));
   const current = readOrNull(mfile);
   const m = buildManifest(ws, git ?? recordedGit(current) ?? gitNow());
   const text = prettyJson(m);
   const changed: string[] = [];
+  const written = new Map<string, string | null>(); // path → content written (null: removed)
   if (text !== current) {
     engineWrite('the manifest', mfile, () => writeFileAtomic(mfile, text, { durable: true }), ws.root);
     changed.push(manifestPath(dir));
+    written.set(manifestPath(dir), text);
   }
   const wanted = new Set<string>();
+  for (const a of m.artifacts) wanted.add(sidecarPath(dir, a.path));
   for (const a of m.artifacts) {
+    if (incremental && !base.changed.has(a.target)) continue; // its sidecar is as the last check left it
     const rel = sidecarPath(dir, a.path);
-    wanted.add(rel);
     const abs = path.join(ws.root, rel);
     const body = `${a.sha256}  ${a.path}\n`;
     const now = readOrNull(abs);
@@ -179,26 +228,34 @@ export function writeManifest(
       engineWrite(
         'the sidecar',
         abs,
-        () => (now === null ? createSidecar(abs, body) : writeFileAtomic(abs, body)),
+        () => (now === null ? createSidecar(abs, body) : rewriteSidecar(abs, body)),
         ws.root,
       );
       changed.push(rel);
+      written.set(rel, body);
     }
   }
-  const sideRoot = path.join(ws.root, dir, 'sha256');
+  // Stale sidecars: incrementally, those of the changed targets' previous artifacts (the last
+  // check left no other); else every file under the sidecar directory is listed.
   let existing: string[] = [];
-  try {
-    existing = listFilesRecursive(sideRoot);
-  } catch {
-    existing = [];
+  if (incremental) {
+    for (const [name, old] of base.changed)
+      if (old && old.result !== 'failed' && ws.pipeline.targets.has(name))
+        for (const a of artifactsOf(old)) existing.push(sidecarPath(dir, a.path));
+  } else {
+    try {
+      existing = listFilesRecursive(path.join(ws.root, dir, 'sha256')).map((f) => path.posix.join(dir, 'sha256', f));
+    } catch {
+      existing = [];
+    }
   }
-  for (const f of existing) {
-    const rel = path.posix.join(dir, 'sha256', f);
+  for (const rel of existing) {
     if (!wanted.has(rel)) {
       fs.rmSync(path.join(ws.root, rel), { force: true });
       changed.push(rel);
+      written.set(rel, null);
     }
   }
-  recordManifestState(ws, changed);
+  recordManifestState(ws, written);
   return changed;
 }

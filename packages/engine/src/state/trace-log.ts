@@ -50,6 +50,12 @@ export class TraceLog {
   private lines = 0;
   /** Lines appended by this process: a build that appended none left the records as they were. */
   writes = 0;
+  /**
+   * Each target whose record this process replaced or removed since the last forgetChanges(),
+   * mapped to its record before the first such write (undefined: it had none). The manifest
+   * (report/manifest.ts) re-derives only these targets' sidecars.
+   */
+  readonly changedSince = new Map<string, TargetRecord | undefined>();
   private fd: number | null = null;
 
   constructor(readonly file: string) {
@@ -136,13 +142,24 @@ export class TraceLog {
 
   put(rec: TargetRecord): void {
     this.append(rec);
+    this.noteChange(rec.name);
     this.records.set(rec.name, rec);
   }
 
   remove(name: string): void {
     if (!this.records.has(name)) return;
     this.append({ name, deleted: true });
+    this.noteChange(name);
     this.records.delete(name);
+  }
+
+  private noteChange(name: string): void {
+    if (!this.changedSince.has(name)) this.changedSince.set(name, this.records.get(name));
+  }
+
+  /** Start a new changedSince (a build starts). */
+  forgetChanges(): void {
+    this.changedSince.clear();
   }
 
   /** fsync the log: called once at the end of a build (RC1_FSYNC=off skips it). */
