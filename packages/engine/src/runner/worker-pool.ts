@@ -1,6 +1,10 @@
 // The engine's RuleRunner (runner/rule-runner.ts): a pool of rule workers. Jobs go to an idle
 // worker (created lazily, at most `size`); a worker's stdout/stderr are captured and forwarded as
-// log lines, so rules cannot corrupt --json output.
+// log lines, so rules cannot corrupt --json output. A worker takes tens of milliseconds to start
+// (a V8 isolate, Node's bootstrap, the rule's modules), so when the pool creates one for a job it
+// also starts one spare (while below `size`): the next ready job — a dependent, or a sibling of
+// the first — finds a worker already started instead of waiting for one. A build that runs
+// nothing starts none; at most one worker is ever idle for that reason.
 // abortAll() asks rules to stop (ctx.signal) and terminates their workers after a grace period.
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
@@ -77,7 +81,11 @@ export class WorkerPool implements RuleRunner {
 
   run(job: RuleJob, hooks: JobHooks): Promise<RuleOutcome> {
     const id = this.nextId++;
-    const slot = this.slots.find((s) => s.busy === null) ?? (this.slots.length < this.size ? this.spawn() : null);
+    let slot = this.slots.find((s) => s.busy === null);
+    if (!slot && this.slots.length < this.size) {
+      slot = this.spawn();
+      if (this.slots.length < this.size) this.spawn(); // the spare
+    }
     if (!slot) throw new Error('internal error: worker pool over capacity; please report');
     slot.busy = id;
     return new Promise((resolve) => {
