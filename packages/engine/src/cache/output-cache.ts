@@ -13,6 +13,12 @@
 // entries/<key[0:2]>/<key>.json; an entry is usable only while every object it lists exists.
 // objectPath(), entryPath() and the CacheEntry shape are the contract; materialize() drops an
 // entry whose objects are gone, so deleting objects (oldest first) is always safe.
+//
+// Size accounting, so the size cap needs no walk of every object after each build (cache-gc.ts):
+// before it creates an object, storeObject() appends the object's size to added.log (O_APPEND,
+// one line per object, from whichever thread stores it). A kill after the line and before the
+// object leaves an over-count, never an under-count. gc's walk records the exact total in
+// size.json and empties added.log.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Check } from '../api/index.ts';
@@ -22,6 +28,9 @@ import { engineWrite } from '../util/write-error.ts';
 import type { OutputRecord, TargetResult } from '../state/trace-log.ts';
 
 export const CACHE_FORMAT = 1;
+
+/** Sizes of the objects created since the last walk, one decimal per line (cache-gc.ts reads it). */
+export const ADDED_LOG = 'added.log';
 
 export interface CacheEntry {
   format: number;
@@ -47,7 +56,23 @@ export class OutputCache {
   /** Keys of the entries this process wrote (put(), or a rule worker: stored()). */
   readonly written = new Set<string>();
 
+  private addedFd: number | null = null;
+
   constructor(readonly dir: string) {}
+
+  /** Count `bytes` about to be stored as a new object (added.log). */
+  private account(bytes: number): void {
+    if (this.addedFd === null) this.addedFd = fs.openSync(path.join(this.dir, ADDED_LOG), 'a');
+    fs.writeSync(this.addedFd, `${bytes}\n`);
+  }
+
+  /** Close added.log (a rule worker, after each job). */
+  closeLog(): void {
+    if (this.addedFd !== null) {
+      fs.closeSync(this.addedFd);
+      this.addedFd = null;
+    }
+  }
 
   objectPath(sha: string): string {
     return path.join(this.dir, 'objects', sha.slice(0, 2), sha);
@@ -77,6 +102,7 @@ export class OutputCache {
     const st = fs.statSync(obj, { throwIfNoEntry: false });
     if (st && st.nlink === 1) return;
     ensureDir(path.dirname(obj));
+    this.account(bytes ? bytes.length : fs.statSync(from).size);
     const tmp = tempName(obj);
     try {
       if (bytes) {

@@ -8,6 +8,7 @@ import { WorkerPool } from '../runner/worker-pool.ts';
 import { closureOf } from '../graph/resolved.ts';
 import { checkRequirements } from '../rebuild/requirements.ts';
 import { afterBuildGc, currentKeys } from './gc.ts';
+import { forgetSize } from '../cache/cache-gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from '../workspace/workspace.ts';
 import { phase } from '../util/timing.ts';
@@ -139,6 +140,8 @@ export async function runBuildOnce(
         stateDir: ws.stateDir,
       });
       ws.remote?.attach((e) => rep.emit(e));
+      // Its downloads do not pass storeObject's size accounting: the cap check after it walks.
+      if (ws.remote) forgetSize(ws.cache.dir);
     }
     const keysBefore = currentKeys(ws);
     const runner = new WorkerPool(o.jobs, new URL('./worker.js', import.meta.url));
@@ -202,6 +205,7 @@ export async function runBuildOnce(
     await (build as Build | null)?.close();
     await ws.remote?.close();
     ws.remote = null;
+    ws.cache.closeLog();
     ws.lock.release();
     rep.close();
     if (onSignal) {

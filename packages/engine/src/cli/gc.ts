@@ -12,6 +12,7 @@ import {
   recordCurrent,
 } from '../cache/cache-gc.ts';
 import { UsageError } from '../config/usage-error.ts';
+import { phase } from '../util/timing.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 
 interface Io {
@@ -70,8 +71,12 @@ export function afterBuildGc(ws: Workspace, before: ReadonlyMap<string, string>,
   }
   if (touched.size === 0) return;
   markUsed(ws.cache, touched);
+  phase('gc: mark used');
   recordCurrent(cacheDir(ws), ws.profile, now);
-  const r = gcCache(ws.cache, { maxBytes: cacheCap(ws) });
+  phase('gc: record current');
+  // A remote tier stores downloaded objects itself (not through storeObject): then gc walks.
+  const r = gcCache(ws.cache, { maxBytes: cacheCap(ws), bounded: ws.remote === null });
+  phase('gc: size cap');
   if (r.removed.length === 0 && r.orphanBytes === 0) return;
   io.err(
     `rc1-build: the output cache was over its cap (${formatSize(r.before)} > ${formatSize(r.maxBytes)}): freed ${formatSize(r.freedBytes)}, now ${formatSize(r.after)}\n${describe(r, 10).join('\n')}\n`,

@@ -24,6 +24,7 @@ function post(m: FromWorker): void {
 async function run(job: Job): Promise<void> {
   const ac = new AbortController();
   aborts.set(job.id, ac);
+  let cache: OutputCache | null = null;
   try {
     const mod = (await import(pathToFileURL(job.module).href)) as { default?: unknown };
     const hooks = {
@@ -48,13 +49,14 @@ async function run(job: Job): Promise<void> {
     // buffer), larger ones by copy; then the entry, when the engine lets the worker write it (else
     // it is written after the commit). A failure is left to the commit's put(), which retries and
     // reports a write error.
-    const cache = job.cacheDir ? new OutputCache(job.cacheDir) : null;
+    cache = job.cacheDir ? new OutputCache(job.cacheDir) : null;
+    const jobCache = cache;
     let cacheFailed = false;
     const stored = new Set<string>();
     const onSmall = (file: string, sha: string, bytes: Buffer): void => {
       if (cacheFailed) return;
       try {
-        cache!.storeObject(file, sha, bytes);
+        jobCache!.storeObject(file, sha, bytes);
         stored.add(file);
       } catch {
         cacheFailed = true;
@@ -116,6 +118,11 @@ async function run(job: Job): Promise<void> {
     });
   } finally {
     aborts.delete(job.id);
+    try {
+      cache?.closeLog();
+    } catch {
+      /* nothing was written through it */
+    }
   }
 }
 
