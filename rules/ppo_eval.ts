@@ -12,7 +12,7 @@
 // Inputs: `checkpoints` (target train), `sft` (target sft), `shadow` (target shadow_set),
 // `weights`, `raw` (datasets, for the twins' source items), `v2` (template pack v2).
 // Outputs: [0] reports/ppo_eval.json (the report, with the table), [1] reports/learning_curve.png
-// (reward, KL, success vs step of the first seed).
+// (reward, the gated rollout KL against its bound, success vs step of the first seed).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { z } from 'zod';
@@ -209,6 +209,10 @@ export default defineRule({
       drawLearningCurve(
         points,
         `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`,
+        {
+          value: cfg.thresholds.max_kl_over_target * train.ppo.target_kl,
+          label: `BOUND ${cfg.thresholds.max_kl_over_target} X TARGET KL ${train.ppo.target_kl}`,
+        },
       ),
     );
     const klCurves = runs.map((r) => ({

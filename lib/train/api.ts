@@ -91,7 +91,7 @@ export interface MetricsLine {
   loss: { policy: number; value: number; entropy: number; kl: number; total: number };
   /** Mean episode reward (RC1 reward) of the step's rollouts; DPO: mean implicit reward margin. */
   reward: number;
-  /** Mean KL(policy ‖ reference) over the step's states, after the step's update (PPO: bounded by kl_stop × target_kl by construction). */
+  /** Mean KL(policy ‖ reference) over the step's states, after the step's update (PPO: the controller holds the KL on its replay of recent states at kl_hold × target_kl, docs/kl-control.md). */
   kl: number;
   /** PPO: mean KL(policy ‖ reference) over the step's states of the policy that generated them, before any projection or update (what ppo_eval gates); null where not measured (DPO, the command engine). */
   kl_rollout: number | null;

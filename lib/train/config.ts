@@ -45,8 +45,14 @@ const ppoSchema = z
     lam: unit,
     vf_coef: z.number().nonnegative(),
     ent_coef: z.number().nonnegative(),
-    /** Early stop per update: an epoch that takes KL(π ‖ π_ref) on the step's states above kl_stop × target_kl is undone, and the step's update ends. */
+    /** The bound: the policy that generates a batch must stay within kl_stop × target_kl of the reference (ppo_eval gates it; a command-engine trainer stops its update there). */
     kl_stop: z.number().gt(1),
+    /** The built-in controller's setpoint, below the bound: a minibatch that takes KL(π ‖ π_ref) on the replay states above kl_hold × target_kl is undone and the step's update ends; a policy over it at a step's start is projected back to it. */
+    kl_hold: z.number().positive(),
+    /** Batches (the current one and the ones before it) whose states make the replay sample the controller measures KL on. */
+    kl_replay: posInt,
+    /** Upper limit of the adaptive KL coefficient (no wind-up). */
+    kl_coef_max: z.number().positive(),
   })
   .strict();
 
@@ -194,8 +200,15 @@ export const trainSectionSchema = z
         vf_coef: true,
         ent_coef: true,
         kl_stop: true,
+        kl_hold: true,
+        kl_replay: true,
+        kl_coef_max: true,
       })
-      .strict(),
+      .strict()
+      .refine((p) => p.kl_hold < p.kl_stop, {
+        message: 'kl_hold must be below kl_stop: the setpoint leaves room under the bound for the next batch',
+        path: ['kl_hold'],
+      }),
     dpo: dpoSchema,
     sampling: sampleSchema.pick({ success_ema: true }).strict(),
     env: envSchema,

@@ -2,7 +2,10 @@
 // read from reports/metrics.jsonl, one panel each, drawn into an RGB raster and encoded with pngjs.
 // Every panel has axes, gridlines at "nice" ticks (1, 2, 5 × 10^k), tick labels, a title and the
 // x-axis label, in the built-in bitmap font; the raw series is drawn light and its moving average
-// (window ⌈n/25⌉) dark. No clock, no randomness: the same metrics give the same bytes.
+// (window ⌈n/25⌉) dark. The KL panel plots `kl_rollout` — the KL to the reference of the policy
+// that generated each step's batch, the one ppo_eval gates by its maximum — every step in the dark
+// colour (no average: a spike is what the gate sees) and, given, the bound as a horizontal black
+// line. No clock, no randomness: the same metrics give the same bytes.
 import { readFileSync } from 'node:fs';
 import { PNG } from 'pngjs';
 import { drawText, GLYPH_H, textWidth } from './bitmap-font.ts';
@@ -19,9 +22,13 @@ type Rgb = readonly [number, number, number];
 const _WHITE: Rgb = [255, 255, 255];
 const BLACK: Rgb = [20, 20, 20];
 const GRID: Rgb = [225, 225, 225];
-const SERIES: Record<'reward' | 'kl' | 'success', { dark: Rgb; light: Rgb; title: string }> = {
+const SERIES: Record<'reward' | 'kl_rollout' | 'success', { dark: Rgb; light: Rgb; title: string }> = {
   reward: { dark: [31, 90, 180], light: [170, 196, 235], title: 'MEAN EPISODE REWARD' },
-  kl: { dark: [190, 40, 40], light: [240, 180, 180], title: 'KL(POLICY || REFERENCE)' },
+  kl_rollout: {
+    dark: [190, 40, 40],
+    light: [240, 180, 180],
+    title: 'KL(ROLLOUT POLICY || REFERENCE), EACH STEP',
+  },
   success: { dark: [30, 140, 60], light: [170, 220, 180], title: 'TASK SUCCESS RATE' },
 };
 
@@ -112,11 +119,12 @@ function panel(
   r: Raster,
   box: Box,
   pts: readonly CurvePoint[],
-  key: 'reward' | 'kl' | 'success',
+  key: 'reward' | 'kl_rollout' | 'success',
   steps: [number, number],
+  bound: { value: number; label: string } | null = null,
 ): void {
   const s = SERIES[key];
-  r.text(s.title, box.x, box.y - 24, BLACK);
+  r.text(bound ? `${s.title}    BLACK: ${bound.label}` : s.title, box.x, box.y - 24, BLACK);
   const plot: Box = { x: box.x + 80, y: box.y, w: box.w - 90, h: box.h - 40 };
   const ys = pts.map((p) => p[key]);
   const vals = ys.filter((v): v is number => v !== null);
@@ -135,8 +143,8 @@ function panel(
     r.text(`NO ${key.toUpperCase()} VALUES IN METRICS.JSONL`, plot.x + 20, plot.y + plot.h / 2 - 7, BLACK);
     return;
   }
-  let lo = Math.min(...vals);
-  let hi = Math.max(...vals);
+  let lo = Math.min(...vals, ...(bound ? [0] : []));
+  let hi = Math.max(...vals, ...(bound ? [bound.value] : []));
   if (hi - lo < 1e-12) {
     const pad = Math.abs(lo) * 0.1 || 0.5;
     lo -= pad;
@@ -165,12 +173,21 @@ function panel(
       prev = p;
     });
   };
+  if (bound) {
+    draw(ys, s.dark, 1);
+    r.line(plot.x + 2, sy(bound.value), plot.x + plot.w, sy(bound.value), BLACK, 2);
+    return;
+  }
   draw(ys, s.light, 1);
   draw(movingAverage(ys, Math.max(1, Math.ceil(pts.length / 25))), s.dark, 2);
 }
 
-/** The picture's PNG bytes (RGB, 8 bit). */
-export function drawLearningCurve(points: readonly CurvePoint[], title: string): Buffer {
+/** The picture's PNG bytes (RGB, 8 bit); `klBound`: the KL bound (kl_stop × target_kl) drawn in the KL panel. */
+export function drawLearningCurve(
+  points: readonly CurvePoint[],
+  title: string,
+  klBound: { value: number; label: string } | null = null,
+): Buffer {
   const width = 960;
   const panelH = 260;
   const top = 80;
@@ -185,8 +202,15 @@ export function drawLearningCurve(points: readonly CurvePoint[], title: string):
     BLACK,
     2,
   );
-  (['reward', 'kl', 'success'] as const).forEach((key, i) => {
-    panel(r, { x: 20, y: top + 30 + i * (panelH + 40), w: width - 40, h: panelH }, points, key, steps);
+  (['reward', 'kl_rollout', 'success'] as const).forEach((key, i) => {
+    panel(
+      r,
+      { x: 20, y: top + 30 + i * (panelH + 40), w: width - 40, h: panelH },
+      points,
+      key,
+      steps,
+      key === 'kl_rollout' ? klBound : null,
+    );
   });
   const png = new PNG({ width, height, colorType: 2, inputColorType: 6, bitDepth: 8 });
   r.data.copy(png.data);

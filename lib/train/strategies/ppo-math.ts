@@ -5,7 +5,7 @@
 //   clipped      L_t = min(ρ_t A_t, clip(ρ_t, 1 − ε, 1 + ε) A_t), ρ_t = π(a_t|s_t) / π_old(a_t|s_t);
 //   surrogate    the policy loss is −mean_t L_t
 //   adaptive KL  (Ziegler et al. 2019) e = clip(KL / target − 1, −0.2, 0.2),
-//                β ← β (1 + e · n / horizon), n = transitions since the last update
+//                β ← min(β_max, β (1 + e · n / horizon)), n = transitions since the last update
 export interface GaeResult {
   advantages: Float64Array;
   returns: Float64Array;
@@ -53,8 +53,15 @@ export function normalize(xs: Float64Array): Float64Array {
   return xs.map((x) => (x - mean) / (sd + 1e-8));
 }
 
-/** The adaptive KL coefficient after an update that measured `kl` over `n` transitions. */
-export function adaptKlCoef(coef: number, kl: number, target: number, n: number, horizon: number): number {
+/** The adaptive KL coefficient after an update that measured `kl` over `n` transitions, capped at `max` (no wind-up). */
+export function adaptKlCoef(
+  coef: number,
+  kl: number,
+  target: number,
+  n: number,
+  horizon: number,
+  max = Number.POSITIVE_INFINITY,
+): number {
   const e = Math.min(Math.max(kl / target - 1, -0.2), 0.2);
-  return coef * (1 + (e * n) / horizon);
+  return Math.min(max, coef * (1 + (e * n) / horizon));
 }

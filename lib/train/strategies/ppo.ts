@@ -4,19 +4,27 @@
 // head, then runs `epochs` passes of shuffled minibatches minimising
 //   L = −mean min(ρA, clip(ρ, 1±ε)A) + vf_coef · ½ mean (V − R)² − ent_coef · H(π) + β · KL(π ‖ π_ref)
 // where KL(π ‖ π_ref) is the exact KL over the four actions to the frozen reference policy (the
-// policy at step 0: the SFT policy). Two controls hold the realised KL near target_kl:
-//   projection  when the policy starts a step already further than target_kl from the reference
-//               on the step's states (new states, visited by a changed policy), its policy weights
-//               are moved back along the line to the reference's, θ_ref + λ(θ − θ_ref), with the
-//               largest λ (bisection, 12 halvings) whose KL is within target_kl
-//   early stop  after each epoch the mean KL over the step's states is measured; an epoch that
-//               takes it above kl_stop × target_kl is undone (weights and Adam state restored)
-//               and the step's update ends there
-// So the post-update KL on every step's states is at most kl_stop × target_kl (metrics `kl`) by
-// construction; it is not evidence. The evidence is `kl_rollout`: the KL on the step's states of
-// the policy that generated them (before the projection), i.e. how far the policy the agent
-// actually ran was from the reference. ppo_eval gates on it.
-//   adaptive β  after the step, β adapts toward target_kl from kl_rollout (ppo-math.ts adaptKlCoef)
+// policy at step 0: the SFT policy).
+// The KL that counts is `kl_rollout`: KL(π ‖ π_ref) of the policy that GENERATED a batch, on that
+// batch's states (ppo_eval gates its maximum over every step of every seed at kl_stop × target_kl).
+// It is measured on ~rollout_len states, so for one fixed policy it scatters from batch to batch
+// (docs/kl-control.md: coefficient of variation ≈ 0.2 at 130 states, the largest of 300 batches
+// ≈ 1.55 × the policy's mean). A controller that lets the updated policy reach the bound on the
+// old batch's states therefore sees the next batch's estimate overshoot it. So the controller
+// holds the policy at a setpoint below the bound, measured on more states than one batch:
+//   replay      the states of the last kl_replay batches (this one included) with their reference
+//               log-probabilities; every KL the controller acts on is the mean over them
+//   projection  a policy that starts a step above kl_hold × target_kl on the replay states has its
+//               policy weights moved back along the line to the reference's,
+//               θ_ref + λ(θ − θ_ref), with the largest λ (bisection, 12 halvings) within it
+//   early stop  after every minibatch the replay KL is measured; a minibatch that takes it above
+//               kl_hold × target_kl is undone (weights and Adam state restored) and the step's
+//               update ends there
+//   adaptive β  after the step, β adapts toward target_kl from the replay KL of the policy that
+//               generated the batch (ppo-math.ts adaptKlCoef), capped at kl_coef_max
+// So the post-update replay KL is at most kl_hold × target_kl by construction (metrics `kl` is the
+// post-update KL on the step's own states); the evidence is kl_rollout of the next step. The
+// replay is part of the strategy's checkpointed state, so a resumed run continues exactly.
 import type { JsonValue } from 'rc1-build';
 import type { StepStats, Strategy } from '../api.ts';
 import type { TrainConfig } from '../config.ts';
@@ -52,13 +60,15 @@ export function batchKl(params: Params, b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp
   return b.n === 0 ? 0 : kl / b.n;
 }
 
-/** Moves the policy net's weights to θ_ref + λ(θ − θ_ref) with the largest λ whose KL on the batch is within `limit` (value net and Adam state kept). */
-export function projectToReference(
-  h: TfjsModelHandle,
-  b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp'>,
-  limit: number,
-): number {
-  const cur = h.model.params();
+/**
+ * Moves the policy net's weights to θ_ref + λ(θ − θ_ref) with the largest λ (bisection, 12 halvings)
+ * whose KL, as `klOf` measures it with the weights loaded, is within `limit` (value net and Adam state
+ * kept); returns λ.
+ */
+export function projectToReference(h: TfjsModelHandle, limit: number, klOf: () => number): number {
+  const { model } = h;
+  const cur = model.params();
+  const { m, v } = model.moments();
   const half = cur.specs.length / 2;
   const mix = (lambda: number): Params => ({
     specs: cur.specs,
@@ -70,17 +80,77 @@ export function projectToReference(
   let hi = 1;
   for (let i = 0; i < 12; i++) {
     const mid = (lo + hi) / 2;
-    if (batchKl(mix(mid), b) <= limit) lo = mid;
+    model.load(mix(mid), m, v, model.t);
+    if (klOf() <= limit) lo = mid;
     else hi = mid;
   }
-  const { m, v } = h.model.moments();
-  h.model.load(mix(lo), m, v, h.model.t);
+  model.load(mix(lo), m, v, model.t);
   return lo;
+}
+
+/** The states of recent batches and their reference log-probabilities (the controller's KL sample). */
+export class KlReplay {
+  private batches: { n: number; obs: Float32Array; refLogp: Float32Array | null }[] = [];
+
+  constructor(private readonly size: number) {}
+
+  /** Adds a batch's states (copied), dropping the oldest beyond `size` batches. */
+  push(b: Pick<PpoBatch, 'n' | 'obs' | 'refLogp'>): void {
+    this.batches.push({
+      n: b.n,
+      obs: b.obs.slice(0, b.n * OBS_DIM),
+      refLogp: b.refLogp.slice(0, b.n * N_ACTIONS),
+    });
+    if (this.batches.length > this.size) this.batches.splice(0, this.batches.length - this.size);
+  }
+
+  /** All the states as one batch; reference log-probabilities of restored batches are recomputed from `reference`. */
+  sample(reference: Params): Pick<PpoBatch, 'n' | 'obs' | 'refLogp'> {
+    const n = this.batches.reduce((a, x) => a + x.n, 0);
+    const obs = new Float32Array(n * OBS_DIM);
+    const refLogp = new Float32Array(n * N_ACTIONS);
+    let off = 0;
+    for (const x of this.batches) {
+      if (!x.refLogp) {
+        x.refLogp = new Float32Array(x.n * N_ACTIONS);
+        for (let t = 0; t < x.n; t++)
+          x.refLogp.set(logSoftmax(forwardNet(reference, 'policy', x.obs, t * OBS_DIM, OBS_DIM)), t * N_ACTIONS);
+      }
+      obs.set(x.obs, off * OBS_DIM);
+      refLogp.set(x.refLogp, off * N_ACTIONS);
+      off += x.n;
+    }
+    return { n, obs, refLogp };
+  }
+
+  state(): JsonValue {
+    return this.batches.map((x) => {
+      const buf = Buffer.alloc(4 * x.obs.length);
+      for (let i = 0; i < x.obs.length; i++) buf.writeFloatLE(x.obs[i]!, 4 * i);
+      return buf.toString('base64');
+    });
+  }
+
+  restore(s: unknown): void {
+    if (!Array.isArray(s) || s.some((x) => typeof x !== 'string'))
+      throw new Error('checkpoint strategy state: kl_replay must be a list of base64 strings');
+    this.batches = (s as string[]).slice(-this.size).map((b64) => {
+      const buf = Buffer.from(b64, 'base64');
+      if (buf.length % (4 * OBS_DIM) !== 0)
+        throw new Error(
+          `checkpoint strategy state: a kl_replay batch has ${buf.length} bytes, not a multiple of ${4 * OBS_DIM} (${OBS_DIM} float32 features per state)`,
+        );
+      const obs = new Float32Array(buf.length / 4);
+      for (let i = 0; i < obs.length; i++) obs[i] = buf.readFloatLE(4 * i);
+      return { n: obs.length / OBS_DIM, obs, refLogp: null };
+    });
+  }
 }
 
 export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
   readonly name = 'ppo' as const;
   private klCoef: number;
+  private readonly replay: KlReplay;
 
   constructor(
     private readonly cfg: Readonly<TrainConfig>,
@@ -89,6 +159,7 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     private readonly rng: TrainRng,
   ) {
     this.klCoef = cfg.ppo.kl_coef;
+    this.replay = new KlReplay(cfg.ppo.kl_replay);
   }
 
   collect(step: number, h: TfjsModelHandle): PpoBatch {
@@ -144,70 +215,82 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
     const sums = { policy: 0, value: 0, entropy: 0, kl: 0, total: 0 };
     let updates = 0;
     const order = Array.from({ length: b.n }, (_, i) => i);
-    const bound = c.kl_stop * c.target_kl;
+    const hold = c.kl_hold * c.target_kl;
     const klRollout = batchKl(h.params(), b);
-    if (klRollout > c.target_kl) projectToReference(h, b, c.target_kl);
+    this.replay.push(b);
+    const replay = this.replay.sample(h.reference);
+    const replayObs = tf.tensor2d(replay.obs, [replay.n, OBS_DIM]);
+    const replayRef = tf.tensor2d(replay.refLogp, [replay.n, N_ACTIONS]);
+    const replayKl = (): number =>
+      tf.tidy(() => {
+        const lp = tf.logSoftmax(model.logits(replayObs));
+        return tf.mean(tf.sum(tf.mul(tf.exp(lp), tf.sub(lp, replayRef)), 1)).dataSync()[0]!;
+      });
     let stopped = false;
-    for (let epoch = 0; epoch < c.epochs && !stopped; epoch++) {
-      this.rng.shuffle(order);
-      const before = { p: model.params(), ...model.moments(), t: model.t };
-      const epochSums = { policy: 0, value: 0, entropy: 0, kl: 0, total: 0 };
-      let epochUpdates = 0;
-      for (let start = 0; start < b.n; start += c.batch) {
-        if (h.signal.aborted) throw new StepAborted();
-        const idx = order.slice(start, start + c.batch);
-        const m = idx.length;
-        const x = new Float32Array(m * OBS_DIM);
-        const onehot = new Float32Array(m * N_ACTIONS);
-        const ref = new Float32Array(m * N_ACTIONS);
-        const old = new Float32Array(m);
-        const av = new Float32Array(m);
-        const ret = new Float32Array(m);
-        idx.forEach((t, j) => {
-          x.set(b.obs.subarray(t * OBS_DIM, (t + 1) * OBS_DIM), j * OBS_DIM);
-          ref.set(b.refLogp.subarray(t * N_ACTIONS, (t + 1) * N_ACTIONS), j * N_ACTIONS);
-          onehot[j * N_ACTIONS + b.actions[t]!] = 1;
-          old[j] = b.oldLogp[t]!;
-          av[j] = adv[t]!;
-          ret[j] = returns[t]!;
-        });
-        const terms = tf.tidy(() => {
-          const mb = {
-            obs: tf.tensor2d(x, [m, OBS_DIM]),
-            actions: tf.tensor2d(onehot, [m, N_ACTIONS]),
-            oldLogp: tf.tensor1d(old),
-            adv: tf.tensor1d(av),
-            returns: tf.tensor1d(ret),
-            refLogp: tf.tensor2d(ref, [m, N_ACTIONS]),
-          };
-          const parts: Record<string, number> = {};
-          const { grads } = tf.variableGrads(() => {
-            const t = ppoLoss(tf, model, mb, {
-              clip: c.clip,
-              vf_coef: c.vf_coef,
-              ent_coef: c.ent_coef,
-              kl_coef: this.klCoef,
-            });
-            for (const k of ['policy', 'value', 'entropy', 'kl', 'total'] as const) parts[k] = t[k].dataSync()[0]!;
-            return t.total;
-          }, model.vars);
-          model.apply(
-            model.vars.map((v) => grads[v.name]),
-            lr,
-            this.cfg.max_grad_norm,
-          );
-          return parts;
-        });
-        for (const k of Object.keys(sums) as (keyof typeof sums)[]) epochSums[k] += terms[k]!;
-        epochUpdates += 1;
+    let klReplay = 0;
+    try {
+      klReplay = replayKl();
+      if (klReplay > hold) projectToReference(h, hold, replayKl);
+      for (let epoch = 0; epoch < c.epochs && !stopped; epoch++) {
+        this.rng.shuffle(order);
+        for (let start = 0; start < b.n && !stopped; start += c.batch) {
+          if (h.signal.aborted) throw new StepAborted();
+          const before = { p: model.params(), ...model.moments(), t: model.t };
+          const idx = order.slice(start, start + c.batch);
+          const m = idx.length;
+          const x = new Float32Array(m * OBS_DIM);
+          const onehot = new Float32Array(m * N_ACTIONS);
+          const ref = new Float32Array(m * N_ACTIONS);
+          const old = new Float32Array(m);
+          const av = new Float32Array(m);
+          const ret = new Float32Array(m);
+          idx.forEach((t, j) => {
+            x.set(b.obs.subarray(t * OBS_DIM, (t + 1) * OBS_DIM), j * OBS_DIM);
+            ref.set(b.refLogp.subarray(t * N_ACTIONS, (t + 1) * N_ACTIONS), j * N_ACTIONS);
+            onehot[j * N_ACTIONS + b.actions[t]!] = 1;
+            old[j] = b.oldLogp[t]!;
+            av[j] = adv[t]!;
+            ret[j] = returns[t]!;
+          });
+          const terms = tf.tidy(() => {
+            const mb = {
+              obs: tf.tensor2d(x, [m, OBS_DIM]),
+              actions: tf.tensor2d(onehot, [m, N_ACTIONS]),
+              oldLogp: tf.tensor1d(old),
+              adv: tf.tensor1d(av),
+              returns: tf.tensor1d(ret),
+              refLogp: tf.tensor2d(ref, [m, N_ACTIONS]),
+            };
+            const parts: Record<string, number> = {};
+            const { grads } = tf.variableGrads(() => {
+              const t = ppoLoss(tf, model, mb, {
+                clip: c.clip,
+                vf_coef: c.vf_coef,
+                ent_coef: c.ent_coef,
+                kl_coef: this.klCoef,
+              });
+              for (const k of ['policy', 'value', 'entropy', 'kl', 'total'] as const) parts[k] = t[k].dataSync()[0]!;
+              return t.total;
+            }, model.vars);
+            model.apply(
+              model.vars.map((v) => grads[v.name]),
+              lr,
+              this.cfg.max_grad_norm,
+            );
+            return parts;
+          });
+          if (replayKl() > hold) {
+            model.load(before.p, before.m, before.v, before.t);
+            stopped = true;
+          } else {
+            for (const k of Object.keys(sums) as (keyof typeof sums)[]) sums[k] += terms[k]!;
+            updates += 1;
+          }
+        }
       }
-      if (batchKl(model.params(), b) > bound) {
-        model.load(before.p, before.m, before.v, before.t);
-        stopped = true;
-      } else {
-        for (const k of Object.keys(sums) as (keyof typeof sums)[]) sums[k] += epochSums[k];
-        updates += epochUpdates;
-      }
+    } finally {
+      replayObs.dispose();
+      replayRef.dispose();
     }
     h.sync();
     const after = h.params();
@@ -217,7 +300,7 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
       entropy += entropyOf(logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM)));
     entropy /= b.n;
     const coefUsed = this.klCoef;
-    if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, klRollout, c.target_kl, b.n, c.kl_horizon);
+    if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, klReplay, c.target_kl, b.n, c.kl_horizon, c.kl_coef_max);
     const eps = b.episodes;
     const mean = (f: (e: PpoBatch['episodes'][number]) => number): number =>
       eps.reduce((a, e) => a + f(e), 0) / eps.length;
@@ -243,14 +326,15 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
   }
 
   state(): JsonValue {
-    return { kl_coef: this.klCoef, sampler: this.sampler.state() };
+    return { kl_coef: this.klCoef, sampler: this.sampler.state(), kl_replay: this.replay.state() };
   }
 
   restore(s: JsonValue): void {
-    const o = s as { kl_coef?: unknown; sampler?: JsonValue };
-    if (typeof o.kl_coef !== 'number' || o.sampler === undefined)
-      throw new Error('checkpoint strategy state: expected { kl_coef, sampler } for ppo');
+    const o = s as { kl_coef?: unknown; sampler?: JsonValue; kl_replay?: unknown };
+    if (typeof o.kl_coef !== 'number' || o.sampler === undefined || o.kl_replay === undefined)
+      throw new Error('checkpoint strategy state: expected { kl_coef, sampler, kl_replay } for ppo');
     this.klCoef = o.kl_coef;
     this.sampler.restore(o.sampler);
+    this.replay.restore(o.kl_replay);
   }
 }
