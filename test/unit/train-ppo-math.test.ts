@@ -60,3 +60,12 @@ test('the adaptive KL coefficient moves toward target_kl, at most ±20 % × n / 
   // KL on target: unchanged
   close(adaptKlCoef(0.05, 0.02, 0.02, 64, 100), 0.05);
 });
+
+test('the adaptive KL coefficient does not grow past its cap (kl_coef_max), however long the KL stays over target', () => {
+  let beta = 0.5;
+  for (let i = 0; i < 100; i++) beta = adaptKlCoef(beta, 0.1, 0.02, 1000, 1000, 1);
+  assert.equal(beta, 1);
+  // below the cap it moves as before; the cap never raises it
+  close(adaptKlCoef(0.1, 0.022, 0.02, 1000, 1000, 1), 0.1 * 1.1);
+  close(adaptKlCoef(2, 0.01, 0.02, 1000, 1000, 1), 1);
+});
