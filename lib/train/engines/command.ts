@@ -164,6 +164,25 @@ async function run(ctx: TrainContext): Promise<TrainResult> {
 
   const orphan = await stopOrphan(p.pidFile, graceMs);
   if (orphan) ctx.log(`command: ${orphan}`);
+  if (ctx.paths.resumeFrom && ctx.startStep >= total) {
+    // The build was interrupted after the final checkpoint was adopted (latest names step
+    // train.steps) but before the run was recorded complete: nothing is left to train, and a
+    // trainer started at its last step could write no checkpoint. The adopted one is the result.
+    ctx.log(
+      `command: ${path.basename(ctx.paths.resumeFrom)} is the final checkpoint (step ${ctx.startStep} of ${total}), adopted before the interrupt: nothing left to train, the trainer is not started`,
+    );
+    const meta = JSON.parse(fs.readFileSync(path.join(ctx.paths.resumeFrom, 'checkpoint.json'), 'utf8')) as {
+      backend?: unknown;
+    };
+    return {
+      finalStep: ctx.startStep,
+      finalCheckpoint: ctx.paths.resumeFrom,
+      backend: typeof meta.backend === 'string' ? meta.backend : 'external',
+      metricsLines: 0,
+      bestEval: null,
+      interrupted: false,
+    };
+  }
   const gone = discardAfter(ckDir, ctx.startStep);
   if (gone.length)
     ctx.log(
