@@ -421,7 +421,7 @@ export default definePipeline(
       defineTarget({
         name: 'train',
         description:
-          'the RC1 policy, trained through the trainer API (dev: the built-in tfjs engine, PPO from the SFT policy on simulated-dialogue-v2, one run per seed)',
+          'the RC1 policy, trained through the trainer API (dev: the built-in tfjs engine, PPO from the SFT policy on simulated-dialogue-v3, one run per seed)',
         rule: 'rules/train.ts',
         inputs: {
           round2: target('round2_pass'),

@@ -242,7 +242,7 @@ export default defineRule({
       summary: comparisonSummary(cmp),
       report: {
         environment:
-          'simulated-dialogue-v2: a simulation built from the data (lib/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
+          'simulated-dialogue-v3: a simulation built from the data (lib/train/README.md); every policy here is the built-in dialogue-control MLP or a scripted rule, not a language model',
         definitions: PPO_EVAL_DEFINITIONS,
         thresholds: cfg.thresholds,
         policies: {

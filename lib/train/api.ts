@@ -14,7 +14,7 @@ import type { EngineName, StrategyName, TrainConfig } from './config.ts';
 export type { EngineName, StrategyName, TrainConfig } from './config.ts';
 
 /** Every record of the built-in engine says where its episodes come from: a simulation built from the data. */
-export const ENV_NAME = 'simulated-dialogue-v2';
+export const ENV_NAME = 'simulated-dialogue-v3';
 
 /** Where the run reads and writes (absolute paths). */
 export interface TrainPaths {

@@ -1,6 +1,6 @@
 // A trained built-in policy as other code uses it: loadPolicy(dir) reads a checkpoint's model
 // (model.json + model.bin: named Float32 tensors), a Policy acts on observations, and
-// evaluatePolicy plays it over scenarios in simulated-dialogue-v2 and reports, per episode and
+// evaluatePolicy plays it over scenarios in simulated-dialogue-v3 and reports, per episode and
 // summarised by task, difficulty and clarification need, what the ppo_eval gate compares: success,
 // success on needs-clarification items, over-clarification rate, average turns, hard-bucket
 // success of hotpotqa + strategyqa. Pure JavaScript: no tfjs needed to load or evaluate.

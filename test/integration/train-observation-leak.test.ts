@@ -3,6 +3,9 @@
 // observations predicts "needs clarification" (5-fold cross-validated AUC, folds by source
 // question) no better than one trained on the request's text features alone — and the same check
 // flags a leak when one is planted (a column that copies the label 90 % of the time), so it can fail.
+// And the calculator gives nothing away: on the gsm8k scenarios, the observation after a first calc
+// call predicts the label no better than the text features either, where v2's calculator (an error
+// exactly when the request missed its number) is caught as a leak by the same check.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -12,10 +15,12 @@ import { createRng } from '../../packages/engine/src/api/index.ts';
 import { dataFileFormat, loadSources } from '../../lib/data/index.ts';
 import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../lib/pool/index.ts';
 import { loadPack } from '../../lib/templates/index.ts';
-import { newState } from '../../lib/train/env/dialogue-env.ts';
-import { OBS_DIM, observeState, staticFeatures } from '../../lib/train/env/features.ts';
+import { CALC, newState, stepEnv, type EnvOptions } from '../../lib/train/env/dialogue-env.ts';
+import { feature, OBS_DIM, observeState, staticFeatures } from '../../lib/train/env/features.ts';
 import { scenarioSpec } from '../../lib/train/env/scenario-spec.ts';
 import type { Scenario } from '../../lib/data/index.ts';
+import { TrainRng } from '../../lib/train/rng.ts';
+import { DIMENSIONS } from '../../lib/scoring/types.ts';
 import { REPO } from '../helpers/rig.ts';
 
 let scenarios: Scenario[] = [];
@@ -131,4 +136,50 @@ test('a classifier on step-0 observations predicts needs_clarification no better
     groups,
   );
   assert.ok(leaky > text + 0.01, `the planted leak is caught: ${leaky.toFixed(3)} vs ${text.toFixed(3)}`);
+});
+
+test('after a first calc call, a gsm8k observation predicts needs_clarification no better than the text features; the calculator error of v2 is caught', () => {
+  const math = scenarios.filter((s) => s.task === 'gsm8k');
+  const y = math.map((s) => (s.needs_clarification ? 1 : 0));
+  const groups = math.map((s) => s.source_id);
+  assert.ok(y.filter((v) => v === 1).length >= 30 && y.filter((v) => v === 0).length >= 30, 'both classes represented');
+  const env: EnvOptions = {
+    maxTurns: 10,
+    weights: Object.fromEntries(DIMENSIONS.map((d) => [d, 1 / DIMENSIONS.length])) as EnvOptions['weights'],
+    reward: { use_overclar_penalty: true, alpha: 0.07, cap: 3, beta: 0.05 },
+    noise: { tool_failure: 0, search_miss: 0, vague_reply: 0 },
+  };
+  const specs = math.map(scenarioSpec);
+  const afterCalc = math.map((_, i) => {
+    const spec = specs[i]!;
+    const st = newState();
+    assert.equal(stepEnv(spec, st, CALC, new TrainRng(i), env), null);
+    const obs = new Float32Array(OBS_DIM);
+    observeState(spec, st, 10, obs);
+    return obs;
+  });
+  const text = cvAuc(
+    math.map((s) => [...staticFeatures(s)]),
+    y,
+    groups,
+  );
+  const obs = cvAuc(
+    afterCalc.map((o) => [...o]),
+    y,
+    groups,
+  );
+  assert.ok(obs <= text + 0.01, `observation AUC ${obs.toFixed(3)} vs text-feature AUC ${text.toFixed(3)}`);
+  // a result on every problem with an arithmetic step, whatever the label; the error only on one without
+  afterCalc.forEach((o, i) => {
+    const stepless = specs[i]!.calc.length === 0;
+    assert.equal(feature(o, 'calc_results'), stepless ? 0 : 1, math[i]!.id);
+    assert.equal(feature(o, 'last_error'), stepless ? 1 : 0, math[i]!.id);
+  });
+  // v2: the calculator answered "error: could not evaluate the expression" exactly when the number was missing
+  const v2 = cvAuc(
+    afterCalc.map((o, i) => [...o, y[i]!]),
+    y,
+    groups,
+  );
+  assert.ok(v2 > text + 0.01, `v2's calculator error is caught: ${v2.toFixed(3)} vs ${text.toFixed(3)}`);
 });

@@ -99,7 +99,7 @@ test('a dev build trains and writes checkpoints, the log, every-field metrics an
         'time',
         'updates_per_s',
       ]);
-    assert.match(rig.read('logs/train.log'), /env simulated-dialogue-v2 \(a simulation built from the data\)/);
+    assert.match(rig.read('logs/train.log'), /env simulated-dialogue-v3 \(a simulation built from the data\)/);
     const eff = rig.read('reports/config_effective.yaml');
     assert.match(eff, /HF_TOKEN: "\*\*\*"/);
     assert.match(eff, /NOTE: uses \*\*\* inside/);

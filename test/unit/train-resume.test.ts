@@ -147,7 +147,7 @@ test('every metrics line has every field, says the env is simulated, and names t
       assert.deepEqual(Object.keys(m.loss).sort(), ['entropy', 'kl', 'policy', 'total', 'value']);
       for (const v of [m.reward, m.kl, m.kl_coef, m.entropy, m.lr, m.throughput, ...Object.values(m.loss)])
         assert.ok(Number.isFinite(v), JSON.stringify(m));
-      assert.equal(m.env, 'simulated-dialogue-v2');
+      assert.equal(m.env, 'simulated-dialogue-v3');
       assert.equal(m.backend, 'wasm');
       assert.equal(m.engine, 'tfjs');
     }

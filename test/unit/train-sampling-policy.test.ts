@@ -130,7 +130,7 @@ test('loadPolicy reads back the named Float32 tensors; evaluatePolicy is determi
     const a = evaluatePolicy(p, scen, opts);
     const b = evaluatePolicy(makePolicy(shape, params, 8), scen, opts);
     assert.deepEqual(a, b);
-    assert.equal(a.env, 'simulated-dialogue-v2');
+    assert.equal(a.env, 'simulated-dialogue-v3');
     assert.equal(a.summary.overall.n, 30);
     assert.equal(a.summary.needs_clarification.n + a.summary.no_clarification_needed.n, 30);
   } finally {

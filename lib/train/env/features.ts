@@ -5,11 +5,17 @@
 //     thing", "something"…; a small hand-written lexicon), how many numbers, named entities and
 //     words the request has, a pronoun before any name;
 //   - features of the transcript (observe, from DialogueState.events: the user's replies and the
-//     tools' outputs as text): turns used and left; questions asked and whether a reply brought
-//     words the request did not have; wiki calls and the distinct pages returned, and how many of
-//     their titles share a word with the request; calc calls and the distinct results returned;
-//     whether the last tool output was an error, a time-out, or "no article"; the share of the last
-//     page title's words that occur in the request.
+//     tools' outputs as text): turns used and left; questions asked, how many content words the
+//     last reply brought that the request did not have, and whether it holds a number or a name
+//     the request did not have (what a reader checks first: a vague reply can be long and wordy,
+//     and even name someone, so neither is proof); wiki calls and the distinct pages returned, and
+//     how many of their titles share a word with the request; calc calls and the distinct results
+//     returned; whether the last tool output was an error, a time-out, "no article", or a repeat
+//     of an earlier output; the share of the last page title's words that occur in the request.
+// The placeholder lexicon is a general list of phrases that stand in for a name or number; it is
+// not the template pack's list of gap fillers, many of which it does not contain (a vague
+// quantifier, "the usual amount", a possessive), as no hand-written list covers how people leave
+// a detail out.
 // No feature reads the scenario's needs_clarification label, its hidden detail, its difficulty,
 // the gold answer, the reference, or the simulator's counters (how many pages are still needed,
 // whether the work is complete): the agent must infer those from the text, as a model would.
@@ -65,6 +71,7 @@ export const DYNAMIC_FEATURES = [
   'last_turn',
   'asked',
   'reply_new_words',
+  'reply_has_value',
   'wiki_calls',
   'wiki_pages',
   'wiki_pages_on_topic',
@@ -73,6 +80,7 @@ export const DYNAMIC_FEATURES = [
   'last_error',
   'last_timeout',
   'last_no_article',
+  'last_repeat',
   'last_title_overlap',
 ] as const;
 export const FEATURE_NAMES = [...STATIC_FEATURES, ...DYNAMIC_FEATURES] as const;
@@ -131,14 +139,20 @@ const STOP = new Set(
 );
 const content = (text: string): string[] => tokenize(text).filter((t) => t.length > 1 && !STOP.has(t));
 
-/** What observe() needs from a scenario: its request text (as words) and the request's text features. Nothing else. */
+/** What observe() needs from a scenario: its request text (as words and entity keys) and the request's text features. Nothing else. */
 export interface AgentView {
   requestWords: ReadonlySet<string>;
+  requestEntities: ReadonlySet<string>;
   features: Float64Array;
 }
 
 export function agentView(s: Pick<Scenario, 'task' | 'messages'>): AgentView {
-  return { requestWords: new Set(content(s.messages.map((m) => m.content).join('\n'))), features: staticFeatures(s) };
+  const text = s.messages.map((m) => m.content).join('\n');
+  return {
+    requestWords: new Set(content(text)),
+    requestEntities: new Set(entitySpans(text).map((sp) => sp.key)),
+    features: staticFeatures(s),
+  };
 }
 
 const isError = (e: VisibleEvent): boolean => e.text.startsWith('error:');
@@ -167,6 +181,7 @@ export function observe(
   const seen = new Set(view.requestWords);
   let asked = 0;
   let replyNew = 0;
+  let replyValue = false;
   let wikiCalls = 0;
   let calcCalls = 0;
   const pages = new Set<string>();
@@ -177,6 +192,7 @@ export function observe(
       asked += 1;
       const words = content(e.text);
       replyNew = words.filter((w) => !seen.has(w)).length;
+      replyValue = entitySpans(e.text).some((sp) => !view.requestEntities.has(sp.key));
       for (const w of words) seen.add(w);
     } else if (e.action === 'wiki') {
       wikiCalls += 1;
@@ -191,11 +207,16 @@ export function observe(
   }
   const last = events.length > 0 ? events[events.length - 1]! : null;
   const tool = last && last.action !== 'ask' ? last : null;
+  const repeat =
+    tool !== null &&
+    !isError(tool) &&
+    events.slice(0, -1).some((e) => e.action === tool.action && e.text === tool.text);
   out[o++] = turn / maxTurns;
   out[o++] = turn === maxTurns - 1 ? 1 : 0;
   const k = COUNT_CAPS;
   out[o++] = cap(asked, k.asked);
   out[o++] = cap(replyNew, k.reply_new_words);
+  out[o++] = replyValue ? 1 : 0;
   out[o++] = cap(wikiCalls, k.wiki_calls);
   out[o++] = cap(pages.size, k.wiki_pages);
   out[o++] = cap(onTopic, k.wiki_pages_on_topic);
@@ -204,6 +225,7 @@ export function observe(
   out[o++] = tool && isError(tool) ? 1 : 0;
   out[o++] = tool && tool.text === TIMEOUT ? 1 : 0;
   out[o++] = tool && tool.text === NO_ARTICLE ? 1 : 0;
+  out[o++] = repeat ? 1 : 0;
   out[o++] = tool && tool.action === 'wiki' && tool.title ? titleOverlap(tool.title, seen) : 0;
 }
 

@@ -47,6 +47,8 @@ export interface EnvScenario {
   readonly view: AgentView;
   /** A number written in the request (the last one), for a premature gsm8k answer; null when none. */
   readonly lastNumber: string | null;
+  /** gsm8k needing a clarification: the number the request leaves out (the first number of the user's reply); else null. */
+  readonly detailNumber: number | null;
 }
 
 function wikiDocs(s: Scenario): WikiDoc[] {
@@ -79,6 +81,12 @@ function calcSteps(s: Scenario): { calc: CalcStep[]; loose: string[] } {
   return { calc, loose };
 }
 
+function detailNumber(s: RolloutScenario): number | null {
+  if (s.task !== 'gsm8k' || !s.needs_clarification || !s.clarification) return null;
+  const m = /\d[\d,]*(?:\.\d+)?/.exec(s.clarification);
+  return m ? Number(m[0].replace(/,/g, '')) : null;
+}
+
 export function scenarioSpec(s: RolloutScenario): EnvScenario {
   const clarify = s.reference.steps.find((st) => st.type === 'clarify');
   const { calc, loose } = calcSteps(s);
@@ -100,5 +108,6 @@ export function scenarioSpec(s: RolloutScenario): EnvScenario {
     refStats: referenceStats(s),
     view: agentView(s),
     lastNumber: numbers ? numbers[numbers.length - 1]!.replace(/,/g, '') : null,
+    detailNumber: detailNumber(s),
   };
 }
