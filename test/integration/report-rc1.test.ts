@@ -107,7 +107,7 @@ test('RC1 report after the evaluation gates: the shadow-run scatter has a point 
   }
 });
 
-test('RC1 learning curves: a line per seed of a real (small) train run, for reward, success and KL', async () => {
+test('RC1 learning curves: a line per seed of a real (small) train run, for reward, success and the rollout KL', async () => {
   const rig = trainWorkspace();
   try {
     rig.write('configs/profiles/dev.yaml', `${JSON.stringify({ ...SMALL, ppo: { ...SMALL.ppo, seeds: [11, 12] } })}\n`);
@@ -122,6 +122,8 @@ test('RC1 learning curves: a line per seed of a real (small) train run, for rewa
     );
     const b = rig.run(['train']);
     assert.equal(b.code, 0, b.stdout + b.stderr);
+    // the bound ppo_eval reports (kl.bound of reports/ppo_eval.json) is drawn in the KL chart
+    rig.write('reports/ppo_eval.json', `${JSON.stringify({ kl: { target_kl: 0.03, bound: 0.045 } })}\n`);
     const r = rig.run(['report']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /· 1 targets, 0 gates, 5 sections \(4 unavailable\), 3 charts$/m);
@@ -131,10 +133,16 @@ test('RC1 learning curves: a line per seed of a real (small) train run, for rewa
     assertCleanVisit(v);
     assert.deepEqual(
       v.result.charts.map((c) => c.title),
-      ['batch reward', 'success rate', 'KL to the reference'],
+      ['batch reward', 'success rate', 'KL to the reference of the policy that generated each batch (kl_rollout)'],
     );
-    // per chart: each seed's raw line and its trailing mean
-    for (const m of v.result.marks) assert.equal(m.line, 4);
+    // reward and success: each seed's raw line and its trailing mean; KL: each seed's kl_rollout of
+    // every step, unsmoothed (ppo_eval gates its maximum), and the bound as one rule
+    assert.deepEqual(
+      v.result.marks.map((m) => m.line),
+      [4, 4, 2],
+    );
+    assert.equal(v.result.marks[2]!.rule, 1);
+    assert.match(rig.read('reports/build/index.html'), /the dashed rule is the bound 0\.045/);
     const lc = v.result.sections.find((s) => s.title === 'Learning curves')!;
     assert.equal(lc.unavailable, null);
     assert.match(rig.read('reports/build/index.html'), /2 seeds \(11, 12\), 12 metrics lines/);
