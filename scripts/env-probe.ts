@@ -4,13 +4,14 @@
 // clarify_rate 1, seed ppo_eval.seed). It prints
 //   1. each observation feature's AUC for "needs clarification" at step 0 (0.5: no signal; a
 //      feature whose AUC is near 0 or 1 gives the label away on this set);
-//   2. the hand rule's first action against the label (its confusion on needs-clarification);
+//   2. the text cue (a placeholder phrase or a pronoun before any name: what v2's hand rule asked
+//      on) against the label;
 //   3. each scripted baseline's success (all, needs-clarification, plain), over-clarification rate
 //      and average actions, played as ppo_eval plays them (sampled, ppo_eval.samples episodes per
 //      scenario, the same per-scenario seeds);
 //   4. the hand rule's failures by task and kind, and what the episode ended on.
 // Run after `npx rc1-build shadow_set weights` (it reads data/shadow_eval_245.jsonl and
-// configs/weights.json): node --import tsx scripts/env-probe.ts
+// configs/weights.json): node --import tsx scripts/env-probe.ts [--all] (--all: every feature's AUC)
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -84,24 +85,25 @@ const step0 = specs.map((s) => {
   observeState(s, newState(), trainCfg.env.max_turns, o);
   return o;
 });
-console.log('\n1. step-0 feature AUC for needs_clarification (|AUC − .5| ≥ .05 shown)');
+const all = process.argv.includes('--all');
+console.log(`\n1. step-0 feature AUC for needs_clarification${all ? '' : ' (|AUC − .5| ≥ .05 shown)'}`);
 FEATURE_NAMES.forEach((name, j) => {
   const a = auc(
     step0.map((o) => o[j]!),
     y,
   );
-  if (Math.abs(a - 0.5) >= 0.05) console.log(`   ${name.padEnd(22)} ${a.toFixed(3)}`);
+  if (all || Math.abs(a - 0.5) >= 0.05) console.log(`   ${name.padEnd(22)} ${a.toFixed(3)}`);
 });
 
-const hand = baselineActor('hand-rule', trainCfg.env.max_turns);
-const first = step0.map((o) => (hand.logProbs(o)[0] === 0 ? 1 : 0));
+const at = (name: (typeof FEATURE_NAMES)[number]): number => FEATURE_NAMES.indexOf(name);
+const cueOf = step0.map((o) => (o[at('placeholder_cue')]! > 0 || o[at('pronoun_before_name')]! > 0 ? 1 : 0));
 const cm = [0, 0, 0, 0];
-first.forEach((a, i) => {
-  cm[y[i]! * 2 + a] = cm[y[i]! * 2 + a]! + 1;
+cueOf.forEach((c, i) => {
+  cm[y[i]! * 2 + c] = cm[y[i]! * 2 + c]! + 1;
 });
-console.log('\n2. hand rule, first action vs label');
-console.log(`   needs clarification: asks ${cm[3]}, does not ${cm[2]}`);
-console.log(`   plain:               asks ${cm[1]}, does not ${cm[0]}`);
+console.log('\n2. text cue (placeholder phrase or pronoun before a name) vs label');
+console.log(`   needs clarification: cue ${cm[3]}, none ${cm[2]}`);
+console.log(`   plain:               cue ${cm[1]}, none ${cm[0]}`);
 
 const weights = await readWeights(join(ROOT, 'configs/weights.json'));
 const env = {
