@@ -211,7 +211,7 @@ export default defineRule({
         `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`,
         {
           value: cfg.thresholds.max_kl_over_target * train.ppo.target_kl,
-          label: `BOUND ${cfg.thresholds.max_kl_over_target} X TARGET KL ${train.ppo.target_kl}`,
+          label: `BOUND ${Number((cfg.thresholds.max_kl_over_target * train.ppo.target_kl).toPrecision(6))} = ${cfg.thresholds.max_kl_over_target} X TARGET`,
         },
       ),
     );

@@ -27,7 +27,7 @@ const SERIES: Record<'reward' | 'kl_rollout' | 'success', { dark: Rgb; light: Rg
   kl_rollout: {
     dark: [190, 40, 40],
     light: [240, 180, 180],
-    title: 'KL(ROLLOUT POLICY || REFERENCE), EACH STEP',
+    title: 'KL(ROLLOUT POLICY || REF), EACH STEP',
   },
   success: { dark: [30, 140, 60], light: [170, 220, 180], title: 'TASK SUCCESS RATE' },
 };
@@ -193,7 +193,7 @@ export function drawLearningCurve(
   const top = 80;
   const height = top + 3 * (panelH + 40);
   const r = new Raster(width, height);
-  r.text(title, 20, 14, BLACK, 3);
+  r.text(title, 20, 14, BLACK, textWidth(title, 3) <= width - 40 ? 3 : 2);
   const steps: [number, number] = points.length ? [points[0]!.step, points[points.length - 1]!.step] : [0, 1];
   r.text(
     `LIGHT: EACH STEP    DARK: MOVING AVERAGE OF ${Math.max(1, Math.ceil(points.length / 25))} STEPS`,
