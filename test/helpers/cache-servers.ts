@@ -30,11 +30,18 @@ export interface Nginx {
 
 let nextPort = 19090;
 
-export function startNginx(opts: { authHeader?: string } = {}): Nginx {
+/** `port`: a fixed port (default: the next of 19090, 19091, …); `accessLog`: log every request to <dir>/access.log. */
+export function startNginx(opts: { authHeader?: string; port?: number; accessLog?: boolean } = {}): Nginx {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-nginx-'));
-  const port = nextPort++;
+  const port = opts.port ?? nextPort++;
   const out = execFileSync('bash', [path.join(SERVERS, 'nginx-up.sh')], {
-    env: { ...process.env, DIR: dir, PORT: String(port), ...(opts.authHeader ? { AUTH_HEADER: opts.authHeader } : {}) },
+    env: {
+      ...process.env,
+      DIR: dir,
+      PORT: String(port),
+      ...(opts.authHeader ? { AUTH_HEADER: opts.authHeader } : {}),
+      ...(opts.accessLog ? { ACCESS_LOG: '1' } : {}),
+    },
     encoding: 'utf8',
   });
   const pid = Number(out.trim().split('\n').pop());

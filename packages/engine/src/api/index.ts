@@ -106,10 +106,16 @@ export interface SlurmExecutor {
   /** More sbatch options, as given (e.g. ['--account=ml', '--qos=long']). */
   sbatchArgs?: string[];
   /**
-   * How inputs and outputs move: 'shared-fs' (default and, for now, the only mode): the job's node
-   * sees this workspace at the same path (NFS, Lustre, a one-node cluster).
+   * How inputs and outputs move: 'shared-fs' (default): the job's node sees this workspace at the
+   * same path (NFS, Lustre, a one-node cluster). 'remote-cache': it does not; the build uploads the
+   * rule's inputs and compiled module to the pipeline's remoteCache, the job fetches them by digest
+   * into a scratch workspace on the node, runs the rule there and uploads the outputs, which the
+   * build downloads and verifies before the commit. The engine and the pipeline's npm packages must
+   * be installed at the same paths on the node (a shared software install or the same image).
    */
-  staging?: 'shared-fs';
+  staging?: 'shared-fs' | 'remote-cache';
+  /** staging 'remote-cache': the absolute directory on the node under which each job gets its scratch workspace (default /tmp). */
+  scratch?: string;
   /** Seconds between polls of the job's state and log (default 2). */
   pollS?: number;
   /** Seconds the rule gets to save its state after SIGTERM (scancel, preemption) (default 20). */

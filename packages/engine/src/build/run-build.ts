@@ -68,7 +68,12 @@ export class Build {
   ) {
     this.clock = deps.clock ?? systemClock;
     this.git = deps.git ?? new GitLookup(ws.root, opts.git);
-    this.runners = new RuleRunners({ local: deps.runner, root: ws.root, stagingRoot: path.join(ws.stateDir, 'slurm') });
+    this.runners = new RuleRunners({
+      local: deps.runner,
+      root: ws.root,
+      stagingRoot: path.join(ws.stateDir, 'slurm'),
+      ...(ws.pipeline.remoteCache ? { remote: { decl: ws.pipeline.remoteCache, env: deps.env } } : {}),
+    });
   }
 
   private readonly emit = (e: BuildEvent): void => {

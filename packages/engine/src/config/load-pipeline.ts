@@ -176,6 +176,12 @@ export async function loadPipeline(opts: {
     return e === 'slurm' ? { kind: 'slurm' } : e && e !== 'local' ? e : null;
   };
   for (const t of decl.targets) {
+    if (slurmOf(t)?.staging === 'remote-cache' && !decl.remoteCache)
+      diags.push({
+        headline: `target ${t.name}: executor.staging 'remote-cache' moves its inputs and outputs through the pipeline's remote cache, and definePipeline declares no remoteCache`,
+        location: where(t),
+        hint: "declare definePipeline({ remoteCache: { url: … } }) (README: Sharing a cache and running on a cluster), or use staging 'shared-fs'",
+      });
     if (targets.has(t.name)) {
       diags.push({
         headline: `two targets are named ${t.name}`,

@@ -32,7 +32,11 @@ export const executorSchema = z.union([
         .optional(),
       time: z.string().regex(slurmTime, "a Slurm time limit: minutes, 'H:MM:SS' or 'D-HH:MM:SS'").optional(),
       sbatchArgs: z.array(z.string().regex(/^--?[A-Za-z]/, 'an sbatch option such as --account=ml')).optional(),
-      staging: z.literal('shared-fs').optional(),
+      staging: z
+        .string()
+        .regex(/^(shared-fs|remote-cache)$/, "'shared-fs' or 'remote-cache'")
+        .optional(),
+      scratch: z.string().regex(/^\/./, 'an absolute path on the node, like /scratch or /tmp').optional(),
       pollS: z.number().positive().max(3600).optional(),
       graceS: z.number().nonnegative().max(3600).optional(),
     })

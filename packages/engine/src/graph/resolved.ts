@@ -47,7 +47,7 @@ export interface ResolvedTarget {
   /** What must be present before the target may run (checked before a build starts). */
   requires?: UserRequirement[];
   /** Where the rule runs when not in the build's worker pool (absent: locally). */
-  executor?: SlurmExecutor & { staging: 'shared-fs' };
+  executor?: SlurmExecutor & { staging: 'shared-fs' | 'remote-cache' };
   site?: CallSite;
 }
 

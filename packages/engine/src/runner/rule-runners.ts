@@ -3,16 +3,25 @@
 // on the local runner the build was given (the worker pool, made by the CLI).
 import { SlurmRunner } from './slurm/slurm-runner.ts';
 import type { RuleRunner, RunTarget, RunnerChoice } from './rule-runner.ts';
+import type { UserRemoteCache } from '../api/index.ts';
 
 export class RuleRunners implements RunnerChoice {
   private slurm: (RuleRunner & { runner: SlurmRunner }) | null = null;
 
-  constructor(private readonly opts: { local: RuleRunner; root: string; stagingRoot: string }) {}
+  /** `remote`: the pipeline's remote cache, for Slurm targets with staging 'remote-cache'. */
+  constructor(
+    private readonly opts: {
+      local: RuleRunner;
+      root: string;
+      stagingRoot: string;
+      remote?: { decl: UserRemoteCache; env: Readonly<Record<string, string | undefined>> };
+    },
+  ) {}
 
   for(t: RunTarget): RuleRunner {
     if (t.executor?.kind === 'slurm') {
       if (!this.slurm) {
-        const slurm = new SlurmRunner(this.opts.root, this.opts.stagingRoot);
+        const slurm = new SlurmRunner(this.opts.root, this.opts.stagingRoot, undefined, this.opts.remote);
         this.slurm = {
           runner: slurm,
           usesLocalSlot: false,

@@ -12,7 +12,7 @@ import type { KeyObject } from 'node:crypto';
 import { Signer, type TrustedKey, keyIdOf, parsePrivateKey, parsePublicKey } from './signing.ts';
 import type { BlobStore } from './store.ts';
 
-class MissingAuth extends Error {}
+export class MissingAuth extends Error {}
 
 export type RemoteFlag = 'off' | RemoteMode;
 
@@ -41,7 +41,7 @@ export function trustList(decl: UserRemoteCache): Map<string, TrustedKey> {
   return out;
 }
 
-async function openStore(
+export async function openStore(
   decl: UserRemoteCache,
   env: NodeJS.ProcessEnv,
   maxInFlight: number,

@@ -8,19 +8,23 @@
 //   result.json    written last, atomically, by __run-target: success (the outputs' digests) or the
 //                  rule's failure, tagged with the job id and restart count it belongs to
 //   progress.json  the rule's last ctx.progress (replaced atomically)
-// In this "shared filesystem" mode the node and the build see the same workspace: inputs are read
+// In the "shared filesystem" mode the node and the build see the same workspace: inputs are read
 // in place, outputs are written to the build's temporary paths under .rc1/tmp/ and committed by
-// the build after it has hashed them again. A remote-cache mode would put input and output
-// digests in job.json/result.json instead and move the bytes through the cache (see `staging`).
+// the build after it has hashed them again. In the "remote-cache" mode (remote-staging.ts) the
+// node sees none of this directory: job.json travels inside job.sh (sbatch sends the script), the
+// job's log is in the node's scratch dir, and the result comes back as an /ac/ document of the
+// remote cache; the bytes of inputs and outputs move as /cas/ objects.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Check } from '../../api/index.ts';
 import type { Job, JobFailure } from '../protocol.ts';
 import { writeFileAtomic } from '../../util/fs.ts';
+import type { RemoteOutput } from './remote-staging.ts';
+import type { RemoteStagingSpec } from './remote-staging.ts';
 
 export const JOB_FILE_FORMAT = 1;
 
-/** How inputs reach the job's node and outputs come back. Only 'shared-fs' is implemented. */
+/** How inputs reach the job's node and outputs come back. */
 export type StagingMode = 'shared-fs' | 'remote-cache';
 
 export interface JobFile {
@@ -32,6 +36,8 @@ export interface JobFile {
   secrets: string[];
   /** Seconds a rule gets to stop after SIGTERM (scancel, preemption, requeue) before the harness exits. */
   graceS: number;
+  /** staging 'remote-cache': the cache, the files to fetch, where the result goes. */
+  remote?: RemoteStagingSpec;
 }
 
 export interface ResultOutput {
@@ -48,10 +54,18 @@ export type NodeResult = {
   restart: number;
   host: string;
   ms: number;
+  /** staging 'remote-cache': the job's last log lines (the build may not see the node's log file). */
+  logTail?: string[];
 } & (
   | {
       ok: true;
-      value: { checks?: Check[]; summary?: string; rule: { name: string; version: number }; outputs: ResultOutput[] };
+      value: {
+        checks?: Check[];
+        summary?: string;
+        rule: { name: string; version: number };
+        /** staging 'remote-cache': with each directory's listing (RemoteOutput). */
+        outputs: (ResultOutput | RemoteOutput)[];
+      };
     }
   | { ok: false; error: JobFailure }
 );

@@ -15,11 +15,24 @@
 // result maps to a rule failure naming its Slurm state (FAILED, TIMEOUT, OUT_OF_MEMORY, …).
 // A job left behind by a build that was killed (SIGKILL) is cancelled before the target is
 // submitted again: under the workspace lock, every job recorded in .rc1/slurm/ is an orphan.
+// Staging 'remote-cache' (a node that does not see the workspace) moves the job file inside job.sh
+// and the inputs, outputs and result through the remote cache: remote-staging.ts.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SlurmExecutor } from '../../api/index.ts';
+import type { SlurmExecutor, UserRemoteCache } from '../../api/index.ts';
+import type { TrustedKey } from '../../cache/remote/signing.ts';
+import type { BlobStore } from '../../cache/remote/store.ts';
+import { randomBytes } from 'node:crypto';
+import {
+  type RemoteOutput,
+  type RemoteStagingSpec,
+  fetchOutput,
+  fetchResult,
+  newResultKey,
+  stageInputs,
+} from './remote-staging.ts';
 import { hashOutput } from '../hash-output.ts';
 import type { HashedOutput, Job, JobFailure, JobSuccess } from '../protocol.ts';
 import type { JobHooks } from '../rule-runner.ts';
@@ -79,12 +92,43 @@ export class SlurmRunner {
   /** One squeue per poll for every job this build follows (answers reused for 250 ms). */
   readonly jobs = new JobQuery(250, () => this.active.keys());
 
-  /** `stagingRoot`: .rc1/slurm of the workspace; `root`: the workspace (the job's working dir). */
+  /**
+   * `stagingRoot`: .rc1/slurm of the workspace; `root`: the workspace (the job's working dir);
+   * `remote`: the pipeline's remote cache and the build's environment (staging 'remote-cache').
+   */
   constructor(
     private readonly root: string,
     private readonly stagingRoot: string,
     private readonly command: string[] = defaultCommand(),
+    private readonly remote?: { decl: UserRemoteCache; env: Readonly<Record<string, string | undefined>> },
   ) {}
+
+  private store: Promise<{ store: BlobStore; expect: TrustedKey | null }> | null = null;
+
+  /** The remote cache for staging 'remote-cache', opened once per build. */
+  private openStore(): Promise<{ store: BlobStore; expect: TrustedKey | null }> {
+    this.store ??= (async () => {
+      const r = this.remote;
+      if (!r) throw new Error("staging 'remote-cache' needs definePipeline({ remoteCache })");
+      const { openStore } = await import('../../cache/remote/open-remote.ts');
+      const store = await openStore(
+        r.decl,
+        r.env as NodeJS.ProcessEnv,
+        r.decl.maxInFlight ?? 16,
+        r.decl.timeoutMs ?? 10_000,
+      );
+      const keyText = r.decl.signingKeyEnv ? r.env[r.decl.signingKeyEnv] : undefined;
+      let expect: TrustedKey | null = null;
+      if (keyText) {
+        const { createPublicKey } = await import('node:crypto');
+        const { keyIdOf, parsePrivateKey } = await import('../../cache/remote/signing.ts');
+        const pub = createPublicKey(parsePrivateKey(keyText));
+        expect = { name: 'this build', id: keyIdOf(pub), key: pub };
+      }
+      return { store, expect };
+    })();
+    return this.store;
+  }
 
   private relLog(file: string): string {
     return path.relative(this.root, file);
@@ -103,19 +147,80 @@ export class SlurmRunner {
     const secrets = new Set(t.secrets);
     const env = Object.fromEntries(Object.entries(job.env).filter(([k]) => !secrets.has(k)));
     const { cacheDir: _cacheDir, cacheKey: _cacheKey, ...rest } = job; // the build stores its cache copies and entry itself, after the commit
+    const remoteStaging = ex.staging === 'remote-cache';
+    let remote: { store: BlobStore; expect: TrustedKey | null; spec: RemoteStagingSpec } | null = null;
+    if (remoteStaging) {
+      try {
+        const { store, expect } = await this.openStore();
+        const t0 = performance.now();
+        const staged = await stageInputs(store, job);
+        const d = this.remote!.decl;
+        remote = {
+          store,
+          expect,
+          spec: {
+            remote: {
+              url: d.url,
+              ...(d.authHeader ? { authHeader: d.authHeader } : {}),
+              ...(d.timeoutMs ? { timeoutMs: d.timeoutMs } : {}),
+              ...(d.maxInFlight ? { maxInFlight: d.maxInFlight } : {}),
+              ...(d.s3 ? { s3: d.s3 } : {}),
+              ...(expect && d.signingKeyEnv ? { signingKeyEnv: d.signingKeyEnv } : {}),
+            },
+            resultKey: newResultKey(),
+            scratch: ex.scratch ?? '/tmp',
+            files: staged.files,
+            links: staged.links,
+          },
+        };
+        hooks.log(
+          `slurm: staged ${staged.files.length} files (the rule's module and inputs) through the remote cache ${store.describe} (${staged.sent} sent, ${fmtBytes(staged.bytes)}, in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+        );
+      } catch (e) {
+        return {
+          ok: false,
+          error: {
+            kind: 'contract-error',
+            message: `${job.target}: cannot stage the job's inputs through the remote cache (staging 'remote-cache'): ${(e as Error).message}`,
+          },
+        };
+      }
+    }
     const spec: JobFile = {
       format: JOB_FILE_FORMAT,
-      staging: 'shared-fs',
+      staging: remoteStaging ? 'remote-cache' : 'shared-fs',
       job: { ...rest, env },
       secrets: [...secrets],
       graceS: ex.graceS ?? 20,
+      ...(remote ? { remote: remote.spec } : {}),
     };
     writeJson(files.job, spec, 0o600);
-    fs.writeFileSync(
-      files.script,
-      `#!/bin/sh\n# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; see job.json)\nexec ${[...this.command, '__run-target', files.job].map(shQuote).join(' ')}\n`,
-      { mode: 0o755 },
-    );
+    let script: string;
+    if (!remote) {
+      script = `#!/bin/sh\n# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; see job.json)\nexec ${[...this.command, '__run-target', files.job].map(shQuote).join(' ')}\n`;
+    } else {
+      // The node does not see .rc1/slurm/: the job file travels in the script (sbatch sends it).
+      const eof = `RC1_JOB_${randomBytes(8).toString('hex')}`;
+      const jobDir = `${shQuote(remote.spec.scratch)}/rc1-job-"$SLURM_JOB_ID"`;
+      script = [
+        '#!/bin/sh',
+        `# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; staging remote-cache:`,
+        '# the job file follows; the inputs come from the remote cache into a scratch workspace)',
+        'set -e',
+        'umask 077',
+        `mkdir -p ${jobDir}`,
+        `cat > ${jobDir}/job.json <<'${eof}'`,
+        JSON.stringify(spec),
+        eof,
+        `exec ${[...this.command, '__run-target'].map(shQuote).join(' ')} ${jobDir}/job.json`,
+        '',
+      ].join('\n');
+    }
+    fs.writeFileSync(files.script, script, { mode: 0o755 });
+    // staging 'remote-cache': the job's output file is on the node, in its scratch dir; it is
+    // followed from here when it is visible (a one-node cluster, a shared scratch), and the
+    // result brings back its last lines either way.
+    const logOf = remote ? (id: string): string => path.join(remote.spec.scratch, `rc1-slurm-${id}.out`) : files.log;
 
     if (this.stop.signal.aborted) return { ok: false, error: { kind: 'aborted', message: 'interrupted' } };
     let id: string;
@@ -123,8 +228,8 @@ export class SlurmRunner {
       id = await submit({
         name: `rc1:${job.target}`,
         script: files.script,
-        cwd: this.root,
-        output: files.logPattern,
+        cwd: remote ? remote.spec.scratch : this.root,
+        output: remote ? path.join(remote.spec.scratch, 'rc1-slurm-%j.out') : files.logPattern,
         resources: ex,
       });
     } catch (e) {
@@ -193,12 +298,15 @@ export class SlurmRunner {
       if (lines.length > LIVE_LOG_LINES * 2) lines.splice(0, lines.length - LIVE_LOG_LINES);
       dirty = true;
     };
-    log(`slurm: submitted job ${id} (${res || 'cluster defaults'}); its log: ${this.relLog(files.log(id))}`);
+    log(
+      `slurm: submitted job ${id} (${res || 'cluster defaults'}); its log: ${remote ? `${logOf(id)} on its node` : this.relLog(files.log(id))}`,
+    );
+    const streamed = lines.length;
     let end: JobInfo;
     try {
       end = await followJob(
         id,
-        files.log(id),
+        logOf(id),
         {
           log,
           polled: () => {
@@ -237,25 +345,40 @@ export class SlurmRunner {
     if (this.stop.signal.aborted) return { ok: false, error: { kind: 'aborted', message: 'interrupted' } }; // abortAll cancels and waits
     this.active.delete(id);
     fs.rmSync(files.submitted, { force: true });
-    return this.collect(job, id, end, files.result, files.log(id), hooks);
+    if (!remote) return this.collect(job, id, end, readJson<NodeResult>(files.result), files.log(id), hooks);
+    let r: NodeResult | null;
+    try {
+      r = await fetchResult(remote.store, remote.spec.resultKey, remote.expect);
+    } catch (e) {
+      return {
+        ok: false,
+        error: { kind: 'contract-error', message: `${job.target}: slurm job ${id}: ${(e as Error).message}` },
+      };
+    }
+    if (r?.logTail && lines.length === streamed) {
+      // the node's log file was not visible here: its last lines, from the result
+      for (const l of r.logTail) log(l);
+      flush(true);
+    }
+    return this.collect(job, id, end, r, logOf(id), hooks, remote.store);
   }
 
   /** The job ended: its result.json (written by the run Slurm ran last) or, without one, what Slurm says. */
-  private collect(
+  private async collect(
     job: Omit<Job, 'id'>,
     id: string,
     end: JobInfo,
-    resultFile: string,
+    r: NodeResult | null,
     logFile: string,
     hooks: JobHooks,
-  ): RunOutcome {
-    const r = readJson<NodeResult>(resultFile);
+    store?: BlobStore,
+  ): Promise<RunOutcome> {
     const mine =
       r &&
       r.format === JOB_FILE_FORMAT &&
       r.jobId === id &&
       (!TERMINAL_STATES.has(end.state) || end.source === 'sacct' || r.restart === end.restarts);
-    const log = this.relLog(logFile);
+    const log = store ? `${logFile} on its node` : this.relLog(logFile);
     if (!mine) {
       hooks.log(`slurm: ${describeEnd(end)}`);
       return {
@@ -287,6 +410,20 @@ export class SlurmRunner {
             message: `${job.target}: slurm job ${id} reported no digest for output ${o.path}`,
           },
         };
+      if (store) {
+        // staging 'remote-cache': download it to its temporary path, every object checked by digest
+        try {
+          await fetchOutput(store, o, sent as RemoteOutput);
+        } catch (e) {
+          return {
+            ok: false,
+            error: {
+              kind: 'contract-error',
+              message: `${job.target}: slurm job ${id}: cannot bring back ${(e as Error).message} from the remote cache ${store.describe}`,
+            },
+          };
+        }
+      }
       let h: HashedOutput;
       try {
         h = hashOutput(o, { fsync: true });
@@ -304,7 +441,7 @@ export class SlurmRunner {
           ok: false,
           error: {
             kind: 'contract-error',
-            message: `${job.target}: output ${o.path} of slurm job ${id} has sha256 ${h.sha256.slice(0, 12)}… here but ${sent.sha256.slice(0, 12)}… on node ${r.host}: the staged bytes changed on the way (is the shared filesystem consistent?)`,
+            message: `${job.target}: output ${o.path} of slurm job ${id} has sha256 ${h.sha256.slice(0, 12)}… here but ${sent.sha256.slice(0, 12)}… on node ${r.host}: the staged bytes changed on the way (${store ? 'a directory listing that does not match its digest' : 'is the shared filesystem consistent?'})`,
           },
         };
       }
@@ -376,5 +513,12 @@ export class SlurmRunner {
 
   async close(): Promise<void> {
     if (this.aborting || this.active.size) await this.abortAll(0);
+    const s = this.store;
+    this.store = null;
+    if (s) await (await s.catch(() => null))?.store.close();
   }
+}
+
+function fmtBytes(n: number): string {
+  return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 }
