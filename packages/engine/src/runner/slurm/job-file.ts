@@ -16,11 +16,9 @@
 // remote cache; the bytes of inputs and outputs move as /cas/ objects.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Check } from '../../api/index.ts';
+import type { Check, UserRemoteCache } from '../../api/index.ts';
 import type { Job, JobFailure } from '../protocol.ts';
 import { writeFileAtomic } from '../../util/fs.ts';
-import type { RemoteOutput } from './remote-staging.ts';
-import type { RemoteStagingSpec } from './remote-staging.ts';
 
 export const JOB_FILE_FORMAT = 1;
 
@@ -101,4 +99,48 @@ export function readJson<T>(file: string): T | null {
 export function writeJson(file: string, value: unknown, mode?: number): void {
   writeFileAtomic(file, `${JSON.stringify(value, null, 1)}\n`);
   if (mode !== undefined) fs.chmodSync(file, mode);
+}
+
+// staging 'remote-cache' (remote-staging.ts)
+
+/** The remote cache, as the node needs it: no key, token or secret, only the names of the variables holding them. */
+export type StagingRemote = Pick<UserRemoteCache, 'url' | 'authHeader' | 'timeoutMs' | 'maxInFlight' | 's3'> & {
+  /** The variable holding the Ed25519 key the node signs its result with (the build's signingKeyEnv). */
+  signingKeyEnv?: string;
+};
+
+/** One file the node fetches: where it is on the build's machine, its digest and size. */
+export interface StagedFile {
+  path: string;
+  sha256: string;
+  size: number;
+  exec?: boolean;
+}
+
+export interface RemoteStagingSpec {
+  remote: StagingRemote;
+  /** /ac/ key of the node's result document (sha256 of a random nonce). */
+  resultKey: string;
+  /** The node's scratch dir (absolute); the job works in <scratch>/rc1-job-<job id>. */
+  scratch: string;
+  /** The compiled rule module and every input file (directories expanded). */
+  files: StagedFile[];
+  /** Symbolic links among the inputs (inside input directories): path → target. */
+  links: Record<string, string>;
+}
+
+/** A directory output's content, as the node sent it: relative path → [sha256, size]; links. */
+export interface OutputListing {
+  files: Record<string, [string, number]>;
+  links?: Record<string, string>;
+}
+
+/** What the node's result document says of each output. */
+export interface RemoteOutput {
+  path: string;
+  dir: boolean;
+  sha256: string;
+  size: number;
+  /** Directory outputs only. */
+  listing?: OutputListing;
 }

@@ -24,60 +24,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { UserRemoteCache } from '../../api/index.ts';
 import { hashFileSync } from '../../hash/hash-file.ts';
 import type { Signer, TrustedKey } from '../../cache/remote/signing.ts';
 import type { BlobStore } from '../../cache/remote/store.ts';
 import { listTree } from '../../util/fs.ts';
 import type { HashedOutput, Job } from '../protocol.ts';
-import type { NodeResult } from './job-file.ts';
+import type { NodeResult, RemoteOutput, RemoteStagingSpec, StagedFile } from './job-file.ts';
+
+export type { RemoteOutput, RemoteStagingSpec } from './job-file.ts';
 
 /** Objects of this size or more are looked up with HEAD before they are sent. */
 const BIG = 1 << 20;
 /** Transfers in flight at once. */
 const IN_FLIGHT = 16;
-
-/** The remote cache, as the node needs it: no key, token or secret, only the names of the variables holding them. */
-export type StagingRemote = Pick<UserRemoteCache, 'url' | 'authHeader' | 'timeoutMs' | 'maxInFlight' | 's3'> & {
-  /** The variable holding the Ed25519 key the node signs its result with (the build's signingKeyEnv). */
-  signingKeyEnv?: string;
-};
-
-/** One file the node fetches: where it is on the build's machine, its digest and size. */
-export interface StagedFile {
-  path: string;
-  sha256: string;
-  size: number;
-  exec?: boolean;
-}
-
-export interface RemoteStagingSpec {
-  remote: StagingRemote;
-  /** /ac/ key of the node's result document (sha256 of a random nonce). */
-  resultKey: string;
-  /** The node's scratch dir (absolute); the job works in <scratch>/rc1-job-<job id>. */
-  scratch: string;
-  /** The compiled rule module and every input file (directories expanded). */
-  files: StagedFile[];
-  /** Symbolic links among the inputs (inside input directories): path → target. */
-  links: Record<string, string>;
-}
-
-/** A directory output's content, as the node sent it: relative path → [sha256, size]; links. */
-export interface OutputListing {
-  files: Record<string, [string, number]>;
-  links?: Record<string, string>;
-}
-
-/** What the node's result document says of each output. */
-export interface RemoteOutput {
-  path: string;
-  dir: boolean;
-  sha256: string;
-  size: number;
-  /** Directory outputs only. */
-  listing?: OutputListing;
-}
 
 export function newResultKey(): string {
   return createHash('sha256').update(randomBytes(32)).digest('hex');
