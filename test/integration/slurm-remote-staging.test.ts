@@ -16,7 +16,8 @@ import { generateSigningKey, parsePrivateKey, Signer } from '../../packages/engi
 import { fetchResult, resultDocument } from '../../packages/engine/src/runner/slurm/remote-staging.ts';
 import { type Nginx, startNginx } from '../helpers/cache-servers.ts';
 import { TestRig } from '../helpers/rig.ts';
-import { type Cluster, jobFields, slurmSkip, startCluster } from '../helpers/slurm.ts';
+import { execFileSync } from 'node:child_process';
+import { type Cluster, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
 
 const NGINX_MISSING =
   process.env.CI === 'true'
@@ -113,7 +114,7 @@ test("staging 'remote-cache': the job fetches module and inputs by digest into i
     assert.ok(id, res.stdout);
     assert.equal(jobFields(id).JobState, 'COMPLETED');
     // the rule ran in the node's scratch workspace, never in the build's
-    const ws = path.join(scratch, `rc1-job-${id}`, 'ws');
+    const ws = path.join(scratch, `rc1-stage-${sha(r.dir).slice(0, 12)}`, 'ws');
     assert.match(res.stdout, new RegExp(`stage: input at ${ws}/data/in\\.txt`));
     assert.match(res.stdout, new RegExp(`stage: root ${ws}, cwd ${scratch}, job ${id}`));
     assert.doesNotMatch(res.stdout, new RegExp(`stage: .*${r.dir}`), 'no workspace path reached the rule');
@@ -136,7 +137,7 @@ test("staging 'remote-cache': the job fetches module and inputs by digest into i
     assert.equal(manifest.artifacts.find((a) => a.path === 'out/upper.txt')?.sha256, sha('HELLO REMOTE STAGING\n'));
     // the job left nothing in its scratch dir once the build had its result
     assert.deepEqual(
-      fs.readdirSync(scratch).filter((f) => f.startsWith('rc1-job-')),
+      fs.readdirSync(scratch).filter((f) => f.startsWith('rc1-stage-')),
       [],
     );
     // what nginx saw: the build sent the inputs (the 2 MiB one after a HEAD), the node fetched
@@ -288,5 +289,76 @@ export default definePipeline({
     assert.match(rel.stderr, /scratch: an absolute path on the node/);
   } finally {
     r.cleanup();
+  }
+});
+
+const COUNT_RULE = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+export default defineRule({
+  name: 'count', version: 1,
+  async run(ctx) {
+    const saved = path.join(ctx.stateDir, 'step');
+    let step = fs.existsSync(saved) ? Number(fs.readFileSync(saved, 'utf8')) : 0;
+    fs.appendFileSync(path.join(ctx.stateDir, 'starts'), step + '\\n');
+    ctx.log('count: state in ' + ctx.stateDir);
+    if (step) ctx.log('count: resuming after step ' + step);
+    while (step < 8 && !ctx.signal.aborted) {
+      await new Promise((r) => setTimeout(r, 300));
+      fs.writeFileSync(saved, String(++step));
+      ctx.log('count: step ' + step);
+    }
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    fs.writeFileSync(ctx.output('out/count.txt'), 'counted to ' + step + ', started at ' + fs.readFileSync(path.join(ctx.stateDir, 'starts'), 'utf8').trim().split('\\n').join(', ') + '\\n');
+  },
+});
+`;
+
+test("staging 'remote-cache': a requeued job resumes from the state dir in the node's scratch workspace", {
+  skip,
+}, async () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-node-scratch-'));
+  const r = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  remoteCache: { url: '${nginx!.url}' },
+  targets: [
+    defineTarget({ name: 'count', rule: 'rules/count.ts', outputs: ['out/count.txt'],
+      executor: { kind: 'slurm', partition: 'main', mem: '300M', time: '10', pollS: 0.2, graceS: 5,
+                  staging: 'remote-cache', scratch: '${scratch}' } }),
+  ],
+});
+`,
+    'rules/count.ts': COUNT_RULE,
+  });
+  try {
+    const child = r.spawn(['-v', 'count']);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exit = new Promise((res) => child.once('exit', (c) => res(c)));
+    await waitFor('step 2 in the job', () => /count: step 2\b/.test(out));
+    const id = /slurm: submitted job (\d+)/.exec(out)![1]!;
+    execFileSync('scontrol', ['requeue', id]);
+    await waitFor('the job to be pending again', () => jobFields(id).JobState === 'PENDING');
+    execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
+    assert.equal(await exit, 0, out);
+    assert.equal(jobFields(id).Restarts, '1');
+    const state = path.join(scratch, `rc1-count-${sha(r.dir).slice(0, 12)}`, 'ws', '.rc1', 'state', 'count');
+    assert.match(out, new RegExp(`count: state in ${state}`), 'the state dir is in the scratch workspace');
+    assert.match(out, /count: resuming after step [2-7]\n/);
+    assert.match(r.read('out/count.txt'), /^counted to 8, started at 0, [2-7]\n$/);
+    assert.equal(
+      fs.existsSync(path.join(r.dir, '.rc1/state/count/step')),
+      false,
+      "the build's own state dir was not used",
+    );
+  } finally {
+    r.cleanup();
+    fs.rmSync(scratch, { recursive: true, force: true });
   }
 });

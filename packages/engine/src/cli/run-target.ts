@@ -136,7 +136,7 @@ export async function runTargetOnNode(jobFile: string | undefined, io: RunTarget
           const up = await uploadOutputs(remote.store, res.value.outputs);
           result.value.outputs = up.outputs;
           say(
-            `rc1-build: ${job.target}: outputs uploaded to the remote cache (${up.sent} objects, ${fmtBytes(up.bytes)} sent)`,
+            `rc1-build: ${job.target}: outputs uploaded to the remote cache (${up.sent} object${up.sent === 1 ? '' : 's'}, ${fmtBytes(up.bytes)} sent)`,
           );
         } catch (e) {
           say(`rc1-build: ${job.target}: cannot upload the outputs to the remote cache: ${(e as Error).message}`);
@@ -207,7 +207,7 @@ async function openNodeRemote(
 ): Promise<NodeRemote | { failed: number }> {
   const r = spec.remote!;
   const target = spec.job.target;
-  const ws = path.join(dir, 'ws'); // dir: <scratch>/rc1-job-<job id>, made by job.sh
+  const ws = path.join(dir, 'ws'); // dir: <scratch>/rc1-<target>-<workspace hash>, made by job.sh
   let store: BlobStore;
   try {
     const { openStore } = await import('../cache/remote/open-remote.ts');

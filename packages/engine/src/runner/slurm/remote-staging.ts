@@ -7,7 +7,7 @@
 //   file; PUT /cas/<sha256> (HEAD first for ≥ 1 MiB)
 //   job.json (paths + digests + a random result key)
 //   embedded in job.sh ──── sbatch ────────────────►   GET /cas/<sha256> of each into a scratch
-//                                                      workspace (<scratch>/rc1-job-<id>/), sha256
+//                                                      workspace (<scratch>/rc1-<target>-<ws>/), sha256
 //                                                      checked; the job's paths mapped into it;
 //                                                      the rule runs through the worker harness
 //                                                      PUT /cas/ of every output file; PUT
@@ -19,8 +19,9 @@
 //
 // The result key is sha256 of a random 32-byte nonce chosen per submission: nobody can guess where
 // a job's result will be, and a requeued job (same job id) writes to the same key, tagged with its
-// restart count like result.json. The node's state dir lives in its scratch workspace: a job
-// requeued onto the same node resumes from it; onto another node it starts over.
+// restart count like result.json. The node's state dir lives in its scratch workspace, one per
+// workspace and target: a job requeued onto the same node, or the next build's job for the target
+// that lands there, resumes from it; on another node the rule starts over.
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

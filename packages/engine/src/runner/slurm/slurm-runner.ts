@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import type { SlurmExecutor, UserRemoteCache } from '../../api/index.ts';
 import type { TrustedKey } from '../../cache/remote/signing.ts';
 import type { BlobStore } from '../../cache/remote/store.ts';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   type RemoteOutput,
   type RemoteStagingSpec,
@@ -201,7 +201,15 @@ export class SlurmRunner {
     } else {
       // The node does not see .rc1/slurm/: the job file travels in the script (sbatch sends it).
       const eof = `RC1_JOB_${randomBytes(8).toString('hex')}`;
-      const jobDir = `${shQuote(remote.spec.scratch)}/rc1-job-"$SLURM_JOB_ID"`;
+      // One dir per workspace and target, so a job requeued onto the same node, or the next
+      // build's job for the target, finds the state dir the last run left (the workspace lock
+      // keeps two builds of one workspace apart).
+      const jobDir = shQuote(
+        path.join(
+          remote.spec.scratch,
+          `rc1-${job.target}-${createHash('sha256').update(this.root).digest('hex').slice(0, 12)}`,
+        ),
+      );
       script = [
         '#!/bin/sh',
         `# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; staging remote-cache:`,
