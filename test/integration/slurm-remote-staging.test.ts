@@ -345,6 +345,10 @@ export default definePipeline({
     const id = /slurm: submitted job (\d+)/.exec(out)![1]!;
     execFileSync('scontrol', ['requeue', id]);
     await waitFor('the job to be pending again', () => jobFields(id).JobState === 'PENDING');
+    // release it only once the first run has stopped (on one node, the next run would share its scratch dir)
+    await waitFor('the first run to stop', () =>
+      /count: stopped; its scratch workspace \S+ stays for the next run/.test(out),
+    );
     execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
     assert.equal(await exit, 0, out);
     assert.equal(jobFields(id).Restarts, '1');

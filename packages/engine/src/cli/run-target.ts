@@ -166,6 +166,10 @@ export async function runTargetOnNode(jobFile: string | undefined, io: RunTarget
       // What this job leaves on the node: nothing once the build has its result, but its state
       // (and partial outputs) when SIGTERM stopped it, for the run after a requeue.
       if (!stopping) rmrf(dir);
+      else
+        say(
+          `rc1-build: ${job.target}: stopped; its scratch workspace ${dir} stays for the next run (state dir, partial outputs)`,
+        );
     } else writeJson(resultFile, result);
     if (stopping) return 143;
     if (!res.ok) {
