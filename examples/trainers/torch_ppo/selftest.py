@@ -14,8 +14,9 @@ check and exits 1 on the first failure:
   tools      the calc port (lib/rollouts/calc.ts cases), the wiki lookup (openai-source.ts lookupDoc),
              and an episode that calls a tool gets the tool's output appended, masked out of its actions
   klcontrol  the adaptive coefficient (Ziegler et al.'s clipped proportional step, rate min(1, n / horizon));
-             a real PPO update of a small model stops its epochs early when the policy's KL to the SFT
-             policy passes kl_stop x target_kl, and runs every minibatch when the bound is far
+             the exact KL over the vocabulary; the held-out split; a real PPO update of a small model
+             takes pull-back steps that lower the held-out episodes' KL when it is over target_kl,
+             the PPO loss in every minibatch when the target is far, and its KL loss term lowers the KL
 """
 import contextlib
 import os
@@ -173,19 +174,27 @@ def kl_checks():
     check("klcontrol: coefficient steps +20 % / -20 % at most, at rate min(1, n / horizon)",
           abs(a(0.1, 0.09, 0.03, 50_000, 10_000) - 0.12) < 1e-12 and abs(a(0.1, 0.0, 0.03, 50_000, 10_000) - 0.08) < 1e-12
           and abs(a(0.1, 0.033, 0.03, 5_000, 10_000) - 0.1 * (1 + 0.1 * 0.5)) < 1e-12 and a(0.1, 0.03, 0.03, 1, 1) == 0.1)
-    check("klcontrol: the stop needs the projection over the bound and above the rollout KL",
-          ppo.stop_now(0.02, 0.046, 0.03, 1.5) and not ppo.stop_now(0.02, 0.044, 0.03, 1.5) and not ppo.stop_now(0.06, 0.055, 0.03, 1.5)
-          and ppo.stop_now(0.06, 0.061, 0.03, 1.5))
+    g = torch.Generator().manual_seed(5)
+    lp = torch.log_softmax(torch.randn(3, 7, 50, generator=g), -1)
+    lq = torch.log_softmax(torch.randn(3, 7, 50, generator=g), -1)
+    want = torch.nn.functional.kl_div(lq, lp, log_target=True, reduction="none").sum(-1)  # KL(p || q) per position
+    check("klcontrol: the exact KL over the vocabulary = torch's kl_div, 0 against itself, >= 0",
+          torch.allclose(ppo.exact_kl(lp, lq), want, atol=1e-6) and float(ppo.exact_kl(lp, lp).abs().max()) < 1e-6 and bool((ppo.exact_kl(lp, lq) >= 0).all()))
+    sp = ppo.split_holdout
+    check("klcontrol: the held-out episodes are the permutation's last round(share x n), at least one, none of one episode",
+          [len(x) for x in sp(torch.arange(16), 0.125)] == [14, 2] and [len(x) for x in sp(torch.arange(3), 0.125)] == [2, 1]
+          and [len(x) for x in sp(torch.arange(1), 0.125)] == [1, 0] and [len(x) for x in sp(torch.arange(16), 0.0)] == [16, 0]
+          and sp(torch.arange(16), 0.125)[1].tolist() == [14, 15])
 
-    def update(target):
+    def update(target, coef=0.02):
         torch.manual_seed(1)
         c = {"vocab": 300, "hidden": 32, "layers": 1, "heads": 2, "kv_heads": 1, "ffn": 64, "rope_theta": 10000.0}
         model = PolicyLM(c)
         ref = PolicyLM(c).requires_grad_(False)
         ref.load_state_dict(model.state_dict())
-        with torch.no_grad():  # a rollout policy already a little away from the reference
+        with torch.no_grad():  # a rollout policy already away from the reference
             for q in model.parameters():
-                q.add_(torch.randn_like(q) * 0.01)
+                q.add_(torch.randn_like(q) * 0.05)
         opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
         g = torch.Generator().manual_seed(2)
         prompts = [torch.randint(1, 300, (5,), generator=g).tolist() for _ in range(16)]
@@ -194,17 +203,22 @@ def kl_checks():
         seqs = [p + o for p, o in zip(prompts, outs)]
         masks = [[0] * 5 + [1] * len(o) for o in outs]
         cfg = {"max_grad_norm": 0.5, "ppo": {"clip": 0.2, "target_kl": target, "kl_stop": 1.5, "batch": 4, "epochs": 4, "gamma": 1.0, "lam": 0.95,
-                                             "vf_coef": 0.5, "ent_coef": 0.01, "kl_horizon": 10, "adaptive_kl": True}}
+                                             "vf_coef": 0.5, "ent_coef": 0.01, "kl_horizon": 10, "adaptive_kl": True, "kl_holdout": 0.125}}
         args = type("A", (), {"pad_id": 0, "ppo_gen": torch.Generator().manual_seed(3)})()
         rewards = [float(i % 2) for i in range(16)]
-        return ppo.ppo_step(model, ref, opt, seqs, masks, rewards, cfg, 0.02, args, contextlib.nullcontext, torch.device("cpu"))
+        return ppo.ppo_step(model, ref, opt, seqs, masks, rewards, cfg, coef, args, contextlib.nullcontext, torch.device("cpu"))
 
     _, kl, coef, t, _ = update(1e-6)
-    check("klcontrol: a tight bound stops the epochs early (after the first step), and the coefficient rises 20 %",
-          t["early_stop"] and 1 <= t["updates"] < t["updates_max"] == 16 and t["kl_projected"] > 1.5e-6 and kl > 0 and abs(coef - 0.024) < 1e-12, str(t))
+    check("klcontrol: over the target from the start, every minibatch is a pull-back step and the held-out episodes' KL falls; the coefficient rises 20 %",
+          t["pullbacks"] == t["updates"] == t["updates_max"] == 16 and t["heldout_episodes"] == 2 and t["kl_exact"] > 0 and kl > 0
+          and t["kl_projected"] < 0.5 * t["kl_exact"] and abs(coef - 0.024) < 1e-12, str(t))
     _, _, coef, t, _ = update(10.0)
-    check("klcontrol: a far bound runs every minibatch of every epoch, and the coefficient falls 20 %",
-          not t["early_stop"] and t["updates"] == t["updates_max"] == 16 and abs(coef - 0.016) < 1e-12, str(t))
+    check("klcontrol: a far target runs the PPO loss in every minibatch of every epoch (no pull-back), and the coefficient falls 20 %",
+          t["pullbacks"] == 0 and t["updates"] == t["updates_max"] == 16 and abs(coef - 0.016) < 1e-12, str(t))
+    free = t["kl_projected"]
+    _, _, _, t, _ = update(10.0, coef=50.0)
+    check("klcontrol: with a large coefficient the KL loss term itself lowers the held-out KL (no pull-back step)",
+          t["pullbacks"] == 0 and t["kl_projected"] < t["kl_exact"] and t["kl_projected"] < free, f"{t} vs kl_coef 0.02: {free}")
 
 
 if __name__ == "__main__":

@@ -396,7 +396,8 @@ def main():
                         "success": sum(ro["success"]) / n, "asks": sum(ro["asks"]) / n, "tool_calls": sum(ro["tools"]) / n,
                         "tool_errors": sum(ro["tool_errors"]) / n,
                         "tool_error_kinds": {k: sum(e.get(k, 0) for e in ro["error_kinds"]) / n for k in ("unavailable", "no_document", "calc_error")}, "segments": sum(ro["segments"]) / n, "no_answer": sum(ro["no_answer"]) / n,
-                        "entropy": terms["entropy"], "loss_terms": {k: terms[k] for k in ("policy", "value", "entropy", "kl")}, **{k: terms[k] for k in ("updates", "updates_max", "early_stop", "kl_projected", "approx_kl_old")},
+                        "entropy": terms["entropy"], "loss_terms": {k: terms[k] for k in ("policy", "value", "entropy", "kl_loss", "kl")},
+                        **{k: terms[k] for k in ("updates", "updates_max", "pullbacks", "kl_exact", "kl_projected", "heldout_episodes", "approx_kl_old")},
                         "throughput": n_gen / dt, "gen_tokens_per_s": n_gen / max(ro["gen_s"], 1e-9), "gen_share": ro["gen_s"] / dt,
                         "episode_len": n_gen / n, "step": step, "lr": lr_at(step - 1), "step_s": dt}
                 sched.step()
