@@ -65,7 +65,8 @@ throughput)
   done
   ;;
 train)
-  w=$(mktemp -d) SFT=${SFT:-150} STEPS=${STEPS:-230} DEADLINE=${DEADLINE:-420} EVAL_SAMPLES=${EVAL_SAMPLES:-4}
+  # DEADLINE 545: a PPO iteration of the KL hold takes ~5 s on an H100 (bench/results/torch_ppo.md, fifth try)
+  w=$(mktemp -d) SFT=${SFT:-150} STEPS=${STEPS:-230} DEADLINE=${DEADLINE:-545} EVAL_SAMPLES=${EVAL_SAMPLES:-4}
   GEN=(--gen-batch 256 --max-new 96 --max-segments 8)
   $SA run "$w/main" --steps $STEPS --every 10 --deadline-s $DEADLINE --pool $D/pool.jsonl --weights $D/weights.json -- \
     --size base --sft-steps $SFT --sft-rows 32 --seq 1024 --sft-lr 1e-3 "${GEN[@]}" \

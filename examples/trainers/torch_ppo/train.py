@@ -39,7 +39,8 @@ IGNORED = ["ppo.base_model (the start is --init-from DIR, else from scratch)", "
            "train.lr_schedule (SFT: warmup + cosine from --sft-lr; PPO: constant train.lr)", "train.ppo.rollout_len (episodes per iteration: --gen-batch)",
            "train.sampling.seed_ratio_schedule, low_perf_cap, success_ema (draws by difficulty weights only)", "train.env", "train.model (see --size)",
            "train.tfjs", "train.eval (held-out eval after SFT and at the end, from --eval-file or the `shadow` input)",
-           "train.checkpoint.keep_last (rc1-build rotates)"]
+           "train.checkpoint.keep_last (rc1-build rotates)",
+           "train.ppo.kl_stop (the KL hold aims at target_kl itself: a minibatch whose projected KL is over it takes a pull-back step, ppo.py)"]
 
 SIZES = {  # hidden, layers, heads, kv_heads, ffn
     "tiny": (64, 2, 4, 2, 176), "small": (256, 4, 4, 2, 704), "base": (512, 8, 8, 4, 1408), "350m": (1024, 24, 16, 8, 3072),
