@@ -1,6 +1,7 @@
-// simulated-dialogue-v2: what each action reveals (noise off), the seeded stochastic events (noise
-// on), when an answer succeeds, the reward, and that the observation is a function of the visible
-// transcript only.
+// simulated-dialogue-v3: what each action reveals (noise off), the seeded stochastic events (noise
+// on), when an answer succeeds, the reward, that the observation is a function of the visible
+// transcript only, and that v2's give-aways are gone (a search past the last page, a calculator
+// without the request's number, a vague reply by its wording).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
