@@ -10,7 +10,7 @@
 // whole process (start, config parse, exit): `curl --version` is timed too, so its start-up cost
 // can be taken out by the reader. Every round's GET writes into a new directory; the server's
 // store is emptied before each PUT round (so every PUT creates its object, for both clients).
-// Run: node --import tsx bench/remote-cache-throughput.ts [--rounds N] [--objects N] [--profile]
+// Run: node --import tsx bench/remote-cache-throughput.ts [--rounds N] [--objects N] [--port P] [--tmp DIR] [--profile]
 // (--profile writes a CPU profile of HttpStore's timed PUT+GET of each round to $TMPDIR/rc1-remote-cache-client-<round>.cpuprofile)
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -50,7 +50,12 @@ if (!have('nginx') || !have('curl')) {
 }
 console.log(`curl: ${toolVersion('curl').split('\n')[0]}`);
 
-const root = mkdtempSync(join(tmpdir(), 'rc1-bench-tput-'));
+// --tmp DIR: where the objects, the downloads and nginx's store live (e.g. /dev/shm, to take the
+// disk out of the comparison on a machine whose disk others are using)
+const tmpAt = process.argv.indexOf('--tmp');
+const TMP = tmpAt > 0 ? process.argv[tmpAt + 1]! : tmpdir();
+console.log(`objects, downloads and nginx's store under ${TMP}`);
+const root = mkdtempSync(join(TMP, 'rc1-bench-tput-'));
 chmodSync(root, 0o755);
 const serverDir = join(root, 'nginx');
 const url = `http://127.0.0.1:${PORT}`;
