@@ -8,8 +8,6 @@
 // `validation` (thresholds, sampling, RC1's target mix), `pool` (clarify rate, max turns).
 // Whole pool: duplicates, lengths, leaks, mix, role/style coverage. Seeded sample (batches of a
 // fixed size): distinct-n, TTR, Zipf, KL, so the values mean the same at 1 000 and 30 000.
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
 import {
@@ -24,7 +22,7 @@ import {
   type Scenario,
   type SourceItem,
 } from '../lib/data/index.ts';
-import { readMetrics } from '../lib/difficulty/index.ts';
+import { readLines, readMetrics } from '../lib/difficulty/index.ts';
 import { quantileSorted } from '../lib/stats/index.ts';
 import { loadPack } from '../lib/templates/index.ts';
 import {
@@ -108,6 +106,8 @@ export default defineRule({
     const rows: Row[] = [];
     const seen = new Set<string>();
     const perSource = new Map<string, number>();
+    /** Per source key: whether its question is held out (a source is rendered many times). */
+    const sameSourceOf = new Map<string, boolean>();
     const leaks: (LeakMatch & {
       id: string;
       source: string;
@@ -122,9 +122,7 @@ export default defineRule({
       lenMax = 0,
       turnsMax = 0,
       otherSources = 0;
-    const lines = createInterface({ input: createReadStream(poolPath, 'utf8'), crlfDelay: Infinity });
-    for await (const line of lines) {
-      if (line.trim() === '') continue;
+    for await (const { text: line } of readLines(poolPath)) {
       const s = JSON.parse(line) as Scenario;
       const text = s.messages.map((m) => m.content).join('\n');
       const norm = normalizeText(text);
@@ -141,8 +139,12 @@ export default defineRule({
       lenMax = Math.max(lenMax, length);
       if (length < v.length.min || length > v.length.max) outOfRange.push({ id: s.id, length });
       turnsMax = Math.max(turnsMax, scenarioTurns(s));
-      const item = items.get(key);
-      const sameSource = item !== undefined && heldOutKeys.has(questionKey(item));
+      let sameSource = sameSourceOf.get(key);
+      if (sameSource === undefined) {
+        const item = items.get(key);
+        sameSource = item !== undefined && heldOutKeys.has(questionKey(item));
+        sameSourceOf.set(key, sameSource);
+      }
       const leak = leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context);
       if (!sameSource) {
         otherSources += 1;

@@ -14,7 +14,14 @@ export function normalizeQuestion(question: string): string {
   return tokenize(question).join(' ');
 }
 
+/** Keys already computed, per item object (an item is keyed again by every stage that reads it). */
+const computed = new WeakMap<object, { task: Task; question: string; key: string }>();
+
 /** `task/<16 hex>`: the item's content identity. */
 export function questionKey(item: { task: Task; question: string }): string {
-  return `${item.task}/${createHash('sha256').update(normalizeQuestion(item.question)).digest('hex').slice(0, 16)}`;
+  const known = computed.get(item);
+  if (known !== undefined && known.task === item.task && known.question === item.question) return known.key;
+  const key = `${item.task}/${createHash('sha256').update(normalizeQuestion(item.question)).digest('hex').slice(0, 16)}`;
+  computed.set(item, { task: item.task, question: item.question, key });
+  return key;
 }

@@ -66,7 +66,8 @@ const SCALE = new Map([
   ['hundred', 100],
   ['thousand', 1000],
 ]);
-const isNumberWord = (t: string): boolean => SMALL.has(t) || SCALE.has(t);
+const NUMBER_WORDS = new Set([...SMALL.keys(), ...SCALE.keys()]);
+const isNumberWord = (t: string): boolean => NUMBER_WORDS.has(t);
 
 /**
  * Number words as digits: a run like "two hundred and twenty-five" → "225", "twenty five" → "25",
@@ -74,11 +75,13 @@ const isNumberWord = (t: string): boolean => SMALL.has(t) || SCALE.has(t);
  * ("one day") as a count, so it is dropped like a function word — and so is a lone "1", so that
  * "one" → "1" (and "a" → "one" → "1") changes nothing.
  */
-function numberRuns(tokens: readonly string[], keepOne = false): string[] {
+function numberRuns(tokens: readonly string[], keepOne = false, drop?: ReadonlySet<string>): string[] {
   const out: string[] = [];
   for (let i = 0; i < tokens.length; ) {
-    if (!isNumberWord(tokens[i]!)) {
-      out.push(tokens[i]!);
+    const t = tokens[i]!;
+    if (!isNumberWord(t)) {
+      // With `drop`: a lone "1" and the words of `drop` are left out here rather than by a later filter.
+      if (drop === undefined || (t !== '1' && !drop.has(t))) out.push(t);
       i++;
       continue;
     }
@@ -124,24 +127,35 @@ export function leakTokens(text: string): string[] {
   // A hyphenated token of tokenize() that is one number ("twenty-five") is split into its words,
   // so that "two hundred and twenty-five" is one run; in any other, its number words are made
   // digits inside it: "sixteen-inch" → "16-inch", "five-four" → "5-4" (as the digits are written).
-  const tokens = tokenize(numbers).flatMap((t) => {
-    if (!t.includes('-')) return [t];
+  const tokens: string[] = [];
+  for (const t of tokenize(numbers)) {
+    if (!t.includes('-')) {
+      tokens.push(t);
+      continue;
+    }
     const parts = t.split('-');
     const digits = numberRuns(parts, true);
-    return digits.length === 1 && parts.every(isNumberWord) ? parts : [digits.join('-')];
-  });
-  return numberRuns(tokens).filter((t) => t !== '1' && !FUNCTION_WORDS.has(t));
+    if (digits.length === 1 && parts.every(isNumberWord)) for (const p of parts) tokens.push(p);
+    else tokens.push(digits.join('-'));
+  }
+  // A run's value is digits (never a function word) and is "1" only where numberRuns drops it.
+  return numberRuns(tokens, false, FUNCTION_WORDS);
 }
 
 /** A hash of the supporting documents' normalised texts (sorted); null when there are none. */
-export function contextKey(context: readonly ContextDoc[]): string | null {
+export function contextKey(
+  context: readonly ContextDoc[],
+  normalized: (text: string) => string = normalizeDoc,
+): string | null {
   const docs = context
     .filter((d) => d.supporting)
-    .map((d) => tokenize(d.text).join(' '))
+    .map((d) => normalized(d.text))
     .filter((t) => t !== '')
     .sort();
   return docs.length === 0 ? null : createHash('sha256').update(docs.join('\n')).digest('hex').slice(0, 24);
 }
+
+const normalizeDoc = (text: string): string => tokenize(text).join(' ');
 
 export interface HeldOut {
   id: string;
@@ -159,8 +173,15 @@ function grams(tokens: readonly string[], n: number): string[] {
   if (tokens.length === 0) return [];
   if (tokens.length < n) return [tokens.join(' ')];
   const out: string[] = [];
-  for (let i = 0; i + n <= tokens.length; i++) out.push(tokens.slice(i, i + n).join(' '));
+  for (let i = 0; i + n <= tokens.length; i++) out.push(gramAt(tokens, i, n));
   return out;
+}
+
+/** tokens[i..i+n) joined by single spaces (tokens.slice(i, i + n).join(' '), without the array). */
+function gramAt(tokens: readonly string[], i: number, n: number): string {
+  let g = tokens[i]!;
+  for (let k = 1; k < n; k++) g += ` ${tokens[i + k]!}`;
+  return g;
 }
 
 export class LeakIndex {
@@ -169,6 +190,19 @@ export class LeakIndex {
   private readonly sizes: number[] = [];
   private readonly ids: string[] = [];
   private readonly shortLengths = new Set<number>();
+  /** Every token of an indexed gram: a gram with any other token cannot be in the index. */
+  private readonly vocabulary = new Set<string>();
+  /** Per distinct document text, its normalised text; per distinct supporting-document list, its context key (a pool renders each source item many times). */
+  private readonly docTexts = new Map<string, string>();
+  private readonly contextKeys = new Map<string, string | null>();
+  private readonly normalized = (text: string): string => {
+    let t = this.docTexts.get(text);
+    if (t === undefined) {
+      t = normalizeDoc(text);
+      this.docTexts.set(text, t);
+    }
+    return t;
+  };
 
   constructor(
     heldOut: readonly HeldOut[],
@@ -185,13 +219,25 @@ export class LeakIndex {
       this.ids.push(s.id);
       this.sizes.push(set.size);
       for (const g of set) {
+        for (const t of g.split(' ')) this.vocabulary.add(t);
         const list = this.index.get(g);
         if (list) list.push(at);
         else this.index.set(g, [at]);
       }
-      const key = contextKey(s.context);
+      const key = contextKey(s.context, this.normalized);
       if (key !== null && !this.contexts.has(key)) this.contexts.set(key, at);
     }
+  }
+
+  private contextKeyOf(context: readonly ContextDoc[]): string | null {
+    let raw = '';
+    for (const d of context) if (d.supporting) raw += `${d.text.length}:${d.text}`;
+    let key = this.contextKeys.get(raw);
+    if (key === undefined) {
+      key = contextKey(context, this.normalized);
+      this.contextKeys.set(raw, key);
+    }
+    return key;
   }
 
   get heldOutItems(): number {
@@ -200,17 +246,33 @@ export class LeakIndex {
 
   /** The held-out question most contained in the scenario's text (user turns and reply, joined), or matched by context; null when none shares a gram. */
   best(texts: readonly string[], context: readonly ContextDoc[] = []): LeakMatch | null {
-    const key = contextKey(context);
+    const key = this.contextKeyOf(context);
     const byContext = key === null ? undefined : this.contexts.get(key);
     if (byContext !== undefined) return { shadowId: this.ids[byContext]!, similarity: 1, by: 'context' };
     const toks = leakTokens(texts.join('\n'));
-    const mine = new Set(grams(toks, this.n));
-    for (const len of this.shortLengths) for (const g of grams(toks, len)) mine.add(g);
+    // Each distinct gram of the scenario counts once per held-out question holding it; only the
+    // grams the index holds are remembered (a scenario's other grams cannot add a hit), and a gram
+    // is only built where its tokens all occur in some indexed gram.
+    const matched = new Set<string>();
     const hits = new Map<number, number>();
-    for (const g of mine) {
+    const look = (g: string): void => {
       const list = this.index.get(g);
-      if (list) for (const at of list) hits.set(at, (hits.get(at) ?? 0) + 1);
-    }
+      if (list === undefined || matched.has(g)) return;
+      matched.add(g);
+      for (const at of list) hits.set(at, (hits.get(at) ?? 0) + 1);
+    };
+    // run[i]: how many tokens from i on are in the vocabulary (0 where toks[i] is not).
+    const run = new Uint32Array(toks.length + 1);
+    for (let i = toks.length - 1; i >= 0; i--) run[i] = this.vocabulary.has(toks[i]!) ? run[i + 1]! + 1 : 0;
+    const lookAll = (len: number): void => {
+      if (toks.length < len) {
+        if (toks.length > 0 && run[0] === toks.length) look(toks.join(' '));
+        return;
+      }
+      for (let i = 0; i + len <= toks.length; i++) if (run[i]! >= len) look(gramAt(toks, i, len));
+    };
+    lookAll(this.n);
+    for (const len of this.shortLengths) lookAll(len);
     let best: LeakMatch | null = null;
     for (const [at, h] of hits) {
       const similarity = h / this.sizes[at]!;
