@@ -18,7 +18,7 @@ const ROLE = 'rc1-difficulty-metrics';
 export const BYTES_PER_WORKER = 16 << 20;
 const BATCH = 256;
 const FLUSH_EVERY = 2048;
-const MAX_IN_FLIGHT = 16384;
+const MAX_IN_FLIGHT = 4096;
 
 export interface MetricsJob {
   pool: string;
