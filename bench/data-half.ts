@@ -1,11 +1,17 @@
 // Benchmark of the RC1 data half through the real CLI: shadow_set, diversity_report, seed_pool,
 // pool_validation, difficulty_metrics, balanced_pool and difficulty_report, built from nothing in
 // a copy of the project at n = 1 000, 5 000 and 30 000 (one scale stage of size n), then a no-op.
-// Prints per-target times (from the --json done events), the whole build's wall time, the no-op
-// time and the peak RSS of the CLI process (GNU time), beside `node -e 0` measured in the same run.
-// Goal at 30 000 on a 2-core machine: whole data half ≤ 20 s, no-op ≤ 0.3 s, peak ≤ 1.5 GiB.
-//   node --import tsx bench/data-half.ts [--quick]   (--quick: n = 1 000 only)
+// Prints per-target times (from the --json done events), the whole build's wall time, its CPU time
+// (user + system, GNU time), the no-op time and the peak RSS of the CLI process, beside
+// `node -e 0` measured in the same run and the load average before and after each build.
+// Goal (issue 12, item 8) at 30 000 on the 2-core machine: whole data half ≤ 8 s, peak RSS ≤ 1 GiB.
+//   node --import tsx bench/data-half.ts [--quick] [--sizes 30000,…] [--before REV] [--reps K]
+// --quick: n = 1 000 only. --before REV: an A/B run: the RC1 code (rc1.build.ts, rules, lib,
+// configs, templates, data/raw) of git revision REV ("before") and of the working tree ("after"),
+// both on this tree's engine, built alternately (before, after, before, after… K times each) in
+// the same load window; every output's sha256 must be the same in all runs (reported).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,25 +23,65 @@ const TARGETS = [
   'shadow_set',
   'diversity_report',
   'seed_pool',
-  'pool_validation',
   'difficulty_metrics',
+  'pool_validation',
   'balanced_pool',
   'difficulty_report',
 ];
-const SIZES = process.argv.includes('--quick') ? [1000] : [1000, 5000, 30000];
+const COPIED = ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates'];
 const GNU_TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
+const GOAL_MS = 8000;
+const GOAL_RSS_MB = 1024;
+
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  if (i === -1) return undefined;
+  const v = process.argv[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`bench/data-half.ts: ${name} needs a value`);
+  return v;
+}
+
+const sizesArg = option('--sizes');
+const SIZES = process.argv.includes('--quick')
+  ? [1000]
+  : sizesArg
+    ? sizesArg.split(',').map((s) => {
+        const n = Number(s);
+        if (!Number.isInteger(n) || n <= 0)
+          throw new Error(`bench/data-half.ts: --sizes takes positive integers, got ${JSON.stringify(s)}`);
+        return n;
+      })
+    : [1000, 5000, 30000];
+const BEFORE = option('--before');
+const REPS = Number(option('--reps') ?? '1');
+if (!Number.isInteger(REPS) || REPS < 1) throw new Error('bench/data-half.ts: --reps takes a positive integer');
 
 interface Run {
   wallMs: number;
+  cpuS: number | null;
   rssMb: number | null;
   targetMs: Record<string, number>;
   code: number;
+  load: [number, number];
 }
 
-function workspace(n: number): string {
+const load1 = (): number => os.loadavg()[0]!;
+
+/** A copy of the RC1 project (of the working tree, or of git revision `rev`) with one scale stage of size n. */
+function workspace(n: number, rev?: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `rc1-bench-data-${n}-`));
-  for (const p of ['rc1.build.ts', 'rules', 'lib', 'configs', 'data/raw', 'templates'])
-    fs.cpSync(path.join(REPO, p), path.join(dir, p), { recursive: true });
+  if (rev === undefined) {
+    for (const p of COPIED) fs.cpSync(path.join(REPO, p), path.join(dir, p), { recursive: true });
+  } else {
+    const r = spawnSync(
+      'bash',
+      ['-c', 'git -C "$1" archive "$2" -- "${@:4}" | tar -x -C "$3"', 'bash', REPO, rev, dir, ...COPIED],
+      {
+        encoding: 'utf8',
+      },
+    );
+    if (r.status !== 0) throw new Error(`bench/data-half.ts: git archive ${rev} failed: ${r.stderr}`);
+  }
   // One scale stage of size n, in the (default) dev profile.
   const dev = fs
     .readFileSync(path.join(dir, 'configs/profiles/dev.yaml'), 'utf8')
@@ -46,9 +92,10 @@ function workspace(n: number): string {
 
 function build(dir: string, targets: string[]): Run {
   const args = [CLI, ...targets, '--json', '-j', '2'];
+  const before = load1();
   const t0 = performance.now();
   const r = GNU_TIME
-    ? spawnSync(GNU_TIME, ['-f', 'RSS_KB=%M', process.execPath, ...args], {
+    ? spawnSync(GNU_TIME, ['-f', 'RSS_KB=%M CPU_S=%U+%S', process.execPath, ...args], {
         cwd: dir,
         encoding: 'utf8',
         maxBuffer: 1 << 28,
@@ -56,13 +103,46 @@ function build(dir: string, targets: string[]): Run {
     : spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', maxBuffer: 1 << 28 });
   const wallMs = performance.now() - t0;
   const rss = /RSS_KB=(\d+)/.exec(r.stderr ?? '');
+  const cpu = /CPU_S=([\d.]+)\+([\d.]+)/.exec(r.stderr ?? '');
   const targetMs: Record<string, number> = {};
   for (const line of (r.stdout ?? '').split('\n')) {
     if (!line.startsWith('{')) continue;
     const e = JSON.parse(line) as { event: string; target?: string; ms?: number };
     if (e.event === 'done' && e.target) targetMs[e.target] = e.ms ?? 0;
   }
-  return { wallMs, rssMb: rss ? Number(rss[1]) / 1024 : null, targetMs, code: r.status ?? -1 };
+  return {
+    wallMs,
+    cpuS: cpu ? Number(cpu[1]) + Number(cpu[2]) : null,
+    rssMb: rss ? Number(rss[1]) / 1024 : null,
+    targetMs,
+    code: r.status ?? -1,
+    load: [before, load1()],
+  };
+}
+
+/**
+ * sha256 of every output of the data half: the files under data/ and reports/, data/raw left out,
+ * and the engine's build manifest (reports/rc1/manifest.json: it records build times and each
+ * target's key, which hashes the rule's code) left out; the artifacts it lists are compared.
+ */
+function outputDigests(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string): void => {
+    const abs = path.join(dir, rel);
+    if (!fs.existsSync(abs)) return;
+    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
+      const r = path.posix.join(rel, e.name);
+      if (r === 'data/raw' || r === 'reports/rc1/manifest.json') continue;
+      if (e.isDirectory()) walk(r);
+      else
+        out[r] = createHash('sha256')
+          .update(fs.readFileSync(path.join(dir, r)))
+          .digest('hex');
+    }
+  };
+  walk('data');
+  walk('reports');
+  return out;
 }
 
 function nodeStartup(): number {
@@ -77,44 +157,86 @@ function nodeStartup(): number {
 
 const fmt = (ms: number | undefined): string =>
   ms === undefined ? '—' : ms < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
+const fmtLoad = (l: [number, number]): string => `${l[0].toFixed(2)} → ${l[1].toFixed(2)}`;
 
 console.log(
   `# RC1 data half, built from nothing through the CLI (-j 2) — node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os
     .loadavg()
     .map((x) => x.toFixed(2))
-    .join(' ')}`,
+    .join(' ')}${BEFORE ? `; before = RC1 code of ${BEFORE}, after = the working tree, same engine, alternating` : ''}`,
 );
 const nodeMs = nodeStartup();
-const rows: string[] = [];
-const summary: string[] = [];
-for (const n of SIZES) {
-  const dir = workspace(n);
+
+interface Measured {
+  label: string;
+  n: number;
+  full: Run;
+  noop: number;
+  digests: Record<string, string>;
+}
+
+function measure(n: number, label: string, rev?: string): Measured {
+  const dir = workspace(n, rev);
   try {
     const full = build(dir, ['pool_validation', 'difficulty_report']);
-    if (full.code !== 0) {
-      console.error(`n = ${n}: the build exited ${full.code}`);
+    if (full.code !== 0 && full.code !== 2) {
+      console.error(`n = ${n} (${label}): the build exited ${full.code}`);
       process.exitCode = 1;
     }
+    const digests = outputDigests(dir);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300); // past the stat cache's racy window
     build(dir, ['pool_validation', 'difficulty_report']);
-    const noops = [0, 1, 2].map(() => build(dir, ['pool_validation', 'difficulty_report']).wallMs);
-    for (const t of TARGETS) rows.push(`| ${n} | ${t} | ${fmt(full.targetMs[t])} |`);
-    const noop = Math.min(...noops);
-    const rss = full.rssMb === null ? 'n/a' : `${full.rssMb.toFixed(0)} MiB`;
-    const met =
-      n === 30000
-        ? ` ${full.wallMs <= 20000 ? 'yes' : 'NO'} / ${noop <= 300 ? 'yes' : 'NO'} / ${full.rssMb !== null && full.rssMb <= 1536 ? 'yes' : 'NO'}`
-        : ' —';
-    summary.push(
-      `| ${n} | ${full.code === 0 ? 'pass' : `exit ${full.code}`} | ${fmt(full.wallMs)} | ${fmt(noop)} | ${fmt(nodeMs)} | ${rss} |${met} |`,
-    );
+    const noop = Math.min(...[0, 1, 2].map(() => build(dir, ['pool_validation', 'difficulty_report']).wallMs));
+    return { label, n, full, noop, digests };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log('\n| n | target | time |\n|---|---|---|');
-for (const r of rows) console.log(r);
+
+const runs: Measured[] = [];
+for (const n of SIZES) {
+  for (let rep = 0; rep < REPS; rep++) {
+    if (BEFORE) runs.push(measure(n, `before #${rep + 1}`, BEFORE));
+    runs.push(measure(n, BEFORE ? `after #${rep + 1}` : REPS > 1 ? `#${rep + 1}` : '', undefined));
+  }
+}
+
+const gates = (r: Run): string => (r.code === 0 ? 'pass' : r.code === 2 ? 'a gate failed' : `exit ${r.code}`);
 console.log(
-  '\n| n | gates | whole data half (wall) | no-op (best of 3) | node -e 0 | peak RSS | goal met at 30 000: ≤ 20 s / ≤ 0.3 s / ≤ 1.5 GiB |\n|---|---|---|---|---|---|---|',
+  `\n| n | target | ${runs.map((r) => r.label || 'time').join(' | ')} |\n|---|---|${runs.map(() => '---|').join('')}`,
 );
-for (const s of summary) console.log(s);
+for (const n of SIZES) {
+  const mine = runs.filter((r) => r.n === n);
+  for (const t of TARGETS) console.log(`| ${n} | ${t} | ${mine.map((r) => fmt(r.full.targetMs[t])).join(' | ')} |`);
+}
+console.log(
+  '\n| n | run | gates | whole data half (wall) | CPU (user + sys) | no-op (best of 3) | node -e 0 | peak RSS | load (1 min) before → after | goal met at 30 000: ≤ 8 s / ≤ 1 GiB |\n|---|---|---|---|---|---|---|---|---|---|',
+);
+for (const r of runs) {
+  const rss = r.full.rssMb === null ? 'n/a' : `${r.full.rssMb.toFixed(0)} MiB`;
+  const met =
+    r.n === 30000
+      ? `${r.full.wallMs <= GOAL_MS ? 'yes' : 'NO'} / ${r.full.rssMb !== null && r.full.rssMb <= GOAL_RSS_MB ? 'yes' : 'NO'}`
+      : '—';
+  console.log(
+    `| ${r.n} | ${r.label || '—'} | ${gates(r.full)} | ${fmt(r.full.wallMs)} | ${r.full.cpuS === null ? 'n/a' : `${r.full.cpuS.toFixed(2)} s`} | ${fmt(r.noop)} | ${fmt(nodeMs)} | ${rss} | ${fmtLoad(r.full.load)} | ${met} |`,
+  );
+}
+// Every run of one size must have produced the same bytes.
+for (const n of SIZES) {
+  const mine = runs.filter((r) => r.n === n);
+  const ref = mine[0]!.digests;
+  const files = Object.keys(ref).sort();
+  const differing = mine.flatMap((r) =>
+    [...new Set([...files, ...Object.keys(r.digests)])]
+      .filter((f) => r.digests[f] !== ref[f])
+      .map((f) => `${r.label}: ${f}`),
+  );
+  if (mine.length > 1)
+    console.log(
+      differing.length === 0
+        ? `\nn = ${n}: all ${mine.length} runs wrote the same ${files.length} output files (sha256).`
+        : `\nn = ${n}: OUTPUTS DIFFER between runs: ${differing.join(', ')}`,
+    );
+  if (differing.length > 0) process.exitCode = 1;
+}
