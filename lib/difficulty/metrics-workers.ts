@@ -164,9 +164,9 @@ async function runWorkers(
 ): Promise<void> {
   const pool = Array.from(
     { length: n },
-    () =>
+    (_, k) =>
       new Worker(new URL(import.meta.url), {
-        workerData: { role: ROLE, file: job.file, multiEntityMin: job.multiEntityMin },
+        workerData: { role: ROLE, file: job.file, multiEntityMin: job.multiEntityMin, loadAtOnce: k === 0 },
       }),
   );
   let inFlight = 0;
@@ -178,9 +178,13 @@ async function runWorkers(
     w?.();
   };
   const modes = new Set<string>();
-  pool.forEach((w) => {
+  pool.forEach((w, k) => {
     w.on('message', (m: { ready?: string; results?: Result[] }) => {
-      if (m.ready) modes.add(m.ready);
+      if (m.ready) {
+        modes.add(m.ready);
+        // One tokenizer load at a time: loading one takes a few hundred MiB for a moment.
+        pool[k + 1]?.postMessage({ load: true });
+      }
       for (const r of m.results ?? []) {
         results.set(r.idx, r);
         inFlight -= 1;
@@ -244,15 +248,32 @@ async function runWorkers(
   }
 }
 
-async function serve(data: { file: string; multiEntityMin: number }): Promise<void> {
-  const port = parentPort!;
-  const counter = await loadQwen3();
-  const mc = new MetricsComputer(counter, { multiEntityMin: data.multiEntityMin });
-  port.on('message', (items: Item[]) => {
-    port.postMessage({ results: items.map((it) => computeOne(mc, data.file, it)) });
-  });
-  port.postMessage({ ready: counter.mode });
+interface ServeData {
+  file: string;
+  multiEntityMin: number;
+  /** Load the tokenizer at once; otherwise on the message { load: true } (sent when the previous worker is ready). */
+  loadAtOnce: boolean;
 }
 
-if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE)
-  void serve(workerData as { file: string; multiEntityMin: number });
+function serve(data: ServeData): void {
+  const port = parentPort!;
+  let mc: MetricsComputer | undefined;
+  const queued: Item[][] = [];
+  const compute = (items: Item[]): void => {
+    port.postMessage({ results: items.map((it) => computeOne(mc!, data.file, it)) });
+  };
+  const load = async (): Promise<void> => {
+    const counter = await loadQwen3();
+    mc = new MetricsComputer(counter, { multiEntityMin: data.multiEntityMin });
+    port.postMessage({ ready: counter.mode });
+    for (const items of queued.splice(0)) compute(items);
+  };
+  port.on('message', (m: Item[] | { load: true }) => {
+    if (!Array.isArray(m)) void load();
+    else if (mc === undefined) queued.push(m);
+    else compute(m);
+  });
+  if (data.loadAtOnce) void load();
+}
+
+if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE) serve(workerData as ServeData);
