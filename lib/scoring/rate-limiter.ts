@@ -132,7 +132,8 @@ const RECORDS_KEPT = 200_000;
 
 export class RateLimiter implements Limiter {
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  /** The injected sleep, or a timer that an abort of `signal` clears (so no timer outlives an aborted wait). */
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
   private readonly rps: TokenBucket;
   private readonly tpm: TokenBucket;
@@ -155,7 +156,18 @@ export class RateLimiter implements Limiter {
 
   constructor(private readonly o: LimiterOptions) {
     this.now = o.now ?? (() => performance.timeOrigin + performance.now());
-    this.sleep = o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.sleep =
+      o.sleep ??
+      ((ms, signal) =>
+        new Promise((resolve) => {
+          const done = (): void => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, ms);
+          signal?.addEventListener('abort', done, { once: true });
+        }));
     this.random = o.random ?? Math.random;
     const t = this.now();
     this.rps = new TokenBucket(o.requestsPerSecond / 1000, o.burst, t);
@@ -233,7 +245,7 @@ export class RateLimiter implements Limiter {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      await Promise.race([this.sleep(ms), aborted]);
+      await Promise.race([this.sleep(ms, signal), aborted]);
     } finally {
       signal.removeEventListener('abort', onAbort);
     }

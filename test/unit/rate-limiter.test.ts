@@ -224,7 +224,8 @@ test("the caller's abort stops a queued request before it is sent", async () => 
   assert.equal(sent, 1);
 });
 
-test("the caller's abort ends a long Retry-After wait at once", async () => {
+test("the caller's abort ends a long Retry-After wait at once, and leaves no timer behind", async () => {
+  const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
   const lim = createRateLimiter(options({ maxRetryAfterMs: 60_000 }));
   const ac = new AbortController();
   const t0 = Date.now();
@@ -235,9 +236,15 @@ test("the caller's abort ends a long Retry-After wait at once", async () => {
     1,
     ac.signal,
   );
-  setTimeout(() => ac.abort(new Error('interrupted')), 20);
+  let atAbort = -1; // timers running when the caller aborts: this one and the limiter's 60 s wait among them
+  setTimeout(() => {
+    atAbort = timers();
+    ac.abort(new Error('interrupted'));
+  }, 20);
   await assert.rejects(p, /interrupted/);
   assert.ok(Date.now() - t0 < 5000);
+  // The 60 s wait's timer is gone (a timer left running would hold the process open for a minute).
+  assert.ok(timers() <= atAbort - 2, `${atAbort} timers running at the abort (its own included), ${timers()} after it`);
 });
 
 test('concurrency halves under a 429 burst, once per round and never below 2, then climbs back one step per round', async () => {
