@@ -1,0 +1,69 @@
+// test/run-tier.ts end to end: real test files in a temp dir, run in shared processes. A file's
+// root-level before() runs before its tests even when other files share its process, a failing
+// test fails the run (exit 1) and is named, and an own-process file runs alone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { REPO } from '../helpers/rig.ts';
+
+const RUNNER = path.join(REPO, 'test', 'run-tier.ts');
+
+function tier(files: Record<string, string>, ...args: string[]): { code: number; out: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-run-tier-'));
+  try {
+    for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', RUNNER, dir, ...args], {
+      cwd: REPO,
+      encoding: 'utf8',
+    });
+    return { code: r.status ?? -1, out: r.stdout + r.stderr };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const WITH_BEFORE = `import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+let ready = '';
+before(async () => { await new Promise((r) => setTimeout(r, 10)); ready = 'yes'; });
+test('before() ran first', () => assert.equal(ready, 'yes'));
+`;
+const PASSING = (n: number) => `import { test } from 'node:test';
+test('passing ${n}', () => {});
+`;
+
+test('files share processes; root-level before() hooks run before their tests; all pass: exit 0', () => {
+  const r = tier(
+    { 'a.test.ts': PASSING(1), 'b.test.ts': WITH_BEFORE, 'c.test.ts': PASSING(2), 'notes.md': 'not a test' },
+    '--jobs',
+    '2',
+  );
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /# 3 files in 2 processes \(2 at a time\): [\d.]+ s; all passed/);
+  assert.match(r.out, /✔ before\(\) ran first/);
+});
+
+test('a failing test fails the run (exit 1) and is named; an own-process file runs alone', () => {
+  const r = tier(
+    {
+      'a.test.ts': PASSING(1),
+      'bad.test.ts': `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('two is three', () => assert.equal(2, 3));\n`,
+      'own.test.ts': `// test-tier: own-process\n${PASSING(3)}`,
+    },
+    '--jobs',
+    '1',
+  );
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /✖ two is three/);
+  assert.match(r.out, /# process 2 of 2 \(1 file: .*own\.test\.ts\): exit 0/);
+  assert.match(r.out, /FAILED: process 1 /);
+});
+
+test('bad usage is a clear error with exit 2', () => {
+  const r = tier({ 'a.test.ts': PASSING(1) }, '--jobs', 'many');
+  assert.equal(r.code, 2);
+  assert.match(r.out, /--jobs takes a positive integer, got "many"/);
+});
