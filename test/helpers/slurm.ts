@@ -1,6 +1,6 @@
 // A Slurm cluster for the tests of the Slurm executor: the one SLURM_CONF names when it answers
 // (sinfo), else a one-node cluster started on 127.0.0.1 by test/servers/slurm-up.sh (ports 6817 and
-// 6818) and stopped again after the tests. Without Slurm installed the tests are skipped with the
+// 6818) and stopped again after the tests; test files that start one take turns (a lock file). Without Slurm installed the tests are skipped with the
 // reason — except under CI=true, where they fail: CI must install it (slurmctld slurmd slurm-client munge).
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -27,18 +27,74 @@ function answers(): boolean {
   return spawnSync('sinfo', ['-h', '-o', '%T'], { encoding: 'utf8', timeout: 10_000 }).stdout?.trim().length > 0;
 }
 
+const LOCK = path.join(os.tmpdir(), 'rc1-slurm-tests.lock');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Every one-node cluster listens on 6817/6818, and the slow tier runs test files two at a time
+ * (--test-concurrency=2): one test process at a time holds the cluster. Waits for a holder that
+ * is alive; takes over the lock of one that died. Returns the release.
+ */
+function takeClusterLock(timeoutMs = 30 * 60_000): () => void {
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      fs.writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
+      return () => {
+        try {
+          if (fs.readFileSync(LOCK, 'utf8') === String(process.pid)) fs.rmSync(LOCK);
+        } catch {
+          /* gone */
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    let holder = 0;
+    try {
+      holder = Number(fs.readFileSync(LOCK, 'utf8'));
+    } catch {
+      continue; // released between the two calls
+    }
+    if (!Number.isInteger(holder) || holder <= 0 || !alive(holder)) {
+      fs.rmSync(LOCK, { force: true });
+      continue;
+    }
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(
+        `the one-node Slurm cluster has been held by test process ${holder} for ${timeoutMs / 60_000} min (${LOCK})`,
+      );
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+  }
+}
+
 /** The cluster for this test file; sets SLURM_CONF for the CLIs the tests spawn. Throws when none can be had. */
 export function startCluster(): Cluster {
   if (!onPath('sbatch')) throw new Error(`Slurm is not installed, and CI=true requires these tests: ${INSTALL}`);
   if (process.env.SLURM_CONF && answers()) return { conf: process.env.SLURM_CONF, stop: () => undefined };
+  const release = takeClusterLock();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-slurm-test-'));
   const up = spawnSync('bash', [path.join(REPO, 'test/servers/slurm-up.sh')], {
     env: { ...process.env, DIR: dir },
     encoding: 'utf8',
     timeout: 120_000,
   });
-  if (up.status !== 0)
+  if (up.status !== 0) {
+    spawnSync('bash', [path.join(REPO, 'test/servers/slurm-down.sh')], {
+      env: { ...process.env, DIR: dir },
+      stdio: 'ignore',
+    });
+    release();
     throw new Error(`test/servers/slurm-up.sh failed (exit ${up.status}):\n${up.stdout}${up.stderr}`);
+  }
   process.env.SLURM_CONF = path.join(dir, 'slurm.conf');
   return {
     conf: process.env.SLURM_CONF,
@@ -49,6 +105,7 @@ export function startCluster(): Cluster {
         timeout: 120_000,
       });
       fs.rmSync(dir, { recursive: true, force: true });
+      release();
     },
   };
 }
