@@ -191,10 +191,20 @@ test('a manifest written within its timestamp tick is trusted only while its con
       ['reports/build/manifest.json', 'reports/build/sha256/out/a.txt.sha256'],
       'the racy files are listed for a content check',
     );
-    assert.ok(manifestUnchanged(r.ws), 'content as written: the state holds');
     state.verify['reports/build/manifest.json'] = sha('0');
     fs.writeFileSync(file, JSON.stringify(state));
     assert.equal(manifestUnchanged(r.ws), false, 'content other than recorded: the build checks everything');
+    writeManifest(r.ws, GIT); // checks everything and records the state again
+    await new Promise((res) => setTimeout(res, 150));
+    const base2 = r.startBuild();
+    r.trace.put(record('a', 'out/a.txt', '9'));
+    r.trace.close();
+    writeManifest(r.ws, GIT, undefined, base2);
+    assert.ok(manifestUnchanged(r.ws), 'content as written: the state holds');
+    await new Promise((res) => setTimeout(res, 150));
+    assert.ok(manifestUnchanged(r.ws), 'verified once past their tick');
+    const after = JSON.parse(fs.readFileSync(file, 'utf8')) as { verify?: Record<string, string> };
+    assert.deepEqual(after.verify, {}, 'files verified past their timestamp tick are not read again');
   } finally {
     r.cleanup();
   }

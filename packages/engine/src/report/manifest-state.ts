@@ -95,7 +95,23 @@ export function manifestUnchangedSince(ws: StateWorkspace, traceLine: string): b
     }
     if (sha256Hex(body) !== sha) return false;
   }
+  // Verified, and now past their timestamp tick (a later write would change their stat): the
+  // next checks need not read them again.
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const rels = Object.keys(s.verify);
+  if (rels.length && rels.every((rel) => !racyAt(statLine(ws, rel), now))) {
+    try {
+      writeFileAtomic(stateFile(ws), JSON.stringify({ ...s, verify: {} } satisfies State));
+    } catch {
+      /* only a saving: the next check verifies them again */
+    }
+  }
   return true;
+}
+
+/** Written within the timestamp granularity before `now`: a same-tick write would not show. */
+function racyAt(s: { lastNs: bigint; coarse: boolean }, now: bigint): boolean {
+  return s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now;
 }
 
 /** Forget the recorded state, so the next build checks the manifest and every sidecar by content. */
@@ -122,8 +138,7 @@ export function recordManifestState(ws: StateWorkspace, written: ReadonlyMap<str
   };
   walk(path.posix.join(ws.pipeline.manifestDir, 'sha256'));
   const now = BigInt(Date.now()) * 1_000_000n;
-  const isRacy = (s: { lastNs: bigint; coarse: boolean }): boolean =>
-    s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now;
+  const isRacy = (s: { lastNs: bigint; coarse: boolean }): boolean => racyAt(s, now);
   let text = '';
   let racyDir = false;
   const verify: Record<string, string> = {};
