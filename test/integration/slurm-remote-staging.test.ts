@@ -366,3 +366,34 @@ export default definePipeline({
     fs.rmSync(scratch, { recursive: true, force: true });
   }
 });
+
+test("staging 'remote-cache' with the cache server down fails the target before any job is submitted, saying why", {
+  skip,
+}, () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-node-scratch-'));
+  const r = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  remoteCache: { url: 'http://127.0.0.1:18414', timeoutMs: 2000 },
+  targets: [
+    defineTarget({ name: 'stage', rule: 'rules/stage.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/upper.txt'],
+      executor: { kind: 'slurm', partition: 'main', time: '10', staging: 'remote-cache', scratch: '${scratch}' } }),
+  ],
+});
+`,
+    'rules/stage.ts': RULE,
+    'data/in.txt': 'x\n',
+  });
+  try {
+    const res = r.run([]);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.match(
+      res.stdout + res.stderr,
+      /stage: cannot stage the job's inputs through the remote cache \(staging 'remote-cache'\): connect ECONNREFUSED 127\.0\.0\.1:18414/,
+    );
+    assert.doesNotMatch(res.stdout, /submitted job/);
+  } finally {
+    r.cleanup();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
