@@ -7,7 +7,7 @@ import { Build } from '../build/run-build.ts';
 import { WorkerPool } from '../runner/worker-pool.ts';
 import { closureOf } from '../graph/resolved.ts';
 import { checkRequirements } from '../rebuild/requirements.ts';
-import { afterBuildGc, currentKeys } from './gc.ts';
+import { afterBuildGc } from './gc.ts';
 import { forgetSize } from '../cache/cache-gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from '../workspace/workspace.ts';
@@ -143,7 +143,6 @@ export async function runBuildOnce(
       // Its downloads do not pass storeObject's size accounting: the cap check after it walks.
       if (ws.remote) forgetSize(ws.cache.dir);
     }
-    const keysBefore = currentKeys(ws);
     const runner = new WorkerPool(o.jobs, new URL('./worker.js', import.meta.url));
     const b = new Build(
       ws,
@@ -192,7 +191,7 @@ export async function runBuildOnce(
     }
     if (!o.dryRun) {
       try {
-        afterBuildGc(ws, keysBefore, io);
+        afterBuildGc(ws, ws.trace.changedSince, io); // the records changed since Build.run() began
         phase('cache cap');
       } catch (e) {
         io.err(

@@ -57,19 +57,21 @@ function describe(r: GcResult, limit: number): string[] {
 
 /**
  * After a build (lock held): entries of targets whose outputs changed are marked used, the
- * profile's current entries are recorded, and the cap is applied. Nothing to do on a no-op.
+ * profile's current entries are recorded, and the cap is applied. `changed`: each target whose
+ * record the build replaced or removed, with its record before (TraceLog.changedSince). Nothing
+ * to do on a no-op.
  */
-export function afterBuildGc(ws: Workspace, before: ReadonlyMap<string, string>, io: Io): void {
-  const now = currentKeys(ws);
+export function afterBuildGc(ws: Workspace, changed: ReadonlyMap<string, { key: string } | undefined>, io: Io): void {
   const touched = new Set<string>();
-  for (const [n, k] of now) {
-    const old = before.get(n);
-    if (old !== k) {
-      touched.add(k);
-      if (old) touched.add(old);
+  for (const [n, before] of changed) {
+    const k = ws.trace.records.get(n)?.key;
+    if (before?.key !== k) {
+      if (k) touched.add(k);
+      if (before) touched.add(before.key);
     }
   }
   if (touched.size === 0) return;
+  const now = currentKeys(ws);
   markUsed(ws.cache, touched);
   phase('gc: mark used');
   recordCurrent(cacheDir(ws), ws.profile, now);
