@@ -233,7 +233,7 @@ async function main(): Promise<void> {
     console.log(table(['backend', 'env steps/s', 'PPO updates/s', 'ms / iteration', 'peak RSS MB', 'detail'], rows));
     if (notes.length) console.log(notes.join('\n'));
     console.log(
-      '\nenv steps/s: collection phase only (policy forward in JS + simulated dialogue + heuristic scoring + reward); PPO updates/s: minibatch gradient steps (forward + backward + Adam) of the update phase.',
+      '\nenv steps/s: collection phase only (policy forward in JS + simulated dialogue + heuristic scoring + reward); PPO updates/s: minibatch gradient steps of the update phase (forward + backward + Adam + the KL controller check on its replay of recent states; a step its early stop undid counts).',
     );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,8 @@
 // For each backend it runs `steps` PPO iterations (after `warmup` unmeasured ones) of the real
 // strategy on the given scenarios and reports, separately, environment steps per second of the
 // collection phase (policy forward passes in JavaScript + the simulated dialogue + scoring and
-// reward), gradient updates per second of the update phase (tfjs forward + backward + Adam), the
+// reward), gradient updates per second of the update phase (tfjs forward + backward + Adam + the
+// KL controller's check on its replay states; a step its early stop undid counts), the
 // mean wall time of a whole step, and peak memory (process RSS sampled after every phase, and the
 // tfjs backend's own tensor bytes). No checkpoints, no files.
 import type { RolloutScenario } from '../rollouts/index.ts';
@@ -77,7 +78,10 @@ export async function benchmarkTraining(o: BenchmarkOptions): Promise<BenchmarkR
       collectS += (t1 - t0) / 1000;
       updateS += (t2 - t1) / 1000;
       envSteps += stats.envSteps;
-      updates += stats.updates;
+      // gradient steps taken: the kept ones, plus the one the KL controller's early stop undid
+      // (the update ends there, so a step that kept fewer than all its minibatches undid one)
+      const minibatches = o.config.ppo.epochs * Math.ceil(stats.envSteps / o.config.ppo.batch);
+      updates += stats.updates < minibatches ? stats.updates + 1 : stats.updates;
     }
     rows.push({
       backend: tfh.backend,
