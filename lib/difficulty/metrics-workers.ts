@@ -2,6 +2,8 @@
 // up to difficulty.metrics.workers and the CPUs available). With workers, each
 // scenario goes to the worker chosen by its source_id, so a source item's documents are tokenised
 // (and their sentence 3-grams built) by one worker only; results are written back in pool order.
+// The workers load the Qwen3 tokenizer one after the other (a load takes a few hundred MiB for a
+// moment), and until a worker is loaded its scenarios go to worker 0, which is.
 // Metrics are a pure function of the scenario, so the output is byte-identical for any number of
 // workers. The first problem in pool order (a malformed line, a duplicate id) is the one thrown.
 // A worker runs this same module (the rule's bundle): see the `role` check at the bottom.
@@ -178,10 +180,14 @@ async function runWorkers(
     w?.();
   };
   const modes = new Set<string>();
+  // Until worker k has loaded its tokenizer, its shard goes to worker 0 (metrics are a pure function
+  // of the scenario: only which worker remembers which documents changes, never the output).
+  const ready = pool.map(() => false);
   pool.forEach((w, k) => {
     w.on('message', (m: { ready?: string; results?: Result[] }) => {
       if (m.ready) {
         modes.add(m.ready);
+        ready[k] = true;
         // One tokenizer load at a time: loading one takes a few hundred MiB for a moment.
         pool[k + 1]?.postMessage({ load: true });
       }
@@ -227,7 +233,8 @@ async function runWorkers(
     let idx = 0;
     for await (const { text, line, offset } of readLines(job.pool)) {
       if (failure) break;
-      const k = shardOf(text, n);
+      let k = shardOf(text, n);
+      if (!ready[k]) k = 0;
       batches[k]!.push({ idx, line, text });
       idx += 1;
       if (batches[k]!.length >= BATCH) send(k);
