@@ -1,4 +1,5 @@
-// export_gguf through the CLI after a short built-in training run:
+// export_gguf through the CLI after a short built-in training run (the one shared with the ppo_eval
+// test: trainedPpoRig, built once per code version):
 //   scenarios, weights --> train --> checkpoints/rc1/ --> export_gguf --> models/rc1-policy.gguf
 // The file is read back here too, independently of the rule, with @huggingface/gguf: metadata,
 // tensor names, ggml shapes (ne[0] = a weight's input dimension) and F32 data equal to the trained
@@ -11,16 +12,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gguf } from '@huggingface/gguf';
 import { loadPolicy } from '../../lib/train/policy.ts';
-import { ppoEvalRig } from './ppo-eval-rig.ts';
+import { SHARED_RUN, trainedPpoRig } from './ppo-eval-rig.ts';
 
 test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf reads back tensor for tensor', async () => {
-  const rig = await ppoEvalRig({ steps: 4, lr: 0.003, scenarios: 300 });
+  const rig = await trainedPpoRig(SHARED_RUN);
   try {
     const r = rig.run(['export_gguf']);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(
       r.stdout,
-      /models\/rc1-policy\.gguf: 6 tensors, \d+ parameters, \d+ bytes, from latest → step_00004 \(step 4\); verified by reading it back with @huggingface\/gguf/,
+      new RegExp(
+        `models/rc1-policy\\.gguf: 6 tensors, \\d+ parameters, \\d+ bytes, from latest → step_${String(SHARED_RUN.steps).padStart(5, '0')} \\(step ${SHARED_RUN.steps}\\); verified by reading it back with @huggingface/gguf`,
+      ),
     );
     const file = path.join(rig.dir, 'models/rc1-policy.gguf');
     const parsed = await gguf(file, { allowLocalFile: true });
@@ -30,7 +33,7 @@ test('export_gguf writes the trained policy as GGUF v3 that @huggingface/gguf re
     assert.equal(meta['general.name'], 'rc1-policy');
     assert.equal(meta['general.alignment'], 32);
     assert.deepEqual(meta['rc1-mlp-policy.actions'], ['ask', 'wiki', 'calc', 'answer']);
-    assert.equal(meta['rc1-mlp-policy.step'], 4);
+    assert.equal(meta['rc1-mlp-policy.step'], SHARED_RUN.steps);
     const policy = await loadPolicy(path.join(rig.dir, 'checkpoints/rc1/latest'));
     const want = policy.tensors().filter((t) => t.name.startsWith('policy.'));
     assert.deepEqual(

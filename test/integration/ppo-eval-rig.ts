@@ -8,6 +8,7 @@
 // size (ppo.steps, lr: laid over the dev profile) is the test's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { createRng } from '../../packages/engine/src/api/index.ts';
 import { dataFileFormat, loadSources } from '../../lib/data/index.ts';
@@ -15,6 +16,7 @@ import { bandsSchema, bucketOf, dimensionsSchema, loadQwen3, MetricsComputer } f
 import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../lib/pool/index.ts';
 import { loadPack } from '../../lib/templates/index.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
+import { sharedEntry, treeDigest } from '../helpers/shared-build.ts';
 import { shadowSetJsonl } from '../helpers/shadow-fixture.ts';
 
 const PIPELINE = `import { definePipeline, defineGate, defineTarget, target } from 'rc1-build';
@@ -96,6 +98,9 @@ export interface RunSize {
   sftEpochs?: number;
 }
 
+/** The size of the one trained policy the ppo_eval and export_gguf tests share (trainedPpoRig). */
+export const SHARED_RUN = { steps: 12 } as const;
+
 /** The workspace of a built-in tfjs PPO run of the given size. */
 export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
   const rig = new TestRig({ 'rc1.build.ts': PIPELINE });
@@ -118,5 +123,41 @@ export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
     `${JSON.stringify({ weights: { correctness: 1 / 7, reasoning: 1 / 7, clarity: 1 / 7, conciseness: 1 / 7, clarification: 1 / 7, tool_use: 1 / 7, format_safety: 1 / 7 } })}\n`,
   );
   rig.write('reports/preflight/round2_pass.json', '{"round": "round2", "pass": true}\n');
+  return rig;
+}
+
+/**
+ * A fresh copy of the ppo_eval rig of `size` in which `train` (and the `sft` it needs) is built and
+ * up to date, copied from one shared build (test/helpers/shared-build.ts): the slow tests that only
+ * need a trained policy share it instead of each training its own. The key covers what the build
+ * reads: lib/, rules/, configs/, templates/, data/raw/, the engine's dist/, package-lock.json,
+ * this file and the size. The caller owns the copy (rig.cleanup()).
+ */
+export async function trainedPpoRig(size: RunSize): Promise<TestRig> {
+  const self = fileURLToPath(import.meta.url);
+  const key = treeDigest(
+    REPO,
+    ['lib', 'rules', 'configs', 'templates', 'data/raw', 'packages/engine/dist', 'package-lock.json'],
+    `${fs.readFileSync(self, 'utf8')}\0${JSON.stringify(size)}`,
+  );
+  const entry = await sharedEntry(`trained-${key.slice(0, 24)}`, async (dir) => {
+    const rig = await ppoEvalRig(size);
+    try {
+      const r = rig.run(['train']);
+      if (r.code !== 0) throw new Error(`shared trained policy: train failed (exit ${r.code})\n${r.stdout}${r.stderr}`);
+      fs.cpSync(rig.dir, dir, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+    } finally {
+      rig.cleanup();
+    }
+  });
+  const rig = new TestRig();
+  fs.cpSync(entry, rig.dir, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+  const status = rig.run(['status', 'train']);
+  if (!/^train\s+up-to-date/m.test(status.stdout)) {
+    rig.cleanup();
+    throw new Error(
+      `shared trained policy: train is not up to date in the copy of ${entry}:\n${status.stdout}${status.stderr}`,
+    );
+  }
   return rig;
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
-import { ppoEvalRig } from './ppo-eval-rig.ts';
+import { SHARED_RUN, trainedPpoRig } from './ppo-eval-rig.ts';
 
 interface Check {
   name: string;
@@ -45,7 +45,7 @@ const NAMES = [
 ];
 
 test('ppo_eval reports SFT, each seed, their mean, the scripted baselines and the negative control, with a gate that follows its checks', async () => {
-  const rig = await ppoEvalRig({ steps: 12 });
+  const rig = await trainedPpoRig(SHARED_RUN);
   try {
     const r = rig.run(['ppo_eval']);
     const rep = JSON.parse(rig.read('reports/ppo_eval.json')) as Report;
@@ -100,7 +100,7 @@ test('ppo_eval reports SFT, each seed, their mean, the scripted baselines and th
       'configs/profiles/dev.yaml',
       rig
         .read('configs/profiles/dev.yaml')
-        .replace(/steps: 12/, 'steps: 1')
+        .replace(`steps: ${SHARED_RUN.steps}`, 'steps: 1')
         .replace(/lr: [0-9.e-]+/, 'lr: 1.0e-12'),
     );
     const same = rig.run(['ppo_eval']);
