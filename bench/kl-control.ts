@@ -4,7 +4,8 @@
 // seed what ppo_eval gates (the largest kl_rollout / target_kl over the steps) beside the mean,
 // how far one batch reads above the 7 before it under the same policy, the final policy's KL on
 // 30 fresh batches, updates per step and the batch success of the last 50 steps.
-// It reads reports/config_effective.yaml (its first seed's document: the effective dev config),
+// It reads reports/config_effective.yaml (its first seed's document: the effective dev config;
+// a train.ppo key it lacks comes from configs/train.yaml),
 // data/rollouts/rc1_seed.balanced.jsonl, configs/weights.json and checkpoints/sft/, so build
 // `train` first. With the settings of the workspace's config a row reproduces the train target's
 // kl_rollout exactly (same RNG draws as the tfjs engine). docs/kl-control.md has its tables.
@@ -13,7 +14,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { lrAt, trainConfigSchema, type TrainConfig } from '../lib/train/config.ts';
 import { loadTrainingData } from '../lib/train/data.ts';
 import { loadTf } from '../lib/train/engines/tfjs/backend.ts';
@@ -33,7 +34,10 @@ const need = (rel: string): string => {
 };
 
 const docs = parseAllDocuments(fs.readFileSync(need('reports/config_effective.yaml'), 'utf8'));
-const base = trainConfigSchema.parse((docs[0]!.toJS() as { train: unknown }).train);
+// keys of configs/train.yaml's ppo section that the built run predates take their configured value
+const built = (docs[0]!.toJS() as { train: { ppo: Record<string, unknown> } }).train;
+const configured = (parse(fs.readFileSync(need('configs/train.yaml'), 'utf8')) as { train: { ppo: object } }).train.ppo;
+const base = trainConfigSchema.parse({ ...built, ppo: { ...configured, ...built.ppo } });
 const variants = JSON.parse(process.argv[2] ?? '{"configured":{}}') as Record<
   string,
   { ppo?: Partial<TrainConfig['ppo']>; lr?: number }

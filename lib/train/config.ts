@@ -51,6 +51,8 @@ const ppoSchema = z
     kl_hold: z.number().positive(),
     /** Batches (the current one and the ones before it) whose states make the replay sample the controller measures KL on. */
     kl_replay: posInt,
+    /** The adaptive KL coefficient moves so the replay KL of the policy that generated a batch approaches kl_coef_target × target_kl (below kl_hold: the penalty, not the stop, holds the KL). */
+    kl_coef_target: z.number().positive(),
     /** Upper limit of the adaptive KL coefficient (no wind-up). */
     kl_coef_max: z.number().positive(),
   })
@@ -201,6 +203,7 @@ export const trainSectionSchema = z
         ent_coef: true,
         kl_stop: true,
         kl_hold: true,
+        kl_coef_target: true,
         kl_replay: true,
         kl_coef_max: true,
       })

@@ -20,8 +20,10 @@
 //   early stop  after every minibatch the replay KL is measured; a minibatch that takes it above
 //               kl_hold × target_kl is undone (weights and Adam state restored) and the step's
 //               update ends there
-//   adaptive β  after the step, β adapts toward target_kl from the replay KL of the policy that
-//               generated the batch (ppo-math.ts adaptKlCoef), capped at kl_coef_max
+//   adaptive β  after the step, β adapts so the replay KL of the policy that generated the batch
+//               approaches kl_coef_target × target_kl, below the setpoint, so the penalty holds the
+//               KL and the stop is the safety net (ppo-math.ts adaptKlCoef; at kl_horizon 1000
+//               transitions it moves ≤ 2.6 % a step), capped at kl_coef_max
 // So the post-update replay KL is at most kl_hold × target_kl by construction (metrics `kl` is the
 // post-update KL on the step's own states); the evidence is kl_rollout of the next step. The
 // replay is part of the strategy's checkpointed state, so a resumed run continues exactly.
@@ -300,7 +302,15 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
       entropy += entropyOf(logSoftmax(forwardNet(after, 'policy', b.obs, t * OBS_DIM, OBS_DIM)));
     entropy /= b.n;
     const coefUsed = this.klCoef;
-    if (c.adaptive_kl) this.klCoef = adaptKlCoef(this.klCoef, klReplay, c.target_kl, b.n, c.kl_horizon, c.kl_coef_max);
+    if (c.adaptive_kl)
+      this.klCoef = adaptKlCoef(
+        this.klCoef,
+        klReplay,
+        c.kl_coef_target * c.target_kl,
+        b.n,
+        c.kl_horizon,
+        c.kl_coef_max,
+      );
     const eps = b.episodes;
     const mean = (f: (e: PpoBatch['episodes'][number]) => number): number =>
       eps.reduce((a, e) => a + f(e), 0) / eps.length;
