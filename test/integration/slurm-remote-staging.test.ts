@@ -1,6 +1,6 @@
 // Slurm targets with `staging: 'remote-cache'`: the job's node does not use the build's workspace;
 // the rule's module and inputs travel to it through the remote cache (a real nginx speaking the
-// Bazel HTTP cache protocol, test/servers/nginx-up.sh, on port 18413), the job runs the rule in a
+// Bazel HTTP cache protocol, test/servers/nginx-up.sh, on port 18413 or RC1_TEST_NGINX_PORT), the job runs the rule in a
 // scratch workspace on the node and uploads its outputs and a result document, and the build
 // brings the outputs back, checks every digest and commits them. On the real one-node Slurm cluster
 // (test/helpers/slurm.ts) node and build share a disk, so the tests check that the rule saw only
@@ -24,13 +24,15 @@ const NGINX_MISSING =
     ? false
     : !fs.existsSync('/usr/sbin/nginx') && 'nginx is not installed (apt-get install nginx)';
 const skip = slurmSkip || NGINX_MISSING;
+/** nginx's port: RC1_TEST_NGINX_PORT, so that two checkouts can run this file at once. */
+const PORT = Number(process.env.RC1_TEST_NGINX_PORT ?? 18413);
 
 let cluster: Cluster | null = null;
 let nginx: Nginx | null = null;
 before(() => {
   if (skip) return;
   cluster = startCluster();
-  nginx = startNginx({ port: 18413, accessLog: true });
+  nginx = startNginx({ port: PORT, accessLog: true });
 });
 after(() => {
   cluster?.stop();
@@ -120,7 +122,7 @@ test("staging 'remote-cache': the job fetches module and inputs by digest into i
     assert.doesNotMatch(res.stdout, new RegExp(`stage: .*${r.dir}`), 'no workspace path reached the rule');
     assert.match(
       res.stdout,
-      /slurm: staged 3 files \(the rule's module and inputs\) through the remote cache http:\/\/127\.0\.0\.1:18413 \(3 sent, 2\.0 MiB/,
+      /slurm: staged 3 files \(the rule's module and inputs\) through the remote cache http:\/\/127\.0\.0\.1:\d+ \(3 sent, 2\.0 MiB/,
     );
     assert.match(
       res.stdout,
@@ -190,7 +192,7 @@ test("staging 'remote-cache': a corrupt input object on the server is refused on
     assert.match(
       res.stdout + res.stderr,
       new RegExp(
-        `cannot stage the inputs on \\S+ from the remote cache http://127\\.0\\.0\\.1:18413: input ${r.dir}/data/big\\.bin: object ${sha(big).slice(0, 12)}… arrived with sha256 ${sha(Buffer.alloc(big.length, 7)).slice(0, 12)}… \\(${big.length} bytes\\): corrupt download, refused`,
+        `cannot stage the inputs on \\S+ from the remote cache http://127\\.0\\.0\\.1:${PORT}: input ${r.dir}/data/big\\.bin: object ${sha(big).slice(0, 12)}… arrived with sha256 ${sha(Buffer.alloc(big.length, 7)).slice(0, 12)}… \\(${big.length} bytes\\): corrupt download, refused`,
       ),
     );
     assert.equal(fs.existsSync(path.join(r.dir, 'out/upper.txt')), false);

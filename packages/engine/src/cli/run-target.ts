@@ -229,9 +229,8 @@ async function openNodeRemote(
   const map = scratchMapper(spec.job.root, ws);
   const job = mapJob(spec.job, map);
   try {
-    fs.mkdirSync(ws, { recursive: true });
     const t0 = performance.now();
-    const got = await fetchInputs(store, r, map);
+    const got = await fetchInputs(store, r, { ws, keep: job.stateDir, map });
     say(
       `rc1-build: ${target}: fetched ${got.files} files (the rule's module and inputs, ${fmtBytes(got.bytes)}, sha256 checked) from the remote cache ${store.describe} into ${ws} in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );

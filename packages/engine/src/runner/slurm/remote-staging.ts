@@ -21,14 +21,15 @@
 // a job's result will be, and a requeued job (same job id) writes to the same key, tagged with its
 // restart count like result.json. The node's state dir lives in its scratch workspace, one per
 // workspace and target: a job requeued onto the same node, or the next build's job for the target
-// that lands there, resumes from it; on another node the rule starts over.
+// that lands there, resumes from it; on another node the rule starts over. Everything else an
+// earlier run left in the scratch workspace is deleted before the inputs are fetched.
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashFileSync } from '../../hash/hash-file.ts';
 import type { Signer, TrustedKey } from '../../cache/remote/signing.ts';
 import type { BlobStore } from '../../cache/remote/store.ts';
-import { listTree } from '../../util/fs.ts';
+import { listTree, lstatOrNull, rmrf } from '../../util/fs.ts';
 import type { HashedOutput, Job } from '../protocol.ts';
 import type { NodeResult, RemoteOutput, RemoteStagingSpec, StagedFile } from './job-file.ts';
 
@@ -116,9 +117,42 @@ export function mapJob(job: Omit<Job, 'id'>, map: (p: string) => string): Omit<J
   };
 }
 
-/** Download one object to `dest` (replaced), checking its digest. */
-async function fetchTo(store: BlobStore, sha256: string, size: number, dest: string, what: string): Promise<void> {
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
+/**
+ * Make `dir` and its parents below `root` (which exists), refusing a symbolic link or a
+ * non-directory on the way: a fetch never writes through a link it finds.
+ */
+function mkdirBelow(root: string, dir: string, what: string): void {
+  const rel = path.relative(root, dir);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${what}: ${dir} is outside ${root}, refused`);
+  let d = root;
+  for (const seg of rel.split(path.sep).filter(Boolean)) {
+    d = path.join(d, seg);
+    let st = lstatOrNull(d);
+    if (!st) {
+      try {
+        fs.mkdirSync(d);
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'EEXIST') throw e;
+      }
+      st = fs.lstatSync(d);
+    }
+    if (!st.isDirectory())
+      throw new Error(
+        `${what}: ${d} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}; a fetch never writes through it, refused`,
+      );
+  }
+}
+
+/** Download one object to `dest` (replaced; no link followed below `root`), checking its digest. */
+async function fetchTo(
+  store: BlobStore,
+  sha256: string,
+  size: number,
+  root: string,
+  dest: string,
+  what: string,
+): Promise<void> {
+  mkdirBelow(root, path.dirname(dest), what);
   fs.rmSync(dest, { force: true });
   const got = await store.download('cas', sha256, dest);
   if (!got)
@@ -131,22 +165,58 @@ async function fetchTo(store: BlobStore, sha256: string, size: number, dest: str
   }
 }
 
-/** The node's side: fetch the module and the inputs into the scratch workspace. */
+/**
+ * The node's side, before fetching: empty the scratch workspace `ws` of whatever an earlier run
+ * left there (a job stopped by a signal, a time limit or the OOM killer keeps its dir; so does a
+ * failed staging), all but the rule's state dir `keep`, which a resumed run needs. Links are
+ * removed, never followed; a link or a file where the state dir or one of its parents should be
+ * is removed too (the rule starts over).
+ */
+export function clearScratch(ws: string, keep: string): void {
+  const top = lstatOrNull(ws);
+  if (top && !top.isDirectory()) fs.rmSync(ws, { force: true });
+  fs.mkdirSync(ws, { recursive: true });
+  const rel = path.relative(ws, keep);
+  const segs = rel.startsWith('..') || path.isAbsolute(rel) ? [] : rel.split(path.sep).filter(Boolean);
+  if (!segs.length) {
+    for (const f of fs.readdirSync(ws)) rmrf(path.join(ws, f));
+    return;
+  }
+  let d = ws;
+  for (const seg of segs) {
+    for (const f of fs.readdirSync(d)) if (f !== seg) rmrf(path.join(d, f));
+    d = path.join(d, seg);
+    const st = lstatOrNull(d);
+    if (!st) return;
+    if (!st.isDirectory()) {
+      rmrf(d);
+      return;
+    }
+  }
+}
+
+/**
+ * The node's side: fetch the module and the inputs into the scratch workspace `ws`, emptied first
+ * but for the rule's state dir `keep` (clearScratch): the rule sees the files the build listed,
+ * and only those.
+ */
 export async function fetchInputs(
   store: BlobStore,
   spec: RemoteStagingSpec,
-  map: (p: string) => string,
+  into: { ws: string; keep: string; map: (p: string) => string },
 ): Promise<{ files: number; bytes: number }> {
+  const { ws, map } = into;
+  clearScratch(ws, into.keep);
   let bytes = 0;
   await each(spec.files, IN_FLIGHT, async (f) => {
     const dest = map(f.path);
-    await fetchTo(store, f.sha256, f.size, dest, `input ${f.path}`);
+    await fetchTo(store, f.sha256, f.size, ws, dest, `input ${f.path}`);
     if (f.exec) fs.chmodSync(dest, 0o755);
     bytes += f.size;
   });
   for (const [p, target] of Object.entries(spec.links)) {
     const dest = map(p);
-    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    mkdirBelow(ws, path.dirname(dest), `input ${p}`);
     fs.rmSync(dest, { force: true });
     fs.symlinkSync(target, dest);
   }
@@ -235,21 +305,24 @@ export async function fetchResult(
  */
 export async function fetchOutput(store: BlobStore, o: { tmp: string }, sent: RemoteOutput): Promise<void> {
   fs.rmSync(o.tmp, { recursive: true, force: true });
-  if (!sent.dir) return fetchTo(store, sent.sha256, sent.size, o.tmp, `output ${sent.path}`);
+  if (!sent.dir) {
+    fs.mkdirSync(path.dirname(o.tmp), { recursive: true });
+    return fetchTo(store, sent.sha256, sent.size, path.dirname(o.tmp), o.tmp, `output ${sent.path}`);
+  }
   const l = sent.listing;
   if (!l) throw new Error(`output ${sent.path}: the job's result lists no files for this directory`);
   fs.mkdirSync(o.tmp, { recursive: true });
   const entries = Object.entries(l.files);
   for (const [rel] of [...entries, ...Object.entries(l.links ?? {})]) {
-    const norm = path.posix.normalize(rel);
-    if (rel === '' || path.isAbsolute(rel) || norm !== rel || norm.startsWith('../'))
+    // per segment, as remote-cache.ts checks an entry's listing: no '', '.' or '..' anywhere
+    if (rel === '' || path.isAbsolute(rel) || rel.split('/').some((s) => s === '..' || s === '.' || s === ''))
       throw new Error(`output ${sent.path}: the job's result names ${JSON.stringify(rel)}, outside the directory`);
   }
   await each(entries, IN_FLIGHT, ([rel, [sha, size]]) =>
-    fetchTo(store, sha, size, path.join(o.tmp, rel), `output ${sent.path}/${rel}`),
+    fetchTo(store, sha, size, o.tmp, path.join(o.tmp, rel), `output ${sent.path}/${rel}`),
   );
   for (const [rel, target] of Object.entries(l.links ?? {})) {
-    fs.mkdirSync(path.dirname(path.join(o.tmp, rel)), { recursive: true });
+    mkdirBelow(o.tmp, path.dirname(path.join(o.tmp, rel)), `output ${sent.path}/${rel}`);
     fs.symlinkSync(target, path.join(o.tmp, rel));
   }
 }
