@@ -87,9 +87,13 @@ function runShard(shard: Shard, dir: string, index: number, reporter: string): P
   fs.writeFileSync(entry, shard.files.map((f) => `import ${JSON.stringify(pathToFileURL(f).href)};\n`).join(''));
   const t0 = performance.now();
   return new Promise((resolve) => {
+    // Run under `node --test` (the slow tier's test of this runner), NODE_TEST_CONTEXT would make the
+    // child report to a parent runner in its binary protocol instead of through the reporter.
+    const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' };
+    delete env.NODE_TEST_CONTEXT;
     const child = spawn(process.execPath, ['--import', 'tsx', `--test-reporter=${reporter}`, entry], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
+      env,
     });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => chunks.push(c));
