@@ -10,6 +10,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runTraining, type TrainConfig } from '../../lib/train/index.ts';
+import { syntheticRollouts } from '../../lib/rollouts/index.ts';
+import { heuristicBase } from '../../lib/scoring/heuristic-provider.ts';
 import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
 
 function workspace(): string {
@@ -197,78 +199,79 @@ test('a rerun of a completed run with the same config and inputs retrains nothin
   }
 });
 
+/** A workspace with 45 scenarios' scored synthetic rollouts (4 candidates each): the dpo strategy's inputs. */
+const mk = (): string => {
+  const root = workspace();
+  const scen = makeScenarios(45);
+  const rollouts = syntheticRollouts(scen, {
+    seed: 3,
+    candidates: 4,
+    policy: 'fixture',
+    rates: {
+      wrong_answer: 0.25,
+      missing_tool_call: 0.3,
+      unnecessary_clarification: 0.3,
+      skipped_clarification: 0.4,
+      verbosity: 0.2,
+    },
+  });
+  fs.writeFileSync(
+    path.join(root, 'data/pool_rollouts.jsonl'),
+    rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n',
+  );
+  fs.writeFileSync(
+    path.join(root, 'data/scores.jsonl'),
+    rollouts
+      .map((r) =>
+        JSON.stringify({
+          rollout_id: r.rollout_id,
+          scenario_id: r.scenario_id,
+          status: 'scored',
+          scores: heuristicBase(r).scores,
+          samples: [],
+        }),
+      )
+      .join('\n') + '\n',
+  );
+  return root;
+};
+/** One dpo training run in the workspace (aborted after a step when asked). */
+const run = async (root: string, config: TrainConfig, abortAfterStep?: number) => {
+  const out = fs.mkdtempSync(path.join(root, 'out-'));
+  fs.mkdirSync(path.join(out, 'ck'));
+  const ac = new AbortController();
+  const lines: string[] = [];
+  const res = await runTraining({
+    root,
+    workDir: path.join(root, '.rc1/state/train'),
+    profile: 'dev',
+    config,
+    env: {},
+    forced: false,
+    codeHash: 'c0de',
+    signal: ac.signal,
+    inputs: {
+      scenarios: [path.join(root, 'data/scenarios.jsonl')],
+      weights: [path.join(root, 'data/weights.json')],
+      rollouts: [path.join(root, 'data/pool_rollouts.jsonl')],
+      scores: [path.join(root, 'data/scores.jsonl')],
+    },
+    log: (l) => {
+      lines.push(l);
+      if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort();
+    },
+    progress: () => {},
+    outputs: {
+      checkpoints: path.join(out, 'ck'),
+      log: path.join(out, 'train.log'),
+      metrics: path.join(out, 'metrics.jsonl'),
+      effectiveConfig: path.join(out, 'cfg.yaml'),
+    },
+  });
+  return { ...res, lines, out };
+};
+
 test('dpo: pairs of best- and worst-reward scored candidates move the policy, and resume is exact too', async () => {
-  const { syntheticRollouts } = await import('../../lib/rollouts/index.ts');
-  const { heuristicBase } = await import('../../lib/scoring/heuristic-provider.ts');
-  const mk = (): string => {
-    const root = workspace();
-    const scen = makeScenarios(45);
-    const rollouts = syntheticRollouts(scen, {
-      seed: 3,
-      candidates: 4,
-      policy: 'fixture',
-      rates: {
-        wrong_answer: 0.25,
-        missing_tool_call: 0.3,
-        unnecessary_clarification: 0.3,
-        skipped_clarification: 0.4,
-        verbosity: 0.2,
-      },
-    });
-    fs.writeFileSync(
-      path.join(root, 'data/pool_rollouts.jsonl'),
-      rollouts.map((r) => JSON.stringify(r)).join('\n') + '\n',
-    );
-    fs.writeFileSync(
-      path.join(root, 'data/scores.jsonl'),
-      rollouts
-        .map((r) =>
-          JSON.stringify({
-            rollout_id: r.rollout_id,
-            scenario_id: r.scenario_id,
-            status: 'scored',
-            scores: heuristicBase(r).scores,
-            samples: [],
-          }),
-        )
-        .join('\n') + '\n',
-    );
-    return root;
-  };
-  const run = async (root: string, config: TrainConfig, abortAfterStep?: number) => {
-    const out = fs.mkdtempSync(path.join(root, 'out-'));
-    fs.mkdirSync(path.join(out, 'ck'));
-    const ac = new AbortController();
-    const lines: string[] = [];
-    const res = await runTraining({
-      root,
-      workDir: path.join(root, '.rc1/state/train'),
-      profile: 'dev',
-      config,
-      env: {},
-      forced: false,
-      codeHash: 'c0de',
-      signal: ac.signal,
-      inputs: {
-        scenarios: [path.join(root, 'data/scenarios.jsonl')],
-        weights: [path.join(root, 'data/weights.json')],
-        rollouts: [path.join(root, 'data/pool_rollouts.jsonl')],
-        scores: [path.join(root, 'data/scores.jsonl')],
-      },
-      log: (l) => {
-        lines.push(l);
-        if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort();
-      },
-      progress: () => {},
-      outputs: {
-        checkpoints: path.join(out, 'ck'),
-        log: path.join(out, 'train.log'),
-        metrics: path.join(out, 'metrics.jsonl'),
-        effectiveConfig: path.join(out, 'cfg.yaml'),
-      },
-    });
-    return { ...res, lines, out };
-  };
   const config = smallConfig({
     train: { strategy: 'dpo', dpo: { beta: 0.1, batch: 8 }, checkpoint: { every: 4, keep_last: 2 } },
     ppo: { steps: 6 },
@@ -276,7 +279,10 @@ test('dpo: pairs of best- and worst-reward scored candidates move the policy, an
   const [a, b] = [mk(), mk()];
   try {
     const straight = await run(a, config);
-    assert.match(straight.lines.join('\n'), /dpo: \d+ preference pairs \(best vs worst RC1 reward\)/);
+    assert.match(
+      straight.lines.join('\n'),
+      /dpo: \d+ preference pairs \(best vs worst RC1 reward among other action sequences\)/,
+    );
     const m = fs
       .readFileSync(path.join(straight.out, 'metrics.jsonl'), 'utf8')
       .trim()
@@ -298,5 +304,36 @@ test('dpo: pairs of best- and worst-reward scored candidates move the policy, an
   } finally {
     fs.rmSync(a, { recursive: true, force: true });
     fs.rmSync(b, { recursive: true, force: true });
+  }
+});
+
+test('dpo: every pair differs in its actions, and the DPO loss falls over training', async () => {
+  const root = mk();
+  try {
+    const config = smallConfig({
+      train: { strategy: 'dpo', dpo: { beta: 0.1, batch: 8 }, checkpoint: { every: 40, keep_last: 1 } },
+      ppo: { steps: 40, lr: 1e-2 },
+    });
+    const r = await run(root, config);
+    const said = /dpo: (\d+) preference pairs .* (\d+) without a pair \((\d+) of them because/.exec(r.lines.join('\n'));
+    assert.ok(said, 'the log counts the pairs and the scenarios without one');
+    assert.ok(Number(said[1]) > 0, 'the fixture gives pairs');
+    assert.ok(Number(said[3]) > 0, 'some scenarios have only same-action candidates below the best: the filter acts');
+    const loss = fs
+      .readFileSync(path.join(r.out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { loss: { policy: number } }).loss.policy);
+    const mean = (xs: number[]): number => xs.reduce((a, x) => a + x, 0) / xs.length;
+    const [first, last] = [mean(loss.slice(0, 10)), mean(loss.slice(-10))];
+    // A pair of identical action paths sits at ln 2 with no gradient; real pairs start there
+    // (policy = reference) and fall as the policy separates them.
+    assert.ok(Math.abs(loss[0]! - Math.LN2) < 1e-6, `the first step's loss is ln 2 (policy = reference): ${loss[0]}`);
+    assert.ok(
+      last < first - 0.005,
+      `mean DPO loss of the last 10 steps ${last.toFixed(5)} < first 10 ${first.toFixed(5)} - 0.005`,
+    );
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
   }
 });

@@ -37,7 +37,7 @@ export async function createStrategy(
       }
       const { pairs, stats } = await buildPairs(rollouts, scores, data.train, data.env, reference, root);
       log(
-        `dpo: ${stats.pairs} preference pairs (best vs worst RC1 reward) from ${stats.scenarios} training scenarios; ${stats.noPair} without a pair`,
+        `dpo: ${stats.pairs} preference pairs (best vs worst RC1 reward among other action sequences) from ${stats.scenarios} training scenarios; ${stats.noPair} without a pair (${stats.sameActions} of them because every lower-reward candidate takes the best one's actions)`,
       );
       if (pairs.length === 0)
         throw new RuleError(

@@ -1,12 +1,17 @@
 // Preference pairs for the `dpo` strategy, from scored rollouts: per training scenario, the
-// candidate with the highest RC1 reward (chosen) and the one with the lowest (rejected), the
-// reward computed from the candidate's median judge scores (data/scores/scores.jsonl) with the
-// calibrated weights, the over-clarification penalty and the difficulty factor (env/reward.ts).
-// Scenarios with fewer than two scored candidates, or whose best and worst tie, give no pair.
+// candidate with the highest RC1 reward (chosen) and the one with the lowest reward among those
+// whose action sequence differs from the chosen one's (rejected), the reward computed from the
+// candidate's median judge scores (data/scores/scores.jsonl) with the calibrated weights, the
+// over-clarification penalty and the difficulty factor (env/reward.ts).
 // Each trajectory becomes the policy's action sequence (clarify → ask, wiki / calc call → wiki /
-// calc, thoughts → no action, the final answer → answer) replayed through simulated-dialogue-v2
-// to get the observation before each action; the reference policy's log-probabilities of those
-// actions are computed once here.
+// calc, thoughts → no action, the final answer → answer) replayed through the training
+// environment to get the observation before each action; the reference policy's
+// log-probabilities of those actions are computed once here.
+// No pair comes from a scenario with fewer than two scored candidates, or whose best and worst
+// tie, or whose lower-reward candidates all take the chosen one's actions (they differ only in
+// the answer's correctness or wording, which the policy does not choose: such a pair's two paths
+// are the same states and actions, so its DPO margin is 0 whatever the policy, its loss ln 2 and
+// its gradient zero — it would only dilute every batch).
 import { readValidated, rolloutSchema, type Rollout, type Trajectory } from '../../rollouts/index.ts';
 import { readScores } from '../../scoring/score-record.ts';
 import { ANSWER, ASK, CALC, WIKI, newState, stepEnv, type EnvOptions } from '../env/dialogue-env.ts';
@@ -70,6 +75,12 @@ export interface PairStats {
   scenarios: number;
   pairs: number;
   noPair: number;
+  /** Of noPair: scenarios whose lower-reward candidates all take the best candidate's actions. */
+  sameActions: number;
+}
+
+function sameActions(a: ActionPath, b: ActionPath): boolean {
+  return a.actions.length === b.actions.length && a.actions.every((x, i) => x === b.actions[i]);
 }
 
 export async function buildPairs(
@@ -102,6 +113,7 @@ export async function buildPairs(
   }
   const pairs: PreferencePair[] = [];
   let noPair = 0;
+  let same = 0;
   for (const spec of train) {
     const c = candidates.get(spec.id) ?? [];
     if (c.length < 2) {
@@ -110,17 +122,25 @@ export async function buildPairs(
     }
     const sorted = [...c].sort((a, b) => b.reward - a.reward || a.r.candidate_index - b.r.candidate_index);
     const best = sorted[0]!;
-    const worst = sorted[sorted.length - 1]!;
-    if (best.reward - worst.reward < 1e-9) {
+    if (best.reward - sorted[sorted.length - 1]!.reward < 1e-9) {
       noPair += 1;
       continue;
     }
-    pairs.push({
-      scenarioId: spec.id,
-      chosen: replayPath(spec, trajectoryActions(best.r.trajectory), env, reference),
-      rejected: replayPath(spec, trajectoryActions(worst.r.trajectory), env, reference),
-      rewardGap: best.reward - worst.reward,
-    });
+    const chosen = replayPath(spec, trajectoryActions(best.r.trajectory), env, reference);
+    let rejected: { path: ActionPath; reward: number } | null = null;
+    for (let i = sorted.length - 1; i > 0 && best.reward - sorted[i]!.reward >= 1e-9; i--) {
+      const path = replayPath(spec, trajectoryActions(sorted[i]!.r.trajectory), env, reference);
+      if (!sameActions(path, chosen)) {
+        rejected = { path, reward: sorted[i]!.reward };
+        break;
+      }
+    }
+    if (rejected === null) {
+      noPair += 1;
+      same += 1;
+      continue;
+    }
+    pairs.push({ scenarioId: spec.id, chosen, rejected: rejected.path, rewardGap: best.reward - rejected.reward });
   }
-  return { pairs, stats: { scenarios: train.length, pairs: pairs.length, noPair } };
+  return { pairs, stats: { scenarios: train.length, pairs: pairs.length, noPair, sameActions: same } };
 }
