@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { HttpStore } from '../../packages/engine/src/cache/remote/http-store.ts';
 import { generateSigningKey, parsePrivateKey, Signer } from '../../packages/engine/src/cache/remote/signing.ts';
-import { fetchResult, resultDocument } from '../../packages/engine/src/runner/slurm/remote-staging.ts';
+import { fetchResult, resultDocument, scratchJobDir } from '../../packages/engine/src/runner/slurm/remote-staging.ts';
 import { type Nginx, startNginx } from '../helpers/cache-servers.ts';
 import { TestRig } from '../helpers/rig.ts';
 import { execFileSync } from 'node:child_process';
@@ -65,11 +65,11 @@ export default defineRule({
 });
 `;
 
-function rig(input: string, scratch: string, signing: boolean): TestRig {
+function rig(input: string, scratch: string, signing: boolean, url = nginx!.url): TestRig {
   return new TestRig({
     'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({
-  remoteCache: { url: '${nginx!.url}', ${signing ? `signingKeyEnv: 'RC1_TEST_SIGNING_KEY', trustedKeys: { ci: '${KEY.publicKey}' }` : ''} },
+  remoteCache: { url: '${url}', ${signing ? `signingKeyEnv: 'RC1_TEST_SIGNING_KEY', trustedKeys: { ci: '${KEY.publicKey}' }` : ''} },
   targets: [
     defineTarget({ name: 'stage', rule: 'rules/stage.ts', inputs: { src: 'data/in.txt', big: 'data/big.bin' },
       outputs: ['out/upper.txt', 'out/tree/'],
@@ -91,6 +91,10 @@ function bigInput(r: TestRig, seed: string): Buffer {
 }
 
 const sha = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+/** The job's dir on the (one) node: <scratch>/rc1-<uid>/rc1-<target>-<12 hex of host and workspace>. */
+const jobDirOf = (scratch: string, r: TestRig, target: string): { top: string; dir: string } =>
+  scratchJobDir(scratch, { uid: process.getuid?.() ?? 0, host: os.hostname(), root: r.dir }, target);
 
 /** The requests nginx logged since `from` lines: "METHOD /ns/<key> status". */
 function requests(from: number): string[] {
@@ -116,7 +120,8 @@ test("staging 'remote-cache': the job fetches module and inputs by digest into i
     assert.ok(id, res.stdout);
     assert.equal(jobFields(id).JobState, 'COMPLETED');
     // the rule ran in the node's scratch workspace, never in the build's
-    const ws = path.join(scratch, `rc1-stage-${sha(r.dir).slice(0, 12)}`, 'ws');
+    const where = jobDirOf(scratch, r, 'stage');
+    const ws = path.join(where.dir, 'ws');
     assert.match(res.stdout, new RegExp(`stage: input at ${ws}/data/in\\.txt`));
     assert.match(res.stdout, new RegExp(`stage: root ${ws}, cwd ${scratch}, job ${id}`));
     assert.doesNotMatch(res.stdout, new RegExp(`stage: .*${r.dir}`), 'no workspace path reached the rule');
@@ -139,9 +144,12 @@ test("staging 'remote-cache': the job fetches module and inputs by digest into i
     assert.equal(manifest.artifacts.find((a) => a.path === 'out/upper.txt')?.sha256, sha('HELLO REMOTE STAGING\n'));
     // the job left nothing in its scratch dir once the build had its result
     assert.deepEqual(
-      fs.readdirSync(scratch).filter((f) => f.startsWith('rc1-stage-')),
+      fs.readdirSync(where.top).filter((f) => f.startsWith('rc1-stage-')),
       [],
     );
+    // this user's scratch dir on the node is this user's alone; the script holding the job file too
+    assert.equal(fs.statSync(where.top).mode & 0o777, 0o700);
+    assert.equal(fs.statSync(path.join(r.dir, '.rc1/slurm/stage/job.sh')).mode & 0o777, 0o700);
     // what nginx saw: the build sent the inputs (the 2 MiB one after a HEAD), the node fetched
     // them, sent the outputs (the 2 MiB copy is the input's object: HEAD found it) and its result
     const got = requests(from);
@@ -354,7 +362,7 @@ export default definePipeline({
     execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
     assert.equal(await exit, 0, out);
     assert.equal(jobFields(id).Restarts, '1');
-    const state = path.join(scratch, `rc1-count-${sha(r.dir).slice(0, 12)}`, 'ws', '.rc1', 'state', 'count');
+    const state = path.join(jobDirOf(scratch, r, 'count').dir, 'ws', '.rc1', 'state', 'count');
     assert.match(out, new RegExp(`count: state in ${state}`), 'the state dir is in the scratch workspace');
     assert.match(out, /count: resuming after step [2-7]\n/);
     assert.match(r.read('out/count.txt'), /^counted to 8, started at 0, [2-7]\n$/);
@@ -397,5 +405,66 @@ export default definePipeline({
   } finally {
     r.cleanup();
     fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+test("staging 'remote-cache': credentials in the cache's URL reach the job in its environment, never in job.sh; the node's log names the URL without them", {
+  skip,
+}, () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-node-scratch-'));
+  const basic = `Basic ${Buffer.from('rc1user:s3cret-pw').toString('base64')}`;
+  const authed = startNginx({ port: PORT + 1, authHeader: basic });
+  const r = rig('with credentials\n', scratch, false, authed.url.replace('http://', 'http://rc1user:s3cret-pw@'));
+  try {
+    bigInput(r, 'creds');
+    const res = r.run(['-v']);
+    // nginx answers 401 to a request without the header: the node's fetches and uploads had it
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.equal(r.read('out/upper.txt'), 'WITH CREDENTIALS\n');
+    const script = r.read('.rc1/slurm/stage/job.sh');
+    assert.doesNotMatch(script, /s3cret-pw|rc1user/);
+    assert.doesNotMatch(script, new RegExp(Buffer.from('rc1user:s3cret-pw').toString('base64')));
+    assert.doesNotMatch(res.stdout + res.stderr, /s3cret-pw/);
+  } finally {
+    r.cleanup();
+    authed.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+test("staging 'remote-cache': a per-user scratch dir on the node that is a symbolic link or another user's is refused, and nothing is written through it", {
+  skip: skip || (process.getuid?.() !== 0 && 'needs root to make a directory owned by another user'),
+}, () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-node-scratch-'));
+  const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-elsewhere-'));
+  const r = rig('planted\n', scratch, false);
+  try {
+    bigInput(r, 'planted');
+    const { top } = jobDirOf(scratch, r, 'stage');
+    fs.symlinkSync(elsewhere, top);
+    let res = r.run(['-v']);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.match(
+      res.stdout + res.stderr,
+      /is not a directory of \S+'s \(a symbolic link, or made by another user\): refused/,
+    );
+    assert.deepEqual(fs.readdirSync(elsewhere), [], 'nothing was written through the link');
+    fs.rmSync(top);
+    fs.mkdirSync(top, { mode: 0o777 });
+    fs.chmodSync(top, 0o777);
+    fs.chownSync(top, 65534, 65534); // nobody's
+    res = r.run(['-v']);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.match(res.stdout + res.stderr, /made by another user\): refused/);
+    assert.deepEqual(fs.readdirSync(top), [], 'no job dir made in it');
+    // once it is gone, the job makes its own
+    fs.rmSync(top, { recursive: true });
+    res = r.run(['-v']);
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.equal(fs.statSync(top).mode & 0o777, 0o700);
+  } finally {
+    r.cleanup();
+    fs.rmSync(scratch, { recursive: true, force: true });
+    fs.rmSync(elsewhere, { recursive: true, force: true });
   }
 });

@@ -211,13 +211,14 @@ async function openNodeRemote(
 ): Promise<NodeRemote | { failed: number }> {
   const r = spec.remote!;
   const target = spec.job.target;
-  const ws = path.join(dir, 'ws'); // dir: <scratch>/rc1-<target>-<workspace hash>, made by job.sh
+  const ws = path.join(dir, 'ws'); // dir: <scratch>/rc1-<uid>/rc1-<target>-<12 hex> (scratchJobDir), made by job.sh
   let store: BlobStore;
   try {
     const { openStore } = await import('../cache/remote/open-remote.ts');
     store = await openStore(r.remote, process.env, r.remote.maxInFlight ?? 16, r.remote.timeoutMs ?? 10_000);
   } catch (e) {
-    say(`rc1-build: ${target}: cannot open the remote cache ${r.remote.url}: ${(e as Error).message}`);
+    const { describeUrl } = await import('../cache/remote/http-store.ts');
+    say(`rc1-build: ${target}: cannot open the remote cache ${describeUrl(r.remote.url)}: ${(e as Error).message}`);
     return { failed: 1 };
   }
   let signer: Signer | null = null;

@@ -121,7 +121,7 @@ export interface RemoteStagingSpec {
   remote: StagingRemote;
   /** /ac/ key of the node's result document (sha256 of a random nonce). */
   resultKey: string;
-  /** The node's scratch dir (absolute); the job works in <scratch>/rc1-<target>-<12 hex of sha256 of the workspace path>. */
+  /** The node's scratch dir (absolute); the job works in scratchJobDir's <scratch>/rc1-<uid>/rc1-<target>-<12 hex>. */
   scratch: string;
   /** The compiled rule module and every input file (directories expanded). */
   files: StagedFile[];

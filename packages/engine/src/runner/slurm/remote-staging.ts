@@ -40,6 +40,46 @@ const BIG = 1 << 20;
 /** Transfers in flight at once. */
 const IN_FLIGHT = 16;
 
+/**
+ * Where a job works on its node: <scratch>/rc1-<uid>/ (the build's user id: Slurm runs the job as
+ * that user; made 0700 by the job, which refuses it when it is a link or another user's) holding
+ * rc1-<target>-<12 hex of sha256 of the build's host name and workspace path>/ — one per
+ * workspace and target (a job requeued onto the same node, or the next build's job for the
+ * target, finds the state dir the last run left; the workspace lock keeps two builds of one
+ * workspace apart), and never the same for two machines whose workspaces share a path.
+ */
+export function scratchJobDir(
+  scratch: string,
+  who: { uid: number; host: string; root: string },
+  target: string,
+): { top: string; dir: string } {
+  const top = path.join(scratch, `rc1-${who.uid}`);
+  const id = createHash('sha256').update(`${who.host}\0${who.root}`).digest('hex').slice(0, 12);
+  return { top, dir: path.join(top, `rc1-${target}-${id}`) };
+}
+
+/**
+ * The remote cache's URL as a job may carry it: no user name or password. Credentials in the URL
+ * (http://user:pass@host/) travel as an Authorization header in the environment variable
+ * AUTH_ENV instead (set for sbatch only; --export=ALL gives it to the job), like authHeader's.
+ */
+export function stagingUrl(url: string): { url: string; basicAuth: string | null } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { url, basicAuth: null };
+  }
+  if (!u.username && !u.password) return { url, basicAuth: null };
+  const basicAuth = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  u.username = '';
+  u.password = '';
+  return { url: u.href, basicAuth };
+}
+
+/** The environment variable that carries the URL's credentials to the job (stagingUrl). */
+export const AUTH_ENV = 'RC1_SLURM_REMOTE_CACHE_AUTH';
+
 export function newResultKey(): string {
   return createHash('sha256').update(randomBytes(32)).digest('hex');
 }

@@ -34,6 +34,8 @@ export interface SubmitSpec {
   /** --output (stdout and stderr together; %j is the job id). Appended to across requeues. */
   output: string;
   resources: SlurmResources;
+  /** sbatch's environment (--export=ALL gives it to the job); default: the build's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** What a failed Slurm command said; `stderr` is Slurm's own message (e.g. "invalid partition specified"). */
@@ -52,13 +54,18 @@ export class SlurmCommandError extends Error {
 
 const COMMAND_TIMEOUT_MS = 60_000;
 
-async function run(cmd: string, args: string[], timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
+async function run(
+  cmd: string,
+  args: string[],
+  timeoutMs = COMMAND_TIMEOUT_MS,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   const { execFile } = await import('node:child_process'); // loaded by Slurm builds only, not by every command
   return new Promise((resolve, reject) => {
     execFile(
       cmd,
       args,
-      { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env },
       (err, stdout, stderr) => {
         if (err) {
           const e = err as NodeJS.ErrnoException & { code?: number | string; signal?: string | null };
@@ -98,7 +105,7 @@ export function sbatchArgs(spec: SubmitSpec): string[] {
 
 /** Submits the job; returns its id. sbatch's refusal (bad partition, too much memory…) throws SlurmCommandError. */
 export async function submit(spec: SubmitSpec): Promise<string> {
-  const out = (await run('sbatch', sbatchArgs(spec))).trim();
+  const out = (await run('sbatch', sbatchArgs(spec), COMMAND_TIMEOUT_MS, spec.env ?? process.env)).trim();
   // --parsable prints "jobid" or "jobid;cluster"
   const id = out.split('\n').pop()!.split(';')[0]!.trim();
   if (!/^\d+$/.test(id))

@@ -24,14 +24,17 @@ import { fileURLToPath } from 'node:url';
 import type { SlurmExecutor, UserRemoteCache } from '../../api/index.ts';
 import type { TrustedKey } from '../../cache/remote/signing.ts';
 import type { BlobStore } from '../../cache/remote/store.ts';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   type RemoteOutput,
   type RemoteStagingSpec,
   fetchOutput,
   fetchResult,
+  AUTH_ENV,
   newResultKey,
+  scratchJobDir,
   stageInputs,
+  stagingUrl,
 } from './remote-staging.ts';
 import { hashOutput } from '../hash-output.ts';
 import type { HashedOutput, Job, JobFailure, JobSuccess } from '../protocol.ts';
@@ -148,20 +151,33 @@ export class SlurmRunner {
     const env = Object.fromEntries(Object.entries(job.env).filter(([k]) => !secrets.has(k)));
     const { cacheDir: _cacheDir, cacheKey: _cacheKey, ...rest } = job; // the build stores its cache copies and entry itself, after the commit
     const remoteStaging = ex.staging === 'remote-cache';
-    let remote: { store: BlobStore; expect: TrustedKey | null; spec: RemoteStagingSpec } | null = null;
+    let remote: {
+      store: BlobStore;
+      expect: TrustedKey | null;
+      spec: RemoteStagingSpec;
+      /** The URL's credentials as a header value, for the job's environment (never in job.sh). */
+      basicAuth: string | null;
+    } | null = null;
     if (remoteStaging) {
       try {
         const { store, expect } = await this.openStore();
         const t0 = performance.now();
         const staged = await stageInputs(store, job);
         const d = this.remote!.decl;
+        const u = stagingUrl(d.url);
+        const basicAuth = d.authHeader ? null : u.basicAuth; // a declared authHeader wins, as in HttpStore
         remote = {
           store,
           expect,
+          basicAuth,
           spec: {
             remote: {
-              url: d.url,
-              ...(d.authHeader ? { authHeader: d.authHeader } : {}),
+              url: u.url,
+              ...(d.authHeader
+                ? { authHeader: d.authHeader }
+                : basicAuth
+                  ? { authHeader: { name: 'Authorization', env: AUTH_ENV } }
+                  : {}),
               ...(d.timeoutMs ? { timeoutMs: d.timeoutMs } : {}),
               ...(d.maxInFlight ? { maxInFlight: d.maxInFlight } : {}),
               ...(d.s3 ? { s3: d.s3 } : {}),
@@ -201,22 +217,31 @@ export class SlurmRunner {
     } else {
       // The node does not see .rc1/slurm/: the job file travels in the script (sbatch sends it).
       const eof = `RC1_JOB_${randomBytes(8).toString('hex')}`;
-      // One dir per workspace and target, so a job requeued onto the same node, or the next
-      // build's job for the target, finds the state dir the last run left (the workspace lock
-      // keeps two builds of one workspace apart).
-      const jobDir = shQuote(
-        path.join(
-          remote.spec.scratch,
-          `rc1-${job.target}-${createHash('sha256').update(this.root).digest('hex').slice(0, 12)}`,
-        ),
+      // <scratch>/rc1-<uid>/ is this user's alone (0700, refused when it is a link or another
+      // user's); in it, one dir per build host, workspace and target (scratchJobDir).
+      const where = scratchJobDir(
+        remote.spec.scratch,
+        { uid: process.getuid?.() ?? 0, host: os.hostname(), root: this.root },
+        job.target,
       );
+      const top = shQuote(where.top);
+      const jobDir = shQuote(where.dir);
       script = [
         '#!/bin/sh',
         `# rc1-build: runs the rule of target ${job.target} on this job's node (written by the build; staging remote-cache:`,
         '# the job file follows; the inputs come from the remote cache into a scratch workspace)',
         'set -e',
         'umask 077',
+        `mkdir -m 700 ${top} 2>/dev/null || :`,
+        `if [ -L ${top} ] || [ ! -d ${top} ] || [ ! -O ${top} ]; then`,
+        `  echo "rc1-build: ${where.top.replace(/["\\$`]/g, '')} is not a directory of $(id -un)'s (a symbolic link, or made by another user): refused; remove it, or set the executor's scratch" >&2`,
+        '  exit 1',
+        'fi',
+        `chmod 700 ${top}`,
+        `if [ -L ${jobDir} ]; then rm -f ${jobDir}; fi`,
         `mkdir -p ${jobDir}`,
+        `rm -f ${jobDir}/job.json`,
+        'set -C',
         `cat > ${jobDir}/job.json <<'${eof}'`,
         JSON.stringify(spec),
         eof,
@@ -224,7 +249,9 @@ export class SlurmRunner {
         '',
       ].join('\n');
     }
-    fs.writeFileSync(files.script, script, { mode: 0o755 });
+    // 0700: the script of a remote-cache job holds its job file (result key, env values).
+    fs.writeFileSync(files.script, script, { mode: 0o700 });
+    fs.chmodSync(files.script, 0o700); // an older job.sh keeps its mode through writeFileSync
     // staging 'remote-cache': the job's output file is on the node, in its scratch dir; it is
     // followed from here when it is visible (a one-node cluster, a shared scratch), and the
     // result brings back its last lines either way.
@@ -239,6 +266,7 @@ export class SlurmRunner {
         cwd: remote ? remote.spec.scratch : this.root,
         output: remote ? path.join(remote.spec.scratch, 'rc1-slurm-%j.out') : files.logPattern,
         resources: ex,
+        ...(remote?.basicAuth ? { env: { ...process.env, [AUTH_ENV]: remote.basicAuth } } : {}),
       });
     } catch (e) {
       const msg = e instanceof SlurmCommandError ? e.stderr.trim() || e.message : (e as Error).message;
