@@ -60,6 +60,8 @@ export class HttpStore implements BlobStore {
   private readonly prefix: string;
   private readonly headers: Record<string, string>;
   private pool: Promise<Pool> | null = null;
+  /** close() was called: every request from then on fails (none opens a new pool). */
+  private closed = false;
 
   constructor(private readonly o: HttpStoreOptions) {
     this.base = new URL(o.url.endsWith('/') ? o.url : `${o.url}/`);
@@ -72,6 +74,7 @@ export class HttpStore implements BlobStore {
   }
 
   private connect(): Promise<Pool> {
+    if (this.closed) return Promise.reject(new StoreError('the remote cache connection is closed'));
     this.pool ??= import('undici').then(
       ({ Pool }) =>
         new Pool(this.base.origin, {
@@ -217,8 +220,10 @@ export class HttpStore implements BlobStore {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const pool = this.pool;
     this.pool = null;
-    if (pool) await (await pool).destroy();
+    // a pool that never opened (undici failed to load) has nothing to destroy
+    if (pool) await (await pool.catch(() => null))?.destroy();
   }
 }

@@ -184,10 +184,15 @@ export class RemoteCache {
     }
     const missing: string[] = [];
     const corrupt: string[] = [];
-    try {
-      await Promise.all(
-        [...needed].map((sha) =>
-          this.limit.run(async () => {
+    // Every download of this lookup has ended when it returns: after the first failure, the ones
+    // still queued do not start (nothing lands in objects/ after the build's cap walk, nothing
+    // reaches the server after its warning), and the ones in flight are waited for.
+    let failed = false;
+    const settled = await Promise.allSettled(
+      [...needed].map((sha) =>
+        this.limit.run(async () => {
+          if (failed || !this.available) return;
+          try {
             const obj = this.local.objectPath(sha);
             if (fs.existsSync(obj)) return;
             fs.mkdirSync(path.dirname(obj), { recursive: true });
@@ -212,13 +217,19 @@ export class RemoteCache {
             } finally {
               fs.rmSync(tmp, { force: true });
             }
-          }),
-        ),
-      );
-    } catch (e) {
-      this.drop(e);
+          } catch (e) {
+            failed = true;
+            throw e;
+          }
+        }),
+      ),
+    );
+    const rejected = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (rejected) {
+      this.drop(rejected.reason);
       return null;
     }
+    if (!this.available) return null;
     if (corrupt.length)
       return this.refuse(
         target,
