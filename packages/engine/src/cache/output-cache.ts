@@ -58,10 +58,22 @@ export class OutputCache {
 
   private addedFd: number | null = null;
 
-  constructor(readonly dir: string) {}
+  /**
+   * `logPerObject`: open, append to and close added.log for each object instead of keeping it
+   * open (a rule worker: a worker terminated mid-job never runs its closeLog(), and a descriptor
+   * belongs to the process, not the thread).
+   */
+  constructor(
+    readonly dir: string,
+    private readonly opts: { logPerObject?: boolean } = {},
+  ) {}
 
   /** Count `bytes` about to be stored as a new object (added.log). */
   private account(bytes: number): void {
+    if (this.opts.logPerObject) {
+      fs.appendFileSync(path.join(this.dir, ADDED_LOG), `${bytes}\n`); // one write, O_APPEND
+      return;
+    }
     if (this.addedFd === null) this.addedFd = fs.openSync(path.join(this.dir, ADDED_LOG), 'a');
     fs.writeSync(this.addedFd, `${bytes}\n`);
   }

@@ -80,6 +80,9 @@ export class WorkerPool implements RuleRunner {
   readonly usesLocalSlot = true;
 
   run(job: RuleJob, hooks: JobHooks): Promise<RuleOutcome> {
+    // after abortAll() or close(): no worker is started (none would ever be terminated)
+    if (this.closed)
+      return Promise.resolve({ ok: false, error: { kind: 'aborted', message: 'the worker pool is closed' } });
     const id = this.nextId++;
     let slot = this.slots.find((s) => s.busy === null);
     if (!slot && this.slots.length < this.size) {

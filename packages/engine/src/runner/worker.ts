@@ -49,7 +49,7 @@ async function run(job: Job): Promise<void> {
     // buffer), larger ones by copy; then the entry, when the engine lets the worker write it (else
     // it is written after the commit). A failure is left to the commit's put(), which retries and
     // reports a write error.
-    cache = job.cacheDir ? new OutputCache(job.cacheDir) : null;
+    cache = job.cacheDir ? new OutputCache(job.cacheDir, { logPerObject: true }) : null; // no fd to leak if terminated
     const jobCache = cache;
     let cacheFailed = false;
     const stored = new Set<string>();
