@@ -148,3 +148,12 @@ test('a lookup against a server that fails one object and then hangs ends within
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("HttpStore.close() resolves when its connection pool never opened (the client failed to load), so the build's cleanup after it still runs", async () => {
+  const store = new HttpStore({ url: 'http://127.0.0.1:9/c', headers: {}, timeoutMs: 1000, maxSockets: 2 });
+  const failed = Promise.reject(new Error('Cannot find package undici'));
+  failed.catch(() => {});
+  (store as unknown as { pool: Promise<unknown> }).pool = failed; // what connect() holds when import('undici') rejected
+  await store.close();
+  await assert.rejects(store.has('cas', 'a'.repeat(64)), /closed/);
+});

@@ -4,7 +4,11 @@
 // request (bench/remote-cache-throughput.ts: 1 000 small GETs, 16 in flight, in about half the
 // time), which is what a restore of many small objects spends. Every request has a connect
 // timeout, a timeout for the answer's headers (restarted while a body is still being sent) and one
-// between body chunks (timeoutMs each): a server silent for timeoutMs fails the request. Downloads are hashed
+// between body chunks (timeoutMs each): a server silent for timeoutMs fails the request. Those
+// measure gaps, so a server trickling a byte now and then would keep a request alive for ever:
+// every request also has a deadline for the whole of it: 2 × timeoutMs (a connect and a wait for
+// the headers) plus its bytes (the body sent, then the answer's content-length, 1 GiB when it
+// gives none) at MIN_RATE. Downloads are hashed
 // on the way and written with O_EXCL. The auth header's value is sent, never put in a message.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -14,6 +18,10 @@ import { type BlobStore, type Body, type Namespace, StoreError } from './store.t
 
 /** Objects up to this size are sent and received as one buffer; bigger ones stream. */
 const SMALL = 1 << 20;
+/** The slowest transfer a request's deadline allows for: 256 KiB/s (1 GiB in about 68 min). */
+export const MIN_RATE = 256 * 1024;
+/** What the deadline assumes of an answer without content-length. */
+const UNKNOWN_LENGTH = 1 << 30;
 
 export interface HttpStoreOptions {
   url: string;
@@ -110,22 +118,68 @@ export class HttpStore implements BlobStore {
     }
   }
 
+  /**
+   * One request under its deadline (see the top of this file): 2 × timeoutMs plus the body's bytes at
+   * MIN_RATE until the answer's headers, then plus the answer's length; cleared once its body is
+   * read or dropped.
+   */
   private async send(pool: Pool, method: string, ns: Namespace, key: string, body?: Body): Promise<Answer> {
+    const sent = !body ? 0 : Buffer.isBuffer(body) ? body.length : body.size;
+    const t0 = Date.now();
+    const ac = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (bytes: number): void => {
+      clearTimeout(timer);
+      const ms = 2 * this.o.timeoutMs + Math.ceil((bytes / MIN_RATE) * 1000);
+      timer = setTimeout(
+        () =>
+          ac.abort(
+            new StoreError(
+              `${method} /${ns}/${key.slice(0, 12)}… took longer than its deadline of ${ms} ms (2 × timeoutMs ${this.o.timeoutMs} + ${bytes} bytes at ${MIN_RATE / 1024} KiB/s)`,
+            ),
+          ),
+        Math.max(0, t0 + ms - Date.now()),
+      );
+      timer.unref();
+    };
+    arm(sent);
+    let res: Answer;
+    try {
+      res = await this.dispatch(pool, method, ns, key, ac.signal, body);
+    } catch (e) {
+      clearTimeout(timer);
+      throw e;
+    }
+    const header = res.headers['content-length'];
+    const length = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : UNKNOWN_LENGTH;
+    arm(sent + (method === 'HEAD' ? 0 : length));
+    res.body.once('close', () => clearTimeout(timer));
+    return res;
+  }
+
+  private async dispatch(
+    pool: Pool,
+    method: string,
+    ns: Namespace,
+    key: string,
+    signal: AbortSignal,
+    body?: Body,
+  ): Promise<Answer> {
     const headers: Record<string, string> = { ...this.headers };
     const path = `${this.prefix}${ns}/${key}`;
-    if (!body) return await pool.request({ method: method as Dispatcher.HttpMethod, path, headers });
+    if (!body) return await pool.request({ method: method as Dispatcher.HttpMethod, path, headers, signal });
     headers['content-type'] = 'application/octet-stream';
-    if (Buffer.isBuffer(body)) return await pool.request({ method: 'PUT', path, headers, body });
+    if (Buffer.isBuffer(body)) return await pool.request({ method: 'PUT', path, headers, body, signal });
     if (body.size <= SMALL) {
       const data = fs.readFileSync(body.file);
-      return await pool.request({ method: 'PUT', path, headers, body: data });
+      return await pool.request({ method: 'PUT', path, headers, body: data, signal });
     }
     // A big file streams; undici restarts its headers timeout whenever the socket takes more of
     // the body, so a server that stops taking it fails the request after timeoutMs.
     headers['content-length'] = String(body.size);
     const src = fs.createReadStream(body.file, { highWaterMark: 1 << 16 });
     try {
-      return await pool.request({ method: 'PUT', path, headers, body: src });
+      return await pool.request({ method: 'PUT', path, headers, body: src, signal });
     } finally {
       src.destroy();
     }
