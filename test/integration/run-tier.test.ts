@@ -1,6 +1,8 @@
 // test/run-tier.ts end to end: real test files in a temp dir, run in shared processes. A file's
 // root-level before() runs before its tests even when other files share its process, a failing
-// test fails the run (exit 1) and is named, and an own-process file runs alone.
+// test fails the run (exit 1) and is named, and an own-process file runs alone. A process whose
+// exit status says 0 while its tests did not all run and pass (process.exit(0) at once or from a
+// timer, `process.exitCode = 0` after a failure) fails the run, and so does one that hangs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -60,6 +62,70 @@ test('a failing test fails the run (exit 1) and is named; an own-process file ru
   assert.match(r.out, /✖ two is three/);
   assert.match(r.out, /# process 2 of 2 \(1 file: .*own\.test\.ts\): exit 0/);
   assert.match(r.out, /FAILED: process 1 /);
+});
+
+const FAILING_LATE = `import { test } from 'node:test';
+import assert from 'node:assert/strict';
+test('two is three, later', async () => { await new Promise((r) => setTimeout(r, 400)); assert.equal(2, 3); });
+`;
+
+test('a test file calling process.exit(0) ends its process early: the run fails naming the process and its files, exit 1', () => {
+  const r = tier(
+    {
+      'a.test.ts': `import { test } from 'node:test';\ntest('exits', () => { process.exit(0); });\n`,
+      'b.test.ts': `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('two is three', () => assert.equal(2, 3));\n`,
+    },
+    '--jobs',
+    '1',
+  );
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /FAILED: process 1 \(.*a\.test\.ts, .*b\.test\.ts\): it ended without the test summary/);
+  assert.doesNotMatch(r.out, /all passed/);
+});
+
+test('a failed test then process.exitCode = 0: the process exits 0 but the run fails (exit 1) on its summary', () => {
+  const r = tier(
+    {
+      'a.test.ts': `import { after, test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('two is three', () => assert.equal(2, 3));\nprocess.on('exit', () => { process.exitCode = 0; });\nafter(() => { process.exitCode = 0; });\n`,
+    },
+    '--jobs',
+    '1',
+  );
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /exit 0, [\d.]+ s/);
+  assert.match(r.out, /FAILED: process 1 \(.*a\.test\.ts\): 1 test\(s\) failed/);
+});
+
+test('a passing test whose timer calls process.exit(0) while a slower test of another file fails: exit 1', () => {
+  const r = tier(
+    {
+      'a.test.ts': `import { test } from 'node:test';\ntest('passes, exits soon', () => { setTimeout(() => process.exit(0), 100); });\n`,
+      'b.test.ts': FAILING_LATE,
+    },
+    '--jobs',
+    '1',
+  );
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.out, /FAILED: process 1 .*it ended without the test summary/);
+});
+
+test('a process that hangs (a leaked handle) is killed after --timeout-s and fails naming its files; the others still report', () => {
+  const t0 = Date.now();
+  const r = tier(
+    {
+      'a.test.ts': PASSING(1),
+      'hang.test.ts': `// test-tier: own-process\r\nimport { test } from 'node:test';\r\ntest('leaks a timer', () => { setInterval(() => {}, 1000); });\r\n`,
+    },
+    '--jobs',
+    '2',
+    '--timeout-s',
+    '3',
+  );
+  assert.equal(r.code, 1, r.out);
+  assert.ok(Date.now() - t0 < 60_000, 'the runner returned soon after the timeout');
+  assert.match(r.out, /# process 2 of 2 \(1 file: .*hang\.test\.ts\)/, 'the CRLF own-process file ran alone');
+  assert.match(r.out, /FAILED: process 2 \(.*hang\.test\.ts\): killed after 3 s/);
+  assert.match(r.out, /# process 1 of 2 \(1 file: .*a\.test\.ts\): exit 0/);
 });
 
 test('bad usage is a clear error with exit 2', () => {
