@@ -7,7 +7,7 @@
 //   file; PUT /cas/<sha256> (HEAD first for ≥ 1 MiB)
 //   job.json (paths + digests + a random result key)
 //   embedded in job.sh ──── sbatch ────────────────►   GET /cas/<sha256> of each into a scratch
-//                                                      workspace (<scratch>/rc1-<target>-<ws>/), sha256
+//                                                      workspace (<scratch>/rc1-<uid>/rc1-<target>-…/), sha256
 //                                                      checked; the job's paths mapped into it;
 //                                                      the rule runs through the worker harness
 //                                                      PUT /cas/ of every output file; PUT
