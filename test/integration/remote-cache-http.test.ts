@@ -234,7 +234,7 @@ test('a server killed mid-build costs one warning; the build succeeds locally', 
     assert.match(
       ws[0]!,
       new RegExp(
-        `^remote cache ${srv.url.replace(/[.]/g, '\\.')} is unavailable \\((connect ECONNREFUSED|socket hang up|(read|write) ECONNRESET|write EPIPE).*\\); continuing with the local cache only for the rest of this build$`,
+        `^remote cache ${srv.url.replace(/[.]/g, '\\.')} is unavailable \\((connect ECONNREFUSED|socket hang up|(read|write) ECONNRESET|write EPIPE|connection closed by the server).*\\); continuing with the local cache only for the rest of this build$`,
       ),
     );
     const stats = remoteStats(r.events) as { unavailable?: string; uploaded: { entries: number } };
