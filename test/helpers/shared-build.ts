@@ -19,7 +19,13 @@ export function testCacheDir(): string {
   return process.env.RC1_TEST_CACHE ?? path.join(os.tmpdir(), 'rc1-test-cache');
 }
 
-/** sha256 over the files under `paths` (relative to root): each file's path, size and bytes, in path order. */
+/** Directories no build source lives in: installed packages, Python's byte code, the engine's state. */
+const NOT_SOURCES = new Set(['node_modules', '__pycache__', '.rc1']);
+
+/**
+ * sha256 over the files under `paths` (relative to root): each file's path, size and bytes, in path
+ * order; node_modules/, __pycache__/ and .rc1/ below a path are left out.
+ */
 export function treeDigest(root: string, paths: readonly string[], extra: string): string {
   const h = createHash('sha256').update(extra);
   const files: string[] = [];
@@ -27,8 +33,9 @@ export function treeDigest(root: string, paths: readonly string[], extra: string
     const abs = path.join(root, rel);
     const st = fs.statSync(abs, { throwIfNoEntry: false });
     if (!st) return;
-    if (st.isDirectory()) for (const e of fs.readdirSync(abs).sort()) walk(path.posix.join(rel, e));
-    else files.push(rel);
+    if (st.isDirectory()) {
+      for (const e of fs.readdirSync(abs).sort()) if (!NOT_SOURCES.has(e)) walk(path.posix.join(rel, e));
+    } else files.push(rel);
   };
   for (const p of paths) walk(p);
   for (const f of files.sort()) {

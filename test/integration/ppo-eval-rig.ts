@@ -8,7 +8,6 @@
 // size (ppo.steps, lr: laid over the dev profile) is the test's.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { createRng } from '../../packages/engine/src/api/index.ts';
 import { dataFileFormat, loadSources } from '../../lib/data/index.ts';
@@ -16,7 +15,8 @@ import { bandsSchema, bucketOf, dimensionsSchema, loadQwen3, MetricsComputer } f
 import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../lib/pool/index.ts';
 import { loadPack } from '../../lib/templates/index.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
-import { sharedEntry, treeDigest } from '../helpers/shared-build.ts';
+import { sharedEntry } from '../helpers/shared-build.ts';
+import { trainedKey } from '../helpers/trained-key.ts';
 import { shadowSetJsonl } from '../helpers/shadow-fixture.ts';
 
 const PIPELINE = `import { definePipeline, defineGate, defineTarget, target } from 'rc1-build';
@@ -129,17 +129,12 @@ export async function ppoEvalRig(size: RunSize): Promise<TestRig> {
 /**
  * A fresh copy of the ppo_eval rig of `size` in which `train` (and the `sft` it needs) is built and
  * up to date, copied from one shared build (test/helpers/shared-build.ts): the slow tests that only
- * need a trained policy share it instead of each training its own. The key covers what the build
- * reads: lib/, rules/, configs/, templates/, data/raw/, the engine's dist/, package-lock.json,
- * this file and the size. The caller owns the copy (rig.cleanup()).
+ * need a trained policy share it instead of each training its own. The key (trainedKey,
+ * test/helpers/trained-key.ts) covers every source the build can read and the size. The caller owns
+ * the copy (rig.cleanup()).
  */
 export async function trainedPpoRig(size: RunSize): Promise<TestRig> {
-  const self = fileURLToPath(import.meta.url);
-  const key = treeDigest(
-    REPO,
-    ['lib', 'rules', 'configs', 'templates', 'data/raw', 'packages/engine/dist', 'package-lock.json'],
-    `${fs.readFileSync(self, 'utf8')}\0${JSON.stringify(size)}`,
-  );
+  const key = trainedKey(REPO, size);
   const entry = await sharedEntry(`trained-${key.slice(0, 24)}`, async (dir) => {
     const rig = await ppoEvalRig(size);
     try {
