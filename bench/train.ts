@@ -26,7 +26,7 @@ import { loadPack } from '../lib/templates/index.ts';
 import { ppoSchema } from '../lib/evaluation/config.ts';
 import { benchmarkTraining, resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../lib/train/index.ts';
 import { ACTIONS, newState, stepEnv } from '../lib/train/env/dialogue-env.ts';
-import { scenarioSpec } from '../lib/train/env/scenario-spec.ts';
+import { scenarioSpecs } from '../lib/train/env/scenario-spec.ts';
 import { TrainRng } from '../lib/train/rng.ts';
 import { DIMENSIONS } from '../lib/scoring/types.ts';
 import { fmtInt, hasFlag, machineReport, table } from './util.ts';
@@ -115,7 +115,7 @@ async function child(which: string, scenarioFile: string): Promise<void> {
     .filter(Boolean)
     .map((l) => JSON.parse(l) as RolloutScenario);
   if (which === 'random') {
-    const specs = scenarios.map(scenarioSpec);
+    const specs = scenarioSpecs(scenarios);
     const rng = new TrainRng(config.seed);
     const env = {
       maxTurns: config.env.max_turns,

@@ -41,7 +41,7 @@ import {
   readCurve,
   readWeights,
   resolveTrainConfig,
-  scenarioSpec,
+  scenarioSpecs,
   trainSectionSchema,
   underspecifiedTwins,
   type Actor,
@@ -134,7 +134,7 @@ export default defineRule({
     ctx.progress(2, 5, 'steps');
 
     const shadowBucket = new Map(shadow.map((sc) => [sc.source_id, set.bucket.get(sc.id)]));
-    const specs = set.scenarios.map(scenarioSpec);
+    const specs = scenarioSpecs(set.scenarios);
     const info: ScenarioInfo[] = set.scenarios.map((sc) => ({
       id: sc.id,
       cluster: sc.source_id,

@@ -24,7 +24,7 @@ import { BASELINE_NAMES, baselineActor } from '../lib/train/baselines.ts';
 import { newState } from '../lib/train/env/dialogue-env.ts';
 import { FEATURE_NAMES, OBS_DIM, observeState } from '../lib/train/env/features.ts';
 import { readWeights } from '../lib/train/env/reward.ts';
-import { scenarioSpec } from '../lib/train/env/scenario-spec.ts';
+import { scenarioSpecs } from '../lib/train/env/scenario-spec.ts';
 import { underspecifiedTwins } from '../lib/train/eval-sets.ts';
 import { evaluatePolicy } from '../lib/train/policy.ts';
 
@@ -62,7 +62,7 @@ const twins = underspecifiedTwins(
   createRng,
 );
 const scenarios = [...shadow, ...twins.scenarios];
-const specs = scenarios.map(scenarioSpec);
+const specs = scenarioSpecs(scenarios);
 const y = scenarios.map((s) => (s.needs_clarification ? 1 : 0));
 console.log(`held-out set: ${shadow.length} shadow + ${twins.scenarios.length} twins`);
 

@@ -13,7 +13,7 @@ import { N_ACTIONS } from './env/dialogue-env.ts';
 import { OBS_DIM } from './env/features.ts';
 import type { Weights } from './env/reward.ts';
 import { ScenarioSampler } from './env/sampler.ts';
-import { scenarioSpec } from './env/scenario-spec.ts';
+import { scenarioSpecs } from './env/scenario-spec.ts';
 import { loadTf } from './engines/tfjs/backend.ts';
 import { TfjsModelHandle } from './engines/tfjs/handle.ts';
 import { TfModel } from './engines/tfjs/model.ts';
@@ -46,7 +46,7 @@ export interface BenchmarkRow {
 
 export async function benchmarkTraining(o: BenchmarkOptions): Promise<BenchmarkRow[]> {
   const rows: BenchmarkRow[] = [];
-  const specs = o.scenarios.map(scenarioSpec);
+  const specs = scenarioSpecs(o.scenarios);
   for (const b of o.backends) {
     const tfh = await loadTf(b);
     const rng = new TrainRng(o.config.seed);

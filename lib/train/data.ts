@@ -9,7 +9,7 @@ import { readScenarios, type RolloutScenario } from '../rollouts/index.ts';
 import type { TrainConfig } from './config.ts';
 import type { EnvOptions } from './env/dialogue-env.ts';
 import { readWeights, type RewardOptions } from './env/reward.ts';
-import { scenarioSpec, type EnvScenario } from './env/scenario-spec.ts';
+import { scenarioSpecs, type EnvScenario } from './env/scenario-spec.ts';
 
 /**
  * Whether a source question is held out of training (share `holdout`, decided by a hash of the
@@ -67,8 +67,8 @@ export async function loadTrainingData(
   );
   return {
     scenarios,
-    train: train.map(scenarioSpec),
-    holdout: holdout.map(scenarioSpec),
+    train: scenarioSpecs(train),
+    holdout: scenarioSpecs(holdout),
     env: { maxTurns: cfg.env.max_turns, weights, reward: rewardOptions(cfg), noise: { ...cfg.env.noise } },
   };
 }

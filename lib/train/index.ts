@@ -40,7 +40,7 @@ export {
   staticFeatures,
   type AgentView,
 } from './env/features.ts';
-export { scenarioSpec, type EnvScenario } from './env/scenario-spec.ts';
+export { scenarioSpec, scenarioSpecs, type EnvScenario } from './env/scenario-spec.ts';
 export { ScenarioSampler, capShares } from './env/sampler.ts';
 export { paramSpecs, initParams, type NetShape, type Params, type ParamSpec } from './mlp.ts';
 export { TrainRng } from './rng.ts';

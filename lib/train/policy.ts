@@ -11,7 +11,7 @@ import type { RolloutScenario } from '../rollouts/index.ts';
 import { ENV_NAME } from './api.ts';
 import { ACTIONS, N_ACTIONS, newState, stepEnv, type EnvOptions } from './env/dialogue-env.ts';
 import { FEATURE_NAMES, OBS_DIM, observeState } from './env/features.ts';
-import { scenarioSpec, type EnvScenario } from './env/scenario-spec.ts';
+import { scenarioSpecs, type EnvScenario } from './env/scenario-spec.ts';
 import { forwardNet, logSoftmax, paramSpecs, sizeOf, type NetShape, type Params } from './mlp.ts';
 import { TrainRng } from './rng.ts';
 import { summarizeEval, type EvalEpisode, type EvalSummary } from './eval-summary.ts';
@@ -189,8 +189,11 @@ export function evaluatePolicy(
     noise: o.noise,
     greedy: o.greedy ?? true,
   };
+  // raw scenarios are made specs together (scenarioSpecs: each draws its off-topic pages from the others)
+  const raw = scenarios.filter((s): s is RolloutScenario => !('scenario' in s));
+  const built = new Map(scenarioSpecs(raw).map((sp) => [sp.scenario, sp]));
   const episodes = scenarios.map((s) => {
-    const spec = 'scenario' in s ? s : scenarioSpec(s);
+    const spec = 'scenario' in s ? s : built.get(s)!;
     return playEpisode(
       policy,
       spec,

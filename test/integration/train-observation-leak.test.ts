@@ -1,29 +1,45 @@
-// No observation feature leaks the needs_clarification label: on scenarios rendered by the seed
-// pool's generator from the real datasets, a logistic regression trained on the policy's step-0
-// observations predicts "needs clarification" (5-fold cross-validated AUC, folds by source
-// question) no better than one trained on the request's text features alone — and the same check
-// flags a leak when one is planted (a column that copies the label 90 % of the time), so it can fail.
-// And the calculator gives nothing away: on the gsm8k scenarios, the observation after a first calc
-// call predicts the label no better than the text features either, where v2's calculator (an error
-// exactly when the request missed its number) is caught as a leak by the same check.
+// No observation leaks the needs_clarification label beyond what the request's text allows. On
+// scenarios rendered by the seed pool's generator from the real datasets, every scenario plays the
+// same label-blind scripted actions of its task (hotpotqa and strategyqa: three searches; gsm8k:
+// three calc calls), under the environment's configured noise (configs/train.yaml), and after each
+// of the first k = 1..3 actions a logistic regression on the policy's observation is compared with
+// one on the request's text features alone (5-fold cross-validated, folds by source question, per
+// task). The difference of their AUCs is judged against its own noise: a paired bootstrap over the
+// source questions; a leak is flagged when the 99 % interval of the difference lies above 0.
+// The page-relevance features are left out of the compared observations (RELEVANCE below: they
+// are what the request's text allows, and the text features do not capture it).
+// The check can fail: the environment's old search (before the off-topic pages) — "No further
+// article found." whenever the request missed its detail and the scenario had no distractor page,
+// i.e. specs built alone, without their set's off-topic pages — is flagged by the same check; and
+// so is a partial leak planted into the calculator's output on gsm8k, where the text features alone
+// already reach an AUC near 1.
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { createRng } from '../../packages/engine/src/api/index.ts';
-import { dataFileFormat, loadSources } from '../../lib/data/index.ts';
+import { dataFileFormat, loadSources, type Task } from '../../lib/data/index.ts';
 import { PoolBuilder, PoolParamsSchema, poolConfig } from '../../lib/pool/index.ts';
 import { loadPack } from '../../lib/templates/index.ts';
-import { CALC, newState, stepEnv, type EnvOptions } from '../../lib/train/env/dialogue-env.ts';
-import { feature, OBS_DIM, observeState, staticFeatures } from '../../lib/train/env/features.ts';
-import { scenarioSpec } from '../../lib/train/env/scenario-spec.ts';
+import {
+  CALC,
+  CALC_ERROR,
+  newState,
+  NO_ARTICLE,
+  stepEnv,
+  WIKI,
+  type EnvOptions,
+} from '../../lib/train/env/dialogue-env.ts';
+import { FEATURE_NAMES, OBS_DIM, observeState, staticFeatures } from '../../lib/train/env/features.ts';
+import { scenarioSpec, scenarioSpecs, type EnvScenario } from '../../lib/train/env/scenario-spec.ts';
 import type { Scenario } from '../../lib/data/index.ts';
 import { TrainRng } from '../../lib/train/rng.ts';
 import { DIMENSIONS } from '../../lib/scoring/types.ts';
 import { REPO } from '../helpers/rig.ts';
 
 let scenarios: Scenario[] = [];
+let noise: EnvOptions['noise'];
 
 before(async () => {
   const raw = ['gsm8k', 'hotpotqa', 'strategyqa']
@@ -31,9 +47,10 @@ before(async () => {
     .filter((f) => dataFileFormat(f) !== null)
     .sort();
   const { items } = await loadSources(raw, { onError: 'fail', root: REPO });
-  const pool = PoolParamsSchema.parse(
-    (parse(fs.readFileSync(path.join(REPO, 'configs/pool.yaml'), 'utf8')) as { pool: unknown }).pool,
-  );
+  const yaml = (f: string): Record<string, unknown> =>
+    parse(fs.readFileSync(path.join(REPO, 'configs', f), 'utf8')) as Record<string, unknown>;
+  const pool = PoolParamsSchema.parse(yaml('pool.yaml').pool);
+  noise = { ...(yaml('train.yaml').train as { env: { noise: EnvOptions['noise'] } }).env.noise };
   const dir = path.join(REPO, 'templates/pack_v2');
   const pack = await loadPack(
     fs
@@ -43,11 +60,11 @@ before(async () => {
     REPO,
   );
   scenarios = [
-    ...new PoolBuilder(items, new Set(), pack, { ...poolConfig(pool), idPrefix: 'leak' }, createRng).scenarios(900),
+    ...new PoolBuilder(items, new Set(), pack, { ...poolConfig(pool), idPrefix: 'leak' }, createRng).scenarios(1200),
   ].map(({ hint: _h, ...s }) => s);
 });
 
-/** Logistic regression (standardised features, gradient descent, small L2) scored by AUC. */
+/** Logistic regression (standardised features, gradient descent, small L2): the test rows' scores. */
 function fitPredict(xTrain: number[][], yTrain: number[], xTest: number[][]): number[] {
   const d = xTrain[0]!.length;
   const mu = Array.from({ length: d }, (_, j) => xTrain.reduce((a, r) => a + r[j]!, 0) / xTrain.length);
@@ -76,22 +93,24 @@ function fitPredict(xTrain: number[][], yTrain: number[], xTest: number[][]): nu
   });
 }
 
-function auc(scores: number[], y: number[]): number {
-  let num = 0;
+/** AUC of `scores` for labels `y` over the rows `idx` (ties count half), by ranks. */
+function auc(scores: readonly number[], y: readonly number[], idx: readonly number[]): number {
+  const rows = [...idx].sort((a, b) => scores[a]! - scores[b]!);
   let pos = 0;
-  let neg = 0;
-  for (let i = 0; i < y.length; i++) {
-    if (y[i] !== 1) continue;
-    pos += 1;
-    for (let j = 0; j < y.length; j++)
-      if (y[j] === 0) num += scores[i]! > scores[j]! ? 1 : scores[i] === scores[j] ? 0.5 : 0;
+  let rankSum = 0;
+  for (let i = 0; i < rows.length; ) {
+    let j = i;
+    while (j + 1 < rows.length && scores[rows[j + 1]!] === scores[rows[i]!]) j += 1;
+    const mid = (i + j) / 2 + 1;
+    for (let k = i; k <= j; k++) if (y[rows[k]!] === 1) (pos += 1), (rankSum += mid);
+    i = j + 1;
   }
-  for (const v of y) if (v === 0) neg += 1;
-  return num / (pos * neg);
+  const neg = rows.length - pos;
+  return pos === 0 || neg === 0 ? 0.5 : (rankSum - (pos * (pos + 1)) / 2) / (pos * neg);
 }
 
-/** 5-fold cross-validated AUC, folds by source question. */
-function cvAuc(x: number[][], y: number[], groups: string[]): number {
+/** Out-of-fold scores of a 5-fold cross-validation, folds by source question. */
+function cvScores(x: number[][], y: number[], groups: string[]): number[] {
   const fold = (g: string): number => [...g].reduce((a, c) => (a * 31 + c.charCodeAt(0)) >>> 0, 7) % 5;
   const scores = new Array<number>(y.length).fill(0);
   for (let k = 0; k < 5; k++) {
@@ -106,80 +125,138 @@ function cvAuc(x: number[][], y: number[], groups: string[]): number {
       scores[i] = p[j]!;
     });
   }
-  return auc(scores, y);
+  return scores;
 }
 
-function step0(s: Scenario): number[] {
-  const obs = new Float32Array(OBS_DIM);
-  observeState(scenarioSpec(s), newState(), 10, obs);
-  return [...obs];
+interface Verdict {
+  text: number;
+  obs: number;
+  /** The 99 % paired-bootstrap interval of obs − text (resampling source questions). */
+  lo: number;
+  hi: number;
+  leak: boolean;
 }
 
-test('a classifier on step-0 observations predicts needs_clarification no better than one on the request text features, and a planted leak is caught', () => {
-  const y = scenarios.map((s) => (s.needs_clarification ? 1 : 0));
-  const groups = scenarios.map((s) => s.source_id);
-  assert.ok(
-    y.filter((v) => v === 1).length > 100 && y.filter((v) => v === 0).length > 300,
-    'both classes well represented',
-  );
-  const text = cvAuc(
-    scenarios.map((s) => [...staticFeatures(s)]),
-    y,
-    groups,
-  );
-  const obs = cvAuc(scenarios.map(step0), y, groups);
-  assert.ok(obs <= text + 0.01, `observation AUC ${obs.toFixed(3)} vs text-feature AUC ${text.toFixed(3)}`);
-  const rng = createRng(5);
-  const leaky = cvAuc(
-    scenarios.map((s, i) => [...step0(s), rng.next() < 0.9 ? y[i]! : 1 - y[i]!]),
-    y,
-    groups,
-  );
-  assert.ok(leaky > text + 0.01, `the planted leak is caught: ${leaky.toFixed(3)} vs ${text.toFixed(3)}`);
-});
+/** Cross-validated AUC on observations vs on text features, the difference judged against its bootstrap noise. */
+function judge(obs: number[][], text: number[][], y: number[], groups: string[]): Verdict {
+  const so = cvScores(obs, y, groups);
+  const st = cvScores(text, y, groups);
+  const all = y.map((_, i) => i);
+  const byGroup = new Map<string, number[]>();
+  groups.forEach((g, i) => byGroup.set(g, [...(byGroup.get(g) ?? []), i]));
+  const members = [...byGroup.values()];
+  const rng = createRng(11);
+  const diffs: number[] = [];
+  for (let b = 0; b < 400; b++) {
+    const idx: number[] = [];
+    for (let k = 0; k < members.length; k++) idx.push(...members[Math.floor(rng.next() * members.length)]!);
+    diffs.push(auc(so, y, idx) - auc(st, y, idx));
+  }
+  diffs.sort((a, b) => a - b);
+  const lo = diffs[Math.floor(0.005 * diffs.length)]!;
+  const hi = diffs[Math.ceil(0.995 * diffs.length) - 1]!;
+  return { text: auc(st, y, all), obs: auc(so, y, all), lo, hi, leak: lo > 0 };
+}
 
-test('after a first calc call, a gsm8k observation predicts needs_clarification no better than the text features; the calculator error of v2 is caught', () => {
-  const math = scenarios.filter((s) => s.task === 'gsm8k');
-  const y = math.map((s) => (s.needs_clarification ? 1 : 0));
-  const groups = math.map((s) => s.source_id);
-  assert.ok(y.filter((v) => v === 1).length >= 30 && y.filter((v) => v === 0).length >= 30, 'both classes represented');
-  const env: EnvOptions = {
+const show = (v: Verdict): string =>
+  `observation AUC ${v.obs.toFixed(3)} vs text ${v.text.toFixed(3)}, difference 99 % interval [${v.lo.toFixed(3)}, ${v.hi.toFixed(3)}]`;
+
+/**
+ * The features of a page's relevance to the request (how many page titles share a word with it, the
+ * last title's overlap): left out of the compared observations. They are what the request's text
+ * allows — a request that leaves out the name cannot find the page named by it, and a real search
+ * returns unrelated hits — so they do carry the label (after one search, hotpotqa and strategyqa
+ * observations with them score well above the text features). Every other feature — whether a page,
+ * an error, a time-out, "no article", a repeat or a calc result came, and how many — must not.
+ */
+const RELEVANCE = new Set<string>(['wiki_pages_on_topic', 'last_title_overlap']);
+
+/** The label-blind scripted actions of a task: the same for a request that misses its detail and one that does not. */
+const SCRIPT: Record<Task, number[]> = {
+  hotpotqa: [WIKI, WIKI, WIKI],
+  strategyqa: [WIKI, WIKI, WIKI],
+  gsm8k: [CALC, CALC, CALC],
+};
+
+function envOptions(): EnvOptions {
+  return {
     maxTurns: 10,
     weights: Object.fromEntries(DIMENSIONS.map((d) => [d, 1 / DIMENSIONS.length])) as EnvOptions['weights'],
     reward: { use_overclar_penalty: true, alpha: 0.07, cap: 3, beta: 0.05 },
-    noise: { tool_failure: 0, search_miss: 0, vague_reply: 0 },
+    noise,
   };
-  const specs = math.map(scenarioSpec);
-  const afterCalc = math.map((_, i) => {
-    const spec = specs[i]!;
+}
+
+/** Observations after each of the first k = 1..3 scripted actions (obs[k-1][scenario]); `tamper` may rewrite what the agent saw. */
+function play(
+  specs: readonly EnvScenario[],
+  tamper?: (spec: EnvScenario, text: string, rng: TrainRng) => string,
+): number[][][] {
+  const out: number[][][] = [[], [], []];
+  specs.forEach((spec, i) => {
     const st = newState();
-    assert.equal(stepEnv(spec, st, CALC, new TrainRng(i), env), null);
-    const obs = new Float32Array(OBS_DIM);
-    observeState(spec, st, 10, obs);
-    return obs;
+    const rng = new TrainRng(1000 + i);
+    SCRIPT[spec.task].forEach((a, k) => {
+      assert.equal(stepEnv(spec, st, a, rng, envOptions()), null);
+      if (tamper) {
+        const e = st.events[st.events.length - 1]!;
+        e.text = tamper(spec, e.text, rng);
+      }
+      const obs = new Float32Array(OBS_DIM);
+      observeState(spec, st, 10, obs);
+      out[k]!.push([...obs].filter((_, j) => !RELEVANCE.has(FEATURE_NAMES[j]!)));
+    });
   });
-  const text = cvAuc(
-    math.map((s) => [...staticFeatures(s)]),
-    y,
-    groups,
-  );
-  const obs = cvAuc(
-    afterCalc.map((o) => [...o]),
-    y,
-    groups,
-  );
-  assert.ok(obs <= text + 0.01, `observation AUC ${obs.toFixed(3)} vs text-feature AUC ${text.toFixed(3)}`);
-  // a result on every problem with an arithmetic step, whatever the label; the error only on one without
-  afterCalc.forEach((o, i) => {
-    const stepless = specs[i]!.calc.length === 0;
-    assert.equal(feature(o, 'calc_results'), stepless ? 0 : 1, math[i]!.id);
-    assert.equal(feature(o, 'last_error'), stepless ? 1 : 0, math[i]!.id);
+  return out;
+}
+
+function verdicts(
+  task: Task,
+  specsOf: (list: Scenario[]) => EnvScenario[],
+  tamper?: Parameters<typeof play>[1],
+): Verdict[] {
+  const list = scenarios.filter((s) => s.task === task);
+  const y = list.map((s) => (s.needs_clarification ? 1 : 0));
+  assert.ok(y.filter((v) => v === 1).length >= 40 && y.filter((v) => v === 0).length >= 40, `${task}: both classes`);
+  const groups = list.map((s) => s.source_id);
+  const text = list.map((s) => [...staticFeatures(s)]);
+  return play(specsOf(list), tamper).map((obs) => judge(obs, text, y, groups));
+}
+
+const setSpecs = (list: Scenario[]): EnvScenario[] => scenarioSpecs(list);
+const aloneSpecs = (list: Scenario[]): EnvScenario[] => list.map(scenarioSpec);
+
+for (const task of ['hotpotqa', 'strategyqa', 'gsm8k'] as const)
+  test(`${task}: after each of the first three scripted ${task === 'gsm8k' ? 'calc calls' : 'searches'}, the observation predicts needs_clarification no better than the request's text features`, () => {
+    verdicts(task, setSpecs).forEach((v, k) => {
+      assert.ok(!v.leak, `after ${k + 1} action(s): ${show(v)}`);
+    });
   });
-  // v2: the calculator answered "error: could not evaluate the expression" exactly when the number was missing
-  const v2 = cvAuc(
-    afterCalc.map((o, i) => [...o, y[i]!]),
-    y,
-    groups,
+
+test('the old search (no article exactly when the request misses its detail and the scenario has no distractor) is flagged as a leak', () => {
+  for (const task of ['strategyqa', 'hotpotqa'] as const) {
+    const old = verdicts(task, aloneSpecs);
+    assert.ok(old[0]!.leak, `${task}, after one search: ${show(old[0]!)}`);
+    // and it is the old search: specs built alone answer "No further article found." to a first
+    // search of a request missing its detail whenever the scenario has no distractor page
+    const list = scenarios.filter((s) => s.task === task);
+    const noArticle = aloneSpecs(list).map((spec, i) => {
+      const st = newState();
+      stepEnv(spec, st, WIKI, new TrainRng(1000 + i), { ...envOptions(), noise: { ...noise, tool_failure: 0 } });
+      return st.events[0]!.text === NO_ARTICLE;
+    });
+    const rate = (nc: boolean): number => {
+      const rows = list.flatMap((s, i) => (s.needs_clarification === nc ? [noArticle[i]!] : []));
+      return rows.filter(Boolean).length / rows.length;
+    };
+    assert.ok(rate(true) > 0.3 && rate(false) === 0, `${task}: no-article ${rate(true)} vs ${rate(false)}`);
+  }
+});
+
+test('gsm8k: a calculator that errs on 75 % of the requests missing their number (and on none other) is flagged, though the text features alone are near AUC 1', () => {
+  const v = verdicts('gsm8k', setSpecs, (spec, text, rng) =>
+    spec.needsClarification && rng.next() < 0.75 ? CALC_ERROR : text,
   );
-  assert.ok(v2 > text + 0.01, `v2's calculator error is caught: ${v2.toFixed(3)} vs ${text.toFixed(3)}`);
+  assert.ok(v[0]!.text > 0.9, `the text alone is near the ceiling: ${v[0]!.text.toFixed(3)}`);
+  assert.ok(v[0]!.leak, show(v[0]!));
 });

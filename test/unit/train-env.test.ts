@@ -22,7 +22,7 @@ import {
 import { OBS_DIM, agentView, feature, observe, observeState } from '../../lib/train/env/features.ts';
 import { baselineActor } from '../../lib/train/baselines.ts';
 import { difficultyFactor, overclarPenalty, rc1Reward } from '../../lib/train/env/reward.ts';
-import { scenarioSpec } from '../../lib/train/env/scenario-spec.ts';
+import { scenarioSpec, scenarioSpecs } from '../../lib/train/env/scenario-spec.ts';
 import { TrainRng } from '../../lib/train/rng.ts';
 import { DIMENSIONS } from '../../lib/scoring/types.ts';
 import { makeScenarios } from '../helpers/train-fixtures.ts';
@@ -114,6 +114,43 @@ test('a search past the last supporting page returns a distractor page, not "not
   assert.equal(r.out.success, true);
   const bare = play({ ...s, context: s.context.filter((d) => d.supporting) }, [WIKI, WIKI, WIKI, ANSWER]);
   assert.equal(bare.st.events[2]!.text, NO_ARTICLE);
+});
+
+test('a scenario without distractor pages, in a set: a search that cannot find its page (the request misses its detail, or a search miss) returns another scenario\'s page of the same task, drawn by the seed; "No further article found." only where the set has no other page', () => {
+  const set = scenarioSpecs(scenarios);
+  const needy = set.find((sp) => sp.task === 'strategyqa' && sp.needsClarification && sp.distractors.length === 0)!;
+  const plain = set.find((sp) => sp.task === 'strategyqa' && !sp.needsClarification && sp.distractors.length === 0)!;
+  assert.ok(needy && plain, 'the fixture has strategyqa scenarios without distractor pages');
+  const first = (spec: typeof needy, env: EnvOptions, seed: number) => {
+    const st = newState();
+    assert.equal(stepEnv(spec, st, WIKI, new TrainRng(seed), env), null);
+    return st.events[0]!;
+  };
+  const ownTitles = (spec: typeof needy) => new Set(spec.wiki.map((d) => d.title));
+  const others = new Set(
+    set.filter((sp) => sp.task === 'strategyqa' && sp.id !== needy.id).flatMap((sp) => sp.wiki.map((d) => d.text)),
+  );
+  const titles = new Set<string>();
+  for (let seed = 1; seed <= 30; seed++) {
+    const e = first(needy, quiet, seed);
+    assert.notEqual(e.text, NO_ARTICLE);
+    assert.ok(others.has(e.text) && !ownTitles(needy).has(e.title!), `${e.title}: another scenario's page`);
+    assert.deepEqual(first(needy, quiet, seed), e, 'the same seed draws the same page');
+    titles.add(e.title!);
+  }
+  assert.ok(titles.size > 1, 'the page is drawn, not fixed');
+  // a complete request finds its page, and after a search miss gets an unrelated page as well
+  assert.equal(first(plain, quiet, 1).title, plain.wiki[0]!.title);
+  const missed = first(plain, { ...quiet, noise: { tool_failure: 0, search_miss: 0.999, vague_reply: 0 } }, 1);
+  assert.ok(others.has(missed.text) || missed.title !== plain.wiki[0]!.title);
+  assert.notEqual(missed.text, NO_ARTICLE);
+  // past its last page too
+  const st = newState();
+  const rng = new TrainRng(3);
+  for (let k = 0; k < plain.wiki.length + 2; k++) stepEnv(plain, st, WIKI, rng, quiet);
+  assert.ok(st.events.every((e) => e.text !== NO_ARTICLE));
+  // built alone (no set), such a scenario has no page to show: "No further article found."
+  assert.equal(first(scenarioSpec(needy.scenario), quiet, 1).text, NO_ARTICLE);
 });
 
 test('running out of turns ends the episode unanswered and unsuccessful', () => {

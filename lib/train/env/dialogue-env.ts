@@ -15,8 +15,13 @@
 //           misses its detail, only a distractor page (the name it needs is missing); once it is
 //           complete, the next supporting page — except that with probability search_miss the
 //           search returns a distractor instead. Once every supporting page was shown, a search
-//           returns distractor pages (as a search engine returns its next-best hits);
-//           "No further article found." only where the scenario has no page left at all.
+//           returns distractor pages (as a search engine returns its next-best hits). A distractor
+//           is one of the scenario's own non-supporting pages; a scenario with none (every
+//           strategyqa one, many hotpotqa ones) gets an unrelated page instead, drawn from the
+//           other scenarios' pages of its task in its set (scenarioSpecs) — the same for a
+//           complete request after a miss as for one missing its detail, so the result's form
+//           does not tell the label. "No further article found." only where there is no page to
+//           show at all (gsm8k, or a spec built alone with no distractor).
 //   calc    with probability tool_failure a time-out error. Once the request is complete, the
 //           next arithmetic step of the gsm8k reference (expression = result); past the last one,
 //           the last step evaluated again (a re-check: the same text). While the request misses
@@ -41,7 +46,7 @@ import { heuristicBase } from '../../scoring/heuristic-provider.ts';
 import type { DimScores } from '../../scoring/types.ts';
 import type { TrainRng } from '../rng.ts';
 import { rc1Reward, type RewardOptions, type Weights } from './reward.ts';
-import type { EnvScenario } from './scenario-spec.ts';
+import type { EnvScenario, WikiDoc } from './scenario-spec.ts';
 import {
   CALC_ERROR,
   GENERIC_ASK,
@@ -178,7 +183,8 @@ function wiki(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNoi
     return;
   }
   const doc = spec.wiki[st.wikiFound];
-  const distractor = spec.distractors.length > 0 ? spec.distractors[rng.int(spec.distractors.length)]! : null;
+  const distractor =
+    spec.distractors.length > 0 ? spec.distractors[rng.int(spec.distractors.length)]! : offTopic(spec, rng);
   if (doc && ready(spec, st) && !(distractor && rng.next() < noise.search_miss)) {
     see(doc.title, doc.text);
     st.wikiFound += 1;
@@ -187,6 +193,23 @@ function wiki(spec: EnvScenario, st: DialogueState, rng: TrainRng, noise: EnvNoi
   } else {
     see('', NO_ARTICLE, spec.task);
   }
+}
+
+/**
+ * An unrelated page for a scenario with no distractor of its own: one of the other scenarios' pages
+ * of the same task (spec.offTopic), drawn; a page of the scenario's own source question is passed
+ * over for the next one. Null when there is none (a spec built alone, or gsm8k, which has no pages).
+ */
+function offTopic(spec: EnvScenario, rng: TrainRng): WikiDoc | null {
+  const n = spec.offTopic.length;
+  if (n === 0) return null;
+  const start = rng.int(n);
+  const own = spec.scenario.source_id;
+  for (let k = 0; k < n; k++) {
+    const d = spec.offTopic[(start + k) % n]!;
+    if (d.source !== own) return { title: d.title, text: d.text };
+  }
+  return null;
 }
 
 /** Stand-in values an agent assumes for a missing number (one is drawn per episode). */

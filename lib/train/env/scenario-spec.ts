@@ -49,6 +49,18 @@ export interface EnvScenario {
   readonly lastNumber: string | null;
   /** gsm8k needing a clarification: the number the request leaves out (the first number of the user's reply); else null. */
   readonly detailNumber: number | null;
+  /**
+   * Pages of the other scenarios of the same task (scenarioSpecs): what a search returns for a
+   * scenario with no distractor page of its own when it cannot find the page it needs — a search
+   * engine's unrelated hits. Shared by every scenario of the task; a draw skips the scenario's own
+   * source question's pages. Empty for a spec built alone (scenarioSpec).
+   */
+  readonly offTopic: readonly OffTopicDoc[];
+}
+
+/** A page of some scenario, with the source question it belongs to. */
+export interface OffTopicDoc extends WikiDoc {
+  readonly source: string;
 }
 
 function wikiDocs(s: Scenario): WikiDoc[] {
@@ -109,5 +121,29 @@ export function scenarioSpec(s: RolloutScenario): EnvScenario {
     view: agentView(s),
     lastNumber: numbers ? numbers[numbers.length - 1]!.replace(/,/g, '') : null,
     detailNumber: detailNumber(s),
+    offTopic: [],
   };
+}
+
+/**
+ * The specs of a set of scenarios (the pool a run trains on, the held-out set ppo_eval plays),
+ * each given the set's off-topic pages of its task: every distinct page (supporting or not) of
+ * every scenario of that task, in the set's order. They depend on the set, never on a scenario's
+ * label, so a request that misses its detail and a complete one draw from the same pages.
+ */
+export function scenarioSpecs(list: readonly RolloutScenario[]): EnvScenario[] {
+  const specs = list.map(scenarioSpec);
+  const byTask = new Map<Task, OffTopicDoc[]>();
+  const seen = new Set<string>();
+  for (const sp of specs) {
+    const docs = byTask.get(sp.task) ?? [];
+    byTask.set(sp.task, docs);
+    for (const d of [...sp.wiki, ...sp.distractors]) {
+      const key = `${sp.task}\u0000${d.title}\u0000${d.text}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      docs.push({ title: d.title, text: d.text, source: sp.scenario.source_id });
+    }
+  }
+  return specs.map((sp) => ({ ...sp, offTopic: byTask.get(sp.task) ?? [] }));
 }

@@ -34,7 +34,7 @@ export const REPLY_WRAPPERS = [
 export const TIMEOUT = 'error: the service timed out; try again';
 /** The calculator's answer where it has no arithmetic step to evaluate at all (a problem without one). */
 export const CALC_ERROR = 'error: could not evaluate the expression';
-/** A search with nothing left to return: only for a scenario that has no further page at all. */
+/** A search with no page at all to return (gsm8k; a spec built alone with no distractor): never a sign that the request misses its detail. */
 export const NO_ARTICLE = 'No further article found.';
 
 /** The first v2 texts, kept as names for the tests and the docs. */
