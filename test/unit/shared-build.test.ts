@@ -1,9 +1,12 @@
 // test/helpers/shared-build.ts: a shared test build is built once under a lock, however many
 // callers ask at once; a lock left by a process that is gone is taken over; a failed build leaves
-// no entry; the digest follows every byte and name of the keyed files; the shared trained policy's
+// no entry; the lock is taken with its owner inside, a stale one (owner gone, pid reused, or no
+// owner for seconds) is taken over, nobody removes a lock not its own, a builder that finds the
+// entry made by another uses it, and gone builders' directories are removed; the digest follows every byte and name of the keyed files; the shared trained policy's
 // key covers every source its build can read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -54,6 +57,122 @@ test('a lock whose process is gone is taken over; a failed build leaves no entry
     assert.deepEqual(fs.readdirSync(root), []);
     const entry = await sharedEntry('kind-x', async (dir) => fs.mkdirSync(dir), root);
     assert.equal(entry, path.join(root, 'kind-x'));
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+/** `p`, or a rejection naming `what` after `ms`. */
+function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: not done after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const mkEntry = async (dir: string): Promise<void> => {
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'out.txt'), 'built');
+};
+
+test('a lock without an owner older than a few seconds, or naming a live pid whose process started at another time, is taken over', async () => {
+  const root = tmp();
+  try {
+    fs.mkdirSync(path.join(root, 'kind-p.lock')); // an older version's lock directory, its pid never written
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(root, 'kind-p.lock'), old, old);
+    assert.equal(await within(3000, 'pid-less lock', sharedEntry('kind-p', mkEntry, root)), path.join(root, 'kind-p'));
+    fs.writeFileSync(path.join(root, 'kind-q.lock'), `${process.ppid} 1 sometoken\n`); // the pid now is another process
+    assert.equal(await within(3000, 'reused pid', sharedEntry('kind-q', mkEntry, root)), path.join(root, 'kind-q'));
+    assert.deepEqual(fs.readdirSync(root).sort(), ['kind-p', 'kind-q']);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a builder never removes a lock that is not its own (its own was taken over while it built)', async () => {
+  const root = tmp();
+  const lock = path.join(root, 'kind-o.lock');
+  try {
+    await sharedEntry(
+      'kind-o',
+      async (dir) => {
+        fs.rmSync(lock, { recursive: true, force: true });
+        fs.writeFileSync(lock, `${process.ppid} - another\n`); // a live builder's lock
+        await mkEntry(dir);
+      },
+      root,
+    );
+    assert.equal(fs.readFileSync(lock, 'utf8'), `${process.ppid} - another\n`);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a builder that finds the entry made by another builder uses it instead of failing; gone builders’ directories are removed', async () => {
+  const root = tmp();
+  try {
+    fs.mkdirSync(path.join(root, 'kind-e.tmp-2147483646'));
+    fs.writeFileSync(path.join(root, 'kind-e.tmp-2147483646', 'half'), 'a killed builder’s');
+    fs.writeFileSync(path.join(root, 'kind-e.lock.stale-2147483646-abc123'), '2147483646 - x\n');
+    const entry = await sharedEntry(
+      'kind-e',
+      async (dir) => {
+        await mkEntry(dir);
+        fs.mkdirSync(path.join(root, 'kind-e')); // the other builder was first
+        fs.writeFileSync(path.join(root, 'kind-e', 'out.txt'), 'built by the other');
+      },
+      root,
+    );
+    assert.equal(fs.readFileSync(path.join(entry, 'out.txt'), 'utf8'), 'built by the other');
+    assert.deepEqual(fs.readdirSync(root), ['kind-e']);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('three processes at once over a stale lock: one build, all get the entry, no lock or builder directory left', async () => {
+  const root = tmp();
+  try {
+    fs.mkdirSync(path.join(root, 'kind-c.lock'));
+    fs.writeFileSync(path.join(root, 'kind-c.lock', 'pid'), '2147483646'); // gone
+    const log = path.join(root, '..', `${path.basename(root)}.builds`);
+    const script = `import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { sharedEntry } from ${JSON.stringify(path.join(REPO, 'test/helpers/shared-build.ts'))};
+const entry = await sharedEntry('kind-c', async (dir) => {
+  fs.appendFileSync(${JSON.stringify(log)}, process.pid + '\\n');
+  fs.mkdirSync(dir);
+  await new Promise((r) => setTimeout(r, 300));
+  fs.writeFileSync(path.join(dir, 'out.txt'), 'built');
+}, ${JSON.stringify(root)});
+console.log(fs.readFileSync(path.join(entry, 'out.txt'), 'utf8'));
+`;
+    const runs = await Promise.all(
+      [1, 2, 3].map(
+        () =>
+          new Promise<{ code: number | null; out: string }>((resolve) => {
+            const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+              cwd: REPO,
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
+            let out = '';
+            child.stdout.on('data', (c) => (out += c));
+            child.stderr.on('data', (c) => (out += c));
+            child.on('close', (code) => resolve({ code, out }));
+          }),
+      ),
+    );
+    try {
+      for (const r of runs) assert.deepEqual(r, { code: 0, out: 'built\n' });
+      assert.equal(fs.readFileSync(log, 'utf8').trim().split('\n').length, 1, 'one build');
+      assert.deepEqual(fs.readdirSync(root), ['kind-c']);
+    } finally {
+      fs.rmSync(log, { force: true });
+    }
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }
