@@ -96,6 +96,8 @@ export interface MetricsLine {
   /** PPO: mean KL(policy ‖ reference) over the step's states of the policy that generated them, before any projection or update (what ppo_eval gates); null where not measured (DPO, the command engine). */
   kl_rollout: number | null;
   kl_coef: number;
+  /** PPO: whether the KL controller engaged in the step (the policy was projected toward the reference, or a minibatch's update was undone by the early stop); null where not measured (DPO, the command engine). */
+  kl_engaged: boolean | null;
   entropy: number;
   lr: number;
   /** Environment steps per second over the step (collection + update time). */
@@ -193,6 +195,7 @@ export interface StepStats {
   kl: number;
   kl_rollout: number | null;
   kl_coef: number;
+  kl_engaged: boolean | null;
   entropy: number;
   updates: number;
   envSteps: number;

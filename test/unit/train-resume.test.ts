@@ -1,5 +1,6 @@
 // Exact resume through runTraining: N steps straight, and N/2 + interrupt + resume + N/2, give
-// byte-identical weights, optimiser moments and metrics (wasm and cpu backends); steps keep
+// byte-identical weights, optimiser moments and metrics (wasm and cpu backends), also at a learning
+// rate where the KL controller engages (so its replay of recent states must be restored); steps keep
 // increasing; a resume under another config is refused with the --force hint; `forced` starts
 // over and says where the old run went; a rerun of a completed run retrains nothing. Every
 // metrics line has every field.
@@ -132,6 +133,7 @@ test('every metrics line has every field, says the env is simulated, and names t
         'kl',
         'kl_rollout',
         'kl_coef',
+        'kl_engaged',
         'entropy',
         'lr',
         'throughput',
@@ -181,6 +183,46 @@ test('an interrupted run is not resumed under another config: the error says to 
     assert.equal(forced.result.finalStep, 6);
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("wasm: at a learning rate where the KL controller engages (projection or early stop, before and after the interruption), N steps straight and N/2 + interrupt + resume + N/2 are byte-identical — the controller's replay of recent states is restored", async () => {
+  const config = smallConfig({
+    train: { checkpoint: { every: 4, keep_last: 3 }, eval: { every: 4 } },
+    ppo: { steps: 6, lr: 0.05, target_kl: 0.03, rollout_len: 64 },
+  });
+  const a = workspace();
+  const b = workspace();
+  try {
+    await train(a, config);
+    const first = await train(b, config, { abortAfterStep: 3 });
+    assert.equal(first.result.finalStep, 3);
+    const second = await train(b, config);
+    assert.ok(second.resumedFrom !== null);
+    const lines = (p: string) =>
+      fs
+        .readFileSync(p, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => {
+          const { time, throughput, updates_per_s, ...rest } = JSON.parse(l);
+          void time;
+          void throughput;
+          void updates_per_s;
+          return rest as { step: number; kl_engaged: boolean | null };
+        });
+    const straight = lines(work(a, 'metrics.jsonl'));
+    const engaged = straight.filter((m) => m.kl_engaged === true).map((m) => m.step);
+    assert.ok(
+      engaged.some((s) => s <= 3) && engaged.some((s) => s > 3),
+      `the controller engaged before and after step 3: steps ${engaged.join(', ')}`,
+    );
+    assert.deepEqual(lines(path.join(second.out, 'metrics.jsonl')), straight);
+    for (const f of ['model.bin', 'optimizer.bin', 'reference.bin'])
+      assert.equal(sha(work(b, `checkpoints/rc1/step_00006/${f}`)), sha(work(a, `checkpoints/rc1/step_00006/${f}`)), f);
+  } finally {
+    fs.rmSync(a, { recursive: true, force: true });
+    fs.rmSync(b, { recursive: true, force: true });
   }
 });
 

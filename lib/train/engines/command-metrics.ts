@@ -163,6 +163,7 @@ export function toMetricsLine(m: TrainerMetrics, stepSeconds: number | null, now
     kl: m.kl,
     kl_rollout: null,
     kl_coef: m.kl_coef ?? na,
+    kl_engaged: null,
     entropy: m.entropy ?? na,
     lr: m.lr ?? na,
     throughput: m.throughput ?? na,

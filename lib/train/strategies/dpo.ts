@@ -101,6 +101,7 @@ export class DpoStrategy implements Strategy<TfjsModelHandle, DpoBatch> {
       kl,
       kl_rollout: null,
       kl_coef: beta,
+      kl_engaged: null,
       entropy,
       updates: 1,
       envSteps: total,

@@ -229,10 +229,14 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
         return tf.mean(tf.sum(tf.mul(tf.exp(lp), tf.sub(lp, replayRef)), 1)).dataSync()[0]!;
       });
     let stopped = false;
+    let engaged = false;
     let klReplay = 0;
     try {
       klReplay = replayKl();
-      if (klReplay > hold) projectToReference(h, hold, replayKl);
+      if (klReplay > hold) {
+        projectToReference(h, hold, replayKl);
+        engaged = true;
+      }
       for (let epoch = 0; epoch < c.epochs && !stopped; epoch++) {
         this.rng.shuffle(order);
         for (let start = 0; start < b.n && !stopped; start += c.batch) {
@@ -284,6 +288,7 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
           if (replayKl() > hold) {
             model.load(before.p, before.m, before.v, before.t);
             stopped = true;
+            engaged = true;
           } else {
             for (const k of Object.keys(sums) as (keyof typeof sums)[]) sums[k] += terms[k]!;
             updates += 1;
@@ -326,6 +331,7 @@ export class PpoStrategy implements Strategy<TfjsModelHandle, PpoBatch> {
       kl,
       kl_rollout: klRollout,
       kl_coef: coefUsed,
+      kl_engaged: engaged,
       entropy,
       updates,
       envSteps: b.n,

@@ -164,6 +164,7 @@ export const tfjsEngine: Engine = {
           kl: stats.kl,
           kl_rollout: stats.kl_rollout,
           kl_coef: stats.kl_coef,
+          kl_engaged: stats.kl_engaged,
           entropy: stats.entropy,
           lr,
           throughput: stats.envSteps / secs,
