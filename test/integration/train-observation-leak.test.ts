@@ -5,7 +5,9 @@
 // of the first k = 1..3 actions a logistic regression on the policy's observation is compared with
 // one on the request's text features alone (5-fold cross-validated, folds by source question, per
 // task). The difference of their AUCs is judged against its own noise: a paired bootstrap over the
-// source questions; a leak is flagged when the 99 % interval of the difference lies above 0.
+// source questions; a leak is flagged when the 99 % interval of the difference lies above 0, or
+// that of the out-of-fold log-loss gain (text − observation; more sensitive where the text alone
+// is near AUC 1, as on gsm8k).
 // The page-relevance features are left out of the compared observations (RELEVANCE below: they
 // are what the request's text allows, and the text features do not capture it).
 // The check can fail: the environment's old search (before the off-topic pages) — "No further
@@ -131,10 +133,23 @@ function cvScores(x: number[][], y: number[], groups: string[]): number[] {
 interface Verdict {
   text: number;
   obs: number;
-  /** The 99 % paired-bootstrap interval of obs − text (resampling source questions). */
+  /** The 99 % paired-bootstrap interval of the AUC difference obs − text (resampling source questions). */
   lo: number;
   hi: number;
+  /** The same for the log-loss gain text − obs (more sensitive where the text alone is near AUC 1). */
+  llLo: number;
+  llHi: number;
   leak: boolean;
+}
+
+/** Mean log-loss of logits `scores` for labels `y` over the rows `idx`. */
+function logLoss(scores: readonly number[], y: readonly number[], idx: readonly number[]): number {
+  let sum = 0;
+  for (const i of idx) {
+    const z = y[i] === 1 ? scores[i]! : -scores[i]!;
+    sum += z > 0 ? Math.log1p(Math.exp(-z)) : -z + Math.log1p(Math.exp(z));
+  }
+  return sum / idx.length;
 }
 
 /** Cross-validated AUC on observations vs on text features, the difference judged against its bootstrap noise. */
@@ -147,19 +162,24 @@ function judge(obs: number[][], text: number[][], y: number[], groups: string[])
   const members = [...byGroup.values()];
   const rng = createRng(11);
   const diffs: number[] = [];
+  const gains: number[] = [];
   for (let b = 0; b < 400; b++) {
     const idx: number[] = [];
     for (let k = 0; k < members.length; k++) idx.push(...members[Math.floor(rng.next() * members.length)]!);
     diffs.push(auc(so, y, idx) - auc(st, y, idx));
+    gains.push(logLoss(st, y, idx) - logLoss(so, y, idx));
   }
-  diffs.sort((a, b) => a - b);
-  const lo = diffs[Math.floor(0.005 * diffs.length)]!;
-  const hi = diffs[Math.ceil(0.995 * diffs.length) - 1]!;
-  return { text: auc(st, y, all), obs: auc(so, y, all), lo, hi, leak: lo > 0 };
+  const interval = (xs: number[]): [number, number] => {
+    xs.sort((a, b) => a - b);
+    return [xs[Math.floor(0.005 * xs.length)]!, xs[Math.ceil(0.995 * xs.length) - 1]!];
+  };
+  const [lo, hi] = interval(diffs);
+  const [llLo, llHi] = interval(gains);
+  return { text: auc(st, y, all), obs: auc(so, y, all), lo, hi, llLo, llHi, leak: lo > 0 || llLo > 0 };
 }
 
 const show = (v: Verdict): string =>
-  `observation AUC ${v.obs.toFixed(3)} vs text ${v.text.toFixed(3)}, difference 99 % interval [${v.lo.toFixed(3)}, ${v.hi.toFixed(3)}]`;
+  `observation AUC ${v.obs.toFixed(3)} vs text ${v.text.toFixed(3)}, difference 99 % interval [${v.lo.toFixed(3)}, ${v.hi.toFixed(3)}]; log-loss gain 99 % interval [${v.llLo.toFixed(3)}, ${v.llHi.toFixed(3)}]`;
 
 /**
  * The features of a page's relevance to the request (how many page titles share a word with it, the
@@ -253,9 +273,9 @@ test('the old search (no article exactly when the request misses its detail and 
   }
 });
 
-test('gsm8k: a calculator that errs on 75 % of the requests missing their number (and on none other) is flagged, though the text features alone are near AUC 1', () => {
+test('gsm8k: a calculator that errs on 80 % of the requests missing their number (and on none other) is flagged, though the text features alone are near AUC 1', () => {
   const v = verdicts('gsm8k', setSpecs, (spec, text, rng) =>
-    spec.needsClarification && rng.next() < 0.75 ? CALC_ERROR : text,
+    spec.needsClarification && rng.next() < 0.8 ? CALC_ERROR : text,
   );
   assert.ok(v[0]!.text > 0.9, `the text alone is near the ceiling: ${v[0]!.text.toFixed(3)}`);
   assert.ok(v[0]!.leak, show(v[0]!));
