@@ -1,13 +1,15 @@
 // Fixtures for the train tests: small, well-formed scenarios of the three tasks written in code
 // (a seeded generator, not real dataset items: the tests check the trainer's mechanics, not the
 // data), the calibrated-weights file, round-2 tickets, the effective config resolved from the
-// repository's configs with small sizes, and a TestRig workspace that declares only `train`.
+// repository's configs with small sizes, a TestRig workspace that declares only `train`, and a
+// temp workspace plus one runTraining call for the tests that drive the trainer API directly.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { ppoSchema } from '../../lib/evaluation/config.ts';
 import type { RolloutScenario } from '../../lib/rollouts/index.ts';
-import { resolveTrainConfig, trainSectionSchema, type TrainConfig } from '../../lib/train/index.ts';
+import { resolveTrainConfig, runTraining, trainSectionSchema, type TrainConfig } from '../../lib/train/index.ts';
 import { REPO, TestRig } from './rig.ts';
 
 const NAMES = [
@@ -189,4 +191,68 @@ export default definePipeline({
 `,
   );
   return rig;
+}
+
+/** A temp workspace with data/scenarios.jsonl (`n` makeScenarios) and data/weights.json. */
+export function trainDataWorkspace(prefix: string, n = 45): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.mkdirSync(path.join(root, 'data'), { recursive: true });
+  fs.writeFileSync(
+    path.join(root, 'data/scenarios.jsonl'),
+    makeScenarios(n)
+      .map((s) => JSON.stringify(s))
+      .join('\n') + '\n',
+  );
+  fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
+  return root;
+}
+
+export interface TrainInOptions {
+  /** Input groups, paths relative to the workspace (default: data/scenarios.jsonl and data/weights.json). */
+  inputs?: Record<string, string[]>;
+  forced?: boolean;
+  codeHash?: string;
+  resumeAcrossCodeChange?: boolean;
+  /** Sees every log line; may abort the run (an interrupt) or throw (as a kill would end it). */
+  onLine?: (line: string, abort: () => void) => void;
+}
+
+/** `onLine` that interrupts the run once step `step` is logged. */
+export const abortAfterStep =
+  (step: number) =>
+  (line: string, abort: () => void): void => {
+    if (line.startsWith(`step ${step}:`)) abort();
+  };
+
+/** One runTraining call in `root` (profile dev, work dir .rc1/state/train), its outputs in a fresh out-* dir. */
+export async function trainIn(root: string, config: TrainConfig, o: TrainInOptions = {}) {
+  const out = fs.mkdtempSync(path.join(root, 'out-'));
+  fs.mkdirSync(path.join(out, 'ck'));
+  const ac = new AbortController();
+  const lines: string[] = [];
+  const groups = o.inputs ?? { scenarios: ['data/scenarios.jsonl'], weights: ['data/weights.json'] };
+  const res = await runTraining({
+    root,
+    workDir: path.join(root, '.rc1/state/train'),
+    profile: 'dev',
+    config,
+    env: {},
+    forced: o.forced ?? false,
+    codeHash: o.codeHash ?? 'c0de',
+    ...(o.resumeAcrossCodeChange === undefined ? {} : { resumeAcrossCodeChange: o.resumeAcrossCodeChange }),
+    signal: ac.signal,
+    inputs: Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, v.map((f) => path.join(root, f))])),
+    log: (l) => {
+      lines.push(l);
+      o.onLine?.(l, () => ac.abort());
+    },
+    progress: () => {},
+    outputs: {
+      checkpoints: path.join(out, 'ck'),
+      log: path.join(out, 'train.log'),
+      metrics: path.join(out, 'metrics.jsonl'),
+      effectiveConfig: path.join(out, 'cfg.yaml'),
+    },
+  });
+  return { ...res, lines, out };
 }

@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTraining, type TrainConfig } from '../../lib/train/index.ts';
+import { type TrainConfig } from '../../lib/train/index.ts';
 import { trainConfig } from '../helpers/command-fixtures.ts';
+import { trainIn } from '../helpers/train-fixtures.ts';
 import { REPO } from '../helpers/rig.ts';
 
 const TOY = path.join(REPO, 'examples/trainers/toy_trainer.py');
@@ -27,32 +28,12 @@ function workspace(): string {
 }
 
 async function train(root: string, config: TrainConfig, abortOn: RegExp | null) {
-  const out = fs.mkdtempSync(path.join(root, 'out-'));
-  fs.mkdirSync(path.join(out, 'ck'));
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const res = await runTraining({
-    root,
-    workDir: path.join(root, '.rc1/state/train'),
-    profile: 'dev',
-    config,
-    env: {},
-    forced: false,
-    codeHash: 'c0de',
-    signal: ac.signal,
-    inputs: { scenarios: [path.join(root, 'scenarios.jsonl')] },
-    log: (l) => {
-      lines.push(l);
-      if (abortOn?.test(l)) ac.abort();
-    },
-    progress: () => {},
-    outputs: {
-      checkpoints: path.join(out, 'ck'),
-      metrics: path.join(out, 'metrics.jsonl'),
-      effectiveConfig: path.join(out, 'cfg.yaml'),
+  return trainIn(root, config, {
+    inputs: { scenarios: ['scenarios.jsonl'] },
+    onLine: (l, abort) => {
+      if (abortOn?.test(l)) abort();
     },
   });
-  return { ...res, lines, out };
 }
 
 test('a command-engine run interrupted right after its final checkpoint was adopted completes on the next build from that checkpoint, without running the trainer again', async () => {

@@ -6,23 +6,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTraining, type TrainConfig } from '../../lib/train/index.ts';
+import { type TrainConfig } from '../../lib/train/index.ts';
 import { decideRun, runIdentity, type RunFile } from '../../lib/train/run-identity.ts';
 import { moveAside, previousRuns } from '../../lib/train/work-dir.ts';
 import { dataGroups, runHash } from '../../lib/train/effective-config.ts';
-import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
+import { abortAfterStep, smallConfig, trainDataWorkspace, trainIn } from '../helpers/train-fixtures.ts';
 
 function workspace(): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-train-id-'));
-  fs.mkdirSync(path.join(root, 'data'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'data/scenarios.jsonl'),
-    makeScenarios(45)
-      .map((s) => JSON.stringify(s))
-      .join('\n') + '\n',
-  );
-  fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
-  return root;
+  return trainDataWorkspace('rc1-train-id-');
 }
 
 async function train(
@@ -31,34 +22,11 @@ async function train(
   codeHash: string,
   o: { abortAfterStep?: number; across?: boolean } = {},
 ) {
-  const out = fs.mkdtempSync(path.join(root, 'out-'));
-  fs.mkdirSync(path.join(out, 'ck'));
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const res = await runTraining({
-    root,
-    workDir: path.join(root, '.rc1/state/train'),
-    profile: 'dev',
-    config,
-    env: {},
-    forced: false,
+  return trainIn(root, config, {
     codeHash,
     resumeAcrossCodeChange: o.across ?? false,
-    signal: ac.signal,
-    inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
-    log: (l) => {
-      lines.push(l);
-      if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort();
-    },
-    progress: () => {},
-    outputs: {
-      checkpoints: path.join(out, 'ck'),
-      log: path.join(out, 'train.log'),
-      metrics: path.join(out, 'metrics.jsonl'),
-      effectiveConfig: path.join(out, 'cfg.yaml'),
-    },
+    ...(o.abortAfterStep === undefined ? {} : { onLine: abortAfterStep(o.abortAfterStep) }),
   });
-  return { ...res, lines, out };
 }
 
 const config = smallConfig({

@@ -7,12 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { readBestEval } from '../../lib/train/callbacks.ts';
 import { bestTarget, listBest } from '../../lib/train/checkpoints.ts';
-import { runTraining } from '../../lib/train/index.ts';
-import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
+import { smallConfig, trainDataWorkspace, trainIn } from '../helpers/train-fixtures.ts';
 
 const config = smallConfig({
   train: { checkpoint: { every: 2, keep_last: 10 }, eval: { every: 4 } },
@@ -20,48 +18,14 @@ const config = smallConfig({
 });
 
 function workspace(): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-best-int-'));
-  fs.mkdirSync(path.join(root, 'data'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'data/scenarios.jsonl'),
-    makeScenarios(45)
-      .map((s) => JSON.stringify(s))
-      .join('\n') + '\n',
-  );
-  fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
-  return root;
+  return trainDataWorkspace('rc1-best-int-');
 }
 
 class Killed extends Error {}
 
 /** One runTraining call; `onLine` sees every log line (and may abort the run or throw, as a kill would end it). */
 async function train(root: string, onLine: (line: string, abort: () => void) => void = () => {}) {
-  const out = fs.mkdtempSync(path.join(root, 'out-'));
-  fs.mkdirSync(path.join(out, 'ck'));
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const res = await runTraining({
-    root,
-    workDir: path.join(root, '.rc1/state/train'),
-    profile: 'dev',
-    config,
-    env: {},
-    forced: false,
-    codeHash: 'c0de',
-    signal: ac.signal,
-    inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
-    log: (l) => {
-      lines.push(l);
-      onLine(l, () => ac.abort());
-    },
-    progress: () => {},
-    outputs: {
-      checkpoints: path.join(out, 'ck'),
-      metrics: path.join(out, 'metrics.jsonl'),
-      effectiveConfig: path.join(out, 'cfg.yaml'),
-    },
-  });
-  return { ...res, lines };
+  return trainIn(root, config, { onLine });
 }
 
 const sha = (p: string): string => createHash('sha256').update(fs.readFileSync(p)).digest('hex');

@@ -8,54 +8,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { runTraining, type TrainConfig } from '../../lib/train/index.ts';
+import { type TrainConfig } from '../../lib/train/index.ts';
 import { syntheticRollouts } from '../../lib/rollouts/index.ts';
 import { heuristicBase } from '../../lib/scoring/heuristic-provider.ts';
-import { makeScenarios, smallConfig, WEIGHTS_JSON } from '../helpers/train-fixtures.ts';
+import { abortAfterStep, makeScenarios, smallConfig, trainDataWorkspace, trainIn } from '../helpers/train-fixtures.ts';
 
 function workspace(): string {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-train-'));
-  fs.mkdirSync(path.join(root, 'data'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'data/scenarios.jsonl'),
-    makeScenarios(45)
-      .map((s) => JSON.stringify(s))
-      .join('\n') + '\n',
-  );
-  fs.writeFileSync(path.join(root, 'data/weights.json'), WEIGHTS_JSON);
-  return root;
+  return trainDataWorkspace('rc1-train-');
 }
 
 async function train(root: string, config: TrainConfig, o: { abortAfterStep?: number; forced?: boolean } = {}) {
-  const out = fs.mkdtempSync(path.join(root, 'out-'));
-  fs.mkdirSync(path.join(out, 'ck'));
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const res = await runTraining({
-    root,
-    workDir: path.join(root, '.rc1/state/train'),
-    profile: 'dev',
-    config,
-    env: {},
-    forced: o.forced ?? false,
-    codeHash: 'c0de',
-    signal: ac.signal,
-    inputs: { scenarios: [path.join(root, 'data/scenarios.jsonl')], weights: [path.join(root, 'data/weights.json')] },
-    log: (l) => {
-      lines.push(l);
-      if (o.abortAfterStep !== undefined && l.startsWith(`step ${o.abortAfterStep}:`)) ac.abort();
-    },
-    progress: () => {},
-    outputs: {
-      checkpoints: path.join(out, 'ck'),
-      log: path.join(out, 'train.log'),
-      metrics: path.join(out, 'metrics.jsonl'),
-      effectiveConfig: path.join(out, 'cfg.yaml'),
-    },
+  return trainIn(root, config, {
+    ...(o.forced === undefined ? {} : { forced: o.forced }),
+    ...(o.abortAfterStep === undefined ? {} : { onLine: abortAfterStep(o.abortAfterStep) }),
   });
-  return { ...res, lines, out };
 }
 
 const sha = (p: string): string => createHash('sha256').update(fs.readFileSync(p)).digest('hex');
@@ -278,40 +245,16 @@ const mk = (): string => {
   return root;
 };
 /** One dpo training run in the workspace (aborted after a step when asked). */
-const run = async (root: string, config: TrainConfig, abortAfterStep?: number) => {
-  const out = fs.mkdtempSync(path.join(root, 'out-'));
-  fs.mkdirSync(path.join(out, 'ck'));
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const res = await runTraining({
-    root,
-    workDir: path.join(root, '.rc1/state/train'),
-    profile: 'dev',
-    config,
-    env: {},
-    forced: false,
-    codeHash: 'c0de',
-    signal: ac.signal,
+const run = async (root: string, config: TrainConfig, stopAfter?: number) =>
+  trainIn(root, config, {
     inputs: {
-      scenarios: [path.join(root, 'data/scenarios.jsonl')],
-      weights: [path.join(root, 'data/weights.json')],
-      rollouts: [path.join(root, 'data/pool_rollouts.jsonl')],
-      scores: [path.join(root, 'data/scores.jsonl')],
+      scenarios: ['data/scenarios.jsonl'],
+      weights: ['data/weights.json'],
+      rollouts: ['data/pool_rollouts.jsonl'],
+      scores: ['data/scores.jsonl'],
     },
-    log: (l) => {
-      lines.push(l);
-      if (abortAfterStep !== undefined && l.startsWith(`step ${abortAfterStep}:`)) ac.abort();
-    },
-    progress: () => {},
-    outputs: {
-      checkpoints: path.join(out, 'ck'),
-      log: path.join(out, 'train.log'),
-      metrics: path.join(out, 'metrics.jsonl'),
-      effectiveConfig: path.join(out, 'cfg.yaml'),
-    },
+    ...(stopAfter === undefined ? {} : { onLine: abortAfterStep(stopAfter) }),
   });
-  return { ...res, lines, out };
-};
 
 test('dpo: pairs of best- and worst-reward scored candidates move the policy, and resume is exact too', async () => {
   const config = smallConfig({
