@@ -139,3 +139,27 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 60_
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** A rule that counts to 8 in its state dir (0.3 s a step), resuming after the last step it saved; logs where its state is. */
+export const COUNT_RULE = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+export default defineRule({
+  name: 'count', version: 1,
+  async run(ctx) {
+    const saved = path.join(ctx.stateDir, 'step');
+    let step = fs.existsSync(saved) ? Number(fs.readFileSync(saved, 'utf8')) : 0;
+    fs.appendFileSync(path.join(ctx.stateDir, 'starts'), step + '\\n');
+    ctx.log('count: state in ' + ctx.stateDir);
+    if (step) ctx.log('count: resuming after step ' + step);
+    while (step < 8 && !ctx.signal.aborted) {
+      await new Promise((r) => setTimeout(r, 300));
+      fs.writeFileSync(saved, String(++step));
+      ctx.log('count: step ' + step);
+      ctx.progress(step, 8, 'steps');
+    }
+    if (ctx.signal.aborted) throw new Error('interrupted');
+    fs.writeFileSync(ctx.output('out/count.txt'), 'counted to ' + step + ', started at ' + fs.readFileSync(path.join(ctx.stateDir, 'starts'), 'utf8').trim().split('\\n').join(', ') + '\\n');
+  },
+});
+`;

@@ -17,7 +17,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { parse, stringify } from 'yaml';
 import { trainPipeline, writeToyTrainerFiles } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
-import { type Cluster, inQueue, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
+import { COUNT_RULE, type Cluster, inQueue, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
 
 let cluster: Cluster | null = null;
 before(() => {
@@ -296,29 +296,6 @@ test("sbatch refusing the job (an unknown partition) fails the target with Slurm
 });
 
 // ---------------------------------------------------------------- jobs killed mid-run
-
-/** Counts to 8 in its state dir (0.3 s a step), resuming after the last step it saved. */
-const COUNT_RULE = `import { defineRule } from 'rc1-build';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-export default defineRule({
-  name: 'count', version: 1,
-  async run(ctx) {
-    const saved = path.join(ctx.stateDir, 'step');
-    let step = fs.existsSync(saved) ? Number(fs.readFileSync(saved, 'utf8')) : 0;
-    fs.appendFileSync(path.join(ctx.stateDir, 'starts'), step + '\\n');
-    if (step) ctx.log('count: resuming after step ' + step);
-    while (step < 8 && !ctx.signal.aborted) {
-      await new Promise((r) => setTimeout(r, 300));
-      fs.writeFileSync(saved, String(++step));
-      ctx.log('count: step ' + step);
-      ctx.progress(step, 8, 'steps');
-    }
-    if (ctx.signal.aborted) throw new Error('interrupted');
-    fs.writeFileSync(ctx.output('out/count.txt'), 'counted to ' + step + ', started at ' + fs.readFileSync(path.join(ctx.stateDir, 'starts'), 'utf8').trim().split('\\n').join(', ') + '\\n');
-  },
-});
-`;
 
 function countRig(): TestRig {
   return new TestRig({

@@ -17,7 +17,7 @@ import { fetchResult, resultDocument, scratchJobDir } from '../../packages/engin
 import { type Nginx, startNginx } from '../helpers/cache-servers.ts';
 import { TestRig } from '../helpers/rig.ts';
 import { execFileSync } from 'node:child_process';
-import { type Cluster, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
+import { COUNT_RULE, type Cluster, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
 
 const NGINX_MISSING =
   process.env.CI === 'true'
@@ -301,28 +301,6 @@ export default definePipeline({
     r.cleanup();
   }
 });
-
-const COUNT_RULE = `import { defineRule } from 'rc1-build';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-export default defineRule({
-  name: 'count', version: 1,
-  async run(ctx) {
-    const saved = path.join(ctx.stateDir, 'step');
-    let step = fs.existsSync(saved) ? Number(fs.readFileSync(saved, 'utf8')) : 0;
-    fs.appendFileSync(path.join(ctx.stateDir, 'starts'), step + '\\n');
-    ctx.log('count: state in ' + ctx.stateDir);
-    if (step) ctx.log('count: resuming after step ' + step);
-    while (step < 8 && !ctx.signal.aborted) {
-      await new Promise((r) => setTimeout(r, 300));
-      fs.writeFileSync(saved, String(++step));
-      ctx.log('count: step ' + step);
-    }
-    if (ctx.signal.aborted) throw new Error('interrupted');
-    fs.writeFileSync(ctx.output('out/count.txt'), 'counted to ' + step + ', started at ' + fs.readFileSync(path.join(ctx.stateDir, 'starts'), 'utf8').trim().split('\\n').join(', ') + '\\n');
-  },
-});
-`;
 
 test("staging 'remote-cache': a requeued job resumes from the state dir in the node's scratch workspace", {
   skip,
