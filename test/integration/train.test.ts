@@ -86,6 +86,7 @@ test('a dev build trains and writes checkpoints, the log, every-field metrics an
         'episode_len',
         'kl',
         'kl_coef',
+        'kl_engaged',
         'kl_rollout',
         'loss',
         'lr',
