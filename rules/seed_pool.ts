@@ -6,15 +6,14 @@
 // Inputs: `raw` (data files), `v2` (pack_v2 JSON), `shadow` (the shadow_set outputs; the manifest's
 // source_ids and content_keys are excluded), `gates` (earlier gate reports: the engine blocks this target when one
 // failed; the rule does not read them). Params: `pool`, `templates`, `data`.
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
 import { dataFileFormat, loadSources, questionKey, TASKS } from '../lib/data/index.ts';
 import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
-import { PoolBuilder, PoolParamsSchema, poolConfig, readShadowSourceIds } from '../lib/pool/index.ts';
+import { PoolBuilder, PoolLines, PoolParamsSchema, poolConfig, readShadowSourceIds } from '../lib/pool/index.ts';
 
-const FLUSH_LINES = 500;
 const PROGRESS_EVERY = 1000;
 
 export default defineRule({
@@ -62,29 +61,23 @@ export default defineRule({
 
     const path = ctx.output('pool');
     mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(path, 'w');
+    const lines = new PoolLines(path);
     const counts: Record<string, number> = {};
     let clarify = 0;
     try {
-      let buffer: string[] = [];
       let k = 0;
-      for (const s of builder.scenarios(n)) {
-        buffer.push(JSON.stringify(s));
-        counts[s.task] = (counts[s.task] ?? 0) + 1;
-        if (s.needs_clarification) clarify += 1;
+      for (const { item, render } of builder.renderings(n)) {
+        lines.write(item, render);
+        counts[item.task] = (counts[item.task] ?? 0) + 1;
+        if (render.needs_clarification) clarify += 1;
         k += 1;
-        if (buffer.length >= FLUSH_LINES) {
-          writeSync(fd, `${buffer.join('\n')}\n`);
-          buffer = [];
-        }
         if (k % PROGRESS_EVERY === 0) {
           ctx.progress(k, n, 'scenarios');
           ctx.signal.throwIfAborted();
         }
       }
-      if (buffer.length > 0) writeSync(fd, `${buffer.join('\n')}\n`);
     } finally {
-      closeSync(fd);
+      lines.close();
     }
     ctx.progress(n, n, 'scenarios');
     if (builder.stats.fallbacks > 0)

@@ -49,7 +49,7 @@ import {
   type KindPlan,
   type Variant,
 } from './pool-kinds.ts';
-import { renderScenario } from './render-scenario.ts';
+import { renderScenario, type PoolRender } from './render-scenario.ts';
 import { contextTokens } from './scenario-metrics.ts';
 import { checkMix, taskSequence } from './task-sequence.ts';
 import { findHints, splitQuestion, type Hint } from './variants.ts';
@@ -79,6 +79,11 @@ const ANY_TURNS: readonly [number, number] = [1, Infinity];
 
 /** A pool scenario: a Scenario and the sentence its user quotes (null unless hinted). */
 export type PoolScenario = Scenario & { hint: Hint | null };
+
+/** The pool scenario of an item's rendering. */
+export function poolScenario(item: SourceItem, render: PoolRender): PoolScenario {
+  return { ...buildScenario(item, render), hint: render.hint };
+}
 
 interface Bounds {
   low: number;
@@ -299,6 +304,15 @@ export class PoolBuilder {
 
   /** Scenario k, given its task and its index j among the scenarios of that task. */
   scenario(k: number, task: Task, j: number): PoolScenario {
+    const { item, render } = this.rendering(k, task, j);
+    return poolScenario(item, render);
+  }
+
+  /**
+   * Scenario k's source item and rendering, without the Scenario object: PoolLines (lib/pool/pool-lines.ts)
+   * writes its JSON line from these, byte for byte JSON.stringify(scenario(k, task, j)).
+   */
+  rendering(k: number, task: Task, j: number): { item: SourceItem; render: PoolRender } {
     const { kind, index: i } = kindAt(j, this.plans.get(task)!);
     const list = this.eligible.get(`${task}:${kindKey(kind)}`)!;
     if (list.length === 0)
@@ -320,7 +334,7 @@ export class PoolBuilder {
       );
       if (made) {
         if (attempt > 0 || made.gapTried > 0) this.stats.fallbacks += 1;
-        return made.scenario;
+        return { item: info.item, render: made.render };
       }
     }
     throw new RangeError(
@@ -336,7 +350,8 @@ export class PoolBuilder {
     const info = this.infos.get(`${item.task}/${item.source_id}`);
     if (!info || !this.supports(info, kind)) return null;
     const combos = this.combosFor(info, kind);
-    return this.render(info, kind, combos[rng.int(combos.length)]!, id, rng)?.scenario ?? null;
+    const made = this.render(info, kind, combos[rng.int(combos.length)]!, id, rng);
+    return made ? poolScenario(item, made.render) : null;
   }
 
   /** Renders with combo c, trying the item's gaps in a seeded order; null when every one would show. */
@@ -346,7 +361,7 @@ export class PoolBuilder {
     c: number,
     id: string,
     rng: Rng,
-  ): { scenario: PoolScenario; gapTried: number } | null {
+  ): { render: PoolRender; gapTried: number } | null {
     const task = info.item.task;
     const R = this.pack.roles.length;
     const S = this.pack.styles.length;
@@ -365,14 +380,19 @@ export class PoolBuilder {
         split: kind.split ? info.split : null,
         gold: kind.gold,
       });
-      if (render) return { scenario: { ...buildScenario(info.item, render), hint: render.hint }, gapTried: g };
+      if (render) return { render, gapTried: g };
     }
     return null;
   }
 
   /** The first n scenarios, in order. */
   *scenarios(n: number): Generator<PoolScenario> {
+    for (const { item, render } of this.renderings(n)) yield poolScenario(item, render);
+  }
+
+  /** The source item and rendering of each of the first n scenarios, in order (see rendering()). */
+  *renderings(n: number): Generator<{ item: SourceItem; render: PoolRender }> {
     const seq = taskSequence(n, this.config.mix);
-    for (let k = 0; k < n; k++) yield this.scenario(k, seq.tasks[k]!, seq.index[k]!);
+    for (let k = 0; k < n; k++) yield this.rendering(k, seq.tasks[k]!, seq.index[k]!);
   }
 }

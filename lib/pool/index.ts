@@ -28,7 +28,8 @@ export {
 } from './variants.ts';
 export { renderScenario, type PoolRender, type RenderChoice } from './render-scenario.ts';
 export { renderTwin } from './render-twin.ts';
-export { PoolBuilder, type PoolConfig, type PoolScenario, type PoolStats } from './build-pool.ts';
+export { PoolBuilder, poolScenario, type PoolConfig, type PoolScenario, type PoolStats } from './build-pool.ts';
+export { PoolLines } from './pool-lines.ts';
 export {
   contextTokens,
   LENGTH_DEFINITION,
