@@ -17,6 +17,7 @@ import { isGlob } from '../hash/glob-cache.ts';
 import { ENGINE_STATE, isEngineStatePath } from '../state/engine-state.ts';
 import { CompileError, type ModuleCompiler } from './compile-module.ts';
 import { ENGINE_COMMANDS } from './engine-commands.ts';
+import { certainlyValidDeclaration } from './pipeline-fast-check.ts';
 import { type LoadedConfig, hasKey } from './load-configs.ts';
 import { type Diagnostic, UsageError, didYouMean, siteString } from './usage-error.ts';
 
@@ -86,7 +87,7 @@ export function evaluatePipeline(decl: UserPipeline | PipelineFn, profile: strin
   return body;
 }
 
-/** zod validation, skipped when this exact declaration was validated before. */
+/** zod validation, skipped when this exact declaration was validated before or the quick check (pipeline-fast-check.ts) vouches for it. */
 async function validateShape(root: string, stateDir: string, decl: UserPipeline): Promise<void> {
   const stamp = path.join(stateDir, 'compiled', 'pipeline-validated');
   const digest = sha256Hex(JSON.stringify(decl));
@@ -95,31 +96,34 @@ async function validateShape(root: string, stateDir: string, decl: UserPipeline)
   } catch {
     // never validated
   }
-  const { pipelineSchema, targetSchema, formatZodIssue } = await import('./pipeline-schema.ts');
-  const diags: Diagnostic[] = [];
-  const top = pipelineSchema.safeParse(decl);
-  if (!top.success) {
-    for (const i of top.error.issues) {
-      const { field, message } = formatZodIssue(i);
-      diags.push({
-        headline: `definePipeline: ${field}: ${message}`,
-        location: siteString(decl.site, root) ?? PIPELINE_FILE,
-      });
+  // A declaration the quick check vouches for is one zod accepts; anything else goes to zod, for its messages.
+  if (!certainlyValidDeclaration(decl)) {
+    const { pipelineSchema, targetSchema, formatZodIssue } = await import('./pipeline-schema.ts');
+    const diags: Diagnostic[] = [];
+    const top = pipelineSchema.safeParse(decl);
+    if (!top.success) {
+      for (const i of top.error.issues) {
+        const { field, message } = formatZodIssue(i);
+        diags.push({
+          headline: `definePipeline: ${field}: ${message}`,
+          location: siteString(decl.site, root) ?? PIPELINE_FILE,
+        });
+      }
     }
+    (decl.targets ?? []).forEach((t: UserTarget, idx: number) => {
+      const r = targetSchema.safeParse(t);
+      if (r.success) return;
+      for (const i of r.error.issues) {
+        const { field, message } = formatZodIssue(i);
+        const name = typeof t?.name === 'string' ? t.name : `#${idx}`;
+        diags.push({
+          headline: `target ${name}: ${field}: ${message}`,
+          location: siteString(t?.site, root) ?? PIPELINE_FILE,
+        });
+      }
+    });
+    if (diags.length) throw new UsageError(diags);
   }
-  (decl.targets ?? []).forEach((t: UserTarget, idx: number) => {
-    const r = targetSchema.safeParse(t);
-    if (r.success) return;
-    for (const i of r.error.issues) {
-      const { field, message } = formatZodIssue(i);
-      const name = typeof t?.name === 'string' ? t.name : `#${idx}`;
-      diags.push({
-        headline: `target ${name}: ${field}: ${message}`,
-        location: siteString(t?.site, root) ?? PIPELINE_FILE,
-      });
-    }
-  });
-  if (diags.length) throw new UsageError(diags);
   writeFileAtomic(stamp, digest);
 }
 
