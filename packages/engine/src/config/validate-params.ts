@@ -33,12 +33,19 @@ function readStamps(file: string): Stamps {
   }
 }
 
+/** The stamp of a (rule, code closure, params) triple: what a target's validation depends on. */
+export function paramStamp(rule: string, closure: Record<string, string>, params: ConfigObject): string {
+  return sha256Hex(JSON.stringify({ rule, closure, params }));
+}
+
 /** Throws a UsageError listing every invalid param of the given targets; records the valid ones. */
 export async function validateParams(env: ValidateParamsEnv, targets: readonly ResolvedTarget[]): Promise<void> {
   const file = path.join(env.stateDir, 'compiled', 'params-validated.json');
   const stamps = readStamps(file);
   const unstamped: { t: ResolvedTarget; stamp: string; params: ConfigObject }[] = [];
-  const memo = new Map<string, string>();
+  // Targets of one rule with the same params (most of a large pipeline) share one stamp: it is
+  // made once per (rule, its closure, params text), not serialised and hashed per target.
+  const memo = new Map<string, { closure: Record<string, string>; stamps: Map<string, string> }>();
   for (const t of targets) {
     let closure: Record<string, string>;
     try {
@@ -47,12 +54,16 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
       continue; // a rule that does not compile fails its target with the compiler's message
     }
     const params = pickParams(env.config.values, t.params);
-    // Targets of one rule with the same params (most of a large pipeline) share one stamp: hash it once.
-    const text = JSON.stringify({ rule: t.rule, closure, params });
-    let stamp = memo.get(text);
+    let byRule = memo.get(t.rule);
+    if (byRule === undefined || byRule.closure !== closure) {
+      byRule = { closure, stamps: new Map() };
+      memo.set(t.rule, byRule);
+    }
+    const paramsText = JSON.stringify(params);
+    let stamp = byRule.stamps.get(paramsText);
     if (stamp === undefined) {
-      stamp = sha256Hex(text);
-      memo.set(text, stamp);
+      stamp = paramStamp(t.rule, closure, params);
+      byRule.stamps.set(paramsText, stamp);
     }
     if (stamps[t.name] !== stamp) unstamped.push({ t, stamp, params });
   }

@@ -84,8 +84,25 @@ export interface ResolvedPipeline {
   reportSections?: string;
 }
 
+/**
+ * The closures computed per pipeline object (a build asks for the same one three times: the
+ * checks, the plan event, the profile note). Keyed by the frozen pipeline itself, so a command
+ * that resolves or reads the pipeline again gets a fresh map; each caller gets its own copy.
+ */
+const closures = new WeakMap<ResolvedPipeline, Map<string, readonly string[]>>();
+
 /** Every target needed to build `wanted` (dependencies first, declaration order among peers). */
 export function closureOf(p: ResolvedPipeline, wanted: readonly string[]): string[] {
+  const memo = Object.isFrozen(p) ? (closures.get(p) ?? closures.set(p, new Map()).get(p)!) : null;
+  const k = wanted.join('\0');
+  const known = memo?.get(k);
+  if (known) return known.slice();
+  const out = walkClosure(p, wanted);
+  memo?.set(k, out.slice());
+  return out;
+}
+
+function walkClosure(p: ResolvedPipeline, wanted: readonly string[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   const visit = (n: string): void => {

@@ -116,27 +116,39 @@ export function outputReasons(d: Pick<DecideEnv, 'root' | 'stat'>, outputs: read
   return reasons;
 }
 
-export async function computeFingerprint(
+/**
+ * What a target's fingerprint is made of, gathered (files stat'ed or hashed, the code closure
+ * taken) but not yet built into the Fingerprint object: a no-op compares these parts with the
+ * recorded fingerprint (matchesRecord) and builds nothing. Input paths are per group, deduplicated,
+ * in the order the fingerprint lists them; `hashes[i]` is null for a missing file.
+ */
+export interface FingerprintParts {
+  base: Omit<Fingerprint, 'inputs'>;
+  groups: { group: string; paths: string[]; hashes: (string | null)[] }[];
+}
+
+export async function fingerprintParts(
   d: DecideEnv,
   t: ResolvedTarget,
-): Promise<{ fp: Fingerprint; missing: string[] }> {
-  const inputs: Record<string, Record<string, string>> = {};
+): Promise<{ parts: FingerprintParts; missing: string[] }> {
   const missing: string[] = [];
-  const groups = await resolveInputs(d, t);
+  const resolved = await resolveInputs(d, t);
+  const groups: FingerprintParts['groups'] = [];
   for (const { group, items } of t.inputs) {
-    const m: Record<string, string> = {};
     const fromTargets = new Map<string, string>();
     for (const it of items) {
       if (it.kind === 'target') for (const o of referencedOutputs(d.pipeline, it)) fromTargets.set(o.path, it.name);
       else if (it.kind === 'file' && it.producer) fromTargets.set(it.path, it.producer);
     }
-    for (const p of groups[group]!) {
+    const paths = resolved[group]!;
+    const hashes: (string | null)[] = [];
+    for (const p of paths) {
       const producer = fromTargets.get(p);
       const h = producer ? producedHash(d, producer, p) : (d.stat.hash(p)?.sha256 ?? null);
       if (h === null) missing.push(producer ? `${p} (output of ${producer}, not built)` : p);
-      m[p] = h ?? 'missing';
+      hashes.push(h);
     }
-    inputs[group] = m;
+    groups.push({ group, paths, hashes });
   }
   const env: Record<string, string | null> = {};
   for (const name of t.env) {
@@ -144,7 +156,7 @@ export async function computeFingerprint(
     const v = d.env[name];
     env[name] = v === undefined ? null : sha256Hex(`${d.salt}\0${name}\0${v}`);
   }
-  const fp: Fingerprint = {
+  const base: FingerprintParts['base'] = {
     format: FINGERPRINT_FORMAT,
     rule: t.rule,
     code: d.compiler.knownClosure(t.rule) ?? (await d.compiler.closure(t.rule)), // sorted by the compiler
@@ -152,10 +164,88 @@ export async function computeFingerprint(
     params: Object.fromEntries(t.params.map((k) => [k, sortedCopy(getKey(d.config.values, k))])), // t.params is sorted
     env,
     profile: d.pipeline.profile,
-    inputs,
     outputs: t.outputs.map((o) => (o.dir ? `${o.path}/` : o.path)),
   };
-  return { fp, missing };
+  return { parts: { base, groups }, missing };
+}
+
+/** The fingerprint the parts make (a missing file's hash reads 'missing'). */
+export function buildFingerprint(parts: FingerprintParts): Fingerprint {
+  const { base } = parts;
+  const inputs: Record<string, Record<string, string>> = {};
+  for (const { group, paths, hashes } of parts.groups) {
+    const m: Record<string, string> = {};
+    for (let i = 0; i < paths.length; i++) m[paths[i]!] = hashes[i] ?? 'missing';
+    inputs[group] = m;
+  }
+  return {
+    format: base.format,
+    rule: base.rule,
+    code: base.code,
+    args: base.args,
+    params: base.params,
+    env: base.env,
+    profile: base.profile,
+    inputs,
+    outputs: base.outputs,
+  };
+}
+
+export async function computeFingerprint(
+  d: DecideEnv,
+  t: ResolvedTarget,
+): Promise<{ fp: Fingerprint; missing: string[] }> {
+  const { parts, missing } = await fingerprintParts(d, t);
+  return { fp: buildFingerprint(parts), missing };
+}
+
+/** The fields of a Fingerprint in the order buildFingerprint writes them (the key's JSON order). */
+const FP_FIELDS = ['format', 'rule', 'code', 'args', 'params', 'env', 'profile', 'inputs', 'outputs'] as const;
+
+/**
+ * Exactly sameJson(buildFingerprint(parts), recorded), without building the fingerprint: the input
+ * maps (one object per group, keyed by path) are the bulk of a no-op's allocations. Key order
+ * counts, as in sameJson: a recorded map whose keys enumerate in the parts' path order is the one
+ * buildFingerprint would make (a map holding integer-like keys enumerates those first, so it
+ * matches only when the paths already come in that order, which is then also the built map's
+ * order). `__proto__` as a group or path is left to the full comparison (an assignment of it
+ * makes no key).
+ */
+export function matchesRecord(parts: FingerprintParts, recorded: Fingerprint): boolean {
+  const r = recorded as unknown as Record<string, unknown>;
+  const keys = Object.keys(r);
+  if (keys.length !== FP_FIELDS.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== FP_FIELDS[i]) return false;
+  const { base } = parts;
+  if (
+    r.format !== base.format ||
+    r.rule !== base.rule ||
+    r.profile !== base.profile ||
+    !sameJson(base.code, r.code) ||
+    !sameJson(base.args, r.args) ||
+    !sameJson(base.params, r.params) ||
+    !sameJson(base.env, r.env) ||
+    !sameJson(base.outputs, r.outputs)
+  )
+    return false;
+  const inputs = r.inputs;
+  if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) return false;
+  const groupKeys = Object.keys(inputs);
+  if (groupKeys.length !== parts.groups.length) return false;
+  for (let g = 0; g < parts.groups.length; g++) {
+    const { group, paths, hashes } = parts.groups[g]!;
+    if (group === '__proto__' || groupKeys[g] !== group) return false;
+    const m = (inputs as Record<string, unknown>)[group];
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) return false;
+    const pathKeys = Object.keys(m);
+    if (pathKeys.length !== paths.length) return false;
+    for (let i = 0; i < paths.length; i++) {
+      const p = paths[i]!;
+      if (p === '__proto__' || pathKeys[i] !== p || (m as Record<string, unknown>)[p] !== (hashes[i] ?? 'missing'))
+        return false;
+    }
+  }
+  return true;
 }
 
 /**
@@ -182,22 +272,24 @@ export function sameJson(a: unknown, b: unknown): boolean {
 }
 
 export async function decide(d: DecideEnv, t: ResolvedTarget): Promise<Decision> {
-  const { fp, missing } = await computeFingerprint(d, t);
+  const { parts, missing } = await fingerprintParts(d, t);
   const rec = d.trace.records.get(t.name);
   // The common no-op case: the fresh fingerprint is the recorded one, field for field, so its key
   // is the recorded key (which the engine computed from that very fingerprint): up to date when
-  // the outputs are as recorded — decided without serialising and hashing the fingerprint again.
+  // the outputs are as recorded — decided without building, serialising or hashing the fresh
+  // fingerprint (the recorded one, equal to it, stands for it).
   let checked: RebuildReason[] | null = null;
   if (
     rec &&
     rec.result !== 'failed' &&
     !d.forced.has(t.name) &&
     missing.length === 0 &&
-    sameJson(fp, rec.fingerprint)
+    matchesRecord(parts, rec.fingerprint)
   ) {
     checked = outputReasons(d, rec.outputs);
-    if (checked.length === 0) return { kind: 'fresh', key: rec.key, fp, record: rec };
+    if (checked.length === 0) return { kind: 'fresh', key: rec.key, fp: rec.fingerprint, record: rec };
   }
+  const fp = buildFingerprint(parts);
   const key = fingerprintKey(fp);
   let reasons: RebuildReason[];
   if (d.forced.has(t.name)) reasons = [{ kind: 'forced' }];
