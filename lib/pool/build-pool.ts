@@ -119,14 +119,19 @@ const bounds = (lines: readonly string[]): Bounds => {
 };
 
 export class PoolBuilder {
-  readonly stats: PoolStats;
   private readonly plans = new Map<Task, KindPlan>();
   private readonly eligible = new Map<string, ItemInfo[]>();
   private readonly orders = new Map<string, ItemInfo[]>();
   private readonly combos = new Map<ItemInfo, Map<string, number[]>>();
   private readonly frames = new Map<string, Frame[]>();
-  /** Every item that is not held aside and within the tool-hop ceiling, by task/source_id. */
-  private readonly infos = new Map<string, ItemInfo>();
+  /** Every item that is not held aside, in compareSourceItems order, and by task/source_id (the last of a repeated key). */
+  private readonly kept: SourceItem[];
+  private readonly keptByKey = new Map<string, SourceItem>();
+  /** The infos computed so far (on an item's first use). */
+  private readonly infos = new Map<SourceItem, ItemInfo>();
+  private readonly weights: Record<Task, number>;
+  private readonly poolStats: PoolStats;
+  private prepared = false;
   private readonly roleB: Bounds[];
   private readonly styleB: Bounds[];
   private readonly leadB: Bounds;
@@ -134,6 +139,11 @@ export class PoolBuilder {
   private readonly ceilings: NonNullable<PoolConfig['ceilings']>;
   private readonly leadIns: readonly string[];
 
+  /**
+   * Checks the config. An item's measures (tokens, gaps, hints, tool hops) are computed when it is
+   * first needed, and the eligible items per task and kind when the pool or its stats are first
+   * asked for: the shadow set renders a few hundred chosen items and needs neither.
+   */
   constructor(
     items: readonly SourceItem[],
     excluded: ReadonlySet<string>,
@@ -141,7 +151,7 @@ export class PoolBuilder {
     private readonly config: PoolConfig,
     private readonly rng: (seed: number) => Rng = createRng,
   ) {
-    const weights = checkMix(config.mix);
+    this.weights = checkMix(config.mix);
     if (!(config.clarifyRate >= 0 && config.clarifyRate <= 1))
       throw new RangeError(`pool.clarify_rate: expected a number in [0, 1], got ${config.clarifyRate}`);
     this.roleB = pack.roles.map((r) => bounds(r.personas));
@@ -150,18 +160,15 @@ export class PoolBuilder {
     this.leadIns = config.hint?.leadIns ?? [];
     this.leadB = bounds(this.leadIns.length ? this.leadIns : ['']);
     this.replyB = bounds(Object.values(pack.gaps).flatMap((g) => g.replies));
-    const kept = items.filter((i) => !excluded.has(i.source_id)).sort(compareSourceItems);
-    this.stats = { eligible: {} as PoolStats['eligible'], excluded: items.length - kept.length, fallbacks: 0 };
+    this.kept = items.filter((i) => !excluded.has(i.source_id)).sort(compareSourceItems);
+    for (const item of this.kept) this.keptByKey.set(`${item.task}/${item.source_id}`, item);
+    this.poolStats = { eligible: {} as PoolStats['eligible'], excluded: items.length - this.kept.length, fallbacks: 0 };
     for (const task of TASKS) {
       const plan = kindPlan(task, config.clarifyRate, config.variants ?? {});
       if (plan.variants.some((v) => v.kind === 'hint') && this.leadIns.length === 0)
         throw new RangeError('pool.hint.lead_ins: hinted scenarios need at least one lead-in line');
       this.plans.set(task, plan);
-      const all = kept.filter((i) => i.task === task).map((item) => this.info(item));
-      const infos = all.filter((i) => i.hops <= this.ceilings.toolHops);
-      for (const i of infos) this.infos.set(`${task}/${i.item.source_id}`, i);
-      const active = weights[task] > 0;
-      if (active) {
+      if (this.weights[task] > 0) {
         for (const tool of scenarioTools(task)) {
           if (!config.tools.includes(tool))
             throw new RangeError(
@@ -169,18 +176,42 @@ export class PoolBuilder {
             );
         }
       }
+    }
+  }
+
+  /** Per task: items left after removing the held-aside ones, over the ceiling, eligible per kind; shadow items excluded; fallbacks so far. */
+  get stats(): PoolStats {
+    this.prepare();
+    return this.poolStats;
+  }
+
+  /** The item's info, computed on first use. */
+  private infoOf(item: SourceItem): ItemInfo {
+    let info = this.infos.get(item);
+    if (!info) this.infos.set(item, (info = this.info(item)));
+    return info;
+  }
+
+  /** The eligible items of every task and kind, in kept order (computed once). */
+  private prepare(): void {
+    if (this.prepared) return;
+    for (const task of TASKS) {
+      const all = this.kept.filter((i) => i.task === task).map((item) => this.infoOf(item));
+      const infos = all.filter((i) => i.hops <= this.ceilings.toolHops);
+      const active = this.weights[task] > 0;
       const stats: PoolStats['eligible'][Task] = {
         items: all.length,
         over_ceiling: all.length - infos.length,
         kinds: {},
       };
-      for (const kind of planKinds(plan)) {
+      for (const kind of planKinds(this.plans.get(task)!)) {
         const list = active ? infos.filter((i) => this.supports(i, kind)) : [];
         this.eligible.set(`${task}:${kindKey(kind)}`, list);
         stats.kinds[kindKey(kind)] = list.length;
       }
-      this.stats.eligible[task] = stats;
+      this.poolStats.eligible[task] = stats;
     }
+    this.prepared = true;
   }
 
   /** Whether an item can be rendered as a kind at all. */
@@ -192,7 +223,7 @@ export class PoolBuilder {
       (!kind.gold || i.ctxGold > 0) &&
       (!(kind.clarify && kind.hint) ||
         i.gaps.some((g) => i.hints.some((h) => !containsTokens(tokenize(h.text), tokenize(g.detail))))) &&
-      this.feasible(i, kind).length > 0
+      this.feasible(i, kind, true).length > 0
     );
   }
 
@@ -248,31 +279,35 @@ export class PoolBuilder {
     return frames;
   }
 
-  /** Feasible combo indices ((frame·R + role)·S + style), ascending. */
-  private feasible(info: ItemInfo, kind: Kind): number[] {
+  /** Feasible combo indices ((frame·R + role)·S + style), ascending; with `first`, at most the first one. */
+  private feasible(info: ItemInfo, kind: Kind, first = false): number[] {
     const frames = this.framesFor(info.item.task, kind);
     const base = kind.clarify ? info.gapped : { low: info.q, high: info.q };
     const q = kind.hint ? { low: base.low + info.hint.low, high: base.high + info.hint.high } : base;
     const reply = kind.clarify ? this.replyB.high + Math.max(0, ...info.gaps.map((g) => count(g.detail))) : 0;
     const ctx = kind.gold ? info.ctxGold : info.ctx;
     const { lenTokens, qwen3PerToken } = this.ceilings;
-    const R = this.roleB.length;
-    const S = this.styleB.length;
+    const { min, max } = this.config.length;
+    const roleB = this.roleB;
+    const styleB = this.styleB;
+    const R = roleB.length;
+    const S = styleB.length;
     const out: number[] = [];
-    frames.forEach((f, fi) => {
+    for (let fi = 0; fi < frames.length; fi++) {
+      const f = frames[fi]!;
       for (let ri = 0; ri < R; ri++) {
+        const lowFR = ctx + q.low + f.low + roleB[ri]!.low;
+        const highFR = ctx + q.high + f.high + roleB[ri]!.high;
         for (let si = 0; si < S; si++) {
-          const low = ctx + q.low + f.low + this.roleB[ri]!.low + this.styleB[si]!.low;
-          const high = ctx + q.high + f.high + this.roleB[ri]!.high + this.styleB[si]!.high;
-          if (
-            low >= this.config.length.min &&
-            high <= this.config.length.max &&
-            (high + reply) * qwen3PerToken <= lenTokens
-          )
+          const low = lowFR + styleB[si]!.low;
+          const high = highFR + styleB[si]!.high;
+          if (low >= min && high <= max && (high + reply) * qwen3PerToken <= lenTokens) {
             out.push((fi * R + ri) * S + si);
+            if (first) return out;
+          }
         }
       }
-    });
+    }
     return out;
   }
 
@@ -313,6 +348,7 @@ export class PoolBuilder {
    * writes its JSON line from these, byte for byte JSON.stringify(scenario(k, task, j)).
    */
   rendering(k: number, task: Task, j: number): { item: SourceItem; render: PoolRender } {
+    this.prepare();
     const { kind, index: i } = kindAt(j, this.plans.get(task)!);
     const list = this.eligible.get(`${task}:${kindKey(kind)}`)!;
     if (list.length === 0)
@@ -333,7 +369,7 @@ export class PoolBuilder {
         this.rng(deriveSeed(this.config.seed, `scenario:${k}:${attempt}`)),
       );
       if (made) {
-        if (attempt > 0 || made.gapTried > 0) this.stats.fallbacks += 1;
+        if (attempt > 0 || made.gapTried > 0) this.poolStats.fallbacks += 1;
         return { item: info.item, render: made.render };
       }
     }
@@ -347,8 +383,10 @@ export class PoolBuilder {
    * renderings), or null when the item is held aside, over a ceiling, or cannot take the kind.
    */
   renderItem(item: SourceItem, kind: Kind, id: string, rng: Rng): PoolScenario | null {
-    const info = this.infos.get(`${item.task}/${item.source_id}`);
-    if (!info || !this.supports(info, kind)) return null;
+    const kept = this.keptByKey.get(`${item.task}/${item.source_id}`);
+    if (!kept) return null;
+    const info = this.infoOf(kept);
+    if (info.hops > this.ceilings.toolHops || !this.supports(info, kind)) return null;
     const combos = this.combosFor(info, kind);
     const made = this.render(info, kind, combos[rng.int(combos.length)]!, id, rng);
     return made ? poolScenario(item, made.render) : null;

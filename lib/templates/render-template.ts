@@ -13,16 +13,59 @@ export class TemplateError extends ExpectedError {
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 
+/** The slot names of texts already parsed (template turns and gap lines: a pack's few hundred texts). */
+const SLOTS = new Map<string, readonly string[]>();
+const SLOTS_MAX = 4096;
+
 /** The slot names a text uses, in order of first use; a stray brace is an error. */
 export function usedSlots(text: string, owner: string): string[] {
+  const known = SLOTS.get(text);
+  if (known) return [...known];
   const stripped = text.replace(PLACEHOLDER, '');
   if (/[{}]/.test(stripped)) throw new TemplateError(`${owner}: unbalanced brace in ${JSON.stringify(text)}`);
   const out: string[] = [];
   for (const m of text.matchAll(PLACEHOLDER)) if (!out.includes(m[1]!)) out.push(m[1]!);
+  if (SLOTS.size >= SLOTS_MAX) SLOTS.clear();
+  SLOTS.set(text, [...out]);
   return out;
 }
 
+/**
+ * Whether tidy() would change a text: a tab or any whitespace other than ' ' and '\n', two spaces
+ * in a row, a space next to a line break, three line breaks in a row, or a space or line break
+ * at either end. Otherwise every line is already collapsed and trimmed.
+ */
+function untidy(text: string): boolean {
+  const n = text.length;
+  if (n === 0) return false;
+  let prev = -1;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 10) {
+      if (i === 0 || prev === 32 || (c === 32 && prev === 10)) return true;
+      if (c === 10 && prev === 10 && text.charCodeAt(i - 2) === 10) return true;
+    } else if (
+      c <= 32 ||
+      c === 0x85 ||
+      c === 0xa0 ||
+      c === 0x1680 ||
+      (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x202f ||
+      c === 0x205f ||
+      c === 0x3000 ||
+      c === 0xfeff
+    ) {
+      return true;
+    }
+    prev = c;
+  }
+  return prev === 32 || prev === 10;
+}
+
 function tidy(text: string): string {
+  if (!untidy(text)) return text;
   return text
     .split('\n')
     .map((l) => l.replace(/[ \t]+/g, ' ').trim())
@@ -67,10 +110,22 @@ export function checkTemplateSlots(t: TemplateDef, owner = `template ${t.id}`): 
   }
 }
 
+/** Templates whose slots checkTemplateSlots passed, as they were then (a changed template is checked again). */
+const CHECKED = new WeakMap<TemplateDef, { id: string; turns: readonly string[]; slots: readonly string[] }>();
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+function checked(t: TemplateDef): boolean {
+  const c = CHECKED.get(t);
+  return c !== undefined && c.id === t.id && sameList(c.turns, t.turns) && sameList(c.slots, t.slots);
+}
+
 /** Renders a template's user turns. Every declared slot needs a value. */
 export function renderTemplate(t: TemplateDef, values: Readonly<Partial<Record<TemplateSlot, string>>>): string[] {
   const owner = `template ${t.id}`;
-  checkTemplateSlots(t, owner);
+  if (!checked(t)) {
+    checkTemplateSlots(t, owner);
+    CHECKED.set(t, { id: t.id, turns: [...t.turns], slots: [...t.slots] });
+  }
   for (const name of t.slots) {
     if (typeof values[name] !== 'string') throw new TemplateError(`${owner}: slot {${name}} has no value`);
   }

@@ -72,3 +72,33 @@ test('PoolLines writes lines longer than its buffer, and many lines across buffe
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the builder computes item measures on first use: rendering items before or after asking for the pool gives the same scenarios and stats', async () => {
+  const lazy = await builder();
+  const eager = await builder();
+  const stats = JSON.stringify(eager.stats);
+  const items = (
+    await loadSources(
+      RAW.filter((f) => /\.(jsonl|json|parquet)$/.test(f)),
+      { onError: 'fail', root: ROOT },
+    )
+  ).items;
+  const kinds = [
+    { clarify: false, hint: false, gold: false, split: false },
+    { clarify: true, hint: true, gold: true, split: false },
+    { clarify: true, hint: false, gold: false, split: true },
+  ];
+  let rendered = 0;
+  for (const [i, item] of items.entries()) {
+    if (i % 37 !== 0) continue;
+    for (const kind of kinds) {
+      const a = lazy.renderItem(item, kind, `x-${i}`, createRng(i));
+      const b = eager.renderItem(item, kind, `x-${i}`, createRng(i));
+      assert.deepEqual(a, b);
+      if (a) rendered += 1;
+    }
+  }
+  assert.ok(rendered > 100, `only ${rendered} renderings`);
+  assert.equal(JSON.stringify(lazy.stats), stats);
+  assert.deepEqual([...lazy.scenarios(500)], [...eager.scenarios(500)]);
+});

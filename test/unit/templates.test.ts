@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { test } from 'node:test';
 import { createRng } from '../../packages/engine/src/api/index.ts';
 import {
+  fillSlots,
   loadPack,
   parsePack,
   renderPackSample,
@@ -212,6 +213,58 @@ test('rendering a template that uses an unknown or undeclared slot is an error n
   assert.throws(() => renderTemplate(stray, { persona: 'p', question: 'q', style: 's' }), {
     name: 'TemplateError',
     message: /^template x\.stray: unbalanced brace/,
+  });
+});
+
+test('filling collapses runs of spaces and tabs, trims every line and the text, and keeps at most one blank line; text already tidy comes back as it is', () => {
+  // The definition, as written before tidy() got its fast path for text that needs no change.
+  const tidy = (text: string): string =>
+    text
+      .split('\n')
+      .map((l) => l.replace(/[ \t]+/g, ' ').trim())
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
+  const alphabet = [
+    'a',
+    'b',
+    ' ',
+    ' ',
+    '\n',
+    '\t',
+    '\r',
+    '\u00a0',
+    '\u2028',
+    '\u3000',
+    '\ufeff',
+    '\u0085',
+    '\u000b',
+    'é',
+  ];
+  const rng = createRng(7);
+  for (let i = 0; i < 20000; i++) {
+    let text = '';
+    const len = rng.int(12);
+    for (let j = 0; j < len; j++) text += alphabet[rng.int(alphabet.length)];
+    assert.equal(fillSlots(text, {}, [], 'test'), tidy(text), JSON.stringify(text));
+    assert.equal(fillSlots(`x{v}y`, { v: text }, ['v'], 'test'), tidy(`x${text}y`), JSON.stringify(text));
+  }
+  assert.equal(fillSlots('  a \t b\n\n\n\nc  ', {}, [], 'test'), 'a b\n\nc');
+  assert.equal(fillSlots('a b\n\nc', {}, [], 'test'), 'a b\n\nc');
+});
+
+test('a template changed after it rendered is checked again at its next rendering', () => {
+  const t: TemplateDef = { id: 'math.changed', slots: ['persona', 'question'], turns: ['{persona} {question}'] };
+  assert.deepEqual(renderTemplate(t, { persona: 'P.', question: 'Q?' }), ['P. Q?']);
+  t.turns = ['{persona} {question} {style}'];
+  assert.throws(() => renderTemplate(t, { persona: 'P.', question: 'Q?', style: 'S.' }), {
+    name: 'TemplateError',
+    message: /^template math\.changed: uses slot \{style\}/,
+  });
+  (t.turns as string[])[0] = '{persona} {question} }';
+  assert.throws(() => renderTemplate(t, { persona: 'P.', question: 'Q?' }), {
+    name: 'TemplateError',
+    message: /^template math\.changed: unbalanced brace/,
   });
 });
 
