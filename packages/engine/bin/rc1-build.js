@@ -1,5 +1,188 @@
 #!/usr/bin/env node
-// Tiny shim to the compiled CLI (dist/cli.js, built by `npm run build`).
-import { main } from '../dist/cli.js';
+// The rc1-build command. When the workspace has a resident server (`rc1-build server start`,
+// docs/engine.md "The resident server"), this thin client forwards the command line to it over
+// its Unix socket and streams its stdout/stderr back byte for byte; otherwise it runs the
+// compiled CLI (dist/cli.js) in this process. It loads only node:fs, node:net and node:path on
+// the served path. In-process whenever: RC1_NO_SERVER=1, no .rc1/server.json, no server answers
+// (a dead one's files are removed), the server refuses (another engine, a module-load setting
+// that differs, a command that owns its process, busy with another command), or npm exec
+// launched this process (its end must stop the build: launcher-exit.ts, in-process only).
+// src/server/server-files.ts holds the other half of the rules below (identity, frames).
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
 
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+
+/** `-C DIR` / `--directory DIR` / `--directory=DIR` / `-CDIR`, as main.ts's directoryBefore reads it. */
+function directoryOf(args) {
+  let dir;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') break;
+    if ((a === '-C' || a === '--directory') && i + 1 < args.length) dir = args[++i];
+    else if (a.startsWith('--directory=')) dir = a.slice('--directory='.length);
+    else if (a.startsWith('-C') && a.length > 2) dir = a.slice(2);
+  }
+  return dir;
+}
+
+/** The workspace root as workspace.ts's findRoot finds it. */
+function rootOf(args, cwd) {
+  const dir = directoryOf(args);
+  if (dir !== undefined) return path.resolve(cwd, dir);
+  for (let d = path.resolve(cwd); ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, 'rc1.build.ts'))) return d;
+    if (path.dirname(d) === d) return path.resolve(cwd);
+  }
+}
+
+/** engineIdentity() of server-files.ts, for this client's engine. */
+function identity() {
+  const dist = path.join(import.meta.dirname, '..', 'dist');
+  const key = (f) => {
+    const st = fs.statSync(f, { throwIfNoEntry: false });
+    return st ? `${st.ino} ${st.size} ${st.mtimeMs}` : 'missing';
+  };
+  const lines = [
+    `node ${process.version} ${process.execPath}`,
+    `bin ${key(path.join(dist, '..', 'bin', 'rc1-build.js'))}`,
+  ];
+  for (const n of fs
+    .readdirSync(dist)
+    .filter((n) => n.endsWith('.js'))
+    .sort())
+    lines.push(`${n} ${key(path.join(dist, n))}`);
+  return lines.join('\n');
+}
+
+/** Whether the process server.json names still runs (pid and start time, as process-identity.ts). */
+function alive(info) {
+  let s;
+  try {
+    s = fs.readFileSync(`/proc/${info.pid}/stat`, 'utf8');
+  } catch {
+    if (fs.existsSync('/proc/self/stat')) return false;
+    try {
+      process.kill(info.pid, 0); // no /proc: the pid is all there is
+      return true;
+    } catch (e) {
+      return e.code === 'EPERM';
+    }
+  }
+  const rest = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return rest[0] !== 'Z' && rest[0] !== 'X' && (info.startTicks == null || rest[19] === info.startTicks);
+}
+
+/** No server answered: when the process server.json names is gone, remove its files. */
+function removeIfDead(file, info) {
+  if (alive(info)) return;
+  try {
+    if (JSON.parse(fs.readFileSync(file, 'utf8')).pid === info.pid) fs.rmSync(file, { force: true });
+    fs.rmSync(info.socket, { force: true });
+  } catch {
+    /* already gone */
+  }
+}
+
+function frame(obj) {
+  const body = Buffer.from(JSON.stringify(obj), 'utf8');
+  const head = Buffer.allocUnsafe(5);
+  head[0] = 3;
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+
+/** Runs the command in the server; resolves false when it must run in-process instead. */
+function served(file, info) {
+  return new Promise((resolve) => {
+    const sock = net.connect(info.socket);
+    let accepted = false;
+    let done = false;
+    let buf = Buffer.alloc(0);
+    const signals = new Map();
+    const finish = (v) => {
+      if (done) return;
+      done = true;
+      for (const [sig, h] of signals) process.off(sig, h);
+      resolve(v);
+    };
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a closed reader: output dropped, as in-process
+    sock.on('connect', () => {
+      sock.write(
+        frame({
+          t: 'run',
+          argv,
+          cwd: process.cwd(),
+          env: process.env,
+          stdoutTTY: process.stdout.isTTY === true,
+          stderrTTY: process.stderr.isTTY === true,
+          columns: process.stderr.columns ?? null,
+          identity: identity(),
+        }),
+      );
+      let count = 0;
+      for (const sig of ['SIGINT', 'SIGTERM']) {
+        const h = () => {
+          // The first is the build's to handle; a second one ends this client at once, as it would end an in-process build.
+          if (++count > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
+          sock.write(frame({ t: 'signal', sig }));
+        };
+        signals.set(sig, h);
+        process.on(sig, h);
+      }
+      if (process.stderr.isTTY)
+        process.stderr.on('resize', () => sock.write(frame({ t: 'columns', columns: process.stderr.columns })));
+    });
+    sock.on('data', (chunk) => {
+      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+      while (buf.length >= 5) {
+        const n = buf.readUInt32BE(1);
+        if (buf.length < 5 + n) break;
+        const type = buf[0];
+        const payload = buf.subarray(5, 5 + n);
+        buf = buf.subarray(5 + n);
+        if (type === 1) process.stdout.write(payload);
+        else if (type === 2) process.stderr.write(payload);
+        else if (type === 3) {
+          const m = JSON.parse(payload.toString('utf8'));
+          if (m.t === 'accepted') accepted = true;
+          else if (m.t === 'refused') finish(false);
+          else if (m.t === 'exit') {
+            process.exitCode = m.code;
+            finish(true);
+          }
+        }
+      }
+    });
+    sock.on('error', (e) => {
+      if (!accepted && (e.code === 'ECONNREFUSED' || e.code === 'ENOENT')) removeIfDead(file, info);
+    });
+    sock.on('close', () => {
+      if (done) return;
+      if (!accepted) return finish(false);
+      process.stderr.write('rc1-build: the server ended during the command (see .rc1/server.log)\n');
+      process.exitCode = 1;
+      finish(true);
+    });
+  });
+}
+
+async function tryServer() {
+  const env = process.env;
+  if (env.RC1_NO_SERVER === '1' || argv[0]?.startsWith('__')) return false;
+  if (env.npm_command === 'exec' || env.npm_lifecycle_event === 'npx') return false;
+  const file = path.join(rootOf(argv, process.cwd()), '.rc1', 'server.json');
+  let info;
+  try {
+    info = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
+  return info && typeof info.socket === 'string' && typeof info.pid === 'number' ? await served(file, info) : false;
+}
+
+if (!(await tryServer())) {
+  const { main } = await import('../dist/cli.js');
+  process.exitCode = await main(argv);
+}

@@ -17,6 +17,7 @@ import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts
 import { RunRecorder, recordRun } from '../report/run-recorder.ts';
 import { gitState } from '../util/git-state.ts';
 import { colourEnabled } from '../util/colour.ts';
+import { stderrColumns, stdoutStream } from '../util/terminal.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -49,8 +50,8 @@ export function makeReporter(o: Pick<BuildCommandOptions, 'json' | 'explain' | '
         tty: io.tty,
         out: io.out,
         err: io.err,
-        colour: colourEnabled(process.stdout),
-        columns: () => process.stderr.columns,
+        colour: colourEnabled(stdoutStream()),
+        columns: stderrColumns,
       });
 }
 
@@ -81,7 +82,12 @@ export async function runBuildOnce(
   ws: Workspace,
   o: BuildCommandOptions,
   io: Io,
-  hooks: { installSignals: boolean; onStart?: (r: Running) => void },
+  hooks: {
+    installSignals: boolean;
+    onStart?: (r: Running) => void;
+    /** The resident server's request signals (instead of the process's): interrupt, never exit. */
+    signals?: (handler: (sig: 'SIGINT' | 'SIGTERM') => void) => () => void;
+  },
 ): Promise<number> {
   // Before the lock and before anything runs: symlinks that lead an output or input out of the
   // workspace and outputs that would overwrite a rule's code are refused, everything the targets
@@ -122,6 +128,9 @@ export async function runBuildOnce(
   let build: Build | null = null;
   let onSignal: ((sig: NodeJS.Signals) => void) | null = null;
   let stopLauncherWatch = (): void => {};
+  // Served: a request's signal interrupts the build as the process's would, and its code is the exit code.
+  let interrupting: Promise<number> | null = null;
+  let stopRequestSignals = (): void => {};
   try {
     if (!o.dryRun) {
       noteProfileSwitch(ws, o.targets, io);
@@ -175,8 +184,13 @@ export async function runBuildOnce(
       process.once('SIGINT', handler);
       process.once('SIGTERM', handler);
       stopLauncherWatch = watchLauncher(() => handler('SIGTERM'));
+    } else if (hooks.signals) {
+      stopRequestSignals = hooks.signals((sig) => {
+        interrupting ??= running.interrupt().then(() => (sig === 'SIGINT' ? 130 : 143));
+      });
     }
     const code = await b.run();
+    if (interrupting) return await interrupting;
     if (recorder && git) {
       try {
         const g = await git;
@@ -199,8 +213,9 @@ export async function runBuildOnce(
         );
       }
     }
-    return code;
+    return interrupting ? await interrupting : code;
   } finally {
+    stopRequestSignals();
     await (build as Build | null)?.close();
     await ws.remote?.close();
     ws.remote = null;

@@ -193,6 +193,20 @@ export const COMMANDS: readonly CommandDef[] = [
     options: [],
   },
   {
+    name: 'server',
+    args: 'start|stop|status',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'the resident server of this workspace: commands run in it, warm (docs/engine.md)',
+    options: [
+      {
+        long: 'idle-timeout',
+        value: 'SECONDS',
+        description: 'start: exit after this long without a command (default 10800: 3 hours)',
+      },
+    ],
+  },
+  {
     name: 'completion',
     args: 'bash|zsh|fish',
     minArgs: 1,

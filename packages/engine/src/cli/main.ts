@@ -24,6 +24,7 @@ import { runTargetOnNode } from './run-target.ts';
 import { runCheckDeterminism } from './check-determinism.ts';
 import { availableParallelism } from 'node:os';
 import { parseRemoteFlag } from '../cache/remote/open-remote.ts';
+import { NotServed, type Served } from '../server/served.ts';
 
 /**
  * `--wait` and `--wait=SECONDS` (parseArgs cannot take an optional value: `--wait train` must
@@ -64,7 +65,7 @@ function firstWord(argv: readonly string[]): number {
 }
 
 /** `-C DIR` / `--directory DIR` / `--directory=DIR` / `-CDIR` before `end`, if any. */
-function directoryBefore(argv: readonly string[], end: number): string | undefined {
+export function directoryBefore(argv: readonly string[], end: number): string | undefined {
   let dir: string | undefined;
   for (let i = 0; i < end; i++) {
     const a = argv[i]!;
@@ -74,6 +75,11 @@ function directoryBefore(argv: readonly string[], end: number): string | undefin
     else if (a.startsWith('-C') && a.length > 2) dir = a.slice(2);
   }
   return dir;
+}
+
+/** The workspace root a command line run in `cwd` works on (bin/rc1-build.js finds it the same way). */
+export function workspaceRootOf(argv: readonly string[], cwd: string): string {
+  return findRoot(directoryBefore(argv, argv.length), cwd);
 }
 
 /** Runs a command the pipeline declares: its module is compiled like a rule and its default export called. */
@@ -179,11 +185,30 @@ interface Io {
 
 const isHelpFlag = (a: string): boolean => a === '-h' || a === '--help' || a === '--version';
 
-export async function main(argv: string[], io: Io = processIo()): Promise<number> {
+/**
+ * Runs one command line; returns its exit code. `served`: the resident server runs it
+ * (src/server/server.ts): signals come from the request, and commands that own the process
+ * (watch, check-determinism, server, a pipeline's own commands, the internal ones) are refused
+ * before any output (NotServed), so the client runs them in-process.
+ */
+export async function main(argv: string[], io: Io = processIo(), served?: Served): Promise<number> {
   let json = false;
+  const notServed = (what: string): void => {
+    if (served) throw new NotServed(`${what} runs in-process`);
+  };
   try {
+    // Internal: the resident server of a workspace (rc1-build server start spawns it).
+    if (argv[0] === '__server') {
+      notServed('__server');
+      const { runServer } = await import('../server/server.ts');
+      await runServer(argv[1]!, Number(argv[2]), main, workspaceRootOf);
+      return 0;
+    }
     // Internal: what a Slurm batch job runs on its node (runner/slurm/slurm-runner.ts).
-    if (argv[0] === '__run-target') return await runTargetOnNode(argv[1], io, new URL('./worker.js', import.meta.url));
+    if (argv[0] === '__run-target') {
+      notServed('__run-target');
+      return await runTargetOnNode(argv[1], io, new URL('./worker.js', import.meta.url));
+    }
     // Internal: shell completion's candidates (completion.ts), from the cached pipeline.
     if (argv[0] === '__complete') return (await import('./completion.ts')).runComplete(argv.slice(1), io);
     const cwd = process.cwd();
@@ -195,7 +220,10 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     let ws: Workspace | undefined;
     if (word !== undefined && !COMMAND_NAMES.has(word) && word !== 'help') {
       ws = await openWorkspace(root);
-      if (Object.hasOwn(ws.pipeline.commands, word)) return await runPipelineCommand(ws, word, argv.slice(w + 1), io);
+      if (Object.hasOwn(ws.pipeline.commands, word)) {
+        notServed(`the pipeline command ${word}`); // its module's state and signals are its own
+        return await runPipelineCommand(ws, word, argv.slice(w + 1), io);
+      }
     }
     const { argv: rest0, waitS } = extractWait(argv);
     const dashdash = rest0.indexOf('--');
@@ -246,6 +274,19 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       );
       return 0;
     }
+    if (command === 'server') {
+      notServed('server');
+      const ctl = await import('../server/control.ts');
+      const sub = args[0];
+      if (sub === 'start')
+        return await ctl.serverStart(root, ctl.parseIdleTimeout(values['idle-timeout'] as string | undefined), io);
+      if (sub === 'stop') return await ctl.serverStop(root, io);
+      if (sub === 'status') return await ctl.serverStatus(root, io);
+      throw new UsageError({
+        headline: `rc1-build server expects start, stop or status, got ${JSON.stringify(sub)}`,
+        hint: 'rc1-build server start [--idle-timeout=SECONDS] | stop | status',
+      });
+    }
     const own = OWN_PARSER[command];
     if (own) return await (await own()).run(root, ownArgs(inv), io);
     if (command === 'audit')
@@ -283,10 +324,22 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       waitS,
       remoteCache: parseRemoteFlag(values['remote-cache'] as string | undefined),
     };
-    if (command === 'watch') return await runWatch(root, ws, targetsArgs, options, io);
-    if (command === 'check-determinism') return await runCheckDeterminism(root, ws, targetsArgs, options, io);
-    return await runBuildOnce(ws, options, io, { installSignals: true });
+    if (command === 'watch') {
+      notServed('watch');
+      return await runWatch(root, ws, targetsArgs, options, io);
+    }
+    if (command === 'check-determinism') {
+      notServed('check-determinism');
+      return await runCheckDeterminism(root, ws, targetsArgs, options, io);
+    }
+    return await runBuildOnce(
+      ws,
+      options,
+      io,
+      served ? { installSignals: false, signals: (h) => served.onSignal(h) } : { installSignals: true },
+    );
   } catch (e) {
+    if (e instanceof NotServed) throw e;
     if (e instanceof UsageError) {
       printDiagnostics(e.diagnostics, io, json);
       return 64;

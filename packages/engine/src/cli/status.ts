@@ -9,6 +9,7 @@ import { targetStateDir } from '../state/target-state-dir.ts';
 import { diskUsage, formatSize } from '../util/size.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { colourEnabled, painter } from '../util/colour.ts';
+import { stdoutStream } from '../util/terminal.ts';
 
 interface Io {
   out: (s: string) => void;
@@ -124,7 +125,7 @@ export async function runStatus(ws: Workspace, json: boolean, io: Io, names: rea
     return 0;
   }
   const w = Math.max(...list.map((s) => s.name.length));
-  const paint = painter(colourEnabled(process.stdout));
+  const paint = painter(colourEnabled(stdoutStream()));
   const STYLE = { 'up-to-date': 'green', stale: 'yellow', missing: 'yellow', failed: 'red' } as const;
   for (const s of list) {
     const extra =

@@ -17,4 +17,5 @@ export const ENGINE_COMMANDS: readonly string[] = [
   'report',
   'sync',
   'completion',
+  'server',
 ];

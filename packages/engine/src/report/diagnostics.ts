@@ -1,6 +1,7 @@
 // Prints diagnostics (usage and configuration errors, exit 64) and internal errors.
 import type { Diagnostic } from '../config/usage-error.ts';
 import { colourEnabled, painter } from '../util/colour.ts';
+import { stderrStream } from '../util/terminal.ts';
 
 interface Io {
   out: (s: string) => void;
@@ -16,7 +17,7 @@ export function formatDiagnostic(d: Diagnostic): string {
 }
 
 export function printDiagnostics(ds: readonly Diagnostic[], io: Io, json: boolean, exitCode = 64): void {
-  const paint = painter(colourEnabled(process.stderr));
+  const paint = painter(colourEnabled(stderrStream()));
   for (const d of ds) {
     const text = formatDiagnostic(d);
     io.err(

@@ -26,6 +26,9 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   'determinism.json': { what: 'check-determinism verdicts (read before uploading to a remote cache)', clean: 'keep' },
   determinism: { what: 'scratch runs of check-determinism', clean: 'keep' },
   'runs.jsonl': { what: 'run history (rc1-build log / diff)', clean: 'keep' },
+  'server.json': { what: 'the resident server of this workspace (rc1-build server)', clean: 'keep' },
+  'server.sock': { what: "the resident server's socket", clean: 'keep' },
+  'server.log': { what: "the resident server's log", clean: 'keep' },
 };
 
 /** Whether a workspace-relative path is .rc1/ itself or lies in (or is) one of the engine's own names. */

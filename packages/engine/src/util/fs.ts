@@ -74,6 +74,11 @@ export function ensureDir(dir: string): void {
   made.add(dir);
 }
 
+/** Forgets the directories made so far: the resident server calls it before each command (a directory may be gone since). */
+export function forgetMadeDirs(): void {
+  made.clear();
+}
+
 export function rmrf(p: string): void {
   fs.rmSync(p, { recursive: true, force: true });
 }

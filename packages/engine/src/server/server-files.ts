@@ -1,0 +1,128 @@
+// Where a workspace's resident server is found and who it is (docs/engine.md, "The resident
+// server"). <root>/.rc1/server.json names the server's socket, pid, process start time and the
+// engine identity it was started from; the thin client (bin/rc1-build.js) reads the same file
+// and computes the same identity with the same rules (keep the two in step).
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { STATE_DIR } from '../workspace/workspace.ts';
+
+export const SERVER_FILE = 'server.json';
+export const SERVER_LOG = 'server.log';
+export const SERVER_SOCKET = 'server.sock';
+/** Default idle timeout: 3 hours, like Bazel's --max_idle_secs. */
+export const DEFAULT_IDLE_S = 3 * 3600;
+/** The longest Unix socket path (sun_path is 108 bytes with the terminating NUL). */
+const SUN_PATH_MAX = 107;
+
+export interface ServerInfo {
+  format: 1;
+  pid: number;
+  /** Field 22 of /proc/<pid>/stat: tells this server from a later process with its pid. */
+  startTicks: string | null;
+  socket: string;
+  root: string;
+  /** engineIdentity() of the engine the server runs. */
+  identity: string;
+  idleTimeoutS: number;
+  startedAt: string;
+}
+
+export const serverFile = (root: string): string => path.join(root, STATE_DIR, SERVER_FILE);
+
+/** <root>/.rc1/server.sock, or a socket under the temp dir named by a hash of the root when that path is too long. */
+export function socketPathFor(root: string): string {
+  const local = path.join(root, STATE_DIR, SERVER_SOCKET);
+  if (Buffer.byteLength(local) <= SUN_PATH_MAX) return local;
+  const h = crypto.createHash('sha256').update(root).digest('hex').slice(0, 16);
+  return path.join(os.tmpdir(), `rc1-build-server-${h}.sock`);
+}
+
+/**
+ * The engine's identity: node's version and executable, then (inode, size, mtime) of the client
+ * script and of every compiled module in dist/. A rebuilt engine, an upgraded node or another
+ * checkout gives another identity. bin/rc1-build.js computes the same string.
+ */
+export function engineIdentity(distDir: string): string {
+  const bin = path.join(distDir, '..', 'bin', 'rc1-build.js');
+  const key = (f: string): string => {
+    const st = fs.statSync(f, { throwIfNoEntry: false });
+    return st ? `${st.ino} ${st.size} ${st.mtimeMs}` : 'missing';
+  };
+  const lines = [`node ${process.version} ${process.execPath}`, `bin ${key(bin)}`];
+  for (const n of fs
+    .readdirSync(distDir)
+    .filter((n) => n.endsWith('.js'))
+    .sort())
+    lines.push(`${n} ${key(path.join(distDir, n))}`);
+  return lines.join('\n');
+}
+
+export function readServerInfo(root: string): ServerInfo | null {
+  try {
+    const v = JSON.parse(fs.readFileSync(serverFile(root), 'utf8')) as ServerInfo;
+    return v && v.format === 1 && typeof v.pid === 'number' && typeof v.socket === 'string' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Environment variables read once when a module loads or when the process starts (not per
+ * command): the server serves only requests whose values equal its own (docs/engine.md, the
+ * environment table); any other request runs in-process.
+ */
+export const PINNED_ENV: readonly string[] = [
+  'RC1_FSYNC', // util/fs.ts: FSYNC
+  'RC1_DEBUG', // util/timing.ts
+  'RC1_FAULT_COMMIT_PAUSE_MS', // state/commit-outputs.ts (fault injection)
+  'NODE_OPTIONS', // node, at start
+  'UV_THREADPOOL_SIZE', // libuv, at the first use of its thread pool
+  'NODE_EXTRA_CA_CERTS', // node, at start (remote cache over HTTPS)
+  'SSL_CERT_FILE', // OpenSSL's default store, loaded once
+  'SSL_CERT_DIR',
+];
+
+/** The first pinned variable whose value differs between two environments, or null. */
+export function pinnedDifference(a: NodeJS.ProcessEnv, b: NodeJS.ProcessEnv): string | null {
+  for (const k of PINNED_ENV) if ((a[k] ?? null) !== (b[k] ?? null)) return k;
+  return null;
+}
+
+/** Only the pinned variables of an environment: all a server process starts with. */
+export function pinnedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of PINNED_ENV) if (env[k] !== undefined) out[k] = env[k]!;
+  return out;
+}
+
+// Frames on the socket, both ways: 1 byte type, 4 bytes big-endian length, the payload.
+export const FRAME_STDOUT = 1;
+export const FRAME_STDERR = 2;
+export const FRAME_JSON = 3;
+
+export function frame(type: number, payload: Buffer | string): Buffer {
+  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+  const head = Buffer.allocUnsafe(5);
+  head[0] = type;
+  head.writeUInt32BE(body.length, 1);
+  return Buffer.concat([head, body]);
+}
+
+/** Splits a byte stream into frames. */
+export class Deframer {
+  private buf: Buffer = Buffer.alloc(0);
+  constructor(private readonly on: (type: number, payload: Buffer) => void) {}
+  push(chunk: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    while (this.buf.length >= 5) {
+      const n = this.buf.readUInt32BE(1);
+      if (this.buf.length < 5 + n) break;
+      const type = this.buf[0]!;
+      const payload = this.buf.subarray(5, 5 + n);
+      this.buf = this.buf.subarray(5 + n);
+      this.on(type, payload);
+    }
+  }
+}

@@ -1,0 +1,417 @@
+// The resident server (rc1-build server start) through the real CLI and a real server process:
+// a served command gives the same stdout, exit code and outputs as in-process; signals and a
+// killed client interrupt the build as in-process; a request's environment does not outlive it;
+// a different module-load setting, a changed engine and a dead server's files send the command
+// in-process; the server ends after its idle timeout and when its .rc1/ goes. Every test stops
+// its server in a finally.
+//   src/s.txt --> a --> b (copy chain, ledgers the pid that ran it)
+//   (no inputs) --> hold (waits for a go file)     (no inputs) --> fail (exit 1)
+//   src/s.txt --> g (gate, fails when gate.min is above the length)
+//   (no inputs) --> env (writes SECRET_X as its rule sees it)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CLI, REPO, TestRig } from '../helpers/rig.ts';
+import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
+import { procStat } from '../../packages/engine/src/state/process-identity.ts';
+
+const PIPELINE = `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
+export default definePipeline({
+  defaultTargets: ['b'], freeFormConfig: ['x'],
+  targets: [
+    defineTarget({ name: 'a', rule: 'rules/copy.ts', inputs: { src: 'src/s.txt' }, outputs: ['out/a.txt'] }),
+    defineTarget({ name: 'b', rule: 'rules/copy.ts', inputs: { src: target('a') }, outputs: ['out/b.txt'] }),
+    defineTarget({ name: 'hold', rule: 'rules/hold.ts', inputs: {}, outputs: ['out/hold.txt'] }),
+    defineTarget({ name: 'fail', rule: 'rules/fail.ts', inputs: {}, outputs: ['out/fail.txt'] }),
+    defineGate({ name: 'g', rule: 'rules/gate.ts', inputs: { src: 'src/s.txt' }, outputs: ['reports/g.json'], report: 'reports/g.json', params: ['gate.min'] }),
+    defineTarget({ name: 'env', rule: 'rules/env.ts', inputs: {}, outputs: ['out/env.txt'] }),
+  ],
+});
+`;
+
+const COPY = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'copy', version: 1, run(ctx) {
+  if (process.env.LEDGER) fs.appendFileSync(process.env.LEDGER, ctx.target + ' ' + process.pid + '\\n');
+  fs.writeFileSync(ctx.output('out/' + ctx.target + '.txt'), fs.readFileSync(ctx.inputs('src')[0], 'utf8') + '+' + ctx.target);
+  return { summary: 'copied' };
+}});
+`;
+
+const HOLD = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'hold', version: 1, async run(ctx) {
+  fs.writeFileSync(process.env.HOLD_ENTERED, String(process.pid));
+  for (let i = 0; i < 1500 && !fs.existsSync(process.env.HOLD_GO) && !ctx.signal.aborted; i++) await new Promise((r) => setTimeout(r, 20));
+  if (ctx.signal.aborted) fs.writeFileSync(process.env.HOLD_ENTERED + '.aborted', 'aborted');
+  fs.writeFileSync(ctx.output('out/hold.txt'), 'held');
+}});
+`;
+
+const FAIL = `import { defineRule } from 'rc1-build';
+export default defineRule({ name: 'fail', version: 1, run() { throw new Error('this rule fails on purpose'); } });
+`;
+
+const GATE = `import { defineRule, check } from 'rc1-build';
+import { z } from 'zod';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'gate', version: 1,
+  params: z.object({ gate: z.object({ min: z.number() }).strict() }),
+  run(ctx) {
+    const n = fs.readFileSync(ctx.inputs('src')[0], 'utf8').length;
+    return { checks: [check('length', n, '>=', ctx.params.gate.min, 'lower gate.min')] };
+  },
+});
+`;
+
+const ENV = `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'env', version: 1, run(ctx) {
+  fs.writeFileSync(ctx.output('out/env.txt'), 'SECRET_X=' + (process.env.SECRET_X ?? '(unset)'));
+}});
+`;
+
+function serverRig(): TestRig {
+  return new TestRig({
+    'rc1.build.ts': PIPELINE,
+    'rules/copy.ts': COPY,
+    'rules/hold.ts': HOLD,
+    'rules/fail.ts': FAIL,
+    'rules/gate.ts': GATE,
+    'rules/env.ts': ENV,
+    'configs/default.yaml': 'x: 1\ngate:\n  min: 1000\n',
+    'src/s.txt': 'source\n',
+  });
+}
+
+interface Info {
+  pid: number;
+  socket: string;
+}
+
+const info = (r: TestRig): Info | null => {
+  try {
+    return JSON.parse(r.read('.rc1/server.json')) as Info;
+  } catch {
+    return null;
+  }
+};
+
+/** Whether a pid runs (a zombie, exited but not reaped by its new parent, does not). */
+const alive = (pid: number): boolean => {
+  const st = procStat(pid);
+  return st !== null && st.state !== 'Z' && st.state !== 'X';
+};
+
+/** The commands the server says it served (rc1-build server status). */
+function servedCount(r: TestRig): number {
+  const st = r.run(['server', 'status']);
+  const m = /commands served: (\d+)/.exec(st.stdout);
+  assert.ok(m, `server status: ${st.stdout}${st.stderr}`);
+  return Number(m[1]);
+}
+
+async function waitFor(what: string, ok: () => boolean, ms = 15_000): Promise<void> {
+  const t0 = Date.now();
+  while (!ok()) {
+    if (Date.now() - t0 > ms) assert.fail(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/** Starts the server of a rig (with `env` as the starting shell's), runs `body`, and always stops it. */
+async function withServer(
+  r: TestRig,
+  body: (pid: number) => Promise<void>,
+  opts: { env?: Record<string, string>; args?: string[]; cli?: string } = {},
+): Promise<void> {
+  const cli = opts.cli ?? CLI;
+  const start = spawnSync(process.execPath, [cli, 'server', 'start', ...(opts.args ?? [])], {
+    cwd: r.dir,
+    encoding: 'utf8',
+    env: { ...process.env, ...opts.env },
+  });
+  assert.equal(start.status, 0, start.stdout + start.stderr);
+  const pid = info(r)!.pid;
+  try {
+    await body(pid);
+  } finally {
+    spawnSync(process.execPath, [cli, 'server', 'stop'], { cwd: r.dir, env: process.env });
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    r.cleanup();
+  }
+}
+
+const mask = (s: string): string => s.replace(/\d+(\.\d+)?\s?m?s\b/g, 'T');
+
+/** Pids in the ledger, by target, since the last call. */
+function ledgerPids(file: string): Map<string, number> {
+  const m = new Map<string, number>();
+  if (!fs.existsSync(file)) return m;
+  for (const l of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const [t, p] = l.split(' ');
+    m.set(t!, Number(p));
+  }
+  fs.rmSync(file);
+  return m;
+}
+
+test('a served build, no-op and one-leaf change, prints, exits and builds as in-process; it runs in the server', async () => {
+  const served = serverRig();
+  const inproc = serverRig();
+  const ledger = path.join(served.dir, '..', `${path.basename(served.dir)}.ledger`);
+  await withServer(served, async (pid) => {
+    try {
+      for (const step of ['build', 'noop', 'change']) {
+        if (step === 'change') {
+          fs.appendFileSync(path.join(served.dir, 'src/s.txt'), 'x');
+          fs.appendFileSync(path.join(inproc.dir, 'src/s.txt'), 'x');
+        }
+        const a = served.run(['-j', '2'], { LEDGER: ledger });
+        const b = inproc.run(['-j', '2'], { RC1_NO_SERVER: '1' });
+        assert.equal(a.code, 0, a.stderr);
+        assert.equal(a.code, b.code);
+        assert.equal(mask(a.stdout), mask(b.stdout), step);
+        assert.equal(mask(a.stderr), mask(b.stderr), step);
+        for (const o of ['out/a.txt', 'out/b.txt']) assert.equal(served.read(o), inproc.read(o), `${step}: ${o}`);
+        const pids = ledgerPids(ledger);
+        if (step === 'noop') assert.equal(pids.size, 0, 'a no-op runs no rule');
+        else assert.deepEqual([...pids.values()], [pid, pid], `${step}: the rules ran in the server (pid ${pid})`);
+      }
+      assert.equal(servedCount(served), 3);
+      // --json too: the same events apart from times and the hashing counts (a file changed
+      // within the stat cache's racy window is hashed again, in-process or not).
+      const a = served.run(['--json']);
+      const b = inproc.run(['--json'], { RC1_NO_SERVER: '1' });
+      assert.equal(a.code, 0);
+      const plain = (r: { events: Record<string, unknown>[] }): unknown[] =>
+        r.events.map(({ ms: _ms, stats: _stats, ...e }) => e);
+      assert.deepEqual(plain(a), plain(b));
+      assert.equal(a.events.length, b.events.length);
+    } finally {
+      inproc.cleanup();
+      fs.rmSync(ledger, { force: true });
+    }
+  });
+});
+
+test('a failing rule (1), a gate (2) and a usage error (64) come back from the server with their codes', async () => {
+  const r = serverRig();
+  await withServer(r, async () => {
+    const fail = r.run(['fail']);
+    assert.equal(fail.code, 1, fail.stderr);
+    assert.match(fail.stderr + fail.stdout, /this rule fails on purpose/);
+    const gate = r.run(['g']);
+    assert.equal(gate.code, 2, gate.stderr);
+    const usage = r.run(['--no-such-flag']);
+    assert.equal(usage.code, 64);
+    const inproc = r.run(['--no-such-flag'], { RC1_NO_SERVER: '1' });
+    assert.equal(usage.stderr, inproc.stderr);
+    const unknown = r.run(['no_such_target']);
+    assert.equal(unknown.code, 64);
+    assert.match(unknown.stderr, /unknown target no_such_target/);
+    assert.equal(servedCount(r), 4);
+  });
+});
+
+test('SIGINT to the client interrupts the served build: exit 130, the rule aborted, the lock free, the server alive', async () => {
+  const r = serverRig();
+  const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
+  await withServer(r, async (pid) => {
+    try {
+      for (const [sig, want] of [
+        ['SIGINT', 130],
+        ['SIGTERM', 143],
+      ] as const) {
+        fs.rmSync(`${entered}.aborted`, { force: true });
+        fs.rmSync(entered, { force: true });
+        const child = r.spawn(['hold'], { HOLD_ENTERED: entered, HOLD_GO: path.join(r.dir, 'never') });
+        const code = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
+        await waitFor('the hold rule to start', () => fs.existsSync(entered));
+        assert.equal(Number(fs.readFileSync(entered, 'utf8')), pid, 'the rule runs in the server');
+        child.kill(sig);
+        assert.equal(await code, want);
+        assert.ok(fs.existsSync(`${entered}.aborted`), 'the rule saw its abort signal');
+        assert.equal(currentHolder(r.dir), null, 'the workspace lock is free');
+        assert.ok(alive(pid), 'the server goes on');
+      }
+      const after = r.run(['hold'], { HOLD_ENTERED: entered, HOLD_GO: r.dir });
+      assert.equal(after.code, 0, after.stderr);
+      assert.equal(r.read('out/hold.txt'), 'held');
+    } finally {
+      for (const f of [entered, `${entered}.aborted`]) fs.rmSync(f, { force: true });
+    }
+  });
+});
+
+test('a client killed with SIGKILL mid-build stops its build; the next build completes', async () => {
+  const r = serverRig();
+  const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
+  await withServer(r, async (pid) => {
+    try {
+      const child = r.spawn(['hold'], { HOLD_ENTERED: entered, HOLD_GO: path.join(r.dir, 'never') });
+      await waitFor('the hold rule to start', () => fs.existsSync(entered));
+      child.kill('SIGKILL');
+      await waitFor('the rule to be aborted', () => fs.existsSync(`${entered}.aborted`));
+      await waitFor('the lock to be released', () => currentHolder(r.dir) === null);
+      assert.ok(alive(pid));
+      const next = r.run(['hold', 'b'], { HOLD_ENTERED: entered, HOLD_GO: r.dir });
+      assert.equal(next.code, 0, next.stderr);
+      assert.equal(r.read('out/hold.txt'), 'held');
+      assert.equal(r.read('out/b.txt'), 'source\n+a+b');
+      assert.equal(r.run(['hold', 'b', '--json']).events.filter((e) => e.event === 'start').length, 0);
+    } finally {
+      for (const f of [entered, `${entered}.aborted`]) fs.rmSync(f, { force: true });
+    }
+  });
+});
+
+test("a request's environment does not outlive it: a secret given to one build is not seen by a later build's rule", async () => {
+  const r = serverRig();
+  await withServer(
+    r,
+    async () => {
+      const one = r.run(['env'], { SECRET_X: 'sk-one-request-only' });
+      assert.equal(one.code, 0, one.stderr);
+      assert.equal(r.read('out/env.txt'), 'SECRET_X=sk-one-request-only');
+      const two = r.run(['env', '--force'], { SECRET_X: '' });
+      assert.equal(two.code, 0, two.stderr);
+      assert.equal(r.read('out/env.txt'), 'SECRET_X=');
+      const env: Record<string, string | undefined> = { ...process.env };
+      delete env.SECRET_X;
+      const three = spawnSync(process.execPath, [CLI, 'env', '--force'], { cwd: r.dir, env, encoding: 'utf8' });
+      assert.equal(three.status, 0, three.stderr);
+      assert.equal(r.read('out/env.txt'), 'SECRET_X=(unset)');
+      assert.equal(servedCount(r), 3);
+      assert.doesNotMatch(r.read('.rc1/server.log'), /sk-one-request-only/);
+    },
+    { env: { SECRET_X: 'sk-of-the-starting-shell' } },
+  );
+});
+
+test('a module-load setting that differs from the server’s (RC1_FSYNC) runs the command in-process', async () => {
+  const r = serverRig();
+  const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
+  await withServer(r, async (pid) => {
+    try {
+      const a = r.run(['a'], { LEDGER: ledger, RC1_FSYNC: 'off' });
+      assert.equal(a.code, 0, a.stderr);
+      const ran = ledgerPids(ledger).get('a');
+      assert.ok(ran !== undefined && ran !== pid, 'in-process: not the server');
+      assert.equal(servedCount(r), 0);
+      fs.appendFileSync(path.join(r.dir, 'src/s.txt'), 'y');
+      const b = r.run(['a'], { LEDGER: ledger });
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal(ledgerPids(ledger).get('a'), pid, 'the same setting as the server: served');
+    } finally {
+      fs.rmSync(ledger, { force: true });
+    }
+  });
+});
+
+test('a changed engine (dist) sends the command in-process and ends the server', async () => {
+  // A private copy of the engine, so changing its dist touches no other test's.
+  const eng = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-engine-copy-'));
+  const src = path.join(REPO, 'packages', 'engine');
+  for (const d of ['bin', 'dist', 'src', 'package.json'])
+    fs.cpSync(path.join(src, d), path.join(eng, d), { recursive: true });
+  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(eng, 'node_modules'));
+  const cli = path.join(eng, 'bin', 'rc1-build.js');
+  const r = serverRig();
+  const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [cli, ...args], {
+      cwd: r.dir,
+      encoding: 'utf8',
+      env: { ...process.env, LEDGER: ledger },
+    });
+  try {
+    await withServer(
+      r,
+      async (pid) => {
+        assert.equal(run(['a']).status, 0);
+        assert.equal(ledgerPids(ledger).get('a'), pid);
+        const later = new Date(Date.now() + 5000);
+        fs.utimesSync(path.join(eng, 'dist', 'cli.js'), later, later);
+        fs.appendFileSync(path.join(r.dir, 'src/s.txt'), 'z');
+        const b = run(['a']);
+        assert.equal(b.status, 0, b.stderr);
+        const ran = ledgerPids(ledger).get('a');
+        assert.ok(ran !== undefined && ran !== pid, 'in-process after the engine changed');
+        await waitFor('the server to exit', () => !alive(pid));
+        await waitFor('its server.json to go', () => !r.exists('.rc1/server.json'));
+      },
+      { cli },
+    );
+  } finally {
+    fs.rmSync(eng, { recursive: true, force: true });
+    fs.rmSync(ledger, { force: true });
+  }
+});
+
+test("a dead server's server.json: the command runs in-process and the stale file is removed", () => {
+  const r = serverRig();
+  try {
+    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
+    const pid = Number(dead.stdout.trim());
+    r.write(
+      '.rc1/server.json',
+      JSON.stringify({
+        format: 1,
+        pid,
+        startTicks: '1',
+        socket: path.join(r.dir, '.rc1', 'server.sock'),
+        identity: 'x',
+      }),
+    );
+    const t0 = performance.now();
+    const b = r.run(['b']);
+    assert.equal(b.code, 0, b.stderr);
+    assert.ok(performance.now() - t0 < 60_000);
+    assert.equal(r.read('out/b.txt'), 'source\n+a+b');
+    assert.ok(!r.exists('.rc1/server.json'), 'the stale server.json is removed');
+  } finally {
+    r.cleanup();
+  }
+});
+
+test('the server ends after its idle timeout, and when its .rc1/ is removed', async () => {
+  const r = serverRig();
+  await withServer(
+    r,
+    async (pid) => {
+      assert.equal(r.run(['b']).code, 0);
+      await waitFor('the idle server to exit', () => !alive(pid), 10_000);
+      assert.ok(!r.exists('.rc1/server.json'));
+    },
+    { args: ['--idle-timeout=1'] },
+  );
+  const r2 = serverRig();
+  await withServer(r2, async (pid) => {
+    assert.equal(r2.run(['b']).code, 0);
+    fs.rmSync(path.join(r2.dir, '.rc1'), { recursive: true, force: true });
+    await waitFor('the server to exit', () => !alive(pid), 10_000);
+  });
+});
+
+test('server status, start again and stop; clean keeps the server files and the server', async () => {
+  const r = serverRig();
+  await withServer(r, async (pid) => {
+    assert.match(r.run(['server', 'status']).stdout, new RegExp(`running for .*\\n  pid ${pid}`));
+    const again = r.run(['server', 'start']);
+    assert.match(again.stdout, /already running/);
+    const clean = r.run(['clean']);
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.doesNotMatch(clean.stdout, /server/);
+    assert.ok(r.exists('.rc1/server.json'));
+    assert.ok(alive(pid));
+    const stop = r.run(['server', 'stop']);
+    assert.match(stop.stdout, /stopped/);
+    assert.ok(!alive(pid));
+    assert.match(r.run(['server', 'status']).stdout, /no server running/);
+  });
+});
