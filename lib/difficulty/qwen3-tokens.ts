@@ -4,10 +4,12 @@
 // same vocabulary and added tokens) inside a transformers.js port. Counting is the package's own
 // pipeline, cut at the pre-token: Qwen3 splits NFC-normalised text with its pre-tokenizer regex and
 // byte-level BPE merges each piece on its own, so a text's count is the sum of its pieces' counts;
-// each distinct piece is merged once (by the package's BPE model) and remembered, and texts that
-// recur (documents) are remembered whole. Texts that contain an added token (<|im_start|>, <think>…)
-// take the package's full encode(). At load, the fast path is compared with encode() and with
-// published token ids on probe strings; any difference makes every count use encode().
+// each distinct piece is merged once (by the model's merge ranks over vocabulary ids, in the order
+// the package's BPE merges) and remembered, each distinct sentence of a text is split once and
+// remembered (a templated pool repeats them), and texts that recur (documents) are remembered whole.
+// Texts that contain an added token (<|im_start|>, <think>…) take the package's full encode(). At
+// load, the fast path is compared with encode() and with published token ids on probe strings; any
+// difference makes every count use encode().
 /** The sha256 of Qwen3's tokenizer.json (11 422 654 bytes), as published with the Qwen3 models. */
 export const QWEN3_TOKENIZER_SHA256 = 'aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4';
 
@@ -28,22 +30,103 @@ const SELF_CHECK = [
   "It's 3,141.59 dollars -- isn't it?\n\n\tDon't  stop;  they'LL see",
   '你好，世界！小明买了3个苹果，每个2.5元。',
   'Ça coûte 12 € — naïve café, Straße; 東京タワー; 서울 🙂\r\n  end  ',
+  'Stop. Go! Why? Ok.  Two spaces. Ünïcode? 3. x. É! "Quoted." Then… done.\nNew line. e\u0301. A?! B',
 ];
 
 interface PackageTokenizer {
   encode(text: string, options: { add_special_tokens: boolean }): number[];
   normalizer: ((text: string) => string) | null;
   pre_tokenizer: { tokenizers?: { pattern?: unknown; pre_tokenize(text: string): string[] }[] };
-  model: ((tokens: string[]) => string[]) & { max_length_to_cache?: number };
+  model: ((tokens: string[]) => string[]) & {
+    max_length_to_cache?: number;
+    /** The BPE model's merges, in rank order, and the options that change what a merge sequence yields. */
+    merges?: unknown;
+    tokens_to_ids?: unknown;
+    byte_fallback?: unknown;
+    ignore_merges?: unknown;
+    end_of_word_suffix?: unknown;
+    continuing_subword_suffix?: unknown;
+  };
   added_tokens: { content: string }[];
 }
+
+/**
+ * Byte-level BPE, counting only: the symbols of a piece after merging, again and again, the
+ * adjacent pair of the lowest merge rank (the leftmost of equal ones) — the package's priority
+ * queue merges in the same order. Symbols are vocabulary ids; a pair (a, b) is the key
+ * a * 2^18 + b (ids < 2^18), mapped to its merge rank, and a merge's result is its rank's entry
+ * of `merged`. null where the model is not a plain byte-level BPE this counts exactly; a piece with
+ * a symbol outside the vocabulary returns -1 (then the package's model counts it).
+ */
+function bpeCounter(model: PackageTokenizer['model']): ((piece: string) => number) | null {
+  const { merges, tokens_to_ids: vocab } = model;
+  if (
+    !Array.isArray(merges) ||
+    !(vocab instanceof Map) ||
+    vocab.size >= ID_LIMIT ||
+    model.byte_fallback !== false ||
+    model.ignore_merges !== false ||
+    (model.end_of_word_suffix ?? '') !== '' ||
+    (model.continuing_subword_suffix ?? '') !== ''
+  )
+    return null;
+  const ids = vocab as Map<string, number>;
+  const rankOf = new Map<number, number>();
+  const merged = new Int32Array(merges.length);
+  for (let r = 0; r < merges.length; r++) {
+    const m = merges[r] as unknown;
+    if (!Array.isArray(m) || m.length !== 2) return null;
+    const [a, b] = m as [unknown, unknown];
+    const ia = ids.get(a as string);
+    const ib = ids.get(b as string);
+    const ir = ids.get(`${a as string}${b as string}`);
+    // A merge whose parts or result are not in the vocabulary: not the plain model counted here.
+    if (ia === undefined || ib === undefined || ir === undefined || ia >= ID_LIMIT || ib >= ID_LIMIT) return null;
+    const key = ia * ID_LIMIT + ib;
+    if (!rankOf.has(key)) rankOf.set(key, r);
+    merged[r] = ir;
+  }
+  const sym: number[] = [];
+  return (piece: string): number => {
+    sym.length = 0;
+    for (const ch of piece) {
+      const id = ids.get(ch);
+      if (id === undefined) return -1;
+      sym.push(id);
+    }
+    let n = sym.length;
+    while (n > 1) {
+      let best = Infinity;
+      let at = -1;
+      for (let i = 0; i + 1 < n; i++) {
+        const r = rankOf.get(sym[i]! * ID_LIMIT + sym[i + 1]!);
+        if (r !== undefined && r < best) {
+          best = r;
+          at = i;
+        }
+      }
+      if (at < 0) break;
+      sym[at] = merged[best]!;
+      sym.splice(at + 1, 1);
+      n -= 1;
+    }
+    return n;
+  };
+}
+const ID_LIMIT = 1 << 18;
+
+/** Qwen3's pre-tokenizer split regex, as the package compiles it (flags gu). */
+const QWEN3_SPLIT =
+  "(?:'([sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+/** Where a text may be cut between sentences: after . ! ? followed by a space and a letter, and after a line break followed by a letter. */
+const SENTENCE_CUT = /[.!?](?= \p{L})|\n(?=\p{L})/gu;
 
 export interface Qwen3Counter {
   /** Qwen3 tokens of one string (no special tokens added). */
   count(text: string): number;
   /** The same, remembered per distinct text: for texts that recur (context documents and their titles). */
   countRecurring(text: string): number;
-  /** 'fast' (per-piece memo over the package's pipeline) or 'encode' (the package's encode() for every text). */
+  /** 'fast' (per-sentence and per-piece memo over the package's pipeline) or 'encode' (the package's encode() for every text). */
   readonly mode: 'fast' | 'encode';
 }
 
@@ -58,10 +141,20 @@ export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
   const special = new RegExp(tok.added_tokens.map((t) => escapeRe(t.content)).join('|'));
   const pieces = new Map<string, number>();
   const texts = new Map<string, number>();
+  const bpe = bpeCounter(tok.model);
+  const merged = (piece: string): number => {
+    if (bpe === null) return tok.model(byteLevel!.pre_tokenize(piece)).length;
+    let n = 0;
+    for (const w of byteLevel!.pre_tokenize(piece)) {
+      const c = bpe(w);
+      if (c < 0) return tok.model(byteLevel!.pre_tokenize(piece)).length;
+      n += c;
+    }
+    return n;
+  };
 
-  const fast = (text: string): number => {
-    if (special.test(text)) return encode(text);
-    const norm = tok.normalizer ? tok.normalizer(text) : text;
+  /** The Qwen3 tokens of a piece-aligned stretch of normalised text; -1 if the split left a gap. */
+  const stretch = (norm: string): number => {
     const parts = norm.match(split as RegExp) ?? [];
     let n = 0;
     let covered = 0;
@@ -69,13 +162,47 @@ export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
       covered += p.length;
       let c = pieces.get(p);
       if (c === undefined) {
-        c = tok.model(byteLevel!.pre_tokenize(p)).length;
+        c = merged(p);
         pieces.set(p, c);
       }
       n += c;
     }
     // The split regex covers every character; if it ever did not, the gaps would be pieces too.
-    return covered === norm.length ? n : encode(text);
+    return covered === norm.length ? n : -1;
+  };
+  // Sentences recur across a templated pool (framing, persona and style lines), so with Qwen3's own
+  // split regex a text is counted sentence by sentence, each distinct sentence once. A cut is made
+  // after . ! or ? where a space and a letter follow, and after a line break where a letter
+  // follows. No piece of that regex holds a space after its first character or a letter after a
+  // line break; the punctuation or whitespace run before a cut ends there in the whole text too, and
+  // the piece after it (" Word", "Word") starts there; the one lookahead, \s+(?!\S), never ends a
+  // part (a part ends in punctuation or a line break, which \s*[\r\n]+ takes first). So the pieces
+  // of the parts are the pieces of the whole. NFC is applied to the whole text first.
+  const bySentence = split instanceof RegExp && split.source === QWEN3_SPLIT && split.flags === 'gu';
+  const sentences = new Map<string, number>();
+  const fast = (text: string): number => {
+    if (special.test(text)) return encode(text);
+    const norm = tok.normalizer ? tok.normalizer(text) : text;
+    if (!bySentence) {
+      const n = stretch(norm);
+      return n >= 0 ? n : encode(text);
+    }
+    let n = 0;
+    let start = 0;
+    SENTENCE_CUT.lastIndex = 0;
+    for (let end = 0; start < norm.length; start = end) {
+      const m = SENTENCE_CUT.exec(norm);
+      end = m === null ? norm.length : m.index + 1;
+      const part = start === 0 && end === norm.length ? norm : norm.slice(start, end);
+      let c = sentences.get(part);
+      if (c === undefined) {
+        c = stretch(part);
+        if (c < 0) return encode(text);
+        sentences.set(part, c);
+      }
+      n += c;
+    }
+    return n;
   };
   const memo =
     (f: (t: string) => number) =>
