@@ -68,10 +68,12 @@ export default defineRule({ name: 'gate', version: 1,
 });
 `;
 
+// Reads the variable when its module loads and when it runs: a worker kept across requests would show the first.
 const ENV = `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
+const AT_LOAD = process.env.SECRET_X ?? '(unset)';
 export default defineRule({ name: 'env', version: 1, run(ctx) {
-  fs.writeFileSync(ctx.output('out/env.txt'), 'SECRET_X=' + (process.env.SECRET_X ?? '(unset)'));
+  fs.writeFileSync(ctx.output('out/env.txt'), 'SECRET_X=' + (process.env.SECRET_X ?? '(unset)') + ' at load ' + AT_LOAD);
 }});
 `;
 
@@ -277,15 +279,15 @@ test("a request's environment does not outlive it: a secret given to one build i
     async () => {
       const one = r.run(['env'], { SECRET_X: 'sk-one-request-only' });
       assert.equal(one.code, 0, one.stderr);
-      assert.equal(r.read('out/env.txt'), 'SECRET_X=sk-one-request-only');
+      assert.equal(r.read('out/env.txt'), 'SECRET_X=sk-one-request-only at load sk-one-request-only');
       const two = r.run(['env', '--force'], { SECRET_X: '' });
       assert.equal(two.code, 0, two.stderr);
-      assert.equal(r.read('out/env.txt'), 'SECRET_X=');
+      assert.equal(r.read('out/env.txt'), 'SECRET_X= at load ');
       const env: Record<string, string | undefined> = { ...process.env };
       delete env.SECRET_X;
       const three = spawnSync(process.execPath, [CLI, 'env', '--force'], { cwd: r.dir, env, encoding: 'utf8' });
       assert.equal(three.status, 0, three.stderr);
-      assert.equal(r.read('out/env.txt'), 'SECRET_X=(unset)');
+      assert.equal(r.read('out/env.txt'), 'SECRET_X=(unset) at load (unset)');
       assert.equal(servedCount(r), 3);
       assert.doesNotMatch(r.read('.rc1/server.log'), /sk-one-request-only/);
     },

@@ -87,6 +87,8 @@ export async function runBuildOnce(
     onStart?: (r: Running) => void;
     /** The resident server's request signals (instead of the process's): interrupt, never exit. */
     signals?: (handler: (sig: 'SIGINT' | 'SIGTERM') => void) => () => void;
+    /** The resident server's rule workers started ahead (WorkerPool). */
+    takeWorker?: () => import('node:worker_threads').Worker | undefined;
   },
 ): Promise<number> {
   // Before the lock and before anything runs: symlinks that lead an output or input out of the
@@ -152,7 +154,11 @@ export async function runBuildOnce(
       // Its downloads do not pass storeObject's size accounting: the cap check after it walks.
       if (ws.remote) forgetSize(ws.cache.dir);
     }
-    const runner = new WorkerPool(o.jobs, new URL('./worker.js', import.meta.url));
+    const runner = new WorkerPool(
+      o.jobs,
+      new URL('./worker.js', import.meta.url),
+      hooks.takeWorker ? { take: hooks.takeWorker, env: process.env } : undefined,
+    );
     const b = new Build(
       ws,
       {

@@ -336,7 +336,9 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
       ws,
       options,
       io,
-      served ? { installSignals: false, signals: (h) => served.onSignal(h) } : { installSignals: true },
+      served
+        ? { installSignals: false, signals: (h) => served.onSignal(h), takeWorker: () => served.takeWorker() }
+        : { installSignals: true },
     );
   } catch (e) {
     if (e instanceof NotServed) throw e;

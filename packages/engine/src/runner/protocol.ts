@@ -80,7 +80,11 @@ export interface JobFailure {
   paramIssues?: ParamIssue[];
 }
 
-export type ToWorker = { type: 'run'; job: Job } | { type: 'abort'; id: number };
+export type ToWorker =
+  | { type: 'run'; job: Job }
+  | { type: 'abort'; id: number }
+  /** A worker the resident server started ahead takes the build's environment before its first job. */
+  | { type: 'env'; env: Record<string, string | undefined> };
 
 export type FromWorker =
   | { type: 'log'; id: number; line: string }

@@ -29,12 +29,23 @@ export class WorkerPool implements RuleRunner {
   constructor(
     private readonly size: number,
     private readonly workerUrl: URL,
+    /**
+     * The resident server's workers started ahead (fresh: no job run, no rule loaded); each one
+     * taken is given `env` (the build's) before its first job and, like every worker, ends with the pool.
+     */
+    private readonly ahead?: { take: () => Worker | undefined; env: NodeJS.ProcessEnv },
   ) {}
 
   private spawn(): Slot {
+    const taken = this.ahead?.take();
+    if (taken) taken.postMessage({ type: 'env', env: { ...this.ahead!.env } });
     // node:worker_threads is loaded on the first rule run, not on every command (a no-op runs none).
-    const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
-    const worker = new Worker(this.workerUrl, { stdout: true, stderr: true });
+    const worker =
+      taken ??
+      new (createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads')).Worker(
+        this.workerUrl,
+        { stdout: true, stderr: true },
+      );
     const slot: Slot = { worker, busy: null };
     const forward = (stream: NodeJS.ReadableStream): void => {
       let buf = '';

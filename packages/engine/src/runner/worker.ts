@@ -128,5 +128,9 @@ async function run(job: Job): Promise<void> {
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'run') void run(m.job);
-  else aborts.get(m.id)?.abort();
+  else if (m.type === 'env') {
+    // This thread's copy of the environment becomes the build's (a worker started ahead by the server).
+    for (const k of Object.keys(process.env)) delete process.env[k];
+    for (const [k, v] of Object.entries(m.env)) if (v !== undefined) process.env[k] = v;
+  } else aborts.get(m.id)?.abort();
 });

@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { procStat } from '../state/process-identity.ts';
 import { forgetMadeDirs, writeFileAtomic } from '../util/fs.ts';
@@ -49,6 +50,8 @@ type Main = (
 type RootOf = (argv: string[], cwd: string) => string;
 
 const POLL_MS = 1000;
+/** Rule workers kept started ahead (fresh: no rule loaded, no request's environment), for -j 2 builds. */
+const SPARE_WORKERS = 2;
 
 function log(msg: string): void {
   // stderr is .rc1/server.log. Never a request's environment, argv values or output.
@@ -67,6 +70,22 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
   let stopping: string | null = null;
   let current: { signal: (sig: Sig) => void } | null = null;
   let idle: NodeJS.Timeout | null = null;
+  // Rule workers started while idle, each handed to one build (WorkerPool: it gets the build's
+  // environment then) and terminated with that build's pool: none outlives the request that used it.
+  const spares: Worker[] = [];
+  const workerUrl = new URL('./worker.js', import.meta.url);
+  const fillSpares = (): void => {
+    while (spares.length < SPARE_WORKERS) {
+      const w = new Worker(workerUrl, { stdout: true, stderr: true, env: { ...baseEnv } });
+      const drop = (): void => {
+        const i = spares.indexOf(w);
+        if (i >= 0) spares.splice(i, 1);
+      };
+      w.on('error', drop);
+      w.on('exit', drop);
+      spares.push(w);
+    }
+  };
 
   const srv = net.createServer((conn) => {
     // Messages after the run request (signals, the terminal's width) go to that request.
@@ -195,6 +214,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
         }
         return () => handlers.delete(h);
       },
+      takeWorker: () => spares.shift(),
     };
     send(conn, { t: 'accepted' });
     let code = 1;
@@ -227,6 +247,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
     }
     if (stopping) exit();
     armIdle();
+    fillSpares();
   }
 
   process.on('uncaughtException', (e) => {
@@ -255,6 +276,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
   writeFileAtomic(serverFile(root), JSON.stringify(info, null, 2) + '\n');
   log(`listening on ${socket} (idle timeout ${idleS} s)`);
   armIdle();
+  fillSpares();
   // Gone server.json (a removed .rc1/, another server) or a changed engine: exit.
   setInterval(() => {
     if (readServerInfo(root)?.pid !== process.pid) shutdown('its server.json is gone or names another server');
