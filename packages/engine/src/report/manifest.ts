@@ -8,7 +8,6 @@
 // durably (fsync); sidecars are derived and recreated whenever they are wrong.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { prettyJson } from '../util/canonical-json.ts';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
@@ -51,8 +50,77 @@ export function manifestPath(manifestDir: string): string {
   return path.posix.join(manifestDir, 'manifest.json');
 }
 
+/** A workspace path with no '.', '..' or empty segment: path.posix.join of such paths is their text joined by '/'. */
+function plainPath(p: string): boolean {
+  return p.length > 0 && p[0] !== '/' && p[0] !== '.' && !p.includes('/.') && !p.includes('//') && !p.endsWith('/');
+}
+
 export function sidecarPath(manifestDir: string, artifact: string): string {
+  if (plainPath(manifestDir) && plainPath(artifact)) return `${manifestDir}/sha256/${artifact}.sha256`;
   return path.posix.join(manifestDir, 'sha256', `${artifact}.sha256`);
+}
+
+let collator: Intl.Collator | null = null;
+
+/**
+ * What items.slice().sort((a, b) => key(a).localeCompare(key(b))) gives, in far fewer collator
+ * comparisons: localeCompare is Intl.Collator's compare for the default locale (ECMA-402), and
+ * when the items sorted by UTF-16 code units are strictly increasing under the collator, that is
+ * the one order the collator's sort can give (no two items tie). Anything else (a pair the
+ * collator orders otherwise, or a tie, which the stable sort leaves in the items' order) takes
+ * the collator's sort of the items as they came.
+ */
+export function localeSorted<T>(items: readonly T[], key: (x: T) => string): T[] {
+  const cmp = (collator ??= new Intl.Collator()).compare;
+  const byUnits = items.slice().sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  let strictly = true;
+  for (let i = 1; i < byUnits.length && strictly; i++) strictly = cmp(key(byUnits[i - 1]!), key(byUnits[i]!)) < 0;
+  return strictly ? byUnits : items.slice().sort((a, b) => cmp(key(a), key(b)));
+}
+
+/**
+ * What util/canonical-json.ts sortKeys gives (object keys sorted, undefined members dropped), as
+ * far as JSON.stringify can tell, copying only the objects whose keys are not already in that
+ * order: a manifest of 1 000 targets is otherwise copied whole on every build that changes it.
+ * An object whose own keys already enumerate in sorted order and hold no undefined value prints
+ * as its sorted copy would, so it is kept as it is when none of its members needed a copy.
+ */
+export function sortedForJson(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const v = sortedForJson(value[i]);
+      if (out === null && v !== value[i]) out = value.slice(0, i);
+      if (out !== null) out.push(v);
+    }
+    return out ?? value;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortedCopyOf(value);
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let same = true;
+  for (let i = 0; i < keys.length && same; i++) {
+    const k = keys[i]!;
+    if ((i > 0 && keys[i - 1]! >= k) || obj[k] === undefined || sortedForJson(obj[k]) !== obj[k]) same = false;
+  }
+  return same ? obj : sortedCopyOf(obj);
+}
+
+function sortedCopyOf(value: unknown): unknown {
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(obj).sort()) if (obj[k] !== undefined) out[k] = sortedForJson(obj[k]);
+  return out;
+}
+
+/** The manifest's text: prettyJson(m), byte for byte. */
+export function manifestText(m: Manifest): string {
+  return JSON.stringify(sortedForJson(m), null, 2) + '\n';
 }
 
 export function artifactsOf(rec: TargetRecord): Artifact[] {
@@ -61,7 +129,7 @@ export function artifactsOf(rec: TargetRecord): Artifact[] {
     if (!o.dir) out.push({ path: o.path, sha256: o.sha256, size: o.size, target: rec.name });
     else
       for (const [rel, sha] of Object.entries(o.files ?? {}))
-        out.push({ path: `${o.path}/${rel}`, sha256: sha, size: -1, target: rec.name, dir: o.path });
+        out.push({ dir: o.path, path: `${o.path}/${rel}`, sha256: sha, size: -1, target: rec.name });
   }
   return out;
 }
@@ -89,28 +157,34 @@ export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Mani
   const artifacts: Artifact[] = [];
   const targets: Manifest['targets'] = {};
   const builtBy = readProvenance(ws.stateDir); // who built each fingerprint (cache/remote/provenance.ts)
-  for (const [name, rec] of [...ws.trace.records].sort(([a], [b]) => a.localeCompare(b))) {
+  // Members in sorted key order, so that the text (manifestText) needs no copy of them.
+  for (const [name, rec] of localeSorted([...ws.trace.records], ([n]) => n)) {
     if (!ws.pipeline.targets.has(name) || rec.result === 'failed') continue;
     const links: Record<string, string> = {};
     for (const o of rec.outputs) for (const [rel, to] of Object.entries(o.links ?? {})) links[`${o.path}/${rel}`] = to;
     targets[name] = {
-      key: rec.key,
-      result: rec.result,
-      how: rec.how,
       at: rec.at,
-      ...(rec.rule ? { rule: rec.rule } : {}),
       ...(builtBy[rec.key] ? { builtBy: builtBy[rec.key] } : {}),
+      how: rec.how,
       inputs: rec.fingerprint.inputs,
-      outputs: rec.outputs.map((o) => o.path),
+      key: rec.key,
       ...(Object.keys(links).length ? { links } : {}),
+      outputs: rec.outputs.map((o) => o.path),
+      result: rec.result,
+      ...(rec.rule ? { rule: rec.rule } : {}),
     };
     for (const a of artifactsOf(rec)) {
       if (a.size < 0) a.size = fs.statSync(path.join(ws.root, a.path), { throwIfNoEntry: false })?.size ?? 0;
       artifacts.push(a);
     }
   }
-  artifacts.sort((a, b) => a.path.localeCompare(b.path));
-  return { format: MANIFEST_FORMAT, profile: ws.profile, git, artifacts, targets };
+  return {
+    artifacts: localeSorted(artifacts, (a) => a.path),
+    format: MANIFEST_FORMAT,
+    git,
+    profile: ws.profile,
+    targets,
+  };
 }
 
 /** The git state recorded in a manifest's text, without parsing the whole document. */
@@ -208,7 +282,7 @@ export function writeManifest(
   const mfile = path.join(ws.root, manifestPath(dir));
   const current = readOrNull(mfile);
   const m = buildManifest(ws, git ?? recordedGit(current) ?? gitNow());
-  const text = prettyJson(m);
+  const text = manifestText(m);
   const changed: string[] = [];
   const written = new Map<string, string | null>(); // path → content written (null: removed)
   if (text !== current) {
