@@ -82,6 +82,8 @@ export const PINNED_ENV: readonly string[] = [
   'NODE_EXTRA_CA_CERTS', // node, at start (remote cache over HTTPS)
   'SSL_CERT_FILE', // OpenSSL's default store, loaded once
   'SSL_CERT_DIR',
+  'LANG', // ICU's default locale (Intl in rules), fixed at start
+  'LC_ALL',
 ];
 
 /** The first pinned variable whose value differs between two environments, or null. */
