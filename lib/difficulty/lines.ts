@@ -8,8 +8,10 @@ import type { Scenario } from '../data/scenario.ts';
 import { RuleError } from 'rc1-build';
 import { DataError, describeValue, type Location } from '../data/data-error.ts';
 
-/** Non-blank lines of a text file with their 1-based line numbers and the byte offset after each ('\r\n' accepted). */
-export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number; offset: number }> {
+/** The lines of a file as byte ranges of a chunk, with 1-based line numbers and the byte offset after each ('\r\n' accepted; the '\r' is left out of the range). */
+export async function* readLineRanges(
+  path: string,
+): AsyncGenerator<{ buf: Buffer; start: number; end: number; line: number; offset: number }> {
   let rest: Buffer = Buffer.alloc(0);
   let line = 0;
   let base = 0;
@@ -18,8 +20,7 @@ export async function* readLines(path: string): AsyncGenerator<{ text: string; l
     let start = 0;
     for (let end = buf.indexOf(10, start); end !== -1; end = buf.indexOf(10, start)) {
       line += 1;
-      const text = buf.toString('utf8', start, end > start && buf[end - 1] === 13 ? end - 1 : end);
-      if (text.trim() !== '') yield { text, line, offset: base + end + 1 };
+      yield { buf, start, end: end > start && buf[end - 1] === 13 ? end - 1 : end, line, offset: base + end + 1 };
       start = end + 1;
     }
     base += start;
@@ -27,8 +28,24 @@ export async function* readLines(path: string): AsyncGenerator<{ text: string; l
   }
   if (rest.length > 0) {
     line += 1;
-    const text = rest.toString('utf8');
-    if (text.trim() !== '') yield { text, line, offset: base + rest.length };
+    yield { buf: rest, start: 0, end: rest.length, line, offset: base + rest.length };
+  }
+}
+
+/** Whether bytes start..end of buf hold only whitespace (String.prototype.trim's: ASCII and Unicode). */
+export function blankRange(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const b = buf[i]!;
+    if (b === 0x20 || (b >= 0x09 && b <= 0x0d)) continue;
+    return b < 0x80 ? false : buf.toString('utf8', start, end).trim() === '';
+  }
+  return true;
+}
+
+/** Non-blank lines of a text file with their 1-based line numbers and the byte offset after each ('\r\n' accepted). */
+export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number; offset: number }> {
+  for await (const { buf, start, end, line, offset } of readLineRanges(path)) {
+    if (!blankRange(buf, start, end)) yield { text: buf.toString('utf8', start, end), line, offset };
   }
 }
 

@@ -1,9 +1,9 @@
 // Computes the metrics JSONL of a pool, in this thread or on worker_threads (one per 16 MiB of pool,
-// up to difficulty.metrics.workers and the CPUs available). With workers, each
-// scenario goes to the worker chosen by its source_id, so a source item's documents are tokenised
-// (and their sentence 3-grams built) by one worker only; results are written back in pool order.
-// The workers load the Qwen3 tokenizer one after the other (a load takes a few hundred MiB for a
-// moment), and until a worker is loaded its scenarios go to worker 0, which is.
+// up to difficulty.metrics.workers and the CPUs available). With workers, each worker reads the
+// pool itself and computes the scenarios of its shard — chosen by the bytes of the line's
+// source_id, so a source item's documents are tokenised (and their sentence 3-grams built) by one
+// worker only — and decodes no other line; this thread only puts the results back in pool order
+// and writes them. A worker stays at most MAX_AHEAD scenarios ahead of the written ones.
 // Metrics are a pure function of the scenario, so the output is byte-identical for any number of
 // workers. The first problem in pool order (a malformed line, a duplicate id) is the one thrown.
 // A worker runs this same module (the rule's bundle): see the `role` check at the bottom.
@@ -11,7 +11,7 @@ import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { DataError, describeValue, type Location } from '../data/data-error.ts';
-import { LineWriter, asScenario, parseObject, readLines } from './lines.ts';
+import { LineWriter, asScenario, blankRange, parseObject, readLineRanges, readLines } from './lines.ts';
 import { MetricsComputer } from './metrics.ts';
 import { loadQwen3 } from './qwen3-tokens.ts';
 
@@ -20,7 +20,8 @@ const ROLE = 'rc1-difficulty-metrics';
 export const BYTES_PER_WORKER = 16 << 20;
 const BATCH = 256;
 const FLUSH_EVERY = 2048;
-const MAX_IN_FLIGHT = 4096;
+/** How far (in scenarios) a worker may run ahead of the last one written. */
+const MAX_AHEAD = 8192;
 
 export interface MetricsJob {
   pool: string;
@@ -95,12 +96,22 @@ function computeOne(mc: MetricsComputer, file: string, it: Item): Result {
   }
 }
 
-const SOURCE_ID = /"source_id":"((?:[^"\\]|\\.)*)"/;
+const SOURCE_ID = Buffer.from('"source_id":"');
 
-function shardOf(text: string, workers: number): number {
-  const key = SOURCE_ID.exec(text)?.[1] ?? text.slice(0, 64);
+/** The worker of a pool line (bytes start..end of buf): a hash of its source_id's bytes (of its first 64 bytes if it has none). */
+export function shardOf(buf: Buffer, start: number, end: number, workers: number): number {
+  let from = buf.indexOf(SOURCE_ID, start);
+  let to: number;
+  if (from === -1 || from >= end) {
+    from = start;
+    to = Math.min(end, start + 64);
+  } else {
+    from += SOURCE_ID.length;
+    to = buf.indexOf(34, from);
+    if (to === -1 || to > end) to = end;
+  }
   let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ buf[i]!, 0x01000193) >>> 0;
   return h % workers;
 }
 
@@ -168,10 +179,16 @@ async function runWorkers(
     { length: n },
     (_, k) =>
       new Worker(new URL(import.meta.url), {
-        workerData: { role: ROLE, file: job.file, multiEntityMin: job.multiEntityMin, loadAtOnce: k === 0 },
+        workerData: {
+          role: ROLE,
+          pool: job.pool,
+          file: job.file,
+          multiEntityMin: job.multiEntityMin,
+          shard: k,
+          shards: n,
+        } satisfies ServeData,
       }),
   );
-  let inFlight = 0;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
   const notify = (): void => {
@@ -180,25 +197,28 @@ async function runWorkers(
     w?.();
   };
   const modes = new Set<string>();
-  // Until worker k has loaded its tokenizer, its shard goes to worker 0 (metrics are a pure function
-  // of the scenario: only which worker remembers which documents changes, never the output).
-  const ready = pool.map(() => false);
+  /** Per worker: the byte offset it has read to, and the number of pool lines once it has read them all. */
+  const offsets = pool.map(() => 0);
+  const totals: (number | undefined)[] = pool.map(() => undefined);
+  let acked = 0;
+  let cursor = 0;
+  const written = (): number => summary.scenarios;
   pool.forEach((w, k) => {
-    w.on('message', (m: { ready?: string; results?: Result[] }) => {
-      if (m.ready) {
-        modes.add(m.ready);
-        ready[k] = true;
-        // One tokenizer load at a time: loading one takes a few hundred MiB for a moment.
-        pool[k + 1]?.postMessage({ load: true });
-      }
-      for (const r of m.results ?? []) {
-        results.set(r.idx, r);
-        inFlight -= 1;
-      }
+    w.on('message', (m: { ready?: string; results?: Result[]; offset?: number; lines?: number }) => {
+      if (m.ready) modes.add(m.ready);
+      for (const r of m.results ?? []) results.set(r.idx, r);
+      if (m.offset !== undefined) offsets[k] = m.offset;
+      if (m.lines !== undefined) totals[k] = m.lines;
       try {
         drain();
       } catch (e) {
         failure ??= e as Error;
+      }
+      cursor = written();
+      if (cursor - acked >= FLUSH_EVERY) {
+        acked = cursor;
+        for (const x of pool) x.postMessage({ cursor });
+        job.progress(Math.min(...offsets));
       }
       notify();
     });
@@ -211,41 +231,18 @@ async function runWorkers(
       notify();
     });
   });
-  const waitFor = async (cond: () => boolean): Promise<void> => {
-    while (!cond() && failure === undefined) {
+  const onAbort = (): void => notify();
+  job.signal.addEventListener('abort', onAbort);
+  try {
+    // Done when every worker has read the whole pool and every scenario is written (a problem
+    // stops the drain at its line: then the workers' count of lines is not reached).
+    const finished = (): boolean => totals.every((t) => t !== undefined) && written() === totals[0];
+    while (!finished() && failure === undefined) {
       if (job.signal.aborted) throw job.signal.reason;
       await new Promise<void>((resolve) => {
         wake = resolve;
       });
     }
-  };
-  const batches: Item[][] = pool.map(() => []);
-  const send = (k: number): void => {
-    const items = batches[k]!;
-    if (items.length === 0) return;
-    pool[k]!.postMessage(items);
-    inFlight += items.length;
-    batches[k] = [];
-  };
-  const onAbort = (): void => notify();
-  job.signal.addEventListener('abort', onAbort);
-  try {
-    let idx = 0;
-    for await (const { text, line, offset } of readLines(job.pool)) {
-      if (failure) break;
-      let k = shardOf(text, n);
-      if (!ready[k]) k = 0;
-      batches[k]!.push({ idx, line, text });
-      idx += 1;
-      if (batches[k]!.length >= BATCH) send(k);
-      if (idx % FLUSH_EVERY === 0) {
-        pool.forEach((_, j) => send(j));
-        job.progress(offset);
-        await waitFor(() => inFlight <= MAX_IN_FLIGHT);
-      }
-    }
-    pool.forEach((_, j) => send(j));
-    await waitFor(() => inFlight === 0);
     if (failure) throw failure;
     job.signal.throwIfAborted();
     summary.mode = [...modes].sort().join(',');
@@ -256,31 +253,53 @@ async function runWorkers(
 }
 
 interface ServeData {
+  role: string;
+  pool: string;
   file: string;
   multiEntityMin: number;
-  /** Load the tokenizer at once; otherwise on the message { load: true } (sent when the previous worker is ready). */
-  loadAtOnce: boolean;
+  /** This worker computes the lines whose shardOf(…, shards) is shard. */
+  shard: number;
+  shards: number;
 }
 
 function serve(data: ServeData): void {
   const port = parentPort!;
-  let mc: MetricsComputer | undefined;
-  const queued: Item[][] = [];
-  const compute = (items: Item[]): void => {
-    port.postMessage({ results: items.map((it) => computeOne(mc!, data.file, it)) });
-  };
-  const load = async (): Promise<void> => {
-    const counter = await loadQwen3();
-    mc = new MetricsComputer(counter, { multiEntityMin: data.multiEntityMin });
-    port.postMessage({ ready: counter.mode });
-    for (const items of queued.splice(0)) compute(items);
-  };
-  port.on('message', (m: Item[] | { load: true }) => {
-    if (!Array.isArray(m)) void load();
-    else if (mc === undefined) queued.push(m);
-    else compute(m);
+  let cursor = 0;
+  let wake: (() => void) | undefined;
+  port.on('message', (m: { cursor: number }) => {
+    cursor = m.cursor;
+    const w = wake;
+    wake = undefined;
+    w?.();
   });
-  if (data.loadAtOnce) void load();
+  void (async () => {
+    const counter = await loadQwen3();
+    const mc = new MetricsComputer(counter, { multiEntityMin: data.multiEntityMin });
+    port.postMessage({ ready: counter.mode });
+    let batch: Result[] = [];
+    let idx = 0;
+    let offset = 0;
+    const flush = (): void => {
+      port.postMessage({ results: batch, offset });
+      batch = [];
+    };
+    for await (const r of readLineRanges(data.pool)) {
+      offset = r.offset;
+      if (blankRange(r.buf, r.start, r.end)) continue;
+      if (shardOf(r.buf, r.start, r.end, data.shards) === data.shard) {
+        while (idx > cursor + MAX_AHEAD) {
+          flush();
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+        }
+        batch.push(computeOne(mc, data.file, { idx, line: r.line, text: r.buf.toString('utf8', r.start, r.end) }));
+        if (batch.length >= BATCH) flush();
+      }
+      idx += 1;
+    }
+    port.postMessage({ results: batch, offset, lines: idx });
+  })();
 }
 
 if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE) serve(workerData as ServeData);

@@ -132,6 +132,31 @@ test('difficulty_metrics names the file, line and field of a malformed scenario 
   });
 });
 
+test('difficulty_metrics on workers reads blank, whitespace-only and CRLF lines as one thread does, and names the same line numbers', async () => {
+  const lines = (await readFile(poolFile, 'utf8')).trimEnd().split('\n');
+  const odd = join(dir, 'odd.jsonl');
+  // CRLF endings, an empty line, ASCII and Unicode (U+3000, U+00A0) whitespace-only lines, no final newline.
+  const text = [
+    lines[0],
+    '',
+    ...lines.slice(1, 20),
+    ' \t ',
+    ...lines.slice(20, 30),
+    '\u3000\u00a0',
+    ...lines.slice(30),
+  ].join('\r\n');
+  await writeFile(odd, text);
+  const one = await metricsRun('odd1', 1, odd);
+  const two = await workersRun('odd2', odd);
+  assert.equal(sha(await readFile(one)), sha(await readFile(two)));
+  assert.equal((await readFile(two, 'utf8')).trimEnd().split('\n').length, lines.length);
+  const broken = text.replace('"needs_clarification":false', '"needs_clarification":"no"');
+  const at = broken.slice(0, broken.indexOf('"needs_clarification":"no"')).split('\n').length;
+  await writeFile(odd, broken);
+  await assert.rejects(metricsRun('odd3', 1, odd), { message: new RegExp(`^odd.jsonl:${at}: needs_clarification`) });
+  await assert.rejects(workersRun('odd4', odd), { message: new RegExp(`^bad.jsonl:${at}: needs_clarification`) });
+});
+
 async function balancedRun(
   name: string,
   metricsFile: string,
