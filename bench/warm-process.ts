@@ -1,10 +1,11 @@
-// What a resident rc1-build process could save: the no-op and the one-leaf change of the
-// 1 000-target graph (bench/graph-workspace.ts) run by a fresh CLI process each time, against the
-// same builds run by main() again and again inside one warm process (the modules loaded and
-// compiled once, the JIT warm; the state is still read from disk every time and the rule workers
-// still start cold for each build, as main() does today). Rows alternate cold, warm, `node -e 0`,
-// so drift hits them alike. The warm column is the floor of a server that keeps nothing but its
-// code between commands; a client that forwards a command to it costs about `node -e 0` on top.
+// Where the time of a served command goes: the no-op and the one-leaf change of the 1 000-target
+// graph (bench/graph-workspace.ts) run by a fresh CLI process each time (RC1_NO_SERVER=1), by
+// main() again and again inside one warm process (modules loaded once, JIT warm; no client, no
+// socket, rule workers started per build), and by the workspace's resident server through the
+// thin client (rc1-build server start; the server's own wall and CPU per command from
+// `rc1-build server status`). Rows alternate fresh, warm, served, `node -e 0`, so drift hits them
+// alike. served − server = the client and the socket; server − warm main() = what the server does
+// beyond main() (environment swap, frames).
 // Run: npm run build && node --import tsx bench/warm-process.ts [RUNS]   (default 7)
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -27,11 +28,16 @@ if (!existsSync(join(ENGINE, 'dist', 'cli.js'))) {
 const GNU_TIME = existsSync('/usr/bin/time');
 
 /** Wall and CPU milliseconds of a child process (CPU: GNU time's user + system, 10 ms steps; NaN without it). */
-function cold(cwd: string, args: string[], cmd = process.execPath): { wall: number; cpu: number } {
+function cold(
+  cwd: string,
+  args: string[],
+  cmd = process.execPath,
+  env: NodeJS.ProcessEnv = { ...process.env, RC1_NO_SERVER: '1' },
+): { wall: number; cpu: number } {
   const t0 = performance.now();
   const r = GNU_TIME
-    ? spawnSync('/usr/bin/time', ['-f', '%U %S', cmd, ...args], { cwd, encoding: 'utf8' })
-    : spawnSync(cmd, args, { cwd, encoding: 'utf8' });
+    ? spawnSync('/usr/bin/time', ['-f', '%U %S', cmd, ...args], { cwd, encoding: 'utf8', env })
+    : spawnSync(cmd, args, { cwd, encoding: 'utf8', env });
   const wall = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   if (!GNU_TIME) return { wall, cpu: Number.NaN };
@@ -85,6 +91,17 @@ async function main(): Promise<void> {
       return r;
     };
     await warm(); // compile and warm up once
+    const start = spawnSync(process.execPath, [BIN, 'server', 'start'], { cwd: dir, encoding: 'utf8' });
+    if (start.status !== 0) throw new Error(`rc1-build server start: ${start.stderr}`);
+    /** A served command: the client's wall and CPU, then the server's own for it. */
+    const served = (): { client: { wall: number; cpu: number }; server: { wall: number; cpu: number } } => {
+      const client = cold(dir, [BIN, '-j', '2'], process.execPath, process.env);
+      const st = spawnSync(process.execPath, [BIN, 'server', 'status'], { cwd: dir, encoding: 'utf8' }).stdout;
+      const m = /last command: ([\d.]+) ms wall, ([\d.]+) ms CPU/.exec(st);
+      if (!m) throw new Error(`rc1-build server status: no last command (did it fall back?):\n${st}`);
+      return { client, server: { wall: Number(m[1]), cpu: Number(m[2]) } };
+    };
+    for (let i = 0; i < 3; i++) served(); // its JIT warms up on a few no-ops
     const cells: Record<string, { wall: number[]; cpu: number[] }> = {};
     const add = (k: string, s: { wall: number; cpu: number }): void => {
       const c = (cells[k] ??= { wall: [], cpu: [] });
@@ -97,6 +114,10 @@ async function main(): Promise<void> {
         add(`${kase} cold`, cold(dir, [BIN, '-j', '2']));
         if (kase === 'change') appendFileSync(join(dir, sourcePath(0)), 'y');
         add(`${kase} warm`, await warm());
+        if (kase === 'change') appendFileSync(join(dir, sourcePath(0)), 'z');
+        const s = served();
+        add(`${kase} served`, s.client);
+        add(`${kase} server`, s.server);
         add(`${kase} node`, cold(dir, ['-e', '0']));
       }
     }
@@ -113,6 +134,10 @@ async function main(): Promise<void> {
           'fresh CLI cpu',
           'warm main() wall',
           'warm main() cpu',
+          'served wall',
+          'client cpu',
+          'server wall',
+          'server cpu',
           'node -e 0 wall',
         ],
         (['noop', 'change'] as const).map((k) => [
@@ -121,6 +146,10 @@ async function main(): Promise<void> {
           cell(`${k} cold`, 'cpu'),
           cell(`${k} warm`, 'wall'),
           cell(`${k} warm`, 'cpu'),
+          cell(`${k} served`, 'wall'),
+          cell(`${k} served`, 'cpu'),
+          cell(`${k} server`, 'wall'),
+          cell(`${k} server`, 'cpu'),
           cell(`${k} node`, 'wall'),
         ]),
       ),
@@ -128,6 +157,7 @@ async function main(): Promise<void> {
     console.log(`\n${loadNote('at end')}`);
     child.stdin!.end();
   } finally {
+    spawnSync(process.execPath, [BIN, 'server', 'stop'], { cwd: dir });
     rmSync(dir, { recursive: true, force: true });
   }
 }

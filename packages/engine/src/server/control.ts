@@ -133,7 +133,13 @@ export async function serverStop(root: string, io: Io): Promise<number> {
 }
 
 /** Asks a server how it is (commands served, busy); null when it does not answer within 2 s. */
-function ping(socket: string): Promise<{ served: number; busy: boolean } | null> {
+interface Pong {
+  served: number;
+  busy: boolean;
+  last: { wallMs: number; cpuMs: number } | null;
+}
+
+function ping(socket: string): Promise<Pong | null> {
   return new Promise((resolve) => {
     const conn = net.connect(socket);
     const timer = setTimeout(() => {
@@ -144,7 +150,7 @@ function ping(socket: string): Promise<{ served: number; busy: boolean } | null>
       if (type !== FRAME_JSON) return;
       clearTimeout(timer);
       conn.destroy();
-      resolve(JSON.parse(payload.toString('utf8')) as { served: number; busy: boolean });
+      resolve(JSON.parse(payload.toString('utf8')) as Pong);
     });
     conn.on('connect', () => conn.write(frame(FRAME_JSON, JSON.stringify({ t: 'ping' }))));
     conn.on('data', (c: Buffer) => de.push(c));
@@ -168,6 +174,9 @@ export async function serverStatus(root: string, io: Io): Promise<number> {
     `rc1-build server: running for ${root}\n  pid ${live.pid}, started ${live.startedAt}\n  socket ${live.socket}\n` +
       `  idle timeout ${live.idleTimeoutS} s\n` +
       `  ${p ? `commands served: ${p.served}${p.busy ? ' (running one now)' : ''}` : 'does not answer on its socket'}\n` +
+      (p?.last
+        ? `  last command: ${p.last.wallMs.toFixed(1)} ms wall, ${p.last.cpuMs.toFixed(1)} ms CPU in the server (its rule workers included)\n`
+        : '') +
       `  engine: ${same ? 'the same as this rc1-build' : 'another than this rc1-build (the server exits when asked by this one)'}\n`,
   );
   return 0;

@@ -67,6 +67,8 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
   fs.rmSync(socket, { force: true }); // `server start` found no live server: a dead one's socket
   let busy = false;
   let served = 0;
+  /** Wall and CPU time (process.cpuUsage: every thread, the rule workers' too) of the last command served. */
+  let last: { wallMs: number; cpuMs: number } | null = null;
   let stopping: string | null = null;
   let current: { signal: (sig: Sig) => void } | null = null;
   let idle: NodeJS.Timeout | null = null;
@@ -104,7 +106,8 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
         void handle(conn, m as RunRequest, (f) => {
           during = f;
         });
-      else if (m.t === 'ping') send(conn, { t: 'pong', pid: process.pid, served, busy, identity, idleTimeoutS: idleS });
+      else if (m.t === 'ping')
+        send(conn, { t: 'pong', pid: process.pid, served, busy, last, identity, idleTimeoutS: idleS });
     });
     conn.on('data', (c: Buffer) => de.push(c));
     conn.on('error', () => {});
@@ -218,9 +221,13 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
     };
     send(conn, { t: 'accepted' });
     let code = 1;
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
     try {
       code = await main(req.argv, { out: out(FRAME_STDOUT), err: out(FRAME_STDERR), tty: req.stderrTTY }, served_);
       served++;
+      const c = process.cpuUsage(c0);
+      last = { wallMs: performance.now() - t0, cpuMs: (c.user + c.system) / 1000 };
     } catch (e) {
       if (e instanceof NotServed) {
         if (open) {
