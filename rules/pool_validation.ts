@@ -8,6 +8,13 @@
 // `validation` (thresholds, sampling, RC1's target mix), `pool` (clarify rate, max turns).
 // Whole pool: duplicates, lengths, leaks, mix, role/style coverage. Seeded sample (batches of a
 // fixed size): distinct-n, TTR, Zipf, KL, so the values mean the same at 1 000 and 30 000.
+// The per-scenario part of the pass (parse, normalise, leak check: pure in the line and the
+// held-out questions) runs on two threads for a pool of 2 × BYTES_PER_SCAN_THREAD or more: a
+// worker (this bundle, see the `role` check at the bottom) takes the lines that start in the
+// second half of the file; everything is then counted in pool order, so the report is the same.
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
 import {
@@ -22,7 +29,7 @@ import {
   type Scenario,
   type SourceItem,
 } from '../lib/data/index.ts';
-import { readLines, readMetrics } from '../lib/difficulty/index.ts';
+import { blankRange, readLineRanges, readMetrics } from '../lib/difficulty/index.ts';
 import { quantileSorted } from '../lib/stats/index.ts';
 import { loadPack } from '../lib/templates/index.ts';
 import {
@@ -34,6 +41,7 @@ import {
   scenarioTurns,
   TURNS_DEFINITION,
   ValidationParamsSchema,
+  type HeldOut,
   type LeakMatch,
 } from '../lib/pool/index.ts';
 import {
@@ -96,10 +104,12 @@ export default defineRule({
     const items = new Map<string, SourceItem>(raw.items.map((i) => [sourceKey(i), i]));
     const heldOut = raw.items.filter((i) => shadow.ids.has(i.source_id) || shadow.contentKeys.has(questionKey(i)));
     const heldOutKeys = new Set(heldOut.map((i) => questionKey(i)));
-    const leakIndex = new LeakIndex(
-      heldOut.map((i) => ({ id: sourceKey(i), question: i.question, context: scenarioContext(i) })),
-      v.leak.ngram,
-    );
+    const heldOutQuestions = heldOut.map((i) => ({
+      id: sourceKey(i),
+      question: i.question,
+      context: scenarioContext(i),
+    }));
+    const leakIndex = new LeakIndex(heldOutQuestions, v.leak.ngram);
     const metricsFile = ctx.input('metrics');
     const lengths = new Map((await readMetrics(metricsFile, ctx.root)).map((m) => [m.id, m.len_tokens]));
 
@@ -122,58 +132,59 @@ export default defineRule({
       lenMax = 0,
       turnsMax = 0,
       otherSources = 0;
-    for await (const { text: line } of readLines(poolPath)) {
-      const s = JSON.parse(line) as Scenario;
-      const text = s.messages.map((m) => m.content).join('\n');
-      const norm = normalizeText(text);
-      if (seen.has(norm)) duplicates += 1;
-      else seen.add(norm);
-      const key = `${s.task}/${s.source_id}`;
-      perSource.set(key, (perSource.get(key) ?? 0) + 1);
-      const length = lengths.get(s.id);
-      if (length === undefined)
-        throw new RuleError(
-          `pool_validation: scenario ${s.id} has no line in ${displayPath(metricsFile, ctx.root)}; rebuild the difficulty metrics of this pool`,
-        );
-      lenMin = Math.min(lenMin, length);
-      lenMax = Math.max(lenMax, length);
-      if (length < v.length.min || length > v.length.max) outOfRange.push({ id: s.id, length });
-      turnsMax = Math.max(turnsMax, scenarioTurns(s));
-      let sameSource = sameSourceOf.get(key);
-      if (sameSource === undefined) {
-        const item = items.get(key);
-        sameSource = item !== undefined && heldOutKeys.has(questionKey(item));
-        sameSourceOf.set(key, sameSource);
-      }
-      const leak = leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context);
-      if (!sameSource) {
-        otherSources += 1;
-        otherBest.push(leak?.similarity ?? 0);
-      }
-      if (leak && leak.similarity > v.leak.max_similarity) {
-        leaks.push({
+    await scanPool(
+      { pool: poolPath, heldOut: heldOutQuestions, ngram: v.leak.ngram, leakIndex, signal: ctx.signal },
+      (s) => {
+        const { text, norm } = s;
+        if (seen.has(norm)) duplicates += 1;
+        else seen.add(norm);
+        const key = `${s.task}/${s.source_id}`;
+        perSource.set(key, (perSource.get(key) ?? 0) + 1);
+        const length = lengths.get(s.id);
+        if (length === undefined)
+          throw new RuleError(
+            `pool_validation: scenario ${s.id} has no line in ${displayPath(metricsFile, ctx.root)}; rebuild the difficulty metrics of this pool`,
+          );
+        lenMin = Math.min(lenMin, length);
+        lenMax = Math.max(lenMax, length);
+        if (length < v.length.min || length > v.length.max) outOfRange.push({ id: s.id, length });
+        turnsMax = Math.max(turnsMax, s.turns);
+        let sameSource = sameSourceOf.get(key);
+        if (sameSource === undefined) {
+          const item = items.get(key);
+          sameSource = item !== undefined && heldOutKeys.has(questionKey(item));
+          sameSourceOf.set(key, sameSource);
+        }
+        const leak = s.leak;
+        if (!sameSource) {
+          otherSources += 1;
+          otherBest.push(leak?.similarity ?? 0);
+        }
+        if (leak && leak.similarity > v.leak.max_similarity) {
+          leaks.push({
+            id: s.id,
+            source: key,
+            same_source: sameSource,
+            ...leak,
+            text,
+            held_out_question: items.get(leak.shadowId)?.question ?? '',
+          });
+        }
+        rows.push({
           id: s.id,
+          task: s.task,
           source: key,
-          same_source: sameSource,
-          ...leak,
+          role: s.role,
+          style: s.style,
+          clarify: s.clarify,
           text,
-          held_out_question: items.get(leak.shadowId)?.question ?? '',
         });
-      }
-      rows.push({
-        id: s.id,
-        task: s.task,
-        source: key,
-        role: s.role,
-        style: s.style,
-        clarify: s.needs_clarification,
-        text,
-      });
-      if (rows.length % 5000 === 0) {
-        ctx.progress(rows.length, rows.length + 1, 'scenarios');
-        ctx.signal.throwIfAborted();
-      }
-    }
+        if (rows.length % 5000 === 0) {
+          ctx.progress(rows.length, rows.length + 1, 'scenarios');
+          ctx.signal.throwIfAborted();
+        }
+      },
+    );
     const n = rows.length;
     if (n === 0) throw new RuleError(`pool_validation: ${poolPath} holds no scenario`);
 
@@ -377,3 +388,164 @@ function bestSimilarity(
     margin: r(threshold - max),
   };
 }
+
+/** What the validation reads of one scenario: a pure function of its line and the held-out questions. */
+export interface Scanned {
+  id: string;
+  task: string;
+  source_id: string;
+  role: string;
+  style: string;
+  clarify: boolean;
+  /** The user turns, one per line. */
+  text: string;
+  /** normalizeText(text): the duplicate key. */
+  norm: string;
+  turns: number;
+  leak: LeakMatch | null;
+}
+
+function scanLine(line: string, leakIndex: LeakIndex): Scanned {
+  const s = JSON.parse(line) as Scenario;
+  const text = s.messages.map((m) => m.content).join('\n');
+  return {
+    id: s.id,
+    task: s.task,
+    source_id: s.source_id,
+    role: s.role,
+    style: s.style,
+    clarify: s.needs_clarification,
+    text,
+    norm: normalizeText(text),
+    turns: scenarioTurns(s),
+    leak: leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context),
+  };
+}
+
+/** Pool bytes per scan thread: a smaller pool is scanned in the rule's thread alone. */
+export const BYTES_PER_SCAN_THREAD = 8 << 20;
+const ROLE = 'rc1-pool-validation-scan';
+const SCAN_BATCH = 512;
+
+interface ScanData {
+  role: string;
+  pool: string;
+  /** The worker scans the lines that start at or after this byte. */
+  from: number;
+  heldOut: HeldOut[];
+  ngram: number;
+}
+type ScanMessage = { batch: Scanned[] } | { end: true } | { error: { name: string; message: string } };
+
+/**
+ * Calls each() with every non-blank line of the pool, scanned, in pool order; the first error in
+ * pool order (a line that is not JSON, or one each() throws) is thrown. With two threads (a pool of
+ * 2 × bytesPerThread or more), a worker scans the lines that start in the second half of the file
+ * while this thread scans and counts the first. Returns the number of threads used.
+ */
+export async function scanPool(
+  o: {
+    pool: string;
+    heldOut: HeldOut[];
+    ngram: number;
+    leakIndex: LeakIndex;
+    signal?: AbortSignal;
+    bytesPerThread?: number;
+  },
+  each: (s: Scanned) => void,
+): Promise<number> {
+  const size = statSync(o.pool).size;
+  // bytesPerThread given (tests): two threads by size alone; else also only where 2 CPUs are.
+  const two =
+    size >= 2 * (o.bytesPerThread ?? BYTES_PER_SCAN_THREAD) &&
+    (o.bytesPerThread !== undefined || availableParallelism() >= 2);
+  const from = two ? Math.floor(size / 2) : Infinity;
+  const queue: ScanMessage[] = [];
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  let failure: Error | undefined;
+  const worker = two
+    ? new Worker(new URL(import.meta.url), {
+        workerData: { role: ROLE, pool: o.pool, from, heldOut: o.heldOut, ngram: o.ngram } satisfies ScanData,
+      })
+    : undefined;
+  worker?.on('message', (m: ScanMessage) => {
+    queue.push(m);
+    notify();
+  });
+  worker?.on('error', (e) => {
+    failure ??= e;
+    notify();
+  });
+  worker?.on('exit', (code) => {
+    if (code !== 0) failure ??= new Error(`pool_validation: the scan worker exited with code ${code}`);
+    notify();
+  });
+  const onAbort = (): void => notify();
+  o.signal?.addEventListener('abort', onAbort);
+  try {
+    let start = 0;
+    for await (const r of readLineRanges(o.pool)) {
+      const lineStart = start;
+      start = r.offset;
+      if (lineStart >= from) break;
+      if (!blankRange(r.buf, r.start, r.end)) each(scanLine(r.buf.toString('utf8', r.start, r.end), o.leakIndex));
+    }
+    if (!worker) return 1;
+    for (;;) {
+      const m = queue.shift();
+      if (m === undefined) {
+        if (failure) throw failure;
+        o.signal?.throwIfAborted();
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      if ('end' in m) return 2;
+      if ('error' in m) {
+        const err = m.error.name === 'SyntaxError' ? new SyntaxError(m.error.message) : new Error(m.error.message);
+        if (err.name !== m.error.name) err.name = m.error.name;
+        throw err;
+      }
+      for (const s of m.batch) each(s);
+    }
+  } finally {
+    o.signal?.removeEventListener('abort', onAbort);
+    await worker?.terminate();
+  }
+}
+
+function serveScan(data: ScanData): void {
+  const port = parentPort!;
+  void (async () => {
+    const leakIndex = new LeakIndex(data.heldOut, data.ngram);
+    let batch: Scanned[] = [];
+    let start = 0;
+    try {
+      for await (const r of readLineRanges(data.pool)) {
+        const lineStart = start;
+        start = r.offset;
+        if (lineStart < data.from || blankRange(r.buf, r.start, r.end)) continue;
+        batch.push(scanLine(r.buf.toString('utf8', r.start, r.end), leakIndex));
+        if (batch.length >= SCAN_BATCH) {
+          port.postMessage({ batch });
+          batch = [];
+        }
+      }
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      port.postMessage({ batch });
+      port.postMessage({ error: { name: err.name, message: err.message } });
+      return;
+    }
+    port.postMessage({ batch });
+    port.postMessage({ end: true });
+  })();
+}
+
+if (!isMainThread && (workerData as { role?: unknown } | null)?.role === ROLE) serveScan(workerData as ScanData);

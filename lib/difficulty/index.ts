@@ -77,7 +77,7 @@ export {
 } from './report.ts';
 export { histogram, quantileSorted, summarise, type Histogram, type Summary } from './stats.ts';
 export { BYTES_PER_WORKER, writeMetrics, type MetricsJob, type MetricsSummary } from './metrics-workers.ts';
-export { LineWriter, asScenario, parseObject, readLines, singleJsonl } from './lines.ts';
+export { LineWriter, asScenario, blankRange, parseObject, readLineRanges, readLines, singleJsonl } from './lines.ts';
 export { balancedEntry, lineId, readMetrics, withDifficulty } from './metrics-file.ts';
 export {
   countCalcOperators,

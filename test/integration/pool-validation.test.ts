@@ -11,7 +11,8 @@ import type { Check, RuleResult } from '../../packages/engine/src/api/index.ts';
 import type { Scenario } from '../../lib/data/index.ts';
 import { loadSources, questionKey, scenarioContext, sourceKey, type SourceItem } from '../../lib/data/index.ts';
 import { LeakIndex, leakTokens, readShadowSourceIds, splitText } from '../../lib/pool/index.ts';
-import { buildPool, config, PACK_V1, RAW, runRule, shadowOutputs, TMP } from '../fixtures/pool/harness.ts';
+import { buildPool, config, PACK_V1, RAW, ROOT, runRule, shadowOutputs, TMP } from '../fixtures/pool/harness.ts';
+import { importCompiled } from '../helpers/compile-rule.ts';
 
 const lines = (p: string): string[] => readFileSync(p, 'utf8').trimEnd().split('\n');
 let planted = 0;
@@ -356,6 +357,63 @@ for (const [name, edit] of EDITS) {
     );
   });
 }
+
+test("pool_validation's scan on two threads gives every scenario, scanned the same and in pool order, as one thread does; and the same first error", async () => {
+  const { held } = await shadowItems;
+  const heldOut = held.map((i) => ({ id: sourceKey(i), question: i.question, context: scenarioContext(i) }));
+  const ngram = (config('validation') as { leak: { ngram: number } }).leak.ngram;
+  const mod = await importCompiled<{
+    scanPool(
+      o: { pool: string; heldOut: unknown[]; ngram: number; leakIndex: LeakIndex; bytesPerThread?: number },
+      each: (s: unknown) => void,
+    ): Promise<number>;
+  }>(join(ROOT, 'rules', 'pool_validation.ts'));
+  const pool = lines(await buildPool(1000));
+  const shadow = lines((await shadowOutputs())[0]!).map((l) => JSON.parse(l) as Scenario);
+  // A held-out question in each half (leaks), blank and whitespace-only lines, CRLF endings.
+  for (const at of [10, 900]) {
+    const victim = JSON.parse(pool[at]!) as Scenario;
+    pool[at] = JSON.stringify({ ...shadow.find((s) => s.task === victim.task)!, id: victim.id });
+  }
+  const file = join(TMP, 'scan.jsonl');
+  writeFileSync(file, [...pool.slice(0, 500), '', ' \t', ...pool.slice(500)].join('\r\n'));
+  const scan = async (bytesPerThread: number, path = file): Promise<unknown[]> => {
+    const out: unknown[] = [];
+    const leakIndex = new LeakIndex(heldOut, ngram);
+    const threads = await mod.scanPool({ pool: path, heldOut, ngram, leakIndex, bytesPerThread }, (s) => out.push(s));
+    assert.equal(threads, bytesPerThread === 1 ? 2 : 1);
+    return out;
+  };
+  const one = await scan(Number.MAX_SAFE_INTEGER);
+  const two = await scan(1);
+  assert.equal(one.length, 1000);
+  assert.deepEqual(two, one);
+  assert.equal(
+    (one as { leak: unknown }[]).filter(
+      (s) => s.leak !== null && (s as { leak: { similarity: number } }).leak.similarity > 0.85,
+    ).length,
+    2,
+  );
+  // A line that is not JSON in the second half: both throw the JSON error, after the same scenarios.
+  const broken = [...pool];
+  broken[700] = '{"id": ';
+  writeFileSync(file, broken.join('\n'));
+  const seen = async (bytesPerThread: number): Promise<[number, string]> => {
+    const out: unknown[] = [];
+    const leakIndex = new LeakIndex(heldOut, ngram);
+    const err = await mod
+      .scanPool({ pool: file, heldOut, ngram, leakIndex, bytesPerThread }, (s) => out.push(s))
+      .then(
+        () => new Error('no error'),
+        (e: Error) => e,
+      );
+    return [out.length, `${err.name}: ${err.message}`];
+  };
+  const [n1, e1] = await seen(Number.MAX_SAFE_INTEGER);
+  assert.equal(n1, 700);
+  assert.match(e1, /^SyntaxError: /);
+  assert.deepEqual(await seen(1), [n1, e1]);
+});
 
 test("the leak check's flag rate on questions that are not held out is measured: at most 0.1 % of the 9 788 other shipped questions", async () => {
   const { all, held } = await shadowItems;
