@@ -35,7 +35,7 @@ import {
   type Task,
   type ToolName,
 } from '../data/index.ts';
-import type { Pack, TemplateDef } from '../templates/index.ts';
+import type { GapKind, Pack, TemplateDef } from '../templates/index.ts';
 import { tokenize } from '../text/index.ts';
 import { containsTokens, findGaps, type GapCandidate } from './find-gaps.ts';
 import {
@@ -230,16 +230,29 @@ export class PoolBuilder {
   private info(item: SourceItem): ItemInfo {
     const q = count(item.question);
     const gaps = findGaps(item);
-    const fill = bounds(gaps.length ? gaps.flatMap((g) => this.pack.gaps[g.kind].fillers) : ['']);
+    // The bounds of every filler of the item's gap kinds (each kind's bounds counted once per pack).
+    const fill = gaps.length
+      ? gaps
+          .map((g) => this.fillerBounds(g.kind))
+          .reduce((a, b) => ({ low: Math.min(a.low, b.low), high: Math.max(a.high, b.high) }))
+      : bounds(['']);
     const detail = bounds(gaps.length ? gaps.map((g) => g.detail) : ['']);
     const hints = this.leadIns.length ? findHints(item, this.config.hint!.minTokens) : [];
     const hint = bounds(hints.length ? hints.map((h) => h.text) : ['']);
     const context = scenarioContext(item);
     const hops = buildReference(item, context, null).steps.filter((s) => s.type === 'tool_call').length;
+    // contextTokens of every document and of the supporting ones, each document tokenised once.
+    let ctx = 0;
+    let ctxGold = 0;
+    for (const d of context) {
+      const t = contextTokens([d]);
+      ctx += t;
+      if (d.supporting) ctxGold += t;
+    }
     return {
       item,
-      ctx: contextTokens(context),
-      ctxGold: contextTokens(context.filter((d) => d.supporting)),
+      ctx,
+      ctxGold,
       q,
       hops,
       gaps,
@@ -248,6 +261,13 @@ export class PoolBuilder {
       gapped: { low: q - detail.high - 1 + fill.low - 1, high: q - detail.low + fill.high },
       hint: { low: hint.low + this.leadB.low, high: hint.high + this.leadB.high },
     };
+  }
+
+  private readonly fillB = new Map<GapKind, Bounds>();
+  private fillerBounds(kind: GapKind): Bounds {
+    let b = this.fillB.get(kind);
+    if (!b) this.fillB.set(kind, (b = bounds(this.pack.gaps[kind].fillers)));
+    return b;
   }
 
   /** The templates a (task, kind) renders with, with their prose token bounds. */

@@ -29,6 +29,18 @@ function occurrences(text: string, re: RegExp): number {
   return [...text.matchAll(re)].length;
 }
 
+/** The pattern of a number as a whole (not inside a longer number), compiled once per number text. */
+const NUMBER_PATTERNS = new Map<string, RegExp>();
+function numberPattern(digits: string): RegExp {
+  let re = NUMBER_PATTERNS.get(digits);
+  if (!re) {
+    if (NUMBER_PATTERNS.size >= 4096) NUMBER_PATTERNS.clear();
+    re = new RegExp(`(?<![\\d.,])${escapeRegex(digits)}(?![\\d]|[.,]\\d)`, 'g');
+    NUMBER_PATTERNS.set(digits, re);
+  }
+  return re;
+}
+
 function numberCandidates(q: string): GapCandidate[] {
   const out: GapCandidate[] = [];
   for (const m of q.matchAll(/\$\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?%|\d[\d,]*(?:\.\d+)?/g)) {
@@ -41,7 +53,7 @@ function numberCandidates(q: string): GapCandidate[] {
     if (/[\w.,/:-]$/.test(before) && text.startsWith('$')) continue;
     if (ARTICLE_BEFORE.test(before)) continue;
     const digits = text.replace(/^\$\s?/, '').replace(/\s?%$/, '');
-    if (occurrences(q, new RegExp(`(?<![\\d.,])${escapeRegex(digits)}(?![\\d]|[.,]\\d)`, 'g')) !== 1) continue;
+    if (occurrences(q, numberPattern(digits)) !== 1) continue;
     if (text.startsWith('$')) {
       if (/^[\w%]/.test(after)) continue;
       out.push({ kind: 'amount', start, end, detail: text });
