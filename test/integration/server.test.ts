@@ -417,3 +417,53 @@ test('server status, start again and stop; clean keeps the server files and the 
     assert.match(r.run(['server', 'status']).stdout, /no server running/);
   });
 });
+
+test('a command that comes while the server is busy runs in-process and meets the workspace lock as without a server', async () => {
+  const r = serverRig();
+  const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
+  const go = path.join(r.dir, '..', `${path.basename(r.dir)}.go`);
+  const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
+  await withServer(r, async (pid) => {
+    try {
+      const a = r.spawn(['hold'], { HOLD_ENTERED: entered, HOLD_GO: go });
+      const aCode = new Promise<number | null>((res) => a.on('exit', (c) => res(c)));
+      await waitFor('the hold rule to start', () => fs.existsSync(entered));
+      const b = r.run(['b'], { LEDGER: ledger });
+      assert.notEqual(b.code, 0);
+      assert.match(b.stderr, new RegExp(`pid ${pid}`), 'refused by the lock the server holds');
+      const c = r.spawn(['b', '--wait=60'], { LEDGER: ledger });
+      const cCode = new Promise<number | null>((res) => c.on('exit', (x) => res(x)));
+      await sleep(300);
+      fs.writeFileSync(go, 'go');
+      assert.equal(await aCode, 0);
+      assert.equal(await cCode, 0);
+      const ran = ledgerPids(ledger).get('b');
+      assert.ok(ran !== undefined && ran !== pid, 'the waiting build ran in-process');
+    } finally {
+      for (const f of [entered, go, ledger]) fs.rmSync(f, { force: true });
+    }
+  });
+});
+
+test("the files a served build creates get the client's umask, as in-process", async () => {
+  const served = serverRig();
+  const inproc = serverRig();
+  const build = (dir: string, env: Record<string, string>) =>
+    spawnSync('sh', ['-c', `umask 077 && exec "${process.execPath}" "${CLI}" a`], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+  await withServer(served, async () => {
+    try {
+      assert.equal(build(served.dir, {}).status, 0);
+      assert.equal(build(inproc.dir, { RC1_NO_SERVER: '1' }).status, 0);
+      const mode = (d: string): number => fs.statSync(path.join(d, 'out/a.txt')).mode & 0o777;
+      assert.equal(mode(inproc.dir) & 0o077, 0, 'umask 077 in-process: no group or other bits');
+      assert.equal(mode(served.dir), mode(inproc.dir));
+      assert.equal(servedCount(served), 1);
+    } finally {
+      inproc.cleanup();
+    }
+  });
+});

@@ -118,6 +118,7 @@ function served(file, info) {
           stdoutTTY: process.stdout.isTTY === true,
           stderrTTY: process.stderr.isTTY === true,
           columns: process.stderr.columns ?? null,
+          umask: process.umask(),
           identity: identity(),
         }),
       );

@@ -38,6 +38,8 @@ export interface RunRequest {
   stdoutTTY: boolean;
   stderrTTY: boolean;
   columns: number | null;
+  /** The client's file mode creation mask: the files the command creates get the modes they would in-process. */
+  umask: number;
   identity: string;
 }
 
@@ -175,6 +177,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
     Object.assign(process.env, req.env);
     let columns = req.columns ?? undefined;
     setServedTerminal({ stdoutTTY: req.stdoutTTY, stderrTTY: req.stderrTTY, columns: () => columns });
+    const ownMask = process.umask(typeof req.umask === 'number' ? req.umask : process.umask());
     forgetMadeDirs();
 
     let open = true; // the client still takes output
@@ -243,6 +246,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
       for (const k of Object.keys(process.env)) delete process.env[k];
       Object.assign(process.env, baseEnv);
       setServedTerminal(null);
+      process.umask(ownMask);
       process.chdir(root);
       current = null;
       busy = false;
