@@ -22,7 +22,12 @@ const NUMBER = /^-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$/;
 const ANNOTATION = /<<([^<>]*)>>/g;
 
 function parseStep(line: string, step: number, at: Location, field: string, calc: CalcCall[]): string {
+  // The line without its annotations (what line.replace(ANNOTATION, '') gives), built in the same pass.
+  let bare = '';
+  let from = 0;
   for (const m of line.matchAll(ANNOTATION)) {
+    bare += line.slice(from, m.index);
+    from = m.index + m[0].length;
     const body = m[1] ?? '';
     const eq = body.lastIndexOf('=');
     const expr = eq === -1 ? '' : body.slice(0, eq).trim();
@@ -32,7 +37,7 @@ function parseStep(line: string, step: number, at: Location, field: string, calc
     }
     calc.push({ expr, result, step });
   }
-  const text = line.replace(ANNOTATION, '').trim();
+  const text = (from === 0 ? line : bare + line.slice(from)).trim();
   if (text.includes('<<') || text.includes('>>')) {
     throw new DataError(
       at,

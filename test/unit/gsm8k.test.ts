@@ -87,6 +87,21 @@ test('blank solution lines are dropped and step indexes count only the kept line
   );
 });
 
+test('a step keeps its text before, between and after its annotations, and a line of annotations only is an empty step', () => {
+  const parsed = parseGsm8kAnswer('<<1+1=2>>two, then <<2*3=6>> six <<6-1=5>>5 left  \n<<4=4>><<5=5>>\n#### 5', at);
+  assert.deepEqual(parsed.steps, ['two, then  six 5 left', '']);
+  assert.deepEqual(
+    parsed.calc.map((c) => [c.expr, c.result, c.step]),
+    [
+      ['1+1', '2', 0],
+      ['2*3', '6', 0],
+      ['6-1', '5', 0],
+      ['4', '4', 1],
+      ['5', '5', 1],
+    ],
+  );
+});
+
 test('a GSM8K answer without #### is reported with file, line and field', () => {
   assert.throws(
     () => parseGsm8kAnswer('He has 5.\nSo 5.', at),
