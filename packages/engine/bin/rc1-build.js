@@ -2,15 +2,17 @@
 // The rc1-build command. When the workspace has a resident server (`rc1-build server start`,
 // docs/engine.md "The resident server"), this thin client forwards the command line to it over
 // its Unix socket and streams its stdout/stderr back byte for byte; otherwise it runs the
-// compiled CLI (dist/cli.js) in this process. It loads only node:fs, node:net and node:path on
-// the served path. In-process whenever: RC1_NO_SERVER=1, no .rc1/server.json, no server answers
+// compiled CLI (dist/cli.js) in this process. It loads only node:fs, node:path and (when a
+// server.json is there) node:net on the served path. In-process whenever: RC1_NO_SERVER=1, no .rc1/server.json, no server answers
 // (a dead one's files are removed), the server refuses (another engine, a module-load setting
 // that differs, a command that owns its process, busy with another command), or npm exec
 // launched this process (its end must stop the build: launcher-exit.ts, in-process only).
 // src/server/server-files.ts holds the other half of the rules below (identity, frames).
-import * as fs from 'node:fs';
-import * as net from 'node:net';
-import * as path from 'node:path';
+// Built-in modules through process.getBuiltinModule where node has it (20.16+): an ESM import of
+// a built-in first builds its ESM facade, a cost this path need not pay.
+const builtin = async (name) => process.getBuiltinModule?.(name) ?? (await import(name));
+const fs = await builtin('node:fs');
+const path = await builtin('node:path');
 
 const argv = process.argv.slice(2);
 
@@ -94,8 +96,9 @@ function frame(obj) {
 }
 
 /** Runs the command in the server; resolves false when it must run in-process instead. */
-function served(file, info) {
-  return new Promise((resolve) => {
+async function served(file, info) {
+  const net = await builtin('node:net'); // not loaded when there is no server
+  return await new Promise((resolve) => {
     const sock = net.connect(info.socket);
     let accepted = false;
     let done = false;
