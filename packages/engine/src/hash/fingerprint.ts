@@ -43,8 +43,15 @@ export function fingerprintKey(fp: Fingerprint): string {
  * builds (a resumable training run) ties that state to the code that made it.
  */
 export function codeHash(fp: Pick<Fingerprint, 'rule' | 'code'>): string {
-  return sha256Hex(canonicalJson({ rule: fp.rule, code: fp.code }));
+  // Every target of a rule shares its closure object (ModuleCompiler's record, never mutated once
+  // made): one canonical JSON and sha256 per (closure, rule), not one per target.
+  let byRule = codeHashes.get(fp.code);
+  if (!byRule) codeHashes.set(fp.code, (byRule = new Map()));
+  let h = byRule.get(fp.rule);
+  if (h === undefined) byRule.set(fp.rule, (h = sha256Hex(canonicalJson({ rule: fp.rule, code: fp.code }))));
+  return h;
 }
+const codeHashes = new WeakMap<object, Map<string, string>>();
 
 export type RebuildReason =
   | { kind: 'never-built' }

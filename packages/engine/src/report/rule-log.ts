@@ -62,7 +62,8 @@ export function writeRuleLog(root: string, target: string, lines: readonly strin
     file,
     () => {
       if (lines.length) writeFileAtomic(file, lines.map((l) => l + '\n').join(''));
-      else fs.rmSync(file, { force: true });
+      // none is there (the common case): one lstat, where rmSync makes two
+      else if (fs.lstatSync(file, { throwIfNoEntry: false })) fs.rmSync(file, { force: true });
     },
     root,
   );
