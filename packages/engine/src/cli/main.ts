@@ -1,6 +1,7 @@
 // The rc1-build command line (docs/design.md, "Command line"): argument parsing and dispatch to commands.
 // Exit codes: 0 ok, 1 a rule failed (or audit found a problem), 2 a gate failed, 64 usage or
 // configuration error, 130/143 interrupted.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { UsageError, didYouMean } from '../config/usage-error.ts';
@@ -8,7 +9,8 @@ import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
 import { asEngineWriteError } from '../util/write-error.ts';
 import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
 import { runWatch } from './watch.ts';
-import { type Workspace, findRoot, openWorkspace } from '../workspace/workspace.ts';
+import { STATE_DIR, type Workspace, findRoot, openWorkspace } from '../workspace/workspace.ts';
+import { prestartWorkers } from '../runner/worker-pool.ts';
 import { pathToFileURL } from 'node:url';
 import type { CommandContext, PipelineCommand } from '../api/index.ts';
 import { COMMAND_NAMES, VALUE_FLAGS, commandDef, parseArgsOptions } from './definition.ts';
@@ -294,6 +296,18 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
         ? await (await import('./audit-sync.ts')).runAuditSync(root, values.sync as string, json, io)
         : await runAudit(root, json, io);
 
+    // A build from a fresh state directory (no trace) runs rules: its workers start now, beside
+    // the start-up (compiling rc1.build.ts), instead of before its first rule (runner/worker-pool.ts).
+    if (
+      command === 'build' &&
+      !served &&
+      !ws &&
+      values['dry-run'] !== true &&
+      !fs.existsSync(path.join(root, STATE_DIR, 'trace.log'))
+    ) {
+      const j = Number(values.jobs ?? availableParallelism());
+      prestartWorkers(new URL('./worker.js', import.meta.url), Number.isInteger(j) && j >= 1 ? Math.min(j, 2) : 1);
+    }
     ws ??= await openWorkspace(root);
     const targetsArgs = resolveTargets(ws, args, cwd, command === 'build' && word !== 'build');
     if (command === 'graph')

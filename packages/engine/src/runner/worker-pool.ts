@@ -4,12 +4,52 @@
 // (a V8 isolate, Node's bootstrap, the rule's modules), so when the pool creates one for a job it
 // also starts one spare (while below `size`): the next ready job — a dependent, or a sibling of
 // the first — finds a worker already started instead of waiting for one. A build that runs
-// nothing starts none; at most one worker is ever idle for that reason.
+// nothing starts none; at most one worker is ever idle for that reason. A build from a fresh state
+// directory may have its workers started before the pool exists (prestartWorkers).
 // abortAll() asks rules to stop (ctx.signal) and terminates their workers after a grace period.
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import type { FromWorker } from './protocol.ts';
 import type { JobHooks, RuleJob, RuleOutcome, RuleRunner } from './rule-runner.ts';
+
+/**
+ * Workers started before a pool asked for one (prestartWorkers), waiting to be adopted by the
+ * first pool of the same worker module. Unreferenced until adopted: they never keep the process
+ * alive, and one that dies meanwhile leaves the list.
+ */
+const early: { url: string; worker: Worker; drop(): void }[] = [];
+
+/**
+ * Start `n` rule workers now, for a build that will certainly run rules (one from a fresh state
+ * directory): a worker takes ~25–40 ms to come online and load its module, which then overlaps
+ * with the command's start-up (compiling the pipeline) instead of delaying its first rule.
+ */
+export function prestartWorkers(workerUrl: URL, n: number): void {
+  const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
+  for (let i = 0; i < n; i++) {
+    const worker = new Worker(workerUrl, { stdout: true, stderr: true });
+    worker.unref();
+    const gone = (): void => {
+      const at = early.findIndex((e) => e.worker === worker);
+      if (at >= 0) early.splice(at, 1);
+    };
+    worker.on('error', gone);
+    worker.on('exit', gone);
+    early.push({
+      url: workerUrl.href,
+      worker,
+      drop: () => {
+        worker.off('error', gone);
+        worker.off('exit', gone);
+      },
+    });
+  }
+}
+
+/** How many prestarted workers wait for a pool (tests). */
+export function prestartedWaiting(): number {
+  return early.length;
+}
 
 interface Slot {
   worker: Worker;
@@ -40,12 +80,18 @@ export class WorkerPool implements RuleRunner {
     const taken = this.ahead?.take();
     if (taken) taken.postMessage({ type: 'env', env: { ...this.ahead!.env } });
     // node:worker_threads is loaded on the first rule run, not on every command (a no-op runs none).
-    const worker =
-      taken ??
-      new (createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads')).Worker(
-        this.workerUrl,
-        { stdout: true, stderr: true },
-      );
+    const at = taken ? -1 : early.findIndex((e) => e.url === this.workerUrl.href);
+    let worker: Worker;
+    if (taken) worker = taken;
+    else if (at >= 0) {
+      const e = early.splice(at, 1)[0]!;
+      e.drop();
+      worker = e.worker;
+      worker.ref();
+    } else {
+      const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
+      worker = new Worker(this.workerUrl, { stdout: true, stderr: true });
+    }
     const slot: Slot = { worker, busy: null };
     const forward = (stream: NodeJS.ReadableStream): void => {
       let buf = '';
