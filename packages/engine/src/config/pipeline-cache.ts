@@ -11,6 +11,7 @@ import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';
 import type { StatCache } from '../hash/stat-cache.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';
+import { deepFreeze, readParsed } from '../state/parsed-state.ts';
 
 const RESOLVED_FORMAT = 1;
 
@@ -32,13 +33,13 @@ export function pipelineCacheKey(
 }
 
 export function readCachedPipeline(file: string, key: string, root: string): ResolvedPipeline | null {
-  let doc: { key: string; pipeline: Stored };
+  let doc: { key: string; pipeline: Stored } | null;
   try {
-    doc = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof doc;
+    doc = readParsed(file, (text) => JSON.parse(text) as { key: string; pipeline: Stored }, deepFreeze);
   } catch {
     return null;
   }
-  if (doc.key !== key) return null;
+  if (doc === null || doc.key !== key) return null;
   const p = doc.pipeline;
   return Object.freeze({
     ...p,

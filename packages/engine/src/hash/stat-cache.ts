@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { hashFileWithStatSync } from './hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
+import { deepFreeze, readParsed } from '../state/parsed-state.ts';
 
 export const STAT_CACHE_FORMAT = 2;
 /** Filesystems with nanosecond mtimes stamp with a coarse clock (one kernel tick, ≤ 10 ms). */
@@ -53,8 +54,12 @@ export class StatCache {
     const r = path.resolve(root);
     this.base = path.sep === '/' && r === root && !root.endsWith('/') ? `${root}/` : null;
     try {
-      const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; entries: Record<string, Entry> };
-      if (doc.format === STAT_CACHE_FORMAT) this.entries = new Map(Object.entries(doc.entries));
+      const doc = readParsed(
+        file,
+        (text) => JSON.parse(text) as { format: number; entries: Record<string, Entry> },
+        deepFreeze,
+      );
+      if (doc?.format === STAT_CACHE_FORMAT) this.entries = new Map(Object.entries(doc.entries));
     } catch {
       // No cache or an unreadable one: every file is hashed once, nothing else changes.
     }

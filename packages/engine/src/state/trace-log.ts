@@ -10,6 +10,7 @@ import type { Check } from '../api/index.ts';
 import type { Fingerprint } from '../hash/fingerprint.ts';
 import { FSYNC, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
+import { deepFreeze, readParsed } from './parsed-state.ts';
 
 export const TRACE_FORMAT = 1;
 
@@ -43,6 +44,53 @@ export interface TargetRecord {
 
 type Line = TargetRecord | { name: string; deleted: true };
 
+/** What a trace log's text holds (its records are not changed by any reader: a kept parse is shared). */
+interface ParsedTrace {
+  records: Map<string, TargetRecord>;
+  formatChange: string | null;
+  lines: number;
+  tornBytes: number;
+  goodBytes: number;
+}
+
+function parseTrace(text: string): ParsedTrace {
+  const out: ParsedTrace = { records: new Map(), formatChange: null, lines: 0, tornBytes: 0, goodBytes: 0 };
+  let offset = 0;
+  let first = true;
+  let goodEnd = 0;
+  while (offset < text.length) {
+    const nl = text.indexOf('\n', offset);
+    if (nl < 0) break; // torn tail: no newline
+    const line = text.slice(offset, nl);
+    let obj: unknown;
+    try {
+      obj = JSON.parse(line);
+    } catch {
+      break; // torn or corrupt: keep what came before
+    }
+    if (first) {
+      first = false;
+      const fmt = (obj as { format?: number }).format;
+      if (fmt !== TRACE_FORMAT) {
+        out.formatChange = `rc1 state format v${fmt ?? '?'} → v${TRACE_FORMAT}; all targets will rebuild`;
+        return out;
+      }
+    } else {
+      const l = obj as Line;
+      if ('deleted' in l) out.records.delete(l.name);
+      else out.records.set(l.name, l);
+      out.lines++;
+    }
+    offset = nl + 1;
+    goodEnd = offset;
+  }
+  // Bytes, not characters: the whole text's when every line was good (the common case).
+  const all = Buffer.byteLength(text);
+  out.goodBytes = goodEnd === text.length ? all : Buffer.byteLength(text.slice(0, goodEnd));
+  out.tornBytes = all - out.goodBytes;
+  return out;
+}
+
 export class TraceLog {
   readonly records = new Map<string, TargetRecord>();
   /** Set when the log was written by another format version (everything rebuilds). */
@@ -59,43 +107,15 @@ export class TraceLog {
   private fd: number | null = null;
 
   constructor(readonly file: string) {
-    let text = '';
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      return;
-    }
-    let offset = 0;
-    let first = true;
-    let goodEnd = 0;
-    while (offset < text.length) {
-      const nl = text.indexOf('\n', offset);
-      if (nl < 0) break; // torn tail: no newline
-      const line = text.slice(offset, nl);
-      let obj: unknown;
-      try {
-        obj = JSON.parse(line);
-      } catch {
-        break; // torn or corrupt: keep what came before
-      }
-      if (first) {
-        first = false;
-        const fmt = (obj as { format?: number }).format;
-        if (fmt !== TRACE_FORMAT) {
-          this.formatChange = `rc1 state format v${fmt ?? '?'} → v${TRACE_FORMAT}; all targets will rebuild`;
-          return;
-        }
-      } else {
-        const l = obj as Line;
-        if ('deleted' in l) this.records.delete(l.name);
-        else this.records.set(l.name, l);
-        this.lines++;
-      }
-      offset = nl + 1;
-      goodEnd = offset;
-    }
-    this.tornBytes = Buffer.byteLength(text) - Buffer.byteLength(text.slice(0, goodEnd));
-    this.goodBytes = Buffer.byteLength(text.slice(0, goodEnd));
+    const p = readParsed(file, parseTrace, (t) => {
+      for (const r of t.records.values()) deepFreeze(r);
+    });
+    if (p === null) return;
+    for (const [name, rec] of p.records) this.records.set(name, rec);
+    this.formatChange = p.formatChange;
+    this.lines = p.lines;
+    this.tornBytes = p.tornBytes;
+    this.goodBytes = p.goodBytes;
   }
 
   /** Bytes after the last complete line (a build killed mid-write); cut off by repair(). */
