@@ -3,16 +3,16 @@
 // docs/engine.md "The resident server"), this thin client forwards the command line to it over
 // its Unix socket and streams its stdout/stderr back byte for byte; otherwise it runs the
 // compiled CLI (dist/cli.js) in this process. It loads only node:fs, node:path and (when a
-// server.json is there) node:net on the served path. In-process whenever: RC1_NO_SERVER=1, no .rc1/server.json, no server answers
-// (a dead one's files are removed), the server refuses (another engine, a module-load setting
-// that differs, a command that owns its process, busy with another command), or npm exec
-// launched this process (its end must stop the build: launcher-exit.ts, in-process only).
-// src/server/server-files.ts holds the other half of the rules below (identity, frames).
-// Built-in modules through process.getBuiltinModule where node has it (20.16+): an ESM import of
-// a built-in first builds its ESM facade, a cost this path need not pay.
-const builtin = async (name) => process.getBuiltinModule?.(name) ?? (await import(name));
-const fs = await builtin('node:fs');
-const path = await builtin('node:path');
+// server.json is there) node:net on the served path. In-process whenever: RC1_NO_SERVER=1, no
+// .rc1/server.json, no server answers (a dead one's files are removed), the server refuses
+// (another engine, a module-load setting that differs, a command that owns its process, busy
+// with another command), or npm exec launched this process (its end must stop the build:
+// launcher-exit.ts, in-process only). src/server/server-files.ts holds the other half of the
+// rules below (identity, frames). A CommonJS file (bin/package.json): a CommonJS entry starts
+// ~3 ms sooner than an ES module, and node's ESM loader is set up only on the in-process path.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
 
 const argv = process.argv.slice(2);
 
@@ -41,7 +41,7 @@ function rootOf(args, cwd) {
 
 /** engineIdentity() of server-files.ts, for this client's engine. */
 function identity() {
-  const dist = path.join(import.meta.dirname, '..', 'dist');
+  const dist = path.join(__dirname, '..', 'dist');
   const key = (f) => {
     const st = fs.statSync(f, { throwIfNoEntry: false });
     return st ? `${st.ino} ${st.size} ${st.mtimeMs}` : 'missing';
@@ -97,7 +97,7 @@ function frame(obj) {
 
 /** Runs the command in the server; resolves false when it must run in-process instead. */
 async function served(file, info) {
-  const net = await builtin('node:net'); // not loaded when there is no server
+  const net = require('node:net'); // not loaded when there is no server
   return await new Promise((resolve) => {
     const sock = net.connect(info.socket);
     let accepted = false;
@@ -186,7 +186,8 @@ async function tryServer() {
   return info && typeof info.socket === 'string' && typeof info.pid === 'number' ? await served(file, info) : false;
 }
 
-if (!(await tryServer())) {
+void tryServer().then(async (served) => {
+  if (served) return;
   const { main } = await import('../dist/cli.js');
   process.exitCode = await main(argv);
-}
+});
