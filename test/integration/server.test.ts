@@ -22,6 +22,7 @@ import { procStat } from '../../packages/engine/src/state/process-identity.ts';
 const PIPELINE = `import { definePipeline, defineTarget, defineGate, target } from 'rc1-build';
 export default definePipeline({
   defaultTargets: ['b'], freeFormConfig: ['x'],
+  commands: { whoami: { module: 'commands/whoami.ts', summary: 'prints the pid it runs in' } },
   targets: [
     defineTarget({ name: 'a', rule: 'rules/copy.ts', inputs: { src: 'src/s.txt' }, outputs: ['out/a.txt'] }),
     defineTarget({ name: 'b', rule: 'rules/copy.ts', inputs: { src: target('a') }, outputs: ['out/b.txt'] }),
@@ -77,8 +78,13 @@ export default defineRule({ name: 'env', version: 1, run(ctx) {
 }});
 `;
 
+const WHOAMI = `import { defineCommand } from 'rc1-build';
+export default defineCommand((args, ctx) => { ctx.out(process.pid + '\\n'); return 0; });
+`;
+
 function serverRig(): TestRig {
   return new TestRig({
+    'commands/whoami.ts': WHOAMI,
     'rc1.build.ts': PIPELINE,
     'rules/copy.ts': COPY,
     'rules/hold.ts': HOLD,
@@ -465,5 +471,18 @@ test("the files a served build creates get the client's umask, as in-process", a
     } finally {
       inproc.cleanup();
     }
+  });
+});
+
+test("a pipeline's own command runs in-process (its module's state and signals are its own)", async () => {
+  const r = serverRig();
+  await withServer(r, async (pid) => {
+    const who = r.run(['whoami']);
+    assert.equal(who.code, 0, who.stderr);
+    const ran = Number(who.stdout.trim());
+    assert.ok(ran > 0 && ran !== pid, `in-process, not in the server (pid ${ran})`);
+    assert.equal(servedCount(r), 0);
+    assert.equal(r.run(['b']).code, 0);
+    assert.equal(servedCount(r), 1, 'a build next to it is served');
   });
 });
