@@ -1,7 +1,8 @@
 // The seed pool, imported by rules as 'rc1-build/pool': the prefix-stable task sequence and
 // rendering kinds, gaps (how a question is made under-specified), hints and split questions (the
-// rendering variants), rendering a source item with a pack, the pool generator, per-scenario
-// measures, and the leak index used by pool_validation.
+// rendering variants), rendering a source item with a pack, the pool generator and its JSONL writer
+// (seed_pool's lines from each item's cached JSON parts), per-scenario measures, and the leak index
+// used by pool_validation.
 export { checkMix, taskSequence, type TaskSequence } from './task-sequence.ts';
 export {
   KINDS,
