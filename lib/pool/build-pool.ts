@@ -142,7 +142,8 @@ export class PoolBuilder {
   /**
    * Checks the config. An item's measures (tokens, gaps, hints, tool hops) are computed when it is
    * first needed, and the eligible items per task and kind when the pool or its stats are first
-   * asked for: the shadow set renders a few hundred chosen items and needs neither.
+   * asked for: the shadow set renders a few hundred chosen items and needs neither. The items
+   * (and the pack) must not change after the builder is made.
    */
   constructor(
     items: readonly SourceItem[],
