@@ -474,9 +474,10 @@ test("the files a served build creates get the client's umask, as in-process", a
   });
 });
 
-test("a pipeline's own command runs in-process (its module's state and signals are its own)", async () => {
+test("a pipeline's own command and report run in-process (their modules' state and signals are their own)", async () => {
   const r = serverRig();
   await withServer(r, async (pid) => {
+    assert.equal(r.run(['report']).code, 0);
     const who = r.run(['whoami']);
     assert.equal(who.code, 0, who.stderr);
     const ran = Number(who.stdout.trim());

@@ -314,7 +314,10 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
       return await runGraph(root, (values.format as string | undefined) ?? 'dot', io, targetsArgs, ws);
     if (command === 'status') return runStatus(ws, json, io, targetsArgs);
     if (command === 'failpack') return await runFailpack(ws, io);
-    if (command === 'report') return await (await import('./report.ts')).runReport(ws, io);
+    if (command === 'report') {
+      notServed('report'); // the pipeline's report sections module runs per report, its module state its own
+      return await (await import('./report.ts')).runReport(ws, io);
+    }
     if (command === 'clean') return runClean(ws, targetsArgs, values.cache === true, io, values['dry-run'] === true);
     if (command === 'gc') return runGc(ws, values['max-size'] as string | undefined, json, io);
 
