@@ -21,16 +21,18 @@ import { DataError, describeValue, displayPath, type Location } from '../lib/dat
 import {
   BALANCE_METHOD,
   BUCKETS,
-  LineWriter,
+  ByteWriter,
   TIE_RULE,
   balanceParams,
   bucketOf,
-  lineId,
+  blankRange,
+  lineIdOf,
   normaliseShares,
   planBalance,
-  readLines,
+  readLineRanges,
   readMetrics,
   withDifficulty,
+  withDifficultyBytes,
   type Bucket,
 } from '../lib/difficulty/index.ts';
 
@@ -55,12 +57,16 @@ export default defineRule({
     ctx.progress(1, 3, 'steps');
 
     const file = displayPath(pool, ctx.root);
-    const writer = new LineWriter(ctx.output('pool'));
+    // Lines are copied as bytes (the kept ones with the bucket appended); withDifficulty() on the
+    // decoded text where the bytes cannot be used as they are (withDifficultyBytes says which).
+    const writer = new ByteWriter(ctx.output('pool'));
+    const nl = Buffer.from('\n');
     let i = 0;
     try {
-      for await (const { text, line } of readLines(pool)) {
+      for await (const { buf, start, end, line } of readLineRanges(pool)) {
+        if (blankRange(buf, start, end)) continue;
         const at: Location = { file, line, unit: 'line' };
-        const id = lineId(text, at);
+        const id = lineIdOf(buf, start, end, at);
         const m = metrics[i];
         if (m === undefined || m.id !== id) {
           throw new DataError(
@@ -70,7 +76,12 @@ export default defineRule({
             describeValue(m?.id ?? '(no more metrics lines)'),
           );
         }
-        if (plan.keep[i]) writer.write(`${withDifficulty(text, buckets[i]!, at)}\n`);
+        if (plan.keep[i]) {
+          const bytes = withDifficultyBytes(buf, start, end, buckets[i]!);
+          if (bytes) for (const b of bytes) writer.write(b);
+          else writer.write(withDifficulty(buf.toString('utf8', start, end), buckets[i]!, at));
+          writer.write(nl);
+        }
         i += 1;
         if (i % 5000 === 0) ctx.signal.throwIfAborted();
       }

@@ -77,8 +77,24 @@ export {
 } from './report.ts';
 export { histogram, quantileSorted, summarise, type Histogram, type Summary } from './stats.ts';
 export { BYTES_PER_WORKER, writeMetrics, type MetricsJob, type MetricsSummary } from './metrics-workers.ts';
-export { LineWriter, asScenario, blankRange, parseObject, readLineRanges, readLines, singleJsonl } from './lines.ts';
-export { balancedEntry, lineId, readMetrics, withDifficulty } from './metrics-file.ts';
+export {
+  ByteWriter,
+  LineWriter,
+  asScenario,
+  blankRange,
+  parseObject,
+  readLineRanges,
+  readLines,
+  singleJsonl,
+} from './lines.ts';
+export {
+  balancedEntry,
+  lineId,
+  lineIdOf,
+  readMetrics,
+  withDifficulty,
+  withDifficultyBytes,
+} from './metrics-file.ts';
 export {
   countCalcOperators,
   countInlineOperators,

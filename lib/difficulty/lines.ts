@@ -160,3 +160,34 @@ export class LineWriter {
     closeSync(this.fd);
   }
 }
+
+/** Buffered writes of bytes (and strings, as UTF-8) to a new file (1 MiB batches). */
+export class ByteWriter {
+  private readonly fd: number;
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  constructor(path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.fd = openSync(path, 'w');
+  }
+
+  write(part: Buffer | string): void {
+    const b = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
+    this.parts.push(b);
+    this.size += b.length;
+    if (this.size >= 1 << 20) this.flush();
+  }
+
+  private flush(): void {
+    const bytes = Buffer.concat(this.parts, this.size);
+    for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off, bytes.length - off);
+    this.parts = [];
+    this.size = 0;
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}

@@ -2,6 +2,7 @@
 // scenario line the balanced pool needs: its id, and the line with a `difficulty` field appended.
 // Lines are written by JSON.stringify with `id` first and end in '}', so both are read from the
 // text; any line that does not look like that is parsed in full instead.
+import { isUtf8 } from 'node:buffer';
 import { DataError, describeValue, displayPath, type Location } from '../data/data-error.ts';
 import { BUCKETS, type Bucket } from './bands.ts';
 import { readLines, parseObject } from './lines.ts';
@@ -87,3 +88,37 @@ export function balancedEntry(text: string, at: Location): { id: string; bucket:
     throw new DataError(at, 'difficulty', 'easy, medium or hard', describeValue(obj.difficulty));
   return { id: obj.id, bucket: obj.difficulty as Bucket };
 }
+
+const DIFFICULTY_KEY = Buffer.from('"difficulty":');
+const isSpace = (b: number): boolean => b === 0x20 || (b >= 0x09 && b <= 0x0d);
+
+/** lineId() of the line in bytes start..end of buf, decoding only its first 256 bytes where the id is there. */
+export function lineIdOf(buf: Buffer, start: number, end: number, at: Location): string {
+  const head = buf.toString('utf8', start, Math.min(end, start + 256));
+  const m = LEADING_ID.exec(head);
+  // A match ends at the id's closing quote, before any character the 256-byte cut may have split.
+  if (m) {
+    const id = JSON.parse(m[1]!) as unknown;
+    if (typeof id === 'string') return id;
+  }
+  return lineId(buf.toString('utf8', start, end), at);
+}
+
+/**
+ * withDifficulty() of the line in bytes start..end of buf, as bytes copied from the line, where
+ * that is what withDifficulty() gives: valid UTF-8 ending in '}' (before ASCII whitespace), no
+ * "difficulty": key in it, not '{}'. null otherwise (then call withDifficulty on the text).
+ */
+export function withDifficultyBytes(buf: Buffer, start: number, end: number, bucket: Bucket): Buffer[] | null {
+  let e = end;
+  while (e > start && isSpace(buf[e - 1]!)) e -= 1;
+  if (e - start < 3 || buf[e - 1] !== 0x7d) return null;
+  const line = buf.subarray(start, e);
+  if (line.indexOf(DIFFICULTY_KEY) !== -1 || !isUtf8(line)) return null;
+  return [buf.subarray(start, e - 1), SUFFIX[bucket]];
+}
+const SUFFIX: Record<Bucket, Buffer> = {
+  easy: Buffer.from(',"difficulty":"easy"}'),
+  medium: Buffer.from(',"difficulty":"medium"}'),
+  hard: Buffer.from(',"difficulty":"hard"}'),
+};

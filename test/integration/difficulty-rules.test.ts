@@ -177,6 +177,58 @@ async function balancedRun(
   };
 }
 
+test('balanced_pool copies a line as bytes only where that is what withDifficulty() gives (trailing whitespace, a difficulty field already there, non-ASCII and invalid UTF-8, short lines), and reads the id from its head as lineId() does', async () => {
+  const lines = (await readFile(poolFile, 'utf8')).trimEnd().split('\n');
+  const at = { file: 'x', line: 0, unit: 'line' } as const;
+  const cases: Buffer[] = [
+    ...lines.map((l) => Buffer.from(l)),
+    Buffer.from(`${lines[1]}  \t`),
+    Buffer.from(`${lines[2]}\u3000`),
+    Buffer.from(lines[3]!.replace(/\}$/, ',"difficulty":"hard"}')),
+    Buffer.from(lines[4]!.replace('"messages":[{', '"note":"naïve café — 東京 🙂","messages":[{')),
+    Buffer.concat([Buffer.from(lines[5]!.slice(0, 40)), Buffer.from([0xff, 0xfe]), Buffer.from(lines[5]!.slice(40))]),
+    Buffer.from(`{"id":"${'x'.repeat(300)}","task":"gsm8k"}`),
+    Buffer.from(`{"id":"caf\u00e9 ${'é'.repeat(130)}","a":1}`),
+    Buffer.from('{}'),
+    Buffer.from('}'),
+    Buffer.from('{"id":"a"} '),
+  ];
+  let copied = 0;
+  for (const b of cases) {
+    // Framed in a larger buffer, as a line of a read chunk is.
+    const buf = Buffer.concat([Buffer.from('junk\n'), b, Buffer.from('\nmore')]);
+    const [start, end] = [5, 5 + b.length];
+    const text = b.toString('utf8');
+    const attempt = (f: () => string): string => {
+      try {
+        return f();
+      } catch (e) {
+        return `throws ${(e as Error).message}`;
+      }
+    };
+    assert.equal(
+      attempt(() => difficulty.lineIdOf(buf, start, end, at)),
+      attempt(() => difficulty.lineId(text, at)),
+      text.slice(0, 60),
+    );
+    for (const bucket of ['easy', 'medium', 'hard'] as const) {
+      const bytes = difficulty.withDifficultyBytes(buf, start, end, bucket);
+      if (bytes === null) continue;
+      copied += 1;
+      assert.equal(
+        Buffer.concat(bytes).toString('hex'),
+        Buffer.from(difficulty.withDifficulty(text, bucket, at)).toString('hex'),
+      );
+    }
+  }
+  assert.ok(copied >= 3 * (lines.length + 4), `${copied} copied`);
+  // Never copied: a line that already has a difficulty field, invalid UTF-8, Unicode whitespace after '}', '{}'.
+  for (const k of [lines.length + 1, lines.length + 2, lines.length + 4, lines.length + 7]) {
+    const b = cases[k]!;
+    assert.equal(difficulty.withDifficultyBytes(b, 0, b.length, 'easy'), null, b.toString('utf8').slice(-40));
+  }
+});
+
 test('balanced_pool keeps pool lines byte for byte with their bucket appended, deterministically, and reports what it dropped', async () => {
   const m = await metricsRun('mb', 1);
   const a = await balancedRun('b1', m);
