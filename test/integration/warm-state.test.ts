@@ -112,3 +112,27 @@ test('command after command in one process: each decides as a fresh process woul
   assert.equal(rig.read('out/c.txt'), 'sea\nc\n');
   child.stdin!.end();
 });
+
+test('a build starts with an empty .rc1/tmp: what a killed build left there is removed, a symbolic link there is replaced by a dir, an empty one is kept', async (t) => {
+  const rig = new TestRig({ 'rc1.build.ts': pipeline(false), 'rules/copy.ts': COPY_RULE, 'src/a.txt': 'one\n' });
+  const outside = fs.mkdtempSync(path.join(path.dirname(rig.dir), 'rc1-outside-'));
+  t.after(() => {
+    rig.cleanup();
+    fs.rmSync(outside, { recursive: true, force: true });
+  });
+  assert.equal(rig.run(['-j', '2']).code, 0);
+  const tmp = path.join(rig.dir, '.rc1', 'tmp');
+  const ino = fs.statSync(tmp).ino;
+  assert.equal(rig.run(['-j', '2']).code, 0);
+  assert.equal(fs.statSync(tmp).ino, ino, 'the empty dir is kept');
+  fs.mkdirSync(path.join(tmp, 'left', 'deep'), { recursive: true });
+  fs.writeFileSync(path.join(tmp, '3-1-0-a.txt'), 'half');
+  assert.equal(rig.run(['-j', '2']).code, 0);
+  assert.deepEqual(fs.readdirSync(tmp), []);
+  fs.rmSync(tmp, { recursive: true });
+  fs.symlinkSync(outside, tmp); // to an empty dir elsewhere: not ours to write temp outputs into
+  rig.write('src/a.txt', 'two\n'); // a build that writes temp outputs
+  assert.equal(rig.run(['-j', '2']).code, 0);
+  assert.ok(fs.lstatSync(tmp).isDirectory(), 'a dir of its own, not the link');
+  assert.deepEqual(fs.readdirSync(outside), []);
+});

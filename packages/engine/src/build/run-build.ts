@@ -16,7 +16,7 @@ import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
 import { type ManifestBase, writeManifest } from '../report/manifest.ts';
 import { traceStatLine } from '../report/manifest-state.ts';
 import { checkLogPaths } from '../report/rule-log.ts';
-import { rmrf } from '../util/fs.ts';
+import { lstatOrNull, rmrf } from '../util/fs.ts';
 import { asEngineWriteError } from '../util/write-error.ts';
 import { phase } from '../util/timing.ts';
 import { GitLookup, gitInfoSync } from '../util/git-info.ts';
@@ -47,6 +47,23 @@ export interface BuildDeps {
   clock?: Clock;
   /** The git state for the manifest and error reports (default: GitLookup, started with the first rule). */
   git?: GitPort;
+}
+
+/**
+ * An empty temp dir for the build's rule outputs. The one the last build left empty is kept as it
+ * is (a no-op removed and made it again: two journaled metadata writes per command); anything else
+ * there — files a killed build left, a symbolic link, a file — is removed and the dir made anew.
+ */
+function freshTmpDir(dir: string): void {
+  if (lstatOrNull(dir)?.isDirectory()) {
+    try {
+      if (fs.readdirSync(dir).length === 0) return;
+    } catch {
+      /* unreadable: removed below */
+    }
+  }
+  rmrf(dir);
+  fs.mkdirSync(dir, { recursive: true });
 }
 
 export class Build {
@@ -109,8 +126,7 @@ export class Build {
     if (recovery.recovered.length) this.emit({ event: 'recovered', targets: recovery.recovered });
     for (const f of recovery.failed)
       this.emit({ event: 'warning', message: `${f.target}: ${f.error}; it will run again` });
-    rmrf(this.tmpDir());
-    fs.mkdirSync(this.tmpDir(), { recursive: true });
+    freshTmpDir(this.tmpDir());
 
     const executor = new TargetExecutor(
       ws.pipeline,
