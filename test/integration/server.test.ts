@@ -138,6 +138,14 @@ async function withServer(
   opts: { env?: Record<string, string>; args?: string[]; cli?: string } = {},
 ): Promise<void> {
   const cli = opts.cli ?? CLI;
+  // A dry run of every target, in-process: the pipeline and the rules' params are read and cached
+  // (the server never loads them on its main thread; the first command after they change runs in-process).
+  const prime = spawnSync(process.execPath, [cli, '-n', 'a', 'b', 'hold', 'fail', 'g', 'env'], {
+    cwd: r.dir,
+    encoding: 'utf8',
+    env: { ...process.env, RC1_NO_SERVER: '1' },
+  });
+  assert.equal(prime.status, 0, prime.stdout + prime.stderr);
   const start = spawnSync(process.execPath, [cli, 'server', 'start', ...(opts.args ?? [])], {
     cwd: r.dir,
     encoding: 'utf8',
@@ -485,5 +493,34 @@ test("a pipeline's own command and report run in-process (their modules' state a
     assert.equal(servedCount(r), 0);
     assert.equal(r.run(['b']).code, 0);
     assert.equal(servedCount(r), 1, 'a build next to it is served');
+  });
+});
+
+test("the server never loads the pipeline's modules on its main thread: the first build after a rule or rc1.build.ts changed runs in-process, the next is served", async () => {
+  const r = serverRig();
+  const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
+  await withServer(r, async (pid) => {
+    try {
+      assert.equal(r.run(['b'], { LEDGER: ledger }).code, 0);
+      assert.equal(ledgerPids(ledger).get('a'), pid, 'served');
+      // A changed rule: its params schema is read on the main thread before the build.
+      r.write('rules/copy.ts', COPY.replace("'copied'", "'copied again'"));
+      const first = r.run(['b'], { LEDGER: ledger });
+      assert.equal(first.code, 0, first.stderr);
+      const ran = ledgerPids(ledger).get('a');
+      assert.ok(ran !== undefined && ran !== pid, 'in-process after the rule changed');
+      fs.appendFileSync(path.join(r.dir, 'src/s.txt'), 'w');
+      assert.equal(r.run(['b'], { LEDGER: ledger }).code, 0);
+      assert.equal(ledgerPids(ledger).get('a'), pid, 'served again once the caches hold the new rule');
+      // A changed rc1.build.ts: the pipeline module is imported again.
+      r.write('rc1.build.ts', PIPELINE.replace("freeFormConfig: ['x']", "freeFormConfig: ['x', 'y']"));
+      const status = r.run(['status']);
+      assert.equal(status.code, 0, status.stderr);
+      assert.equal(servedCount(r), 2, 'status after the pipeline changed ran in-process');
+      assert.equal(r.run(['status']).code, 0);
+      assert.equal(servedCount(r), 3, 'and the next one is served');
+    } finally {
+      fs.rmSync(ledger, { force: true });
+    }
   });
 });

@@ -116,7 +116,8 @@ async function pipelineCommandsOf(root: string): Promise<PipelineCommandInfo[]> 
       summary: c.summary,
       ...(c.usage ? { usage: c.usage } : {}),
     }));
-  } catch {
+  } catch (e) {
+    if (e instanceof NotServed) throw e;
     return [];
   }
 }

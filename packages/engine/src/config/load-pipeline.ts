@@ -2,6 +2,7 @@
 // no-op path), validates the declaration (zod .strict(), only when it changed since the last
 // successful validation) and resolves it into a frozen ResolvedPipeline. Every declaration error
 // is a UsageError naming the targets and the rc1.build.ts line.
+import { beforeMainThreadImport } from '../util/main-thread-import.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -46,6 +47,7 @@ export async function importPipeline(root: string, compiler: ModuleCompiler): Pr
     throw e;
   }
   let mod: { default?: unknown };
+  beforeMainThreadImport(PIPELINE_FILE);
   try {
     mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
   } catch (e) {

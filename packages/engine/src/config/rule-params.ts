@@ -8,6 +8,7 @@
 // Reading a schema imports the rule's compiled module (importing a rule runs no rule code). The
 // result is cached in .rc1/compiled/rule-params.json, keyed by the rule's code closure and the
 // config files, so a no-op imports nothing.
+import { beforeMainThreadImport } from '../util/main-thread-import.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -86,6 +87,7 @@ export async function withRuleParams(env: Env, p: ResolvedPipeline): Promise<Res
       continue;
     }
     let params: string[] = [];
+    beforeMainThreadImport(rule);
     try {
       const mod = (await import(pathToFileURL(await env.compiler.compiled(rule)).href)) as { default?: Rule };
       params = [...new Set(paramKeysOf(mod.default?.params, env.config.values))].sort();

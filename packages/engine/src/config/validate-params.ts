@@ -5,6 +5,7 @@
 // lazily, inside run). That costs time only when something changed: a target whose (rule code
 // closure, param values) pair was validated before is skipped, by a stamp in
 // .rc1/compiled/params-validated.json, so a no-op reads one small file.
+import { beforeMainThreadImport } from '../util/main-thread-import.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -73,6 +74,7 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
   for (const { t, stamp, params } of unstamped) {
     if (!schemas.has(t.rule)) {
       let rule: Rule | null = null;
+      beforeMainThreadImport(t.rule);
       try {
         const mod = (await import(pathToFileURL(await env.compiler.compiled(t.rule)).href)) as { default?: Rule };
         rule = mod.default && typeof mod.default === 'object' ? mod.default : null;

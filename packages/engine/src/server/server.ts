@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { procStat } from '../state/process-identity.ts';
 import { forgetMadeDirs, writeFileAtomic } from '../util/fs.ts';
 import { setServedTerminal } from '../util/terminal.ts';
+import { setMainThreadImportGuard } from '../util/main-thread-import.ts';
 import { NotServed, type Served, type Sig } from './served.ts';
 import {
   Deframer,
@@ -179,6 +180,9 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
     setServedTerminal({ stdoutTTY: req.stdoutTTY, stderrTTY: req.stderrTTY, columns: () => columns });
     const ownMask = process.umask(typeof req.umask === 'number' ? req.umask : process.umask());
     forgetMadeDirs();
+    setMainThreadImportGuard((what) => {
+      throw new NotServed(`${what} would be loaded on the server's main thread`);
+    });
 
     let open = true; // the client still takes output
     let pending: Sig | null = null;
@@ -246,6 +250,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
       for (const k of Object.keys(process.env)) delete process.env[k];
       Object.assign(process.env, baseEnv);
       setServedTerminal(null);
+      setMainThreadImportGuard(null);
       process.umask(ownMask);
       process.chdir(root);
       current = null;
