@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
+import { forgetParsedState } from '../../packages/engine/src/state/parsed-state.ts';
 import { type ResolvedPipeline, type ResolvedTarget, closureOf } from '../../packages/engine/src/graph/resolved.ts';
 import { paramStamp, validateParams } from '../../packages/engine/src/config/validate-params.ts';
 import type { ModuleCompiler } from '../../packages/engine/src/config/compile-module.ts';
@@ -128,4 +129,41 @@ test('the stat cache finds a file by any spelling of its path, joined by string 
       assert.equal(cache.hash(rel)?.sha256 ?? null, body === null ? null : sha(body), `${cacheRoot} + ${rel}`);
     }
   }
+});
+
+test('validateParams in a long-lived process: stamps read from a kept (frozen) parse are copied before new ones are recorded', async () => {
+  forgetParsedState();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-fixed-costs-kept-'));
+  const stateDir = path.join(root, '.rc1');
+  fs.mkdirSync(path.join(stateDir, 'compiled'), { recursive: true });
+  const mod = path.join(root, 'rule.mjs');
+  fs.writeFileSync(
+    mod,
+    `export default { name: 'r', version: 1, params: { safeParse(p) {
+       return Object.values(p).every((v) => typeof v?.n === 'number') ? { success: true, data: p }
+         : { success: false, error: { issues: [{ code: 'invalid_type', path: ['n'], message: 'Expected number, received string' }] } };
+     } }, run() {} };\n`,
+  );
+  const closure = { 'rules/r.mjs': 'c0' };
+  const compiler = {
+    knownClosure: () => closure,
+    closure: async () => closure,
+    compiled: async () => mod,
+  } as unknown as ModuleCompiler;
+  const targets = [target('t1', [], 'rules/r.mjs', ['a.n']), target('t2', [], 'rules/r.mjs', ['b.n'])];
+  const env = (b: number | string) => ({
+    root,
+    stateDir,
+    compiler,
+    config: { values: { a: { n: 1 }, b: { n: b } }, files: [] },
+  });
+  const file = path.join(stateDir, 'compiled', 'params-validated.json');
+  await validateParams(env(2), targets);
+  const old = new Date(Date.now() - 10_000);
+  fs.utimesSync(file, old, old);
+  await new Promise((r) => setTimeout(r, 150)); // past the file's timestamp tick: it can be kept
+  for (let i = 0; i < 3; i++) await validateParams(env(2), targets); // the second read on: kept
+  await validateParams(env(3), targets); // t2's stamp changes: recorded in a copy, not in the kept parse
+  assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).t2, paramStamp('rules/r.mjs', closure, { b: { n: 3 } }));
+  await assert.rejects(validateParams(env('x'), targets), UsageError);
 });

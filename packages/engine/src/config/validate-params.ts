@@ -13,6 +13,7 @@ import type { Rule } from '../api/index.ts';
 import type { ResolvedTarget } from '../graph/resolved.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';
+import { deepFreeze, readParsed } from '../state/parsed-state.ts';
 import type { ModuleCompiler } from './compile-module.ts';
 import { type ConfigObject, locateKey, pickParams } from './load-configs.ts';
 import { type Diagnostic, UsageError, didYouMean } from './usage-error.ts';
@@ -26,9 +27,10 @@ export interface ValidateParamsEnv {
 
 type Stamps = Record<string, string>;
 
-function readStamps(file: string): Stamps {
+/** The stamps recorded (a kept parse in a long-lived process: frozen, copied before a change). */
+function readStamps(file: string): Readonly<Stamps> {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as Stamps;
+    return readParsed(file, (text) => JSON.parse(text) as Stamps, deepFreeze) ?? {};
   } catch {
     return {};
   }
@@ -42,7 +44,7 @@ export function paramStamp(rule: string, closure: Record<string, string>, params
 /** Throws a UsageError listing every invalid param of the given targets; records the valid ones. */
 export async function validateParams(env: ValidateParamsEnv, targets: readonly ResolvedTarget[]): Promise<void> {
   const file = path.join(env.stateDir, 'compiled', 'params-validated.json');
-  const stamps = readStamps(file);
+  const recorded = readStamps(file);
   const unstamped: { t: ResolvedTarget; stamp: string; params: ConfigObject }[] = [];
   // Targets of one rule with the same params (most of a large pipeline) share one stamp: it is
   // made once per (rule, its closure, params text), not serialised and hashed per target.
@@ -66,9 +68,10 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
       stamp = paramStamp(t.rule, closure, params);
       byRule.stamps.set(paramsText, stamp);
     }
-    if (stamps[t.name] !== stamp) unstamped.push({ t, stamp, params });
+    if (recorded[t.name] !== stamp) unstamped.push({ t, stamp, params });
   }
   if (unstamped.length === 0) return;
+  const stamps: Stamps = { ...recorded };
   const diags: Diagnostic[] = [];
   const schemas = new Map<string, Rule | null>();
   for (const { t, stamp, params } of unstamped) {
