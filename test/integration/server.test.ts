@@ -10,7 +10,7 @@
 //   (no inputs) --> env (writes SECRET_X as its rule sees it)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -523,4 +523,39 @@ test("the server never loads the pipeline's modules on its main thread: the firs
       fs.rmSync(ledger, { force: true });
     }
   });
+});
+
+test('two servers started at once: one is left, serving, with its socket', async () => {
+  const r = serverRig();
+  const pids: number[] = [];
+  try {
+    const prime = r.run(['-n', 'a', 'b'], { RC1_NO_SERVER: '1' });
+    assert.equal(prime.code, 0, prime.stderr);
+    const start = (): Promise<string> =>
+      new Promise((resolve) => {
+        const c = spawn(process.execPath, [CLI, '__server', r.dir, '600'], {
+          cwd: r.dir,
+          stdio: ['ignore', 'pipe', 'ignore'],
+          env: { ...process.env },
+        });
+        pids.push(c.pid!);
+        let out = '';
+        c.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('ready')) resolve(out);
+        });
+        c.on('exit', () => resolve(out));
+      });
+    await Promise.all([start(), start()]);
+    await waitFor('one of the two to exit', () => pids.filter(alive).length === 1);
+    const left = pids.find(alive)!;
+    assert.equal(info(r)?.pid, left);
+    assert.ok(fs.existsSync(info(r)!.socket), 'the socket of the server left is there');
+    assert.equal(r.run(['b']).code, 0);
+    assert.equal(servedCount(r), 1);
+  } finally {
+    spawnSync(process.execPath, [CLI, 'server', 'stop'], { cwd: r.dir, env: process.env });
+    for (const p of pids) if (alive(p)) process.kill(p, 'SIGKILL');
+    r.cleanup();
+  }
 });

@@ -137,10 +137,11 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
 
   function exit(): void {
     log(`exiting: ${stopping}`);
-    srv.close();
+    // No srv.close(): node would unlink the socket path, which may be another server's by now.
     const info = readServerInfo(root);
     if (info?.pid === process.pid) fs.rmSync(serverFile(root), { force: true });
-    fs.rmSync(socket, { force: true });
+    // Not when server.json names another server: it listens on the same path (two starts at once).
+    if (info === null || info.pid === process.pid) fs.rmSync(socket, { force: true });
     process.exit(0);
   }
 
