@@ -11,12 +11,13 @@
 import { defineRule } from 'rc1-build';
 import { DataError, describeValue, displayPath, type Location } from '../lib/data/index.ts';
 import {
-  balancedEntry,
+  balancedEntryOf,
+  blankRange,
   bucketOf,
   clueNotApplicable,
   difficultyChecks,
   difficultyReport,
-  readLines,
+  readLineRanges,
   readMetrics,
   reportParams,
   tasksOf,
@@ -42,9 +43,10 @@ export default defineRule({
     const file = displayPath(balancedFile, ctx.root);
     const balanced: Scored[] = [];
     const seen = new Set<string>();
-    for await (const { text, line } of readLines(balancedFile)) {
+    for await (const { buf, start, end, line } of readLineRanges(balancedFile)) {
+      if (blankRange(buf, start, end)) continue;
       const at: Location = { file, line, unit: 'line' };
-      const { id, bucket } = balancedEntry(text, at);
+      const { id, bucket } = balancedEntryOf(buf, start, end, at);
       const m = byId.get(id);
       if (m === undefined)
         throw new DataError(at, 'id', `an id of ${displayPath(metricsFile, ctx.root)}`, describeValue(id));

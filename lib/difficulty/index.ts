@@ -89,6 +89,7 @@ export {
 } from './lines.ts';
 export {
   balancedEntry,
+  balancedEntryOf,
   lineId,
   lineIdOf,
   readMetrics,

@@ -122,3 +122,16 @@ const SUFFIX: Record<Bucket, Buffer> = {
   medium: Buffer.from(',"difficulty":"medium"}'),
   hard: Buffer.from(',"difficulty":"hard"}'),
 };
+
+/** balancedEntry() of the line in bytes start..end of buf, decoding only its first 256 and last 32 bytes where they hold the id and the bucket. */
+export function balancedEntryOf(buf: Buffer, start: number, end: number, at: Location): { id: string; bucket: Bucket } {
+  // Each match lies wholly inside its decoded part (the id ends at its closing quote, the bucket
+  // suffix is ASCII), before or after any character a cut may have split.
+  const tail = TRAILING_DIFFICULTY.exec(buf.toString('utf8', Math.max(start, end - 32), end));
+  const head = tail ? LEADING_ID.exec(buf.toString('utf8', start, Math.min(end, start + 256))) : null;
+  if (tail && head) {
+    const id = JSON.parse(head[1]!) as unknown;
+    if (typeof id === 'string') return { id, bucket: tail[1] as Bucket };
+  }
+  return balancedEntry(buf.toString('utf8', start, end), at);
+}

@@ -2,7 +2,7 @@
 // statistics, numpy's default), and fixed-width histograms listing only the non-empty bins.
 
 /** The q-quantile of sorted values (linear interpolation); null for no values. */
-export function quantileSorted(sorted: readonly number[], q: number): number | null {
+export function quantileSorted(sorted: ArrayLike<number>, q: number): number | null {
   if (sorted.length === 0) return null;
   const pos = (sorted.length - 1) * q;
   const lo = Math.floor(pos);
@@ -26,7 +26,9 @@ export interface Summary {
 
 /** n, min, p10, p50, p90, max and mean of the non-null values. */
 export function summarise(values: readonly (number | null)[]): Summary {
-  const xs = values.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  // A Float64Array sorts numerically without a comparator call per pair (metrics are never NaN;
+  // a -0 would sort before 0, which JSON writes as 0 either way).
+  const xs = Float64Array.from(values.filter((x): x is number => x !== null)).sort();
   const q = (p: number): number | null => {
     const v = quantileSorted(xs, p);
     return v === null ? null : round4(v);

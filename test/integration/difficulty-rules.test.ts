@@ -229,6 +229,38 @@ test('balanced_pool copies a line as bytes only where that is what withDifficult
   }
 });
 
+test('difficulty_report reads a balanced line from its head and tail bytes as balancedEntry() reads its text, and falls back to it', async () => {
+  const lines = (await readFile(poolFile, 'utf8')).trimEnd().split('\n');
+  const at = { file: 'x', line: 0, unit: 'line' } as const;
+  const withBucket = (l: string, b: string): string => `${l.slice(0, -1)},"difficulty":"${b}"}`;
+  const cases = [
+    ...lines.map((l, i) => withBucket(l, ['easy', 'medium', 'hard'][i % 3]!)),
+    withBucket(lines[0]!.replace('"messages":[{', '"note":"naïve 東京 🙂","messages":[{'), 'hard'),
+    `{"id":"${'y'.repeat(300)}","difficulty":"easy"}`,
+    '{"id":"a","difficulty":"medium"}',
+    '{"difficulty":"hard","id":"b"}',
+    '{"id":"c","difficulty":"extreme"}',
+    '{"id":7,"difficulty":"easy"}',
+    '{"id":"d","x":1,"difficulty":"easy"} ',
+  ];
+  const attempt = (f: () => unknown): string => {
+    try {
+      return JSON.stringify(f());
+    } catch (e) {
+      return `throws ${(e as Error).message}`;
+    }
+  };
+  for (const text of cases) {
+    const b = Buffer.from(text);
+    const buf = Buffer.concat([Buffer.from('head\n'), b, Buffer.from('\ntail')]);
+    assert.equal(
+      attempt(() => difficulty.balancedEntryOf(buf, 5, 5 + b.length, at)),
+      attempt(() => difficulty.balancedEntry(text, at)),
+      text.slice(0, 60),
+    );
+  }
+});
+
 test('balanced_pool keeps pool lines byte for byte with their bucket appended, deterministically, and reports what it dropped', async () => {
   const m = await metricsRun('mb', 1);
   const a = await balancedRun('b1', m);
