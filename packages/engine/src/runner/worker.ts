@@ -12,8 +12,10 @@ import { outputRecords } from '../state/commit-outputs.ts';
 import { OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 import { ContractError, ParamError, invokeRule } from './rule-harness.ts';
+import { installLazySourceMaps } from './lazy-source-maps.ts';
 
-process.setSourceMapsEnabled(true);
+// Stacks name the user's .ts files (the bundle's source map), read only when a stack is formatted.
+installLazySourceMaps([import.meta.url]);
 const port = parentPort!;
 const aborts = new Map<number, AbortController>();
 
