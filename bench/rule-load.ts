@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { ModuleCompiler, engineRoot } from '../packages/engine/src/config/compile-module.ts';
@@ -66,7 +67,8 @@ function once(c: Case): Promise<{ wall: number; cpu: number; bundle: number; eng
   return new Promise((ok, fail) => {
     let msg: { engine: number; bundle: number; dep: number } | undefined;
     // The engine's worker module keeps its port open: the probe is terminated once it reported.
-    const w = new Worker(script, { workerData: c.data, stdout: true, stderr: true });
+    // execArgv: [] as the engine's workers (this script runs under tsx, which a worker would inherit).
+    const w = new Worker(script, { workerData: c.data, stdout: true, stderr: true, execArgv: [] });
     w.on('message', (m) => {
       msg = m;
       void w.terminate();
@@ -99,6 +101,20 @@ for (const [name, file] of bundles) {
   cases.push({ name: `${name}, maps on`, data: { maps: true, engine: engineWorker, bundle, ...(dep ? { dep } : {}) } });
   cases.push({ name: `${name}, maps off`, data: { engine: engineWorker, bundle, ...(dep ? { dep } : {}) } });
 }
+// zod, which most RC1 rules import (params schemas): from node_modules (ESM, one module per file)
+// and as one esbuild bundle of the same entry (what a pre-bundled package would cost to load).
+const zodEntry = pathToFileURL(join(repo, 'node_modules', 'zod', 'index.js')).href;
+const zodOne = join(tmp, 'zod-one-file.mjs');
+await esbuild.build({
+  entryPoints: [fileURLToPath(zodEntry)],
+  outfile: zodOne,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  logLevel: 'silent',
+});
+cases.push({ name: 'zod from node_modules', data: { engine: engineWorker, dep: zodEntry } });
+cases.push({ name: 'zod as one bundled file', data: { engine: engineWorker, dep: pathToFileURL(zodOne).href } });
 const results = new Map<string, { wall: number[]; cpu: number[]; bundle: number[]; engine: number[]; dep: number[] }>();
 const load0 = loadavg()[0]!;
 for (let r = 0; r < reps + 1; r++) {
