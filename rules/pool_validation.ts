@@ -145,6 +145,7 @@ export default defineRule({
           throw new RuleError(
             `pool_validation: scenario ${s.id} has no line in ${displayPath(metricsFile, ctx.root)}; rebuild the difficulty metrics of this pool`,
           );
+        if (s.failure !== undefined) throw s.failure;
         lenMin = Math.min(lenMin, length);
         lenMax = Math.max(lenMax, length);
         if (length < v.length.min || length > v.length.max) outOfRange.push({ id: s.id, length });
@@ -403,12 +404,48 @@ export interface Scanned {
   norm: string;
   turns: number;
   leak: LeakMatch | null;
+  /**
+   * What computing turns or leak threw, if anything: each() throws it after its check that the
+   * scenario has a metrics line, the order of the checks in a one-pass scan (a line with no
+   * metrics line is reported as such even when it is also malformed). From a scan worker it is
+   * the error rebuilt by fromErrorData.
+   */
+  failure?: unknown;
+}
+
+/** An error as it crosses from a scan worker: its constructor's name, message and stack. */
+interface ErrorData {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+const BUILT_IN_ERRORS: Record<string, ErrorConstructor> = {
+  TypeError,
+  RangeError,
+  SyntaxError,
+  ReferenceError,
+  EvalError,
+  URIError,
+};
+
+function toErrorData(e: unknown): ErrorData {
+  const err = e instanceof Error ? e : new Error(String(e));
+  return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+}
+
+/** The error a scan worker sent, as the same built-in class (TypeError, SyntaxError, …) with its own stack. */
+export function fromErrorData(d: ErrorData): Error {
+  const err = new (BUILT_IN_ERRORS[d.name] ?? Error)(d.message);
+  if (err.name !== d.name) err.name = d.name;
+  if (d.stack) err.stack = d.stack;
+  return err;
 }
 
 function scanLine(line: string, leakIndex: LeakIndex): Scanned {
   const s = JSON.parse(line) as Scenario;
   const text = s.messages.map((m) => m.content).join('\n');
-  return {
+  const scanned: Scanned = {
     id: s.id,
     task: s.task,
     source_id: s.source_id,
@@ -417,9 +454,16 @@ function scanLine(line: string, leakIndex: LeakIndex): Scanned {
     clarify: s.needs_clarification,
     text,
     norm: normalizeText(text),
-    turns: scenarioTurns(s),
-    leak: leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context),
+    turns: 0,
+    leak: null,
   };
+  try {
+    scanned.turns = scenarioTurns(s);
+    scanned.leak = leakIndex.best(s.clarification ? [text, s.clarification] : [text], s.context);
+  } catch (e) {
+    scanned.failure = e;
+  }
+  return scanned;
 }
 
 /** Pool bytes per scan thread: a smaller pool is scanned in the rule's thread alone. */
@@ -435,7 +479,7 @@ interface ScanData {
   heldOut: HeldOut[];
   ngram: number;
 }
-type ScanMessage = { batch: Scanned[] } | { end: true } | { error: { name: string; message: string } };
+type ScanMessage = { batch: Scanned[] } | { end: true } | { error: ErrorData };
 
 /**
  * Calls each() with every non-blank line of the pool, scanned, in pool order; the first error in
@@ -507,12 +551,11 @@ export async function scanPool(
         continue;
       }
       if ('end' in m) return 2;
-      if ('error' in m) {
-        const err = m.error.name === 'SyntaxError' ? new SyntaxError(m.error.message) : new Error(m.error.message);
-        if (err.name !== m.error.name) err.name = m.error.name;
-        throw err;
+      if ('error' in m) throw fromErrorData(m.error);
+      for (const s of m.batch) {
+        if (s.failure !== undefined) s.failure = fromErrorData(s.failure as ErrorData);
+        each(s);
       }
-      for (const s of m.batch) each(s);
     }
   } finally {
     o.signal?.removeEventListener('abort', onAbort);
@@ -531,16 +574,17 @@ function serveScan(data: ScanData): void {
         const lineStart = start;
         start = r.offset;
         if (lineStart < data.from || blankRange(r.buf, r.start, r.end)) continue;
-        batch.push(scanLine(r.buf.toString('utf8', r.start, r.end), leakIndex));
+        const scanned = scanLine(r.buf.toString('utf8', r.start, r.end), leakIndex);
+        if (scanned.failure !== undefined) scanned.failure = toErrorData(scanned.failure);
+        batch.push(scanned);
         if (batch.length >= SCAN_BATCH) {
           port.postMessage({ batch });
           batch = [];
         }
       }
     } catch (e) {
-      const err = e instanceof Error ? e : new Error(String(e));
       port.postMessage({ batch });
-      port.postMessage({ error: { name: err.name, message: err.message } });
+      port.postMessage({ error: toErrorData(e) });
       return;
     }
     port.postMessage({ batch });

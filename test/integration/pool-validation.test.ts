@@ -413,6 +413,37 @@ test("pool_validation's scan on two threads gives every scenario, scanned the sa
   assert.equal(n1, 700);
   assert.match(e1, /^SyntaxError: /);
   assert.deepEqual(await seen(1), [n1, e1]);
+  // A line that is JSON but whose context is malformed, in the worker's half: the scan does not
+  // throw; the scenario carries the error (each() decides when to throw it), as the same class with
+  // the stack of the frame that failed, on one thread and on two.
+  const malformed = [...pool];
+  malformed[700] = JSON.stringify({ ...(JSON.parse(pool[700]!) as Scenario), context: [null] });
+  writeFileSync(file, malformed.join('\n'));
+  for (const bytesPerThread of [Number.MAX_SAFE_INTEGER, 1]) {
+    const failures: unknown[] = [];
+    const leakIndex = new LeakIndex(heldOut, ngram);
+    await mod.scanPool({ pool: file, heldOut, ngram, leakIndex, bytesPerThread }, (s) => {
+      const f = (s as { failure?: unknown }).failure;
+      if (f !== undefined) failures.push(f);
+    });
+    assert.equal(failures.length, 1, `threads for ${bytesPerThread} bytes`);
+    assert.ok(failures[0] instanceof TypeError, String(failures[0]));
+    assert.match((failures[0] as Error).stack ?? '', /leak-index\.ts:\d+/);
+  }
+});
+
+test('a scenario with no metrics line is reported as such, also when its line is malformed in a way the leak check trips on', async () => {
+  const poolPath = await buildPool(1000);
+  const first = JSON.parse(lines(poolPath)[0]!) as Scenario;
+  const file = join(TMP, 'no-metrics.jsonl');
+  writeFileSync(
+    file,
+    `${readFileSync(poolPath, 'utf8')}${JSON.stringify({ ...first, id: 'zz-no-metrics', context: [null] })}\n`,
+  );
+  await assert.rejects(
+    validate(file, config('pool'), poolPath),
+    /scenario zz-no-metrics has no line in .*rebuild the difficulty metrics/,
+  );
 });
 
 test("the leak check's flag rate on questions that are not held out is measured: at most 0.1 % of the 9 788 other shipped questions", async () => {
