@@ -410,7 +410,7 @@ export class PoolBuilder {
     if (info.hops > this.ceilings.toolHops || !this.supports(info, kind)) return null;
     const combos = this.combosFor(info, kind);
     const made = this.render(info, kind, combos[rng.int(combos.length)]!, id, rng);
-    return made ? poolScenario(item, made.render) : null;
+    return made ? poolScenario(info.item, made.render) : null;
   }
 
   /** Renders with combo c, trying the item's gaps in a seeded order; null when every one would show. */
