@@ -72,11 +72,22 @@ export async function withRuleParams(env: Env, p: ResolvedPipeline): Promise<Res
   }
   let dirty = false;
   const byRule = new Map<string, string[]>();
-  for (const rule of new Set(fromRule.map((t) => t.rule))) {
-    let closure: Record<string, string>;
-    try {
-      closure = await env.compiler.closure(rule);
-    } catch {
+  const rules = [...new Set(fromRule.map((t) => t.rule))];
+  // Every rule's closure at once: from a clean state directory each is an esbuild bundle, and
+  // esbuild builds them side by side (on a 2-core machine, the 25 rules of a large pipeline took
+  // ~2.4 s one after another, the main thread mostly idle while it waited); the imports below stay
+  // one at a time, in the rules' order.
+  const closures = await Promise.all(
+    rules.map((rule) =>
+      env.compiler.closure(rule).then(
+        (c) => c,
+        () => null,
+      ),
+    ),
+  );
+  for (const [i, rule] of rules.entries()) {
+    const closure = closures[i];
+    if (!closure) {
       byRule.set(rule, []);
       continue;
     }
