@@ -21,7 +21,7 @@ import type { RuleOutcome } from '../runner/rule-runner.ts';
 import { CompileError } from '../config/compile-module.ts';
 import { redactor } from '../util/redact-secrets.ts';
 import { EngineWriteError, cannotRead } from '../util/write-error.ts';
-import { DecisionQueue } from './decision-queue.ts';
+import { Semaphore } from '../util/semaphore.ts';
 import type { BuildState, Outcome, Slots, TargetExecutor as SchedulerExecutor } from '../scheduler/scheduler.ts';
 import type { ExecutorPorts } from './ports.ts';
 
@@ -34,9 +34,7 @@ export const ABORT_GRACE_MS = 2000;
 export class TargetExecutor implements SchedulerExecutor {
   /** Whether this build committed anything (restored or ran): the manifest then records the git state. */
   committedAny = false;
-  private readonly deciding = new DecisionQueue();
-  /** Targets this build committed (ran or restored): their dependents are decided first. */
-  private readonly committed = new Set<string>();
+  private readonly deciding = new Semaphore(1);
   private readonly roots: RootCauses;
 
   constructor(
@@ -54,11 +52,9 @@ export class TargetExecutor implements SchedulerExecutor {
     const t = this.pipeline.targets.get(name);
     if (!t) throw new Error(`internal error: target ${name} is not in the pipeline; please report`);
     let d: Decision;
-    // Decisions are taken one at a time, in the order targets became ready (those that follow a
-    // target this build committed first): they are quick (stat calls), and a fixed order makes the
-    // output deterministic for a given -j. The event loop gets a turn between them every few ms
-    // (executor/decision-queue.ts), so a rule's result is not held behind hundreds of decisions.
-    await this.deciding.acquire(t.deps.some((d) => this.committed.has(d)));
+    // Decisions are taken one at a time, in the order targets became ready: they are quick
+    // (stat calls), and a fixed order makes the output deterministic for a given -j.
+    await this.deciding.acquire();
     try {
       d = await this.p.rebuilder.decide(t);
     } catch (e) {
@@ -71,7 +67,7 @@ export class TargetExecutor implements SchedulerExecutor {
           : (cannotRead(e, this.p.job.root) ?? String((e as Error).stack ?? e)),
       );
     } finally {
-      void this.deciding.release();
+      this.deciding.release();
     }
     const reasons = d.kind === 'fresh' ? [] : d.reasons.map(formatReason);
     this.p.emit({
@@ -154,7 +150,6 @@ export class TargetExecutor implements SchedulerExecutor {
     const unchanged = sameOutputs(p.state.previous(t.name), record);
     p.state.commit(record, hashed);
     this.committedAny = true;
-    this.committed.add(t.name);
     p.counts.restored++;
     const ms = p.clock.now() - t0;
     p.emit({
@@ -292,7 +287,6 @@ export class TargetExecutor implements SchedulerExecutor {
     const unchanged = sameOutputs(p.state.previous(t.name), record);
     p.state.commit(record, r.outputs);
     this.committedAny = true;
-    this.committed.add(t.name);
     // Copies (never links) of the outputs just committed: nothing written to the workspace later can reach them.
     // A worker that stored them (and the entry) already did; the remote tier still hears of it.
     const entry: Omit<CacheEntry, 'format'> = {

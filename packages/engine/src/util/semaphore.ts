@@ -1,5 +1,5 @@
 // A counting semaphore: at most `free` holders at once, waiters served first come, first served.
-// The scheduler's -j slots are one of these (the executor's decisions: executor/decision-queue.ts).
+// The scheduler's -j slots and the executor's one-at-a-time decisions are both one of these.
 
 export class Semaphore {
   private waiters: (() => void)[] = [];
