@@ -559,3 +559,96 @@ test('two servers started at once: one is left, serving, with its socket', async
     r.cleanup();
   }
 });
+
+/** A listener on `socket` that answers every connection as a server would ("ok", exit 0) and keeps every byte it is sent. */
+async function fakeServer(
+  socket: string,
+  hello: object | null,
+): Promise<{ got: () => string; close: () => Promise<void> }> {
+  const net = await import('node:net');
+  const chunks: Buffer[] = [];
+  const conns = new Set<import('node:net').Socket>();
+  const frameOf = (type: number, s: string): Buffer => {
+    const body = Buffer.from(s);
+    const head = Buffer.alloc(5);
+    head[0] = type;
+    head.writeUInt32BE(body.length, 1);
+    return Buffer.concat([head, body]);
+  };
+  const srv = net.createServer((c) => {
+    conns.add(c);
+    c.on('data', (d: Buffer) => chunks.push(d));
+    c.on('error', () => {});
+    if (hello) c.write(frameOf(3, JSON.stringify(hello)));
+    c.write(frameOf(3, JSON.stringify({ t: 'accepted' })));
+    c.write(frameOf(1, 'ok\n'));
+    c.end(frameOf(3, JSON.stringify({ t: 'exit', code: 0 })));
+  });
+  await new Promise<void>((res) => srv.listen(socket, () => res()));
+  return {
+    got: () => Buffer.concat(chunks).toString('utf8'),
+    close: () =>
+      new Promise<void>((res) => {
+        for (const c of conns) c.destroy();
+        srv.close(() => res());
+      }),
+  };
+}
+
+/** r.run without blocking this process (a listener in it must answer), killed after `ms`. */
+function runAsync(
+  r: TestRig,
+  args: string[],
+  env: Record<string, string>,
+  ms = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = r.spawn(args, env);
+    let stdout = '';
+    let stderr = '';
+    c.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    c.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => c.kill('SIGKILL'), ms);
+    c.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+test("the client sends nothing to a listener that is not the workspace's server: a dead server's socket path, or a live server's socket replaced", async () => {
+  const r = serverRig();
+  await withServer(r, async (pid) => {
+    const i = info(r)!;
+    assert.equal(fs.statSync(path.join(r.dir, '.rc1', 'server.json')).mode & 0o777, 0o600, 'server.json is 0600');
+    // The live server's socket replaced by another listener (one that does not know server.json's token).
+    fs.rmSync(i.socket);
+    let fake = await fakeServer(i.socket, { t: 'hello', token: 'not-the-token' });
+    try {
+      const b = await runAsync(r, ['b'], { OPENAI_API_KEY: 'sk-x-live-server' });
+      assert.equal(b.code, 0, b.stderr);
+      assert.doesNotMatch(b.stdout, /^ok$/m, 'not the listener’s answer');
+      assert.equal(r.read('out/b.txt'), 'source\n+a+b', 'built in-process');
+      assert.doesNotMatch(fake.got(), /sk-x-live-server/, 'the listener got no environment');
+      assert.equal(fake.got(), '', 'the listener got nothing');
+    } finally {
+      await fake.close();
+    }
+    // The server killed: a listener on its socket path is never connected to.
+    process.kill(pid, 'SIGKILL');
+    await waitFor('the server to die', () => !alive(pid));
+    fs.rmSync(i.socket, { force: true });
+    fake = await fakeServer(i.socket, null);
+    try {
+      fs.appendFileSync(path.join(r.dir, 'src/s.txt'), 'k');
+      const b = await runAsync(r, ['b'], { OPENAI_API_KEY: 'sk-x-dead-server' });
+      assert.equal(b.code, 0, b.stderr);
+      assert.equal(r.read('out/b.txt'), 'source\nk+a+b', 'built in-process');
+      assert.equal(fake.got(), '', 'the listener got nothing');
+      assert.ok(!r.exists('.rc1/server.json'), "the dead server's server.json is removed");
+    } finally {
+      await fake.close();
+    }
+  });
+});
+

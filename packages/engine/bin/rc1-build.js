@@ -4,7 +4,8 @@
 // its Unix socket and streams its stdout/stderr back byte for byte; otherwise it runs the
 // compiled CLI (dist/cli.js) in this process. It loads only node:fs, node:path and (when a
 // server.json is there) node:net on the served path. In-process whenever: RC1_NO_SERVER=1, no
-// .rc1/server.json, no server answers (a dead one's files are removed), the server refuses
+// .rc1/server.json, the server it names is dead (its files are removed), its socket is not a socket
+// of this user's, the server does not first show server.json's token (nothing is sent before), the server refuses
 // (another engine, a module-load setting that differs, a command that owns its process, busy
 // with another command), or npm exec launched this process (its end must stop the build:
 // launcher-exit.ts, in-process only). src/server/server-files.ts holds the other half of the
@@ -95,11 +96,18 @@ function frame(obj) {
   return Buffer.concat([head, body]);
 }
 
+/** Whether a path is a socket of this user's: a listener of another user's, a file or a link is not the server. */
+function ownSocket(p) {
+  const st = fs.lstatSync(p, { throwIfNoEntry: false });
+  return st !== undefined && st.isSocket() && (typeof process.getuid !== 'function' || st.uid === process.getuid());
+}
+
 /** Runs the command in the server; resolves false when it must run in-process instead. */
 async function served(file, info) {
   const net = require('node:net'); // not loaded when there is no server
   return await new Promise((resolve) => {
     const sock = net.connect(info.socket);
+    let hello = false; // the server has shown server.json's token: only then is the request (the environment) sent
     let accepted = false;
     let done = false;
     let buf = Buffer.alloc(0);
@@ -110,8 +118,12 @@ async function served(file, info) {
       for (const [sig, h] of signals) process.off(sig, h);
       resolve(v);
     };
+    const refuse = () => {
+      sock.destroy();
+      finish(false);
+    };
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a closed reader: output dropped, as in-process
-    sock.on('connect', () => {
+    const request = () => {
       sock.write(
         frame({
           t: 'run',
@@ -137,16 +149,25 @@ async function served(file, info) {
       }
       if (process.stderr.isTTY)
         process.stderr.on('resize', () => sock.write(frame({ t: 'columns', columns: process.stderr.columns })));
-    });
+    };
     sock.on('data', (chunk) => {
       buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      while (buf.length >= 5) {
+      while (buf.length >= 5 && !done) {
         const n = buf.readUInt32BE(1);
         if (buf.length < 5 + n) break;
         const type = buf[0];
         const payload = buf.subarray(5, 5 + n);
         buf = buf.subarray(5 + n);
-        if (type === 1) process.stdout.write(payload);
+        if (!hello) {
+          // The first frame must be the hello with server.json's token; anything else is not our server.
+          let m;
+          try {
+            m = type === 3 ? JSON.parse(payload.toString('utf8')) : null;
+          } catch {}
+          if (!m || m.t !== 'hello' || m.token !== info.token) return refuse();
+          hello = true;
+          request();
+        } else if (type === 1) process.stdout.write(payload);
         else if (type === 2) process.stderr.write(payload);
         else if (type === 3) {
           const m = JSON.parse(payload.toString('utf8'));
@@ -159,9 +180,7 @@ async function served(file, info) {
         }
       }
     });
-    sock.on('error', (e) => {
-      if (!accepted && (e.code === 'ECONNREFUSED' || e.code === 'ENOENT')) removeIfDead(file, info);
-    });
+    sock.on('error', () => {});
     sock.on('close', () => {
       if (done) return;
       if (!accepted) return finish(false);
@@ -183,7 +202,14 @@ async function tryServer() {
   } catch {
     return false;
   }
-  return info && typeof info.socket === 'string' && typeof info.pid === 'number' ? await served(file, info) : false;
+  if (!info || typeof info.socket !== 'string' || typeof info.pid !== 'number') return false;
+  // Nothing is sent unless server.json's process (pid and start time) runs and the socket is a
+  // socket of this user's; then the server must show the token (served()).
+  if (!alive(info)) {
+    removeIfDead(file, info);
+    return false;
+  }
+  return typeof info.token === 'string' && ownSocket(info.socket) ? await served(file, info) : false;
 }
 
 void tryServer().then(async (served) => {

@@ -204,7 +204,7 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
     if (argv[0] === '__server') {
       notServed('__server');
       const { runServer } = await import('../server/server.ts');
-      await runServer(argv[1]!, Number(argv[2]), main, workspaceRootOf);
+      await runServer(argv[1]!, Number(argv[2]), main, workspaceRootOf, argv[3]);
       return 0;
     }
     // Internal: what a Slurm batch job runs on its node (runner/slurm/slurm-runner.ts).

@@ -17,10 +17,12 @@ import {
   SERVER_LOG,
   type ServerInfo,
   engineIdentity,
+  ensurePrivateDir,
   frame,
   pinnedEnv,
   readServerInfo,
   serverFile,
+  socketPathFor,
 } from './server-files.ts';
 
 interface Io {
@@ -72,9 +74,22 @@ export async function serverStart(root: string, idleS: number, io: Io): Promise<
   }
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
+  // Chosen here, where the starting shell's XDG_RUNTIME_DIR is seen (the server gets only PINNED_ENV).
+  const socket = socketPathFor(root);
+  if (path.dirname(socket) !== stateDir) {
+    try {
+      ensurePrivateDir(path.dirname(socket));
+    } catch (e) {
+      io.err(
+        `rc1-build server: not started: the socket's directory is not private: ${(e as Error).message}\n` +
+          `  (the workspace path is too long for ${path.join(stateDir, 'server.sock')}; commands run in-process)\n`,
+      );
+      return 1;
+    }
+  }
   const log = fs.openSync(path.join(stateDir, SERVER_LOG), 'a');
   const bin = fileURLToPath(new URL('../bin/rc1-build.js', import.meta.url));
-  const child = spawn(process.execPath, [bin, '__server', root, String(idleS)], {
+  const child = spawn(process.execPath, [bin, '__server', root, String(idleS), socket], {
     cwd: root,
     detached: true,
     stdio: ['ignore', 'pipe', log],
@@ -148,9 +163,11 @@ function ping(socket: string): Promise<Pong | null> {
     }, 2000);
     const de = new Deframer((type, payload) => {
       if (type !== FRAME_JSON) return;
+      const m = JSON.parse(payload.toString('utf8')) as Pong & { t: string };
+      if (m.t !== 'pong') return; // the hello every connection begins with
       clearTimeout(timer);
       conn.destroy();
-      resolve(JSON.parse(payload.toString('utf8')) as Pong);
+      resolve(m);
     });
     conn.on('connect', () => conn.write(frame(FRAME_JSON, JSON.stringify({ t: 'ping' }))));
     conn.on('data', (c: Buffer) => de.push(c));

@@ -27,16 +27,49 @@ export interface ServerInfo {
   identity: string;
   idleTimeoutS: number;
   startedAt: string;
+  /** Random, per server: the server sends it first on every connection, and the client sends nothing before it has seen it. */
+  token: string;
 }
 
 export const serverFile = (root: string): string => path.join(root, STATE_DIR, SERVER_FILE);
 
-/** <root>/.rc1/server.sock, or a socket under the temp dir named by a hash of the root when that path is too long. */
-export function socketPathFor(root: string): string {
+/**
+ * <root>/.rc1/server.sock, or, when that path is too long for a Unix socket, a socket named by a
+ * hash of the root in the user's private directory (privateSocketDir): never a predictable name
+ * in a directory other users can write.
+ */
+export function socketPathFor(root: string, env: NodeJS.ProcessEnv = process.env): string {
   const local = path.join(root, STATE_DIR, SERVER_SOCKET);
   if (Buffer.byteLength(local) <= SUN_PATH_MAX) return local;
   const h = crypto.createHash('sha256').update(root).digest('hex').slice(0, 16);
-  return path.join(os.tmpdir(), `rc1-build-server-${h}.sock`);
+  return path.join(privateSocketDir(env), `server-${h}.sock`);
+}
+
+/** $XDG_RUNTIME_DIR/rc1-build when XDG_RUNTIME_DIR is set, else rc1-build-<uid> in the temp directory. */
+export function privateSocketDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_RUNTIME_DIR;
+  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'rc1-build');
+  return path.join(os.tmpdir(), `rc1-build-${process.getuid?.() ?? 'user'}`);
+}
+
+/**
+ * Creates a socket's directory when it is missing (mode 0700) and checks it with lstat: a real
+ * directory (not a link), owned by this user, with no group or other permission. Throws an
+ * Error saying what is wrong otherwise: the server then does not start (commands run in-process).
+ */
+export function ensurePrivateDir(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  const st = fs.lstatSync(dir);
+  const uid = process.getuid?.();
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory (a link or a file is there)`);
+  if (uid !== undefined && st.uid !== uid)
+    throw new Error(`${dir} is owned by uid ${st.uid}, not by this user (${uid})`);
+  if ((st.mode & 0o077) !== 0)
+    throw new Error(`${dir} has mode ${(st.mode & 0o777).toString(8)}; it must be 0700 (no group or other permission)`);
 }
 
 /**

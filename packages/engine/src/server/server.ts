@@ -7,6 +7,7 @@
 // request outlives it: each command opens the workspace and reads its state from disk again.
 // The server exits after its idle timeout, when the engine it runs changes on disk, when a client
 // of another engine asks, when its server.json goes (a removed .rc1/), and on SIGTERM/SIGINT/SIGHUP.
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -16,6 +17,7 @@ import { procStat } from '../state/process-identity.ts';
 import { forgetMadeDirs, writeFileAtomic } from '../util/fs.ts';
 import { setServedTerminal } from '../util/terminal.ts';
 import { setMainThreadImportGuard } from '../util/main-thread-import.ts';
+import { STATE_DIR } from '../workspace/workspace.ts';
 import { NotServed, type Served, type Sig } from './served.ts';
 import {
   Deframer,
@@ -24,6 +26,7 @@ import {
   FRAME_STDOUT,
   type ServerInfo,
   engineIdentity,
+  ensurePrivateDir,
   frame,
   pinnedDifference,
   readServerInfo,
@@ -62,11 +65,21 @@ function log(msg: string): void {
 }
 
 /** Runs the server of `root` until it exits. `main` is the CLI's main(); `rootOf` finds a request's workspace root as the CLI does. */
-export async function runServer(root: string, idleS: number, main: Main, rootOf: RootOf): Promise<void> {
+export async function runServer(
+  root: string,
+  idleS: number,
+  main: Main,
+  rootOf: RootOf,
+  socketArg?: string,
+): Promise<void> {
   const distDir = path.dirname(fileURLToPath(import.meta.url));
   const identity = engineIdentity(distDir);
   const baseEnv = { ...process.env };
-  const socket = socketPathFor(root);
+  const socket = socketArg ?? socketPathFor(root);
+  if (path.dirname(socket) !== path.join(root, STATE_DIR)) ensurePrivateDir(path.dirname(socket));
+  // Sent first on every connection: only a process that can read the 0600 server.json knows it,
+  // and the client sends its request (its environment) only after it has seen it.
+  const token = crypto.randomBytes(16).toString('hex');
   fs.rmSync(socket, { force: true }); // `server start` found no live server: a dead one's socket
   let busy = false;
   let served = 0;
@@ -93,6 +106,7 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
   };
 
   const srv = net.createServer((conn) => {
+    conn.write(frame(FRAME_JSON, JSON.stringify({ t: 'hello', token })));
     // Messages after the run request (signals, the terminal's width) go to that request.
     let during: ((m: Msg) => void) | null = null;
     const de = new Deframer((type, payload) => {
@@ -289,8 +303,9 @@ export async function runServer(root: string, idleS: number, main: Main, rootOf:
     identity,
     idleTimeoutS: idleS,
     startedAt: new Date().toISOString(),
+    token,
   };
-  writeFileAtomic(serverFile(root), JSON.stringify(info, null, 2) + '\n');
+  writeFileAtomic(serverFile(root), JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
   log(`listening on ${socket} (idle timeout ${idleS} s)`);
   armIdle();
   fillSpares();

@@ -45,12 +45,12 @@ export function fsyncTree(dir: string): void {
 export function writeFileAtomic(
   file: string,
   data: string | Uint8Array,
-  opts: { durable?: boolean; dirExists?: boolean } = {},
+  opts: { durable?: boolean; dirExists?: boolean; mode?: number } = {},
 ): void {
   if (!opts.dirExists) fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = tempName(file);
   try {
-    const fd = fs.openSync(tmp, 'w');
+    const fd = fs.openSync(tmp, 'w', opts.mode ?? 0o666);
     try {
       fs.writeFileSync(fd, data);
       if (opts.durable && FSYNC) fs.fsyncSync(fd);

@@ -1,0 +1,34 @@
+// Where the resident server's socket goes when <root>/.rc1/server.sock is too long: the user's
+// private directory, checked with lstat (owner, mode 0700, not a link) before it is used.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ensurePrivateDir, socketPathFor } from '../../packages/engine/src/server/server-files.ts';
+
+test('a workspace path too long for a socket puts the socket in $XDG_RUNTIME_DIR/rc1-build, else in a per-user temp directory', () => {
+  const long = path.join('/w', 'x'.repeat(120));
+  assert.equal(path.dirname(socketPathFor(long, { XDG_RUNTIME_DIR: '/run/user/7' })), '/run/user/7/rc1-build');
+  assert.equal(path.dirname(socketPathFor(long, {})), path.join(os.tmpdir(), `rc1-build-${process.getuid!()}`));
+  assert.equal(socketPathFor('/w/short', {}), '/w/short/.rc1/server.sock');
+});
+
+test('the private directory is created 0700, and one with group or other permission, or a link, is refused', () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-private-'));
+  try {
+    const ok = path.join(base, 'ok');
+    ensurePrivateDir(ok);
+    assert.equal(fs.lstatSync(ok).mode & 0o777, 0o700);
+    ensurePrivateDir(ok); // existing and right: accepted
+    const open = path.join(base, 'open');
+    fs.mkdirSync(open);
+    fs.chmodSync(open, 0o755);
+    assert.throws(() => ensurePrivateDir(open), /mode 755; it must be 0700/);
+    const link = path.join(base, 'link');
+    fs.symlinkSync(ok, link);
+    assert.throws(() => ensurePrivateDir(link), /not a directory/);
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
