@@ -652,3 +652,39 @@ test("the client sends nothing to a listener that is not the workspace's server:
   });
 });
 
+/** The pids of a process's children (every thread's), from /proc. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    const c = fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim();
+    if (c) out.push(...c.split(/\s+/).map(Number));
+  }
+  return out;
+}
+
+test("no child process the server keeps holds a request's environment (esbuild's service after a served compile)", {
+  skip: process.platform !== 'linux' ? 'reads /proc/<pid>/environ (Linux only)' : false,
+}, async () => {
+  const r = serverRig();
+  await withServer(r, async (pid) => {
+    // A changed rule: the server compiles it (esbuild's service starts, in the request's environment),
+    // then runs the command in-process (its params schema would load on the main thread).
+    r.write('rules/copy.ts', COPY.replace("'copied'", "'copied, changed'"));
+    const a = r.run(['a'], { MY_API_KEY: 'sk-live-123' });
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(r.run(['status'], { MY_API_KEY: 'sk-live-456' }).code, 0);
+    const holding = (): string[] =>
+      childrenOf(pid)
+        .filter((c) => {
+          try {
+            return /sk-live-/.test(fs.readFileSync(`/proc/${c}/environ`, 'latin1'));
+          } catch {
+            return false; // exited meanwhile
+          }
+        })
+        .map(String);
+    const t0 = Date.now();
+    while (holding().length && Date.now() - t0 < 5000) await sleep(50);
+    assert.deepEqual(holding(), [], `children of the server ${pid} with a request's variable`);
+  });
+});

@@ -17,6 +17,19 @@ import { canonicalJson } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 
+/** esbuild, once a compile has loaded it: its long-lived service child was started then. */
+let esbuildLoaded: typeof import('esbuild') | null = null;
+
+/**
+ * Stops esbuild's service child if a compile started one. The resident server calls it after every
+ * command: the child is spawned with process.env as it is then, during a served command the
+ * request's environment, which must not outlive the request (docs/engine.md, "The resident server").
+ * The next compile starts a new one.
+ */
+export async function stopCompilerService(): Promise<void> {
+  if (esbuildLoaded) await esbuildLoaded.stop();
+}
+
 /** Root of the rc1-build package (dist/cli.js or packages/engine/src/config/compile-module.ts → ..). */
 export function engineRoot(): string {
   let d = path.dirname(fileURLToPath(import.meta.url));
@@ -106,6 +119,7 @@ export class ModuleCompiler {
     // require, not import(): esbuild is CommonJS, and import() would first scan its ~100 KB
     // main.js for named exports (cjs-module-lexer): ~13 ms of every compile's start-up.
     const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+    esbuildLoaded = esbuild;
     this.compiles++;
     const engine = this.engine;
     const pkgJsons = new Set<string>();

@@ -13,6 +13,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { stopCompilerService } from '../config/compile-module.ts';
 import { procStat } from '../state/process-identity.ts';
 import { forgetMadeDirs, writeFileAtomic } from '../util/fs.ts';
 import { setServedTerminal } from '../util/terminal.ts';
@@ -262,6 +263,9 @@ export async function runServer(
         if (open) out(FRAME_STDERR)(`rc1-build: internal error in the server: ${(e as Error).message}\n`);
       }
     } finally {
+      // No child process the server keeps may hold the request's environment: esbuild's service
+      // (spawned by a compile during the command, with process.env as it was) is stopped.
+      await stopCompilerService().catch(() => {});
       for (const k of Object.keys(process.env)) delete process.env[k];
       Object.assign(process.env, baseEnv);
       setServedTerminal(null);
