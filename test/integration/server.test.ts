@@ -400,11 +400,13 @@ test('the server ends after its idle timeout, and when its .rc1/ is removed', as
   await withServer(
     r,
     async (pid) => {
+      assert.ok(alive(pid), 'alive after start');
       assert.equal(r.run(['b']).code, 0);
+      assert.ok(alive(pid), 'alive before its idle timeout');
       await waitFor('the idle server to exit', () => !alive(pid), 10_000);
       assert.ok(!r.exists('.rc1/server.json'));
     },
-    { args: ['--idle-timeout=1'] },
+    { args: ['--idle-timeout=2'] },
   );
   const r2 = serverRig();
   await withServer(r2, async (pid) => {
@@ -686,5 +688,84 @@ test("no child process the server keeps holds a request's environment (esbuild's
     const t0 = Date.now();
     while (holding().length && Date.now() - t0 < 5000) await sleep(50);
     assert.deepEqual(holding(), [], `children of the server ${pid} with a request's variable`);
+  });
+});
+
+test('a served build goes on to its end when the engine changes on disk; the server exits after it', async () => {
+  // A private copy of the engine, so changing its dist touches no other test's.
+  const eng = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-engine-copy-'));
+  const src = path.join(REPO, 'packages', 'engine');
+  for (const d of ['bin', 'dist', 'src', 'package.json'])
+    fs.cpSync(path.join(src, d), path.join(eng, d), { recursive: true });
+  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(eng, 'node_modules'));
+  const cli = path.join(eng, 'bin', 'rc1-build.js');
+  const r = serverRig();
+  const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
+  const go = path.join(r.dir, '..', `${path.basename(r.dir)}.go`);
+  try {
+    await withServer(
+      r,
+      async (pid) => {
+        const child = spawn(process.execPath, [cli, 'hold'], {
+          cwd: r.dir,
+          stdio: 'ignore',
+          env: { ...process.env, HOLD_ENTERED: entered, HOLD_GO: go },
+        });
+        const code = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
+        await waitFor('the hold rule to start', () => fs.existsSync(entered));
+        assert.equal(Number(fs.readFileSync(entered, 'utf8')), pid, 'served');
+        const later = new Date(Date.now() + 5000);
+        fs.utimesSync(path.join(eng, 'dist', 'api.js'), later, later);
+        await sleep(2500); // the server checks dist/ once a second
+        assert.equal(child.exitCode, null, 'the build is not interrupted');
+        assert.ok(alive(pid), 'the server waits for its command');
+        fs.writeFileSync(go, 'go');
+        assert.equal(await code, 0);
+        assert.equal(r.read('out/hold.txt'), 'held');
+        await waitFor('the server to exit after the command', () => !alive(pid));
+      },
+      { cli },
+    );
+  } finally {
+    for (const f of [entered, go]) fs.rmSync(f, { force: true });
+    fs.rmSync(eng, { recursive: true, force: true });
+  }
+});
+
+test('--idle-timeout above the longest timer (2147483 s) is a usage error (64)', async () => {
+  const r = serverRig();
+  try {
+    const big = r.run(['server', 'start', '--idle-timeout=2147484']);
+    assert.equal(big.code, 64, big.stdout + big.stderr);
+    assert.match(big.stderr, /at most 2147483 seconds/);
+    assert.ok(!r.exists('.rc1/server.json'), 'no server started');
+  } finally {
+    spawnSync(process.execPath, [CLI, 'server', 'stop'], { cwd: r.dir, env: process.env });
+    r.cleanup();
+  }
+});
+
+test('a server that accepts the connection but does not answer (stopped): the client runs in-process after ~2 s; a signal before the answer ends it (143)', async () => {
+  const r = serverRig();
+  await withServer(r, async (pid) => {
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const t0 = Date.now();
+      const st = await runAsync(r, ['status', 'a'], {}, 30_000);
+      assert.equal(st.code, 0, st.stderr);
+      assert.ok(Date.now() - t0 < 20_000);
+      assert.match(st.stderr, new RegExp(`the server \\(pid ${pid}\\) did not answer within 2 s; running in-process`));
+      assert.equal(st.stderr.match(/did not answer/g)?.length, 1, 'said once');
+      const c = r.spawn(['status', 'a']);
+      const code = new Promise<number | null>((res) => c.on('exit', (x) => res(x)));
+      await sleep(700);
+      c.kill('SIGTERM');
+      const killer = setTimeout(() => c.kill('SIGKILL'), 5000);
+      assert.equal(await code, 143, 'the first SIGTERM ends the waiting client');
+      clearTimeout(killer);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    assert.equal(r.run(['status', 'a']).code, 0);
   });
 });

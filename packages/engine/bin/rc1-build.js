@@ -88,6 +88,9 @@ function removeIfDead(file, info) {
   }
 }
 
+/** How long the client waits for the server's hello and its 'accepted' before it runs the command in-process. */
+const ACCEPT_TIMEOUT_MS = 2000;
+
 function frame(obj) {
   const body = Buffer.from(JSON.stringify(obj), 'utf8');
   const head = Buffer.allocUnsafe(5);
@@ -115,14 +118,42 @@ async function served(file, info) {
     const finish = (v) => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       for (const [sig, h] of signals) process.off(sig, h);
       resolve(v);
     };
+    // Until the server has accepted the request nothing has run: a signal ends the client now.
+    for (const sig of ['SIGINT', 'SIGTERM']) {
+      const h = () => process.exit(sig === 'SIGINT' ? 130 : 143);
+      signals.set(sig, h);
+      process.on(sig, h);
+    }
+    // A server that accepts the connection but does not answer (stopped, frozen): in-process.
+    const timer = setTimeout(() => {
+      process.stderr.write(
+        `rc1-build: the server (pid ${info.pid}) did not answer within ${ACCEPT_TIMEOUT_MS / 1000} s; running in-process\n`,
+      );
+      refuse();
+    }, ACCEPT_TIMEOUT_MS);
     const refuse = () => {
       sock.destroy();
       finish(false);
     };
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a closed reader: output dropped, as in-process
+    const forwardSignals = () => {
+      for (const [sig, h] of signals) process.off(sig, h);
+      signals.clear();
+      let count = 0;
+      for (const sig of ['SIGINT', 'SIGTERM']) {
+        const h = () => {
+          // The first is the build's to handle; a second one ends this client at once, as it would end an in-process build.
+          if (++count > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
+          sock.write(frame({ t: 'signal', sig }));
+        };
+        signals.set(sig, h);
+        process.on(sig, h);
+      }
+    };
     const request = () => {
       sock.write(
         frame({
@@ -137,16 +168,6 @@ async function served(file, info) {
           identity: identity(),
         }),
       );
-      let count = 0;
-      for (const sig of ['SIGINT', 'SIGTERM']) {
-        const h = () => {
-          // The first is the build's to handle; a second one ends this client at once, as it would end an in-process build.
-          if (++count > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
-          sock.write(frame({ t: 'signal', sig }));
-        };
-        signals.set(sig, h);
-        process.on(sig, h);
-      }
       if (process.stderr.isTTY)
         process.stderr.on('resize', () => sock.write(frame({ t: 'columns', columns: process.stderr.columns })));
     };
@@ -171,8 +192,11 @@ async function served(file, info) {
         else if (type === 2) process.stderr.write(payload);
         else if (type === 3) {
           const m = JSON.parse(payload.toString('utf8'));
-          if (m.t === 'accepted') accepted = true;
-          else if (m.t === 'refused') finish(false);
+          if (m.t === 'accepted') {
+            accepted = true;
+            clearTimeout(timer);
+            forwardSignals();
+          } else if (m.t === 'refused') finish(false);
           else if (m.t === 'exit') {
             process.exitCode = m.code;
             finish(true);

@@ -31,6 +31,8 @@ interface Io {
 }
 
 const READY_TIMEOUT_MS = 30_000;
+/** The longest idle timeout: a node timer holds at most 2^31-1 ms (a longer one fires at once). */
+export const MAX_IDLE_S = Math.floor((2 ** 31 - 1) / 1000);
 const STOP_TIMEOUT_MS = 30_000;
 
 /** Whether the process a server.json names still runs (same pid and start time). */
@@ -62,6 +64,11 @@ export function parseIdleTimeout(v: string | undefined): number {
     throw new UsageError({
       headline: `--idle-timeout expects a positive number of seconds, got ${JSON.stringify(v)}`,
       hint: `e.g. --idle-timeout=3600 (default ${DEFAULT_IDLE_S}: 3 hours)`,
+    });
+  if (n > MAX_IDLE_S)
+    throw new UsageError({
+      headline: `--idle-timeout is at most ${MAX_IDLE_S} seconds (about 24.8 days), got ${v}`,
+      hint: `a longer timer cannot be set (node's timers hold at most 2^31-1 ms); e.g. --idle-timeout=${MAX_IDLE_S}`,
     });
   return n;
 }

@@ -137,14 +137,20 @@ export async function runServer(
 
   const armIdle = (): void => {
     if (idle) clearTimeout(idle);
-    idle = setTimeout(() => shutdown(`idle for ${idleS} s`), idleS * 1000);
+    // At most 2^31-1 ms (control.ts refuses more): a longer delay would fire at once.
+    idle = setTimeout(() => shutdown(`idle for ${idleS} s`), Math.min(idleS * 1000, 2 ** 31 - 1));
   };
 
-  function shutdown(why: string): void {
-    if (stopping) return;
-    stopping = why;
+  /**
+   * Ends the server: at once when idle. During a command, new requests are refused (they run
+   * in-process) and the server exits when the command is done; only `interrupt` (SIGTERM, SIGINT,
+   * SIGHUP to the server: `server stop`) interrupts the command, as a SIGTERM to an in-process
+   * build (143). A changed engine, another engine's client or a gone server.json never does.
+   */
+  function shutdown(why: string, interrupt = false): void {
+    stopping ??= why;
     if (busy) {
-      current?.signal('SIGTERM'); // the command's request ends with 143, as a SIGTERM to an in-process build
+      if (interrupt) current?.signal('SIGTERM');
       return; // handle() exits when the command is done
     }
     exit();
@@ -290,7 +296,7 @@ export async function runServer(
     stopping ??= 'an uncaught exception';
     exit();
   });
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => shutdown(`${sig}`));
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => shutdown(`${sig}`, true));
   process.stdout.on('error', () => {});
 
   await new Promise<void>((resolve, reject) => {
