@@ -131,25 +131,28 @@ export function singleJsonl(rule: string, group: string, files: readonly string[
   return jsonl[0]!;
 }
 
-/** Buffered writes to a new file (1 MiB batches). */
-export class LineWriter {
+/** Buffered writes to a new file, in batches of about 1 MiB; a subclass says how its parts become bytes. */
+abstract class BufferedFile<Part> {
   private readonly fd: number;
-  private parts: string[] = [];
-  private size = 0;
+  protected parts: Part[] = [];
+  protected size = 0;
 
   constructor(path: string) {
     mkdirSync(dirname(path), { recursive: true });
     this.fd = openSync(path, 'w');
   }
 
-  write(text: string): void {
-    this.parts.push(text);
-    this.size += text.length;
+  protected add(part: Part, size: number): void {
+    this.parts.push(part);
+    this.size += size;
     if (this.size >= 1 << 20) this.flush();
   }
 
+  /** The bytes of the parts buffered so far. */
+  protected abstract bytes(): Buffer;
+
   private flush(): void {
-    const bytes = Buffer.from(this.parts.join(''), 'utf8');
+    const bytes = this.bytes();
     for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off, bytes.length - off);
     this.parts = [];
     this.size = 0;
@@ -161,33 +164,25 @@ export class LineWriter {
   }
 }
 
-/** Buffered writes of bytes (and strings, as UTF-8) to a new file (1 MiB batches). */
-export class ByteWriter {
-  private readonly fd: number;
-  private parts: Buffer[] = [];
-  private size = 0;
-
-  constructor(path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.fd = openSync(path, 'w');
+/** Buffered writes of text (UTF-8) to a new file: the strings of a batch are joined, then encoded once. */
+export class LineWriter extends BufferedFile<string> {
+  write(text: string): void {
+    this.add(text, text.length);
   }
 
+  protected bytes(): Buffer {
+    return Buffer.from(this.parts.join(''), 'utf8');
+  }
+}
+
+/** Buffered writes of bytes (and strings, as UTF-8) to a new file. */
+export class ByteWriter extends BufferedFile<Buffer> {
   write(part: Buffer | string): void {
     const b = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
-    this.parts.push(b);
-    this.size += b.length;
-    if (this.size >= 1 << 20) this.flush();
+    this.add(b, b.length);
   }
 
-  private flush(): void {
-    const bytes = Buffer.concat(this.parts, this.size);
-    for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off, bytes.length - off);
-    this.parts = [];
-    this.size = 0;
-  }
-
-  close(): void {
-    this.flush();
-    closeSync(this.fd);
+  protected bytes(): Buffer {
+    return Buffer.concat(this.parts, this.size);
   }
 }

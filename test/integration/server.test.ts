@@ -329,14 +329,18 @@ test('a module-load setting that differs from the server’s (RC1_FSYNC) runs th
   });
 });
 
-test('a changed engine (dist) sends the command in-process and ends the server', async () => {
-  // A private copy of the engine, so changing its dist touches no other test's.
+/** A private copy of the engine (bin, dist, src), so that changing its dist touches no other test's. */
+function engineCopy(): { eng: string; cli: string } {
   const eng = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-engine-copy-'));
   const src = path.join(REPO, 'packages', 'engine');
   for (const d of ['bin', 'dist', 'src', 'package.json'])
     fs.cpSync(path.join(src, d), path.join(eng, d), { recursive: true });
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(eng, 'node_modules'));
-  const cli = path.join(eng, 'bin', 'rc1-build.js');
+  return { eng, cli: path.join(eng, 'bin', 'rc1-build.js') };
+}
+
+test('a changed engine (dist) sends the command in-process and ends the server', async () => {
+  const { eng, cli } = engineCopy();
   const r = serverRig();
   const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);
   const run = (args: string[]) =>
@@ -692,13 +696,7 @@ test("no child process the server keeps holds a request's environment (esbuild's
 });
 
 test('a served build goes on to its end when the engine changes on disk; the server exits after it', async () => {
-  // A private copy of the engine, so changing its dist touches no other test's.
-  const eng = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-engine-copy-'));
-  const src = path.join(REPO, 'packages', 'engine');
-  for (const d of ['bin', 'dist', 'src', 'package.json'])
-    fs.cpSync(path.join(src, d), path.join(eng, d), { recursive: true });
-  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(eng, 'node_modules'));
-  const cli = path.join(eng, 'bin', 'rc1-build.js');
+  const { eng, cli } = engineCopy();
   const r = serverRig();
   const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
   const go = path.join(r.dir, '..', `${path.basename(r.dir)}.go`);

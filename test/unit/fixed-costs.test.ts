@@ -64,11 +64,20 @@ test('closureOf gives the same plan on every call, each caller its own copy, and
   assert.deepEqual(closureOf(open, ['c']), ['c']);
 });
 
-test('validateParams stamps each target with the stamp of its (rule, closure, params), so stamps of earlier builds stay valid, and still refuses a bad value', async () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-fixed-costs-'));
+/**
+ * A temp workspace with a rule whose schema accepts { n: number } (duck-typed like zod's
+ * safeParse), a compiler that knows its closure, and two targets of it (params a.n and b.n).
+ */
+function paramsRig(prefix: string): {
+  root: string;
+  stateDir: string;
+  compiler: ModuleCompiler;
+  targets: ReturnType<typeof target>[];
+  closure: Record<string, string>;
+} {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const stateDir = path.join(root, '.rc1');
   fs.mkdirSync(path.join(stateDir, 'compiled'), { recursive: true });
-  // A rule whose schema accepts { n: number } (duck-typed like zod's safeParse).
   const mod = path.join(root, 'rule.mjs');
   fs.writeFileSync(
     mod,
@@ -84,6 +93,11 @@ test('validateParams stamps each target with the stamp of its (rule, closure, pa
     compiled: async () => mod,
   } as unknown as ModuleCompiler;
   const targets = [target('t1', [], 'rules/r.mjs', ['a.n']), target('t2', [], 'rules/r.mjs', ['b.n'])];
+  return { root, stateDir, compiler, targets, closure };
+}
+
+test('validateParams stamps each target with the stamp of its (rule, closure, params), so stamps of earlier builds stay valid, and still refuses a bad value', async () => {
+  const { root, stateDir, compiler, targets, closure } = paramsRig('rc1-fixed-costs-');
   const values = { a: { n: 1 }, b: { n: 2 } };
   const env = { root, stateDir, compiler, config: { values, files: [] } };
   await validateParams(env, targets);
@@ -133,24 +147,7 @@ test('the stat cache finds a file by any spelling of its path, joined by string 
 
 test('validateParams in a long-lived process: stamps read from a kept (frozen) parse are copied before new ones are recorded', async () => {
   forgetParsedState();
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-fixed-costs-kept-'));
-  const stateDir = path.join(root, '.rc1');
-  fs.mkdirSync(path.join(stateDir, 'compiled'), { recursive: true });
-  const mod = path.join(root, 'rule.mjs');
-  fs.writeFileSync(
-    mod,
-    `export default { name: 'r', version: 1, params: { safeParse(p) {
-       return Object.values(p).every((v) => typeof v?.n === 'number') ? { success: true, data: p }
-         : { success: false, error: { issues: [{ code: 'invalid_type', path: ['n'], message: 'Expected number, received string' }] } };
-     } }, run() {} };\n`,
-  );
-  const closure = { 'rules/r.mjs': 'c0' };
-  const compiler = {
-    knownClosure: () => closure,
-    closure: async () => closure,
-    compiled: async () => mod,
-  } as unknown as ModuleCompiler;
-  const targets = [target('t1', [], 'rules/r.mjs', ['a.n']), target('t2', [], 'rules/r.mjs', ['b.n'])];
+  const { root, stateDir, compiler, targets, closure } = paramsRig('rc1-fixed-costs-kept-');
   const env = (b: number | string) => ({
     root,
     stateDir,
