@@ -31,7 +31,11 @@ OSD_UUID=$(cat /proc/sys/kernel/random/uuid); ID=$(ceph osd new "$OSD_UUID"); mk
 ceph-osd -i "$ID" --mkfs --osd-uuid "$OSD_UUID" >log/osd-mkfs.out 2>&1
 ceph osd crush add "osd.$ID" 1.0 root=default host="$(hostname -s)" >/dev/null 2>&1
 setsid ceph-osd -i "$ID" -f </dev/null >log/osd.out 2>&1 & echo $! > pids/osd
-for i in $(seq 1 900); do ceph osd stat 2>/dev/null | grep -q ' 1 up' && break; sleep 0.2; done
+for i in $(seq 1 900); do
+  ceph osd stat 2>/dev/null | grep -q ' 1 up' && break
+  kill -0 "$(cat pids/osd)" 2>/dev/null || { echo "ceph-rgw-up.sh: ceph-osd exited while starting; see $DIR/log/osd.0.log:" >&2; tail -5 log/osd.out >&2; exit 1; }
+  sleep 0.2
+done
 echo "osd up ($(ms) ms)"
 # radosgw (creates its pools on first start) + an S3 user
 setsid radosgw -n client.rgw.a -f </dev/null >log/rgw.out 2>&1 & echo $! > pids/rgw
