@@ -115,14 +115,128 @@ export class ModuleCompiler {
     return r.startsWith('..') || path.isAbsolute(r) ? abs : r.split(path.sep).join('/');
   }
 
-  private async compile(entry: string): Promise<ClosureRecord> {
+  /**
+   * The code closures of several modules, as closure() gives each: the ones not known and valid
+   * are compiled in one esbuild build (it parses and resolves the files they share once, where
+   * one build per module parses them again each time). Each module's closure is the one a build
+   * of that module alone gives, read from the build's import graph (every local file reachable
+   * from it, plus the package.json of each npm package those files import), and its compiled
+   * file is the same bytes (esbuild bundles each entry point of a build without splitting on its
+   * own). When the build fails, the modules its errors name are compiled alone, so an error is
+   * reported against its module with the message compile() gives, and the others still compile.
+   * A module that cannot be compiled gives its error in place of a closure.
+   */
+  async compileMany(entries: readonly string[]): Promise<Map<string, Record<string, string> | Error>> {
+    const out = new Map<string, Record<string, string> | Error>();
+    const pending: string[] = [];
+    for (const entry of new Set(entries)) {
+      const known = this.knownClosure(entry);
+      if (known) out.set(entry, known);
+      else pending.push(entry);
+    }
+    const alone = async (list: readonly string[]): Promise<void> => {
+      const got = await Promise.all(
+        list.map((entry) =>
+          this.compile(entry).then(
+            (rec) => rec.files,
+            (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+          ),
+        ),
+      );
+      for (const [i, entry] of list.entries()) out.set(entry, got[i]!);
+    };
+    if (pending.length <= 1) {
+      await alone(pending);
+      return out;
+    }
+    const esbuild = this.esbuild();
+    const byImporter = new Map<string, Set<string>>();
+    const names = pending.map((_, i) => `e${i}`);
+    let result: import('esbuild').BuildResult<{ metafile: true; write: false }>;
+    try {
+      result = await esbuild.build({
+        ...this.options(byImporter),
+        entryPoints: pending.map((entry, i) => ({ in: path.resolve(this.root, entry), out: names[i]! })),
+        outdir: this.dir,
+        outExtension: { '.js': '.mjs' },
+      });
+    } catch (e) {
+      // A module whose own file an error names is compiled alone, the others together again
+      // (each alone when no error names a module's file: one in a shared file fails them all).
+      const named = new Set<string>();
+      for (const m of (e as { errors?: import('esbuild').Message[] }).errors ?? [])
+        if (m.location) named.add(path.resolve(this.root, m.location.file));
+      const broken = pending.filter((entry) => named.has(path.resolve(this.root, entry)));
+      if (broken.length === 0 || broken.length === pending.length) await alone(pending);
+      else {
+        const [, rest] = await Promise.all([
+          alone(broken),
+          this.compileMany(pending.filter((entry) => !broken.includes(entry))),
+        ]);
+        for (const [entry, got] of rest) out.set(entry, got);
+      }
+      return out;
+    }
+    this.compiles += pending.length;
+    const { inputs, outputs } = result.metafile;
+    const outputOf = new Map<string, string>(); // absolute output path → its metafile key
+    for (const k of Object.keys(outputs)) outputOf.set(path.resolve(this.root, k), k);
+    const unsure: string[] = [];
+    for (const [i, entry] of pending.entries()) {
+      const jsPath = path.join(this.dir, `${names[i]}.mjs`);
+      const js = result.outputFiles.find((f) => f.path === jsPath)!;
+      const map = result.outputFiles.find((f) => f.path === `${jsPath}.map`);
+      const start = outputs[outputOf.get(jsPath)!]!.entryPoint!;
+      // The files a build of this module alone reads: the ones its imports reach, tree-shaken or not.
+      // An external import the resolve plugin did not make (a built-in's name or a package's
+      // absolute path) is esbuild's own: a glob import (`import(\`./x/${n}.ts\`)`), whose files
+      // the metafile lists with no edge to them. Such a module is compiled alone.
+      const reached = new Set<string>([start]);
+      const stack = [start];
+      let sure = true;
+      while (stack.length && sure) {
+        for (const imp of inputs[stack.pop()!]!.imports) {
+          if (imp.external) {
+            if (!isBuiltin(imp.path) && !path.isAbsolute(imp.path)) sure = false;
+            continue;
+          }
+          if (!inputs[imp.path] || reached.has(imp.path)) continue;
+          reached.add(imp.path);
+          stack.push(imp.path);
+        }
+      }
+      if (!sure) {
+        unsure.push(entry);
+        continue;
+      }
+      const pkgJsons = new Set<string>();
+      for (const f of reached) for (const pj of byImporter.get(path.resolve(this.root, f)) ?? []) pkgJsons.add(pj);
+      try {
+        out.set(entry, this.record(entry, [...reached], pkgJsons, js, map).files);
+      } catch (e) {
+        out.set(entry, e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+    this.compiles -= unsure.length;
+    await alone(unsure);
+    return out;
+  }
+
+  /** esbuild, loaded on first use (its service child starts with the first build). */
+  private esbuild(): typeof import('esbuild') {
     // require, not import(): esbuild is CommonJS, and import() would first scan its ~100 KB
     // main.js for named exports (cjs-module-lexer): ~13 ms of every compile's start-up.
     const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
     esbuildLoaded = esbuild;
-    this.compiles++;
+    return esbuild;
+  }
+
+  /**
+   * The build options every compile shares. The resolve plugin adds, for each file that imports an
+   * npm package, that package's package.json to `pkgJsons` under the importing file's absolute path.
+   */
+  private options(pkgJsons: Map<string, Set<string>>) {
     const engine = this.engine;
-    const pkgJsons = new Set<string>();
     const plugin: import('esbuild').Plugin = {
       name: 'rc1-resolve',
       setup(b) {
@@ -154,7 +268,7 @@ export class ModuleCompiler {
           while (d !== path.dirname(d)) {
             const pj = path.join(d, 'package.json');
             if (fs.existsSync(pj) && /"name"\s*:/.test(fs.readFileSync(pj, 'utf8'))) {
-              pkgJsons.add(pj);
+              (pkgJsons.get(a.importer) ?? pkgJsons.set(a.importer, new Set()).get(a.importer)!).add(pj);
               break;
             }
             d = path.dirname(d);
@@ -163,20 +277,29 @@ export class ModuleCompiler {
         });
       },
     };
+    return {
+      absWorkingDir: this.root,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      write: false,
+      metafile: true,
+      sourcemap: 'linked',
+      logLevel: 'silent',
+      plugins: [plugin],
+    } satisfies import('esbuild').BuildOptions;
+  }
+
+  private async compile(entry: string): Promise<ClosureRecord> {
+    const esbuild = this.esbuild();
+    this.compiles++;
+    const pkgJsons = new Map<string, Set<string>>();
     let result: import('esbuild').BuildResult<{ metafile: true; write: false }>;
     try {
       result = await esbuild.build({
+        ...this.options(pkgJsons),
         entryPoints: [path.resolve(this.root, entry)],
-        absWorkingDir: this.root,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        write: false,
-        metafile: true,
-        sourcemap: 'linked',
-        logLevel: 'silent',
-        plugins: [plugin],
         outfile: path.join(this.dir, 'out.mjs'),
       });
     } catch (e) {
@@ -186,8 +309,26 @@ export class ModuleCompiler {
         .join('\n');
       throw new CompileError(entry, msg || String(e));
     }
+    const js = result.outputFiles.find((f) => f.path.endsWith('.mjs'))!;
+    const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
+    const all = new Set<string>();
+    for (const s of pkgJsons.values()) for (const pj of s) all.add(pj);
+    return this.record(entry, Object.keys(result.metafile.inputs), all, js, map);
+  }
+
+  /**
+   * Records a compiled module: its closure (each input file, a metafile key, and each package.json,
+   * absolute, with its sha256), and its compiled file and source map, named by the closure's hash.
+   */
+  private record(
+    entry: string,
+    inputs: readonly string[],
+    pkgJsons: ReadonlySet<string>,
+    js: import('esbuild').OutputFile,
+    map: import('esbuild').OutputFile | undefined,
+  ): ClosureRecord {
     const files: Record<string, string> = {};
-    for (const k of Object.keys(result.metafile.inputs).sort()) {
+    for (const k of [...inputs].sort()) {
       const rel = this.rel(path.resolve(this.root, k));
       const h = this.stat.hash(rel);
       if (h) files[rel] = h.sha256;
@@ -200,8 +341,6 @@ export class ModuleCompiler {
     const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     for (const k of Object.keys(files)) delete files[k];
     Object.assign(files, sorted);
-    const js = result.outputFiles.find((f) => f.path.endsWith('.mjs'))!;
-    const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
     const base = entry.replace(/[^\w.-]+/g, '_');
     const out = `${base}-${sha256Hex(canonicalJson(files)).slice(0, 16)}.mjs`;
     if (!fs.existsSync(path.join(this.dir, out))) {

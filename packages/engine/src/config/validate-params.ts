@@ -49,10 +49,22 @@ export async function validateParams(env: ValidateParamsEnv, targets: readonly R
   // Targets of one rule with the same params (most of a large pipeline) share one stamp: it is
   // made once per (rule, its closure, params text), not serialised and hashed per target.
   const memo = new Map<string, { closure: Record<string, string>; stamps: Map<string, string> }>();
+  // Rules not compiled yet (rules whose params are declared, from a clean state directory) are
+  // compiled together, in one build (ModuleCompiler.compileMany).
+  const seen = new Set<string>();
+  const unknown: string[] = [];
+  for (const t of targets) {
+    if (seen.has(t.rule)) continue;
+    seen.add(t.rule);
+    if (!env.compiler.knownClosure(t.rule)) unknown.push(t.rule);
+  }
+  const compiled = unknown.length > 1 ? await env.compiler.compileMany(unknown) : null;
   for (const t of targets) {
     let closure: Record<string, string>;
     try {
-      closure = env.compiler.knownClosure(t.rule) ?? (await env.compiler.closure(t.rule));
+      const got = compiled?.get(t.rule);
+      if (got instanceof Error) throw got;
+      closure = got ?? env.compiler.knownClosure(t.rule) ?? (await env.compiler.closure(t.rule));
     } catch {
       continue; // a rule that does not compile fails its target with the compiler's message
     }

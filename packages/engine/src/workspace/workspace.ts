@@ -208,8 +208,10 @@ export async function assertNoRuleSourceOutputs(
   const rules = new Set<string>(); // many targets share a rule: one closure lookup per rule
   for (const n of names) rules.add(ws.pipeline.targets.get(n)!.rule);
   const sources = new Map<string, string>();
+  const closures = await ws.compiler.compileMany([...rules]); // the ones not compiled yet: in one build
   for (const rule of rules) {
-    const files = await ws.compiler.closure(rule).catch(() => ({}));
+    const got = closures.get(rule);
+    const files = got === undefined || got instanceof Error ? {} : got;
     for (const f of Object.keys(files)) if (!sources.has(f)) sources.set(f, rule);
   }
   const diags = [];

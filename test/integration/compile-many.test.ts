@@ -1,0 +1,237 @@
+// ModuleCompiler.compileMany bundles several modules in one esbuild build. Each module's code
+// closure (what enters its targets' fingerprints) and its compiled file and source map must be
+// what a compile of that module alone gives; a module that does not compile is reported against
+// itself with the same message, and the others still compile. Real files in temp dirs: the
+// repository's RC1 rules, and small workspaces with the import shapes the closure walk must follow.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CompileError, ModuleCompiler } from '../../packages/engine/src/config/compile-module.ts';
+import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
+import { REPO, TestRig } from '../helpers/rig.ts';
+
+const temps: string[] = [];
+function tempDir(prefix: string): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  temps.push(d);
+  return d;
+}
+test.after(() => {
+  for (const d of temps) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function compilerFor(root: string): { compiler: ModuleCompiler; state: string } {
+  const state = tempDir('rc1-compile-many-state-');
+  return { compiler: new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json'))), state };
+}
+
+/** Each module compiled alone (as closure() does it), in a state dir of its own. */
+async function alone(
+  root: string,
+  entries: readonly string[],
+): Promise<Map<string, { closure: Record<string, string>; file: string } | Error>> {
+  const { compiler } = compilerFor(root);
+  const out = new Map<string, { closure: Record<string, string>; file: string } | Error>();
+  for (const e of entries) {
+    try {
+      out.set(e, { closure: await compiler.closure(e), file: await compiler.compiled(e) });
+    } catch (err) {
+      out.set(e, err as Error);
+    }
+  }
+  return out;
+}
+
+/** The closure (same keys in the same order) and the same bytes of the compiled file and its map. */
+function assertSameCompile(
+  entry: string,
+  single: { closure: Record<string, string>; file: string },
+  closure: Record<string, string>,
+  file: string,
+): void {
+  assert.equal(JSON.stringify(closure), JSON.stringify(single.closure), `${entry}: closure`);
+  assert.equal(path.basename(file), path.basename(single.file), `${entry}: compiled file name`);
+  assert.ok(fs.readFileSync(file).equals(fs.readFileSync(single.file)), `${entry}: compiled bytes`);
+  assert.ok(fs.readFileSync(`${file}.map`).equals(fs.readFileSync(`${single.file}.map`)), `${entry}: source map bytes`);
+}
+
+test('every rule of the RC1 pipeline: compileMany gives the closure, compiled file and source map that compiling it alone gives', async () => {
+  const rules = fs
+    .readdirSync(path.join(REPO, 'rules'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `rules/${f}`)
+    .sort();
+  // Every rule rc1.build.ts names is among them.
+  const named = [...fs.readFileSync(path.join(REPO, 'rc1.build.ts'), 'utf8').matchAll(/'(rules\/[\w.-]+\.ts)'/g)].map(
+    (m) => m[1]!,
+  );
+  assert.ok(named.length > 0);
+  for (const r of named) assert.ok(rules.includes(r), `${r} is a file of rules/`);
+  const singles = await alone(REPO, rules);
+  const { compiler, state } = compilerFor(REPO);
+  const many = await compiler.compileMany(rules);
+  assert.equal(compiler.compiles, rules.length);
+  for (const r of rules) {
+    const single = singles.get(r)!;
+    assert.ok(!(single instanceof Error), `${r} compiles`);
+    const got = many.get(r);
+    assert.ok(got && !(got instanceof Error), `${r}: compileMany gave ${got}`);
+    assert.equal(compiler.knownClosure(r), got, `${r}: the closure is recorded`);
+    assertSameCompile(r, single, got, await compiler.compiled(r));
+  }
+  assert.equal(compiler.compiles, rules.length, 'compiled() after compileMany compiles nothing again');
+  // A library file of several rules is in each of their closures, once.
+  assert.ok(rules.filter((r) => Object.keys(many.get(r) as object).some((f) => f.startsWith('lib/'))).length > 1);
+  // The records written are the ones a compile of each alone writes.
+  compiler.save();
+  const records = JSON.parse(fs.readFileSync(path.join(state, 'compiled', 'closures.json'), 'utf8'));
+  for (const r of rules) {
+    const single = singles.get(r) as { closure: Record<string, string>; file: string };
+    assert.deepEqual(records[r], { files: single.closure, out: path.basename(single.file) });
+  }
+});
+
+/** A workspace whose modules import one another in the ways the closure walk must follow. */
+function shapes(): string {
+  const root = tempDir('rc1-compile-many-');
+  const files: Record<string, string> = {
+    'lib/shared.ts': 'export function red() { return "red"; }\nexport function blue() { return "blue"; }\n',
+    // Types only: the file is read (it is in the closure) but gives no byte to any output.
+    'lib/types.ts': 'export type Colour = "red" | "blue";\n',
+    'lib/dyn.ts': 'export const later = 42;\n',
+    'lib/legacy.cjs': 'module.exports = { legacy: true };\n',
+    'lib/glob/one.ts': 'export default 1;\n',
+    'lib/glob/two.ts': 'export default 2;\n',
+    'node_modules/pkg-a/package.json': '{ "name": "pkg-a", "version": "1.0.0", "main": "index.js" }\n',
+    'node_modules/pkg-a/index.js': 'module.exports = { a: 1 };\n',
+    'node_modules/pkg-b/package.json': '{ "name": "pkg-b", "version": "2.0.0", "main": "index.js" }\n',
+    'node_modules/pkg-b/index.js': 'module.exports = { b: 2 };\n',
+    // a: a local library, a types-only file, an npm package, a built-in.
+    'rules/a.ts':
+      'import * as fs from "node:fs";\nimport pkgA from "pkg-a";\nimport "../lib/types.ts";\nimport { red } from "../lib/shared.ts";\nexport const a = [red(), pkgA, fs.existsSync];\n',
+    // b: another entry point (a), require() and import() of local files, another npm package.
+    'rules/b.ts':
+      'import { a } from "./a.ts";\nimport pkgB from "pkg-b";\nconst shared = require("../lib/shared.ts");\nexport const b = [a, pkgB, shared.blue(), import("../lib/dyn.ts")];\n',
+    // c: a CommonJS file and a glob import; no npm package.
+    'rules/c.ts':
+      'import legacy from "../lib/legacy.cjs";\nexport const c = (n: string) => [legacy, import(`../lib/glob/${n}.ts`)];\n',
+    // d: the engine's API and its zod (resolved from the engine: not installed here).
+    'rules/d.ts':
+      'import { defineRule } from "rc1-build";\nimport { z } from "zod";\nexport default defineRule({ name: "d", version: 1, params: z.object({ n: z.number() }), run() {} });\n',
+    'rules/broken.ts': 'import { red } from "../lib/shared.ts";\nexport default {{{ red;\n',
+    'rules/missing.ts': 'import { nothing } from "../lib/nowhere.ts";\nexport default nothing;\n',
+    'lib/bad.ts': 'export const bad = ;\n',
+    'rules/uses-bad-1.ts': 'import { bad } from "../lib/bad.ts";\nexport default bad;\n',
+    'rules/uses-bad-2.ts': 'import { bad } from "../lib/bad.ts";\nexport default [bad];\n',
+  };
+  for (const [p, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+    fs.writeFileSync(path.join(root, p), text);
+  }
+  return root;
+}
+
+test('compileMany follows every import shape as a compile alone does: types-only files, require, import(), globs, CommonJS, an entry importing another, npm packages per module', async () => {
+  const root = shapes();
+  const entries = ['rules/a.ts', 'rules/b.ts', 'rules/c.ts', 'rules/d.ts'];
+  const singles = await alone(root, entries);
+  const { compiler } = compilerFor(root);
+  const many = await compiler.compileMany(entries);
+  for (const e of entries) {
+    const single = singles.get(e)!;
+    assert.ok(!(single instanceof Error), `${e} compiles alone: ${single}`);
+    const got = many.get(e);
+    assert.ok(got && !(got instanceof Error), `${e}: ${got}`);
+    assertSameCompile(e, single, got, await compiler.compiled(e));
+  }
+  const keys = (e: string): string[] => Object.keys(many.get(e) as Record<string, string>);
+  // The types-only file gives no byte but is read: it is in a's closure.
+  assert.ok(keys('rules/a.ts').includes('lib/types.ts'));
+  // Each module's npm packages, and only those: b reaches pkg-a through a.
+  assert.ok(keys('rules/a.ts').includes('node_modules/pkg-a/package.json'));
+  assert.ok(!keys('rules/a.ts').includes('node_modules/pkg-b/package.json'));
+  assert.ok(keys('rules/b.ts').includes('node_modules/pkg-a/package.json'));
+  assert.ok(keys('rules/b.ts').includes('node_modules/pkg-b/package.json'));
+  assert.ok(keys('rules/b.ts').includes('lib/dyn.ts'));
+  assert.ok(!keys('rules/c.ts').some((f) => f.includes('node_modules')));
+  assert.ok(keys('rules/c.ts').includes('lib/glob/two.ts'));
+  assert.ok(!keys('rules/c.ts').includes('lib/shared.ts'));
+  assert.ok(keys('rules/d.ts').some((f) => f.endsWith('/zod/package.json')));
+  assert.ok(!keys('rules/d.ts').some((f) => f.includes('pkg-a')));
+});
+
+test('a module that does not compile is reported against itself with the message of a compile alone, and the others still compile (errors in a rule, in an import, in a shared library)', async () => {
+  const root = shapes();
+  const entries = [
+    'rules/a.ts',
+    'rules/broken.ts',
+    'rules/c.ts',
+    'rules/missing.ts',
+    'rules/uses-bad-1.ts',
+    'rules/uses-bad-2.ts',
+    'rules/d.ts',
+  ];
+  const singles = await alone(root, entries);
+  const { compiler } = compilerFor(root);
+  const many = await compiler.compileMany(entries);
+  for (const e of entries) {
+    const single = singles.get(e)!;
+    const got = many.get(e)!;
+    if (['rules/broken.ts', 'rules/missing.ts', 'rules/uses-bad-1.ts', 'rules/uses-bad-2.ts'].includes(e)) {
+      assert.ok(single instanceof CompileError, `${e} does not compile alone`);
+      assert.ok(got instanceof CompileError, `${e}: compileMany gives a CompileError`);
+      assert.equal(got.entry, e);
+      assert.equal(got.message, single.message);
+      // The error is still raised for the module whenever it is asked for.
+      await assert.rejects(
+        compiler.compiled(e),
+        (err: unknown) => err instanceof CompileError && err.message === single.message,
+      );
+    } else {
+      assert.ok(!(single instanceof Error) && !(got instanceof Error), `${e} compiles`);
+      assertSameCompile(e, single, got, await compiler.compiled(e));
+    }
+  }
+  assert.match((many.get('rules/broken.ts') as Error).message, /^rules\/broken\.ts:2:\d+: /);
+  assert.match((many.get('rules/uses-bad-1.ts') as Error).message, /^lib\/bad\.ts:1:\d+: /);
+});
+
+test('a pipeline with a rule that does not compile: its target fails with the compiler message, the targets of the other rules (params read from their schemas) are built', () => {
+  const rule = (name: string): string => `import { defineRule } from 'rc1-build';
+import { z } from 'zod';
+import * as fs from 'node:fs';
+export default defineRule({
+  name: '${name}', version: 1,
+  params: z.object({ ${name}: z.object({ text: z.string() }) }),
+  run(ctx) { fs.writeFileSync(ctx.output('out/${name}.txt'), ctx.params.${name}.text); },
+});
+`;
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  targets: [
+    defineTarget({ name: 'one', rule: 'rules/one.ts', outputs: ['out/one.txt'] }),
+    defineTarget({ name: 'bad', rule: 'rules/bad.ts', outputs: ['out/bad.txt'] }),
+    defineTarget({ name: 'two', rule: 'rules/two.ts', outputs: ['out/two.txt'] }),
+  ],
+});
+`,
+    'rules/one.ts': rule('one'),
+    'rules/two.ts': rule('two'),
+    'rules/bad.ts': 'export default {{{',
+    'configs/default.yaml': 'one:\n  text: "first"\ntwo:\n  text: "second"\n',
+  });
+  try {
+    const r = rig.run(['-k'], { RC1_NO_SERVER: '1' });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /FAILED   bad: rules\/bad\.ts does not compile:\nrules\/bad\.ts:1:\d+: /);
+    assert.equal(rig.read('out/one.txt'), 'first');
+    assert.equal(rig.read('out/two.txt'), 'second');
+    // Their params were read from their schemas (no key left unread, none missing).
+    assert.doesNotMatch(r.stderr, /unread|missing/);
+  } finally {
+    rig.cleanup();
+  }
+});
