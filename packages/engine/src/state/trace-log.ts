@@ -10,7 +10,7 @@ import type { Check } from '../api/index.ts';
 import type { Fingerprint } from '../hash/fingerprint.ts';
 import { FSYNC, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
-import { deepFreeze, readParsed } from './parsed-state.ts';
+import { deepFreeze, readParsedGrowing } from './parsed-state.ts';
 
 export const TRACE_FORMAT = 1;
 
@@ -45,7 +45,7 @@ export interface TargetRecord {
 type Line = TargetRecord | { name: string; deleted: true };
 
 /** What a trace log's text holds (its records are not changed by any reader: a kept parse is shared). */
-interface ParsedTrace {
+export interface ParsedTrace {
   records: Map<string, TargetRecord>;
   formatChange: string | null;
   lines: number;
@@ -53,10 +53,33 @@ interface ParsedTrace {
   goodBytes: number;
 }
 
-function parseTrace(text: string): ParsedTrace {
+export function parseTrace(text: string): ParsedTrace {
   const out: ParsedTrace = { records: new Map(), formatChange: null, lines: 0, tornBytes: 0, goodBytes: 0 };
+  scanLines(out, text, true);
+  return out;
+}
+
+/**
+ * parseTrace(kept's text + appended), from `kept` (which it does not change) and the appended
+ * text alone; null when kept's text did not end with a complete good line (a torn tail, another
+ * format, an empty file): the whole text is parsed then.
+ */
+export function extendTrace(kept: ParsedTrace, appended: string): ParsedTrace | null {
+  if (kept.formatChange !== null || kept.tornBytes > 0 || kept.goodBytes === 0) return null;
+  const out: ParsedTrace = {
+    records: new Map(kept.records),
+    formatChange: null,
+    lines: kept.lines,
+    tornBytes: 0,
+    goodBytes: kept.goodBytes,
+  };
+  scanLines(out, appended, false);
+  return out;
+}
+
+/** Applies text's complete lines to `out` up to the first torn or bad one; `first`: text begins with the format line. */
+function scanLines(out: ParsedTrace, text: string, first: boolean): void {
   let offset = 0;
-  let first = true;
   let goodEnd = 0;
   while (offset < text.length) {
     const nl = text.indexOf('\n', offset);
@@ -73,7 +96,7 @@ function parseTrace(text: string): ParsedTrace {
       const fmt = (obj as { format?: number }).format;
       if (fmt !== TRACE_FORMAT) {
         out.formatChange = `rc1 state format v${fmt ?? '?'} → v${TRACE_FORMAT}; all targets will rebuild`;
-        return out;
+        return;
       }
     } else {
       const l = obj as Line;
@@ -86,9 +109,9 @@ function parseTrace(text: string): ParsedTrace {
   }
   // Bytes, not characters: the whole text's when every line was good (the common case).
   const all = Buffer.byteLength(text);
-  out.goodBytes = goodEnd === text.length ? all : Buffer.byteLength(text.slice(0, goodEnd));
-  out.tornBytes = all - out.goodBytes;
-  return out;
+  const good = goodEnd === text.length ? all : Buffer.byteLength(text.slice(0, goodEnd));
+  out.goodBytes += good;
+  out.tornBytes = all - good;
 }
 
 export class TraceLog {
@@ -107,7 +130,7 @@ export class TraceLog {
   private fd: number | null = null;
 
   constructor(readonly file: string) {
-    const p = readParsed(file, parseTrace, (t) => {
+    const p = readParsedGrowing(file, parseTrace, extendTrace, (t) => {
       for (const r of t.records.values()) deepFreeze(r);
     });
     if (p === null) return;
