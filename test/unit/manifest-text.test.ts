@@ -18,6 +18,7 @@ import {
   sortedForJson,
 } from '../../packages/engine/src/report/manifest.ts';
 import type { TargetRecord } from '../../packages/engine/src/state/trace-log.ts';
+import { deepFreeze } from '../../packages/engine/src/state/parsed-state.ts';
 import { prettyJson, sortedCopy } from '../../packages/engine/src/util/canonical-json.ts';
 
 function rng(seed: number): () => number {
@@ -178,4 +179,81 @@ test('sidecar paths are the joined paths, by string where the parts are plain', 
     ['r', 'a b/c'],
   ] as const)
     assert.equal(sidecarPath(dir, p), path.posix.join(dir, 'sha256', `${p}.sha256`));
+});
+
+test('builds that see the same frozen records again share their entries, and the text stays byte for byte the whole serialisation (300 random steps)', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-manifest-shared-'));
+  const stateDir = path.join(root, '.rc1');
+  fs.mkdirSync(stateDir);
+  const r = rng(11);
+  // The records as the server sees them: frozen (a kept trace parse), some replaced each step.
+  let records = new Map<string, TargetRecord>();
+  let shared = 0;
+  for (let i = 0; i < 300; i++) {
+    const fresh = randomRecords(r);
+    const next = new Map(records);
+    for (const [name, rec] of fresh) if (r() < 0.3 || !next.has(name)) next.set(name, deepFreeze(rec));
+    for (const name of [...next.keys()]) if (r() < 0.05) next.delete(name);
+    records = next;
+    // Directory outputs' files on disk, their sizes changing now and then.
+    for (const rec of records.values())
+      for (const o of rec.outputs)
+        for (const f of Object.keys(o.files ?? {}))
+          if (r() < 0.2) {
+            fs.mkdirSync(path.join(root, o.path), { recursive: true });
+            fs.writeFileSync(path.join(root, o.path, f), 'x'.repeat(Math.floor(r() * 5)));
+          }
+    const declared = new Set([...records.keys()].filter(() => r() < 0.95));
+    const builtBy: Record<string, { key: string; name: string }> =
+      r() < 0.3 ? { k1: { name: r() < 0.5 ? 'host-a' : 'host-b', key: 'pk' } } : {};
+    fs.writeFileSync(path.join(stateDir, 'provenance.json'), JSON.stringify({ format: 1, builtBy }));
+    const ws = {
+      root,
+      stateDir,
+      profile: 'dev',
+      pipeline: { targets: new Map([...declared].map((n) => [n, {}])), manifestDir: 'reports/build' },
+      trace: { records, file: path.join(stateDir, 'trace.log') },
+    };
+    const git = { commit: r() < 0.5 ? 'abc' : null, dirty: r() < 0.5 };
+    const first = buildManifest(ws, git);
+    const again = buildManifest(ws, git);
+    for (const name of Object.keys(first.targets)) {
+      assert.equal(again.targets[name], first.targets[name], 'a frozen record: its entry made once');
+      shared++;
+    }
+    const whole = JSON.stringify(sortedForJson(again), null, 2) + '\n';
+    assert.equal(manifestText(first), whole, `step ${i}`);
+    assert.equal(manifestText(again), whole, `step ${i}, texts kept`);
+    // Directory files' sizes as on disk (the reference reads none: 0), else the earlier manifest.
+    const ref = referenceManifest(records, declared, builtBy, 'dev', git);
+    for (const a of ref.artifacts)
+      if (a.dir !== undefined) a.size = fs.statSync(path.join(root, a.path), { throwIfNoEntry: false })?.size ?? 0;
+    assert.equal(manifestText(again), prettyJson(ref), `step ${i}, against the earlier manifest`);
+  }
+  assert.ok(shared > 1000, `${shared} entries shared`);
+});
+
+test('a manifest of another shape than buildManifest makes is printed as the whole serialisation prints it', () => {
+  const cases = [
+    { artifacts: [], format: 1, git: { commit: null, dirty: null }, profile: 'p', targets: {} },
+    {
+      targets: { 10: { b: 1, a: [] }, 9: { a: {} }, x: { z: 'é\n"' } },
+      profile: 'p',
+      format: 1,
+      git: null,
+      artifacts: [{ z: 1, a: 2 }],
+    },
+    { format: 1, extra: undefined, artifacts: [{ when: new Date(0) }], targets: {} },
+    { format: 1, artifacts: [null], targets: {} },
+    { format: 1, artifacts: [], targets: { a: undefined, b: { x: 1 } } },
+    { format: 1, artifacts: [], targets: { a: () => 1 } },
+    { format: 1, artifacts: [], targets: { a: new Date(0) } },
+    {},
+  ];
+  for (const c of cases)
+    assert.equal(
+      manifestText(c as unknown as Manifest),
+      JSON.stringify(sortedForJson(c), null, 2) + '\n',
+      JSON.stringify(c),
+    );
 });

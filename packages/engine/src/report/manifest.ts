@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { listFilesRecursive, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
+import { deepFreeze } from '../state/parsed-state.ts';
 import { manifestUnchanged, manifestUnchangedSince, recordManifestState } from './manifest-state.ts';
 import { type BuiltBy, readProvenance } from '../cache/remote/provenance.ts';
 
@@ -118,9 +119,85 @@ function sortedCopyOf(value: unknown): unknown {
   return out;
 }
 
-/** The manifest's text: prettyJson(m), byte for byte. */
+/**
+ * Entries of the manifest made once for a frozen (shared, never changed) trace record and reused
+ * by every later build of the process that sees the same record (the resident server: a kept
+ * trace parse, state/parsed-state.ts): a target's entry, its artifacts, and their texts.
+ * null: made, its text not yet.
+ */
+const sharedTexts = new WeakMap<object, string | null>();
+
+/** Keys as JSON.stringify lists them for sortedForJson(obj). */
+function sortedKeys(obj: Record<string, unknown>): string[] {
+  const keys = Object.keys(obj);
+  let ordered = true;
+  for (let i = 0; i < keys.length && ordered; i++)
+    if ((i > 0 && keys[i - 1]! >= keys[i]!) || obj[keys[i]!] === undefined) ordered = false;
+  if (ordered) return keys; // sortedForJson keeps obj itself, or a copy with its keys in this order
+  const copy: Record<string, true> = {}; // what sortedCopyOf makes: keys inserted in sorted order
+  for (const k of keys.sort()) if (obj[k] !== undefined) copy[k] = true;
+  return Object.keys(copy);
+}
+
+/** An object JSON.stringify prints as a standalone value prints (no toJSON, which is handed its key). */
+function plainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/** JSON.stringify(sortedForJson(v), null, 2) as a member at depth 2 prints it (strings hold no raw newline). */
+function memberText(v: object): string {
+  const known = sharedTexts.get(v);
+  if (known) return known;
+  const t = JSON.stringify(sortedForJson(v), null, 2).replaceAll('\n', '\n    ');
+  if (known === null) sharedTexts.set(v, t);
+  return t;
+}
+
+/**
+ * The manifest's text: prettyJson(m), byte for byte. The texts of the artifacts and of the
+ * targets' entries are made one by one (an entry buildManifest shared: once per process) and
+ * joined as JSON.stringify would indent them; anything of another shape is printed whole.
+ */
 export function manifestText(m: Manifest): string {
-  return JSON.stringify(sortedForJson(m), null, 2) + '\n';
+  const whole = (): string => JSON.stringify(sortedForJson(m), null, 2) + '\n';
+  const top = m as unknown as Record<string, unknown>;
+  if (!plainObject(top) || Array.isArray(top)) return whole();
+  const keys = sortedKeys(top);
+  if (keys.length === 0) return '{}\n';
+  // One list of pieces joined once (a 700 KB manifest is copied once, not per level).
+  const out: string[] = ['{\n'];
+  for (const [i, k] of keys.entries()) {
+    const v = top[k];
+    out.push(i === 0 ? '  ' : ',\n  ', JSON.stringify(k), ': ');
+    if (k === 'artifacts' && Array.isArray(v)) {
+      if (!v.every(plainObject)) return whole();
+      if (v.length === 0) out.push('[]');
+      else {
+        out.push('[\n    ');
+        for (let j = 0; j < v.length; j++) out.push(j === 0 ? '' : ',\n    ', memberText(v[j] as object));
+        out.push('\n  ]');
+      }
+    } else if (k === 'targets' && plainObject(v) && !Array.isArray(v)) {
+      const names = sortedKeys(v);
+      if (!names.every((n) => plainObject(v[n]))) return whole();
+      if (names.length === 0) out.push('{}');
+      else {
+        for (let j = 0; j < names.length; j++)
+          out.push(j === 0 ? '{\n    ' : ',\n    ', JSON.stringify(names[j]), ': ', memberText(v[names[j]!] as object));
+        out.push('\n  }');
+      }
+    } else if (
+      v === null ||
+      typeof v === 'string' ||
+      typeof v === 'number' ||
+      typeof v === 'boolean' ||
+      plainObject(v)
+    ) {
+      out.push(JSON.stringify(sortedForJson(v), null, 2).replaceAll('\n', '\n  '));
+    } else return whole();
+  }
+  out.push('\n}\n');
+  return out.join('');
 }
 
 export function artifactsOf(rec: TargetRecord): Artifact[] {
@@ -153,6 +230,40 @@ export interface ManifestBase {
   changed: ReadonlyMap<string, TargetRecord | undefined>;
 }
 
+interface Derived {
+  /** JSON of the builtBy the entry holds ('' for none). */
+  builtBy: string;
+  entry: Manifest['targets'][string];
+  /** A directory's files with size -1: read from disk by every build. */
+  artifacts: Artifact[];
+}
+
+/** Per frozen trace record (one the process may see again, unchanged): its entry and artifacts. */
+const derived = new WeakMap<TargetRecord, Derived>();
+
+/** The record's entry and artifacts; `share`: frozen, to be kept (and their texts) for later builds. */
+function deriveEntry(rec: TargetRecord, by: BuiltBy | undefined, byText: string, share: boolean): Derived {
+  const links: Record<string, string> = {};
+  for (const o of rec.outputs) for (const [rel, to] of Object.entries(o.links ?? {})) links[`${o.path}/${rel}`] = to;
+  const entry: Manifest['targets'][string] = {
+    at: rec.at,
+    ...(by ? { builtBy: by } : {}),
+    how: rec.how,
+    inputs: rec.fingerprint.inputs,
+    key: rec.key,
+    ...(Object.keys(links).length ? { links } : {}),
+    outputs: rec.outputs.map((o) => o.path),
+    result: rec.result,
+    ...(rec.rule ? { rule: rec.rule } : {}),
+  };
+  const artifacts = artifactsOf(rec);
+  if (share) {
+    deepFreeze(entry);
+    for (const a of artifacts) Object.freeze(a);
+  }
+  return { builtBy: byText, entry, artifacts };
+}
+
 export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Manifest {
   const artifacts: Artifact[] = [];
   const targets: Manifest['targets'] = {};
@@ -160,22 +271,26 @@ export function buildManifest(ws: ManifestWorkspace, git: Manifest['git']): Mani
   // Members in sorted key order, so that the text (manifestText) needs no copy of them.
   for (const [name, rec] of localeSorted([...ws.trace.records], ([n]) => n)) {
     if (!ws.pipeline.targets.has(name) || rec.result === 'failed') continue;
-    const links: Record<string, string> = {};
-    for (const o of rec.outputs) for (const [rel, to] of Object.entries(o.links ?? {})) links[`${o.path}/${rel}`] = to;
-    targets[name] = {
-      at: rec.at,
-      ...(builtBy[rec.key] ? { builtBy: builtBy[rec.key] } : {}),
-      how: rec.how,
-      inputs: rec.fingerprint.inputs,
-      key: rec.key,
-      ...(Object.keys(links).length ? { links } : {}),
-      outputs: rec.outputs.map((o) => o.path),
-      result: rec.result,
-      ...(rec.rule ? { rule: rec.rule } : {}),
-    };
-    for (const a of artifactsOf(rec)) {
-      if (a.size < 0) a.size = fs.statSync(path.join(ws.root, a.path), { throwIfNoEntry: false })?.size ?? 0;
-      artifacts.push(a);
+    const by = builtBy[rec.key];
+    const byText = by ? JSON.stringify(by) : '';
+    const share = Object.isFrozen(rec);
+    let d = share ? derived.get(rec) : undefined;
+    if (d === undefined || d.builtBy !== byText) {
+      d = deriveEntry(rec, by, byText, share);
+      if (share) {
+        derived.set(rec, d);
+        sharedTexts.set(d.entry, null);
+        for (const a of d.artifacts) sharedTexts.set(a, null);
+      }
+    }
+    targets[name] = d.entry;
+    for (const a of d.artifacts) {
+      if (a.dir === undefined) artifacts.push(a);
+      else {
+        // A directory's file: its size as on disk now (the record holds none).
+        const size = fs.statSync(path.join(ws.root, a.path), { throwIfNoEntry: false })?.size ?? 0;
+        artifacts.push(size === a.size ? a : { ...a, size });
+      }
     }
   }
   return {
