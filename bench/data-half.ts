@@ -9,7 +9,8 @@
 // --quick: n = 1 000 only. --before REV: an A/B run: the RC1 code (rc1.build.ts, rules, lib,
 // configs, templates, data/raw) of git revision REV ("before") and of the working tree ("after"),
 // both on this tree's engine, built alternately (before, after, before, after… K times each) in
-// the same load window; every output's sha256 must be the same in all runs (reported).
+// the same load window; every output's sha256 must be the same in all runs (reported); a file only
+// the "after" side writes (a new intermediate target's output) is listed and compared among "after" runs.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -20,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 const TARGETS = [
+  'qwen3_table',
   'shadow_set',
   'diversity_report',
   'seed_pool',
@@ -222,20 +224,36 @@ for (const r of runs) {
     `| ${r.n} | ${r.label || '—'} | ${gates(r.full)} | ${fmt(r.full.wallMs)} | ${r.full.cpuS === null ? 'n/a' : `${r.full.cpuS.toFixed(2)} s`} | ${fmt(r.noop)} | ${fmt(nodeMs)} | ${rss} | ${fmtLoad(r.full.load)} | ${met} |`,
   );
 }
-// Every run of one size must have produced the same bytes.
+// Every run of one size must have produced the same bytes. With --before, a file that only the
+// "after" runs write (a new intermediate target's output) is listed, not compared with "before":
+// it must be the same in every "after" run, and every file "before" writes must be the same in all.
 for (const n of SIZES) {
   const mine = runs.filter((r) => r.n === n);
   const ref = mine[0]!.digests;
   const files = Object.keys(ref).sort();
+  const befores = mine.filter((r) => r.label.startsWith('before'));
+  const afters = mine.filter((r) => !r.label.startsWith('before'));
+  const newFiles =
+    BEFORE && befores.length > 0
+      ? Object.keys(afters[0]?.digests ?? {})
+          .filter((f) => befores.every((r) => !(f in r.digests)))
+          .sort()
+      : [];
   const differing = mine.flatMap((r) =>
     [...new Set([...files, ...Object.keys(r.digests)])]
-      .filter((f) => r.digests[f] !== ref[f])
+      .filter((f) => !newFiles.includes(f) && r.digests[f] !== ref[f])
       .map((f) => `${r.label}: ${f}`),
   );
+  for (const f of newFiles)
+    for (const r of afters) if (r.digests[f] !== afters[0]!.digests[f]) differing.push(`${r.label}: ${f}`);
   if (mine.length > 1)
     console.log(
       differing.length === 0
-        ? `\nn = ${n}: all ${mine.length} runs wrote the same ${files.length} output files (sha256).`
+        ? `\nn = ${n}: all ${mine.length} runs wrote the same ${files.length - newFiles.length} output files (sha256)${
+            newFiles.length > 0
+              ? `; the ${afters.length} "after" run(s) also wrote ${newFiles.length} file(s) "before" does not (the same in each): ${newFiles.join(', ')}`
+              : ''
+          }.`
         : `\nn = ${n}: OUTPUTS DIFFER between runs: ${differing.join(', ')}`,
     );
   if (differing.length > 0) process.exitCode = 1;

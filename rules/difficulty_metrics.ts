@@ -2,14 +2,26 @@
 // seed pool, in pool order — id, task, len_tokens (Qwen3 BPE), turns, tool_hops, entities,
 // ops_numeric, connector_density, coref_pronouns, clue_overlap, ambiguity_flags,
 // needs_clarification; the definitions are METRIC_DEFINITIONS in lib/difficulty/metrics.ts and are
-// repeated in the difficulty report. Input group `pool`: one scenarios JSONL. Output `metrics`
-// (JSONL). Params: difficulty.metrics. The output is byte-identical for the same pool and params,
+// repeated in the difficulty report. Input groups: `pool`, one scenarios JSONL; `table` (optional;
+// the shipped pipeline declares it), Qwen3's BPE table, the qwen3_table output: the threads count
+// with it instead of each loading the tokenizer package, the same counts; without it they load the
+// package. Output `metrics` (JSONL). Params: difficulty.metrics. The output is byte-identical for the same pool and params,
 // whatever difficulty.metrics.workers is. The pool is streamed; with workers, each source item's
 // scenarios go to one worker (lib/difficulty/metrics-workers.ts).
 import { stat } from 'node:fs/promises';
 import { defineRule } from 'rc1-build';
 import { displayPath } from '../lib/data/index.ts';
 import { metricsParams, writeMetrics } from '../lib/difficulty/index.ts';
+
+/** Whether the target declares the `table` input group (ctx.inputs throws for an undeclared group only). */
+function declaresTable(ctx: { inputs(name: string): string[] }): boolean {
+  try {
+    ctx.inputs('table');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export default defineRule({
   name: 'difficulty_metrics',
@@ -27,6 +39,7 @@ export default defineRule({
       out: ctx.output('metrics'),
       multiEntityMin,
       workers,
+      ...(declaresTable(ctx) ? { table: ctx.input('table') } : {}),
       signal: ctx.signal,
       progress: (done) => ctx.progress(done, size, 'bytes'),
     });

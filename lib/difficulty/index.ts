@@ -6,9 +6,22 @@ export {
   QWEN3_PROBES,
   QWEN3_TOKENIZER_SHA256,
   loadQwen3,
+  loadQwen3Tokenizer,
   qwen3Counter,
   type Qwen3Counter,
 } from './qwen3-tokens.ts';
+export {
+  NeedsQwen3Package,
+  QWEN3_TABLE_FORMAT,
+  checkTableAgainst,
+  encodeQwen3Table,
+  loadQwen3Table,
+  qwen3TableOf,
+  readQwen3Table,
+  type Qwen3Table,
+  type Qwen3TableCounter,
+  type Qwen3TableHeader,
+} from './qwen3-table.ts';
 export {
   AMBIGUITY_FLAGS,
   METRIC_DEFINITIONS,

@@ -13,6 +13,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { DataError, describeValue, type Location } from '../data/data-error.ts';
 import { LineWriter, asScenario, blankRange, parseObject, readLineRanges, readLines } from './lines.ts';
 import { MetricsComputer } from './metrics.ts';
+import { NeedsQwen3Package, loadQwen3Table, type Qwen3TableCounter } from './qwen3-table.ts';
 import { loadQwen3 } from './qwen3-tokens.ts';
 
 const ROLE = 'rc1-difficulty-metrics';
@@ -29,6 +30,8 @@ export interface MetricsJob {
   file: string;
   out: string;
   multiEntityMin: number;
+  /** A Qwen3 BPE table (the qwen3_table target's output) to count with; none: the tokenizer package (loadQwen3). */
+  table?: string;
   /** At most this many worker_threads, one per BYTES_PER_WORKER of pool and per CPU; 1 (or a small pool): this thread. */
   workers: number;
   /** Pool bytes per worker (default BYTES_PER_WORKER). */
@@ -86,14 +89,46 @@ function fromErrorData(d: ErrorData): Error {
   return err;
 }
 
-function computeOne(mc: MetricsComputer, file: string, it: Item): Result {
+/** The metrics of one line; null where the table counter needs the tokenizer package first (computeLine). */
+function computeOne(mc: MetricsComputer, file: string, it: Item): Result | null {
   try {
     const at: Location = { file, line: it.line, unit: 'line' };
     const m = mc.compute(asScenario(parseObject(it.text, at), at));
     return { idx: it.idx, line: it.line, json: JSON.stringify(m), id: m.id, task: m.task, tokens: m.len_tokens };
   } catch (e) {
+    if (e instanceof NeedsQwen3Package) return null;
     return { idx: it.idx, line: it.line, error: toErrorData(e) };
   }
+}
+
+/** A thread's Qwen3 counter: over the table where one is given, else the package's. */
+async function loadCounter(table: string | undefined): Promise<Qwen3TableCounter> {
+  if (table !== undefined) return loadQwen3Table(table);
+  const c = await loadQwen3();
+  return { ...c, async attachPackage() {} };
+}
+
+/**
+ * computeOne; a line the table counter cannot count alone (an added token, a piece outside the
+ * table) is computed again once the package is attached. Metrics are pure in the line, and the
+ * counter's memos keep only finished counts, so the second computation is the one-pass result.
+ */
+function computeLine(
+  mc: MetricsComputer,
+  counter: Qwen3TableCounter,
+  file: string,
+  it: Item,
+): Result | Promise<Result> {
+  const r = computeOne(mc, file, it);
+  if (r !== null) return r;
+  return counter.attachPackage().then(
+    () =>
+      computeOne(mc, file, it) ?? {
+        idx: it.idx,
+        line: it.line,
+        error: toErrorData(new Error('internal error: the Qwen3 package was attached but a text still needs it')),
+      },
+  );
 }
 
 const SOURCE_ID = Buffer.from('"source_id":"');
@@ -146,12 +181,13 @@ export async function writeMetrics(job: MetricsJob): Promise<MetricsSummary> {
   };
   try {
     if (workers === 1) {
-      const counter = await loadQwen3();
+      const counter = await loadCounter(job.table);
       summary.mode = counter.mode;
       const mc = new MetricsComputer(counter, { multiEntityMin: job.multiEntityMin });
       let idx = 0;
       for await (const { text, line, offset } of readLines(job.pool)) {
-        results.set(idx, computeOne(mc, job.file, { idx, line, text }));
+        const res = computeLine(mc, counter, job.file, { idx, line, text });
+        results.set(idx, res instanceof Promise ? await res : res);
         idx += 1;
         drain();
         if (idx % FLUSH_EVERY === 0) {
@@ -184,6 +220,7 @@ async function runWorkers(
           pool: job.pool,
           file: job.file,
           multiEntityMin: job.multiEntityMin,
+          ...(job.table !== undefined ? { table: job.table } : {}),
           shard: k,
           shards: n,
         } satisfies ServeData,
@@ -257,6 +294,7 @@ interface ServeData {
   pool: string;
   file: string;
   multiEntityMin: number;
+  table?: string;
   /** This worker computes the lines whose shardOf(…, shards) is shard. */
   shard: number;
   shards: number;
@@ -273,7 +311,7 @@ function serve(data: ServeData): void {
     w?.();
   });
   void (async () => {
-    const counter = await loadQwen3();
+    const counter = await loadCounter(data.table);
     const mc = new MetricsComputer(counter, { multiEntityMin: data.multiEntityMin });
     port.postMessage({ ready: counter.mode });
     let batch: Result[] = [];
@@ -293,7 +331,12 @@ function serve(data: ServeData): void {
             wake = resolve;
           });
         }
-        batch.push(computeOne(mc, data.file, { idx, line: r.line, text: r.buf.toString('utf8', r.start, r.end) }));
+        const res = computeLine(mc, counter, data.file, {
+          idx,
+          line: r.line,
+          text: r.buf.toString('utf8', r.start, r.end),
+        });
+        batch.push(res instanceof Promise ? await res : res);
         if (batch.length >= BATCH) flush();
       }
       idx += 1;

@@ -33,10 +33,17 @@ const SELF_CHECK = [
   'Stop. Go! Why? Ok.  Two spaces. Ünïcode? 3. x. É! "Quoted." Then… done.\nNew line. e\u0301. A?! B',
 ];
 
-interface PackageTokenizer {
+export interface PackageTokenizer {
   encode(text: string, options: { add_special_tokens: boolean }): number[];
-  normalizer: ((text: string) => string) | null;
-  pre_tokenizer: { tokenizers?: { pattern?: unknown; pre_tokenize(text: string): string[] }[] };
+  normalizer: (((text: string) => string) & { config?: { type?: unknown } }) | null;
+  pre_tokenizer: {
+    tokenizers?: {
+      pattern?: unknown;
+      byte_encoder?: unknown;
+      config?: unknown;
+      pre_tokenize(text: string): string[];
+    }[];
+  };
   model: ((tokens: string[]) => string[]) & {
     max_length_to_cache?: number;
     /** The BPE model's merges, in rank order, and the options that change what a merge sequence yields. */
@@ -47,7 +54,7 @@ interface PackageTokenizer {
     end_of_word_suffix?: unknown;
     continuing_subword_suffix?: unknown;
   };
-  added_tokens: { content: string }[];
+  added_tokens: { content: string; id?: number }[];
 }
 
 /**
@@ -133,7 +140,7 @@ function bpeCounter(model: PackageTokenizer['model']): ((piece: string) => numbe
   };
 }
 /** Qwen3's pre-tokenizer split regex, as the package compiles it (flags gu). */
-const QWEN3_SPLIT =
+export const QWEN3_SPLIT =
   "(?:'([sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 /** Where a text may be cut between sentences: after . ! ? followed by a space and a letter, and after a line break followed by a letter. */
 const SENTENCE_CUT = /[.!?](?= \p{L})|\n(?=\p{L})/gu;
@@ -143,43 +150,49 @@ export interface Qwen3Counter {
   count(text: string): number;
   /** The same, remembered per distinct text: for texts that recur (context documents and their titles). */
   countRecurring(text: string): number;
-  /** 'fast' (per-sentence and per-piece memo over the package's pipeline) or 'encode' (the package's encode() for every text). */
-  readonly mode: 'fast' | 'encode';
+  /**
+   * 'fast' (per-sentence and per-piece memo over the package's pipeline), 'encode' (the package's
+   * encode() for every text) or 'table' (the same memo over a Qwen3 BPE table, lib/difficulty/qwen3-table.ts).
+   */
+  readonly mode: 'fast' | 'encode' | 'table';
 }
 
-const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Wraps a loaded tokenizer object; exported for tests. */
-export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
-  const encode = (text: string): number => tok.encode(text, { add_special_tokens: false }).length;
-  const stages = tok.pre_tokenizer.tokenizers;
-  const split = stages?.[0]?.pattern;
-  const byteLevel = stages?.[1];
-  const special = new RegExp(tok.added_tokens.map((t) => escapeRe(t.content)).join('|'));
+/** How sentenceCounter counts: the pipeline's pieces, and the whole-text path for what they cannot count. */
+export interface SentenceCounting {
+  /** Texts holding one of these (added tokens) take whole(). */
+  special: RegExp;
+  /** The tokenizer's normaliser (applied to the whole text). */
+  normalize: (text: string) => string;
+  /** The pre-tokenizer split regex (global). */
+  split: RegExp;
+  /** Whether split is exactly QWEN3_SPLIT (then a text is counted sentence by sentence). */
+  bySentence: boolean;
+  /** Tokens of one piece of the split; -1 where this path cannot count it (then the text takes whole()). */
+  piece: (piece: string) => number;
+  /** The full pipeline's count of a text. */
+  whole: (text: string) => number;
+}
+
+/**
+ * A text's count as the sum of its pieces' counts, each distinct piece counted once and each
+ * distinct sentence split once (both remembered).
+ */
+export function sentenceCounter(o: SentenceCounting): (text: string) => number {
+  const { special, normalize, split, bySentence, piece, whole } = o;
   const pieces = new Map<string, number>();
-  const texts = new Map<string, number>();
-  const bpe = bpeCounter(tok.model);
-  const merged = (piece: string): number => {
-    if (bpe === null) return tok.model(byteLevel!.pre_tokenize(piece)).length;
-    let n = 0;
-    for (const w of byteLevel!.pre_tokenize(piece)) {
-      const c = bpe(w);
-      if (c < 0) return tok.model(byteLevel!.pre_tokenize(piece)).length;
-      n += c;
-    }
-    return n;
-  };
-
-  /** The Qwen3 tokens of a piece-aligned stretch of normalised text; -1 if the split left a gap. */
+  /** The Qwen3 tokens of a piece-aligned stretch of normalised text; -1 if the split left a gap or a piece is not countable here. */
   const stretch = (norm: string): number => {
-    const parts = norm.match(split as RegExp) ?? [];
+    const parts = norm.match(split) ?? [];
     let n = 0;
     let covered = 0;
     for (const p of parts) {
       covered += p.length;
       let c = pieces.get(p);
       if (c === undefined) {
-        c = merged(p);
+        c = piece(p);
+        if (c < 0) return -1;
         pieces.set(p, c);
       }
       n += c;
@@ -195,14 +208,13 @@ export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
   // the piece after it (" Word", "Word") starts there; the one lookahead, \s+(?!\S), never ends a
   // part (a part ends in punctuation or a line break, which \s*[\r\n]+ takes first). So the pieces
   // of the parts are the pieces of the whole. NFC is applied to the whole text first.
-  const bySentence = split instanceof RegExp && split.source === QWEN3_SPLIT && split.flags === 'gu';
   const sentences = new Map<string, number>();
-  const fast = (text: string): number => {
-    if (special.test(text)) return encode(text);
-    const norm = tok.normalizer ? tok.normalizer(text) : text;
+  return (text: string): number => {
+    if (special.test(text)) return whole(text);
+    const norm = normalize(text);
     if (!bySentence) {
       const n = stretch(norm);
-      return n >= 0 ? n : encode(text);
+      return n >= 0 ? n : whole(text);
     }
     let n = 0;
     let start = 0;
@@ -214,37 +226,75 @@ export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
       let c = sentences.get(part);
       if (c === undefined) {
         c = stretch(part);
-        if (c < 0) return encode(text);
+        if (c < 0) return whole(text);
         sentences.set(part, c);
       }
       n += c;
     }
     return n;
   };
-  const memo =
-    (f: (t: string) => number) =>
-    (text: string): number => {
-      let c = texts.get(text);
-      if (c === undefined) {
-        c = f(text);
-        texts.set(text, c);
-      }
-      return c;
-    };
+}
 
+/** f, remembered per distinct text. */
+export function memoCount(f: (t: string) => number): (text: string) => number {
+  const texts = new Map<string, number>();
+  return (text: string): number => {
+    let c = texts.get(text);
+    if (c === undefined) {
+      c = f(text);
+      texts.set(text, c);
+    }
+    return c;
+  };
+}
+
+/** Strings whose fast-path count must equal encode()'s; exported for the table's check. */
+export const QWEN3_SELF_CHECK: readonly string[] = SELF_CHECK;
+
+/** Wraps a loaded tokenizer object; exported for tests. */
+export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {
+  const encode = (text: string): number => tok.encode(text, { add_special_tokens: false }).length;
+  const stages = tok.pre_tokenizer.tokenizers;
+  const split = stages?.[0]?.pattern;
+  const byteLevel = stages?.[1];
+  const bpe = bpeCounter(tok.model);
+  const merged = (piece: string): number => {
+    if (bpe === null) return tok.model(byteLevel!.pre_tokenize(piece)).length;
+    let n = 0;
+    for (const w of byteLevel!.pre_tokenize(piece)) {
+      const c = bpe(w);
+      if (c < 0) return tok.model(byteLevel!.pre_tokenize(piece)).length;
+      n += c;
+    }
+    return n;
+  };
   // Every piece's count is memoised here, so the model's own LRU cache only costs time.
   if (typeof tok.model.max_length_to_cache === 'number') tok.model.max_length_to_cache = 0;
   const usable = split instanceof RegExp && split.global && byteLevel !== undefined && stages!.length === 2;
-  if (usable && SELF_CHECK.every((s) => fast(s) === encode(s)))
-    return { count: fast, countRecurring: memo(fast), mode: 'fast' };
-  return { count: encode, countRecurring: memo(encode), mode: 'encode' };
+  if (usable) {
+    const fast = sentenceCounter({
+      special: new RegExp(tok.added_tokens.map((t) => escapeRe(t.content)).join('|')),
+      normalize: (text) => (tok.normalizer ? tok.normalizer(text) : text),
+      split,
+      bySentence: split.source === QWEN3_SPLIT && split.flags === 'gu',
+      piece: merged,
+      whole: encode,
+    });
+    if (SELF_CHECK.every((s) => fast(s) === encode(s)))
+      return { count: fast, countRecurring: memoCount(fast), mode: 'fast' };
+  }
+  return { count: encode, countRecurring: memoCount(encode), mode: 'encode' };
 }
 
+let loadingTokenizer: Promise<PackageTokenizer> | undefined;
 let loading: Promise<Qwen3Counter> | undefined;
 
-/** Loads the tokenizer once per thread (≈0.5 s) and checks it against the published probe ids. */
-export function loadQwen3(): Promise<Qwen3Counter> {
-  loading ??= (async () => {
+/**
+ * The package's tokenizer, loaded once per thread (≈0.5 s) and checked against the published probe
+ * ids; exported for the BPE table (lib/difficulty/qwen3-table.ts).
+ */
+export function loadQwen3Tokenizer(): Promise<PackageTokenizer> {
+  loadingTokenizer ??= (async () => {
     // The package's own data files, read as JSON, into its loader: the package's main module holds
     // the same data as a 7.5 MB script, which each thread would compile and keep (~65 MB more).
     const [loader, json, config] = await Promise.all([
@@ -265,7 +315,13 @@ export function loadQwen3(): Promise<Qwen3Counter> {
         );
       }
     }
-    return qwen3Counter(tok);
+    return tok;
   })();
+  return loadingTokenizer;
+}
+
+/** Loads the tokenizer once per thread (≈0.5 s), checks it against the published probe ids, and wraps it (qwen3Counter). */
+export function loadQwen3(): Promise<Qwen3Counter> {
+  loading ??= loadQwen3Tokenizer().then(qwen3Counter);
   return loading;
 }

@@ -3,11 +3,24 @@
 // the memoised per-piece count equals the package's full encode() on every kind of text.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { QWEN3_PROBES, QWEN3_TOKENIZER_SHA256, loadQwen3, qwen3Counter } from '../../lib/difficulty/index.ts';
+import {
+  NeedsQwen3Package,
+  QWEN3_PROBES,
+  QWEN3_TOKENIZER_SHA256,
+  checkTableAgainst,
+  encodeQwen3Table,
+  loadQwen3,
+  loadQwen3Table,
+  loadQwen3Tokenizer,
+  qwen3Counter,
+  qwen3TableOf,
+  readQwen3Table,
+} from '../../lib/difficulty/index.ts';
 
 interface Tok {
   encode(t: string, o: { add_special_tokens: boolean }): number[];
@@ -84,6 +97,11 @@ test('the count (sentence by sentence, BPE by merge rank) equals encode() on 3 0
   const tok = pkg.fromPreTrained();
   const counter = qwen3Counter(tok as never);
   assert.equal(counter.mode, 'fast');
+  for (const text of randomTexts(3000)) assert.equal(counter.count(text), ids(tok, text).length, JSON.stringify(text));
+});
+
+/** n seeded random texts of fragments where a cut can and cannot be made. */
+function randomTexts(n: number): string[] {
   // Fragments where a cut can and cannot be made: punctuation before spaces and line breaks,
   // letters, digits, marks, quotes, contractions, CJK, emoji and other whitespace.
   const parts = [
@@ -136,16 +154,18 @@ test('the count (sentence by sentence, BPE by merge rank) equals encode() on 3 0
     'z',
   ];
   let seed = 12345;
-  const next = (n: number): number => {
+  const next = (k: number): number => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return (seed >>> 8) % n;
+    return (seed >>> 8) % k;
   };
-  for (let i = 0; i < 3000; i++) {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
     let text = '';
     for (let k = 1 + next(24); k > 0; k--) text += parts[next(parts.length)];
-    assert.equal(counter.count(text), ids(tok, text).length, JSON.stringify(text));
+    out.push(text);
   }
-});
+  return out;
+}
 
 test('a tokenizer whose pipeline is not the expected one is counted with encode() alone', () => {
   const tok = pkg.fromPreTrained() as unknown as Tok & { normalizer: unknown; model: unknown; added_tokens: unknown };
@@ -159,4 +179,90 @@ test('a tokenizer whose pipeline is not the expected one is counted with encode(
   const counter = qwen3Counter(odd as never);
   assert.equal(counter.mode, 'encode');
   assert.equal(counter.count('Hello, world!'), 4);
+});
+
+const golden = (): { text: string; ids: number[] }[] =>
+  readFileSync(join(import.meta.dirname, '../fixtures/difficulty/qwen3-golden.jsonl'), 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { text: string; ids: number[] });
+
+/** The package's tokenizer as loadQwen3Tokenizer() gives it, its table written to a temp file, and the table's counter. */
+async function tableRig(): Promise<{ tok: Tok; file: string; dir: string }> {
+  const tok = (await loadQwen3Tokenizer()) as unknown as Tok;
+  const table = qwen3TableOf(tok as never);
+  assert.equal(table.header.usable, true, table.header.reason);
+  assert.deepEqual(checkTableAgainst(table, tok as never), []);
+  const dir = mkdtempSync(join(tmpdir(), 'rc1-qwen3-table-'));
+  const file = join(dir, 'qwen3_bpe.bin');
+  writeFileSync(file, encodeQwen3Table(table));
+  return { tok, file, dir };
+}
+
+test('the BPE table counts as encode() on 3 000 random texts, the 32 golden strings and the probes, and reads back as written', async () => {
+  const { tok, file, dir } = await tableRig();
+  try {
+    const counter = await loadQwen3Table(file);
+    assert.equal(counter.mode, 'table');
+    await counter.attachPackage(); // for the probes that are added tokens
+    for (const text of randomTexts(3000))
+      assert.equal(counter.count(text), ids(tok, text).length, JSON.stringify(text));
+    for (const g of golden()) assert.equal(counter.count(g.text), g.ids.length, JSON.stringify(g.text));
+    for (const p of QWEN3_PROBES) assert.equal(counter.count(p.text), p.ids.length, p.text);
+    const t = readQwen3Table(file);
+    assert.equal(t.header.merges, 151_387);
+    assert.equal(t.merges.length, 3 * 151_387);
+    assert.deepEqual(encodeQwen3Table(t), readFileSync(file));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a table counter hands a text with an added token to the package: NeedsQwen3Package until it is attached, then its count', async () => {
+  const { tok, file, dir } = await tableRig();
+  try {
+    const counter = await loadQwen3Table(file);
+    const text = 'Hi <|im_start|>user\nWhat is 2+2?<|im_end|> <think>x</think>';
+    assert.throws(() => counter.count(text), NeedsQwen3Package);
+    assert.equal(counter.count('Hello, world!'), 4);
+    await counter.attachPackage();
+    assert.equal(counter.count(text), ids(tok, text).length);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a table with a wrong merge fails the probe-id check at load; a file that is not a table is refused by name; an unusable table falls back to the package', async () => {
+  const { tok, dir } = await tableRig();
+  try {
+    const table = qwen3TableOf(tok as never);
+    // 'Hello' is one token in Qwen3: make the merge that forms it give another id.
+    const hello = (tok as unknown as { model: { tokens_to_ids: Map<string, number> } }).model.tokens_to_ids.get(
+      'Hello',
+    )!;
+    const r = [...Array(table.header.merges).keys()].find((k) => table.merges[3 * k + 2] === hello)!;
+    const wrong = { ...table, merges: Int32Array.from(table.merges) };
+    wrong.merges[3 * r + 2] = hello + 1;
+    const bad = join(dir, 'wrong.bin');
+    writeFileSync(bad, encodeQwen3Table(wrong));
+    await assert.rejects(loadQwen3Table(bad), /wrong\.bin is not Qwen3's BPE table: "Hello, world!" gave \[/);
+    assert.notDeepEqual(checkTableAgainst(wrong, tok as never), []);
+    const junk = join(dir, 'junk.bin');
+    writeFileSync(junk, 'not a table');
+    assert.throws(() => readQwen3Table(junk), /junk\.bin: not a Qwen3 BPE table \(magic\)/);
+    writeFileSync(junk, encodeQwen3Table(table).subarray(0, 5000));
+    assert.throws(() => readQwen3Table(junk), /junk\.bin: not a Qwen3 BPE table \(5000 bytes, the header implies/);
+    const odd = pkg.fromPreTrained() as unknown as { pre_tokenizer: { tokenizers: unknown[] } };
+    odd.pre_tokenizer.tokenizers = [odd.pre_tokenizer.tokenizers[0]];
+    const unusable = qwen3TableOf(odd as never);
+    assert.equal(unusable.header.usable, false);
+    assert.match(unusable.header.reason!, /pre-tokenizer/);
+    const off = join(dir, 'off.bin');
+    writeFileSync(off, encodeQwen3Table(unusable));
+    const c = await loadQwen3Table(off);
+    assert.equal(c.mode, (await loadQwen3()).mode);
+    assert.equal(c.count('Describe this image in detail.'), 6);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

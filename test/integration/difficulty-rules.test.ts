@@ -1,5 +1,6 @@
 // The three difficulty rules chained on a small pool of hand-built scenarios (several renderings
 // per source item, some with a clarification exchange):
+//   qwen3_table --> table --\
 //   pool --> difficulty_metrics --> metrics --> balanced_pool --> balanced, balance report
 //                                         \--------------------> difficulty_report (gate)
 // Each rule runs compiled as the engine compiles it, with a fake context (outputs in a temp dir);
@@ -50,14 +51,24 @@ const GATE = SHIPPED.gate;
 
 let dir = '';
 let poolFile = '';
+let tableFile = '';
 const rules: Record<string, Rule> = {};
 let difficulty: Awaited<ReturnType<typeof compileDifficulty>>;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rc1-diff-rules-'));
   difficulty = await compileDifficulty(dir);
-  for (const name of ['difficulty_metrics', 'balanced_pool', 'difficulty_report'])
+  for (const name of ['qwen3_table', 'difficulty_metrics', 'balanced_pool', 'difficulty_report'])
     rules[name] = await compileRule(name, dir);
   poolFile = writeJsonl(join(dir, 'data/rollouts/rc1_seed.jsonl'), pool());
+  const t = await runRule(rules.qwen3_table!, {
+    params: {},
+    inputs: {},
+    outputs: { table: 'data/tokenizer/qwen3_bpe.bin' },
+    outDir: join(dir, 'table'),
+    root: dir,
+  });
+  assert.match(String(t.result.summary), /151387 merges, 26 added tokens/);
+  tableFile = t.out('data/tokenizer/qwen3_bpe.bin');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -67,7 +78,7 @@ async function metricsRun(name: string, workers: number, file = poolFile): Promi
   const out = 'data/rollouts/rc1_seed.metrics.jsonl';
   const run = await runRule(rules.difficulty_metrics!, {
     params: { difficulty: { metrics: { multi_entity_min: 3, workers } } },
-    inputs: { pool: [file] },
+    inputs: { pool: [file], table: [tableFile] },
     outputs: { metrics: out },
     outDir: join(dir, name),
     root: dir,
@@ -76,13 +87,15 @@ async function metricsRun(name: string, workers: number, file = poolFile): Promi
   return run.out(out);
 }
 
-async function workersRun(name: string, file = poolFile): Promise<string> {
+/** writeMetrics on two workers: with the package (no table) unless a table is given. */
+async function workersRun(name: string, file = poolFile, table?: string): Promise<string> {
   const out = join(dir, name, 'metrics.jsonl');
   const s = await difficulty.writeMetrics({
     pool: file,
     file: 'bad.jsonl',
     out,
     multiEntityMin: 3,
+    ...(table ? { table } : {}),
     workers: 2,
     bytesPerWorker: 1,
     signal: new AbortController().signal,
@@ -107,6 +120,23 @@ test('difficulty_metrics writes one line per scenario in pool order, the same by
   );
   assert.equal(lines.find((l) => l.id === 'gsm8k-0')!.turns, 4);
   assert.equal(lines.find((l) => l.id === 'gsm8k-4')!.turns, 3);
+});
+
+test('counting with the qwen3_table output gives the same metrics bytes as the tokenizer package, on one thread and on workers, also for texts with added tokens', async () => {
+  // Added tokens in a turn, the clarification and a document (the table counter hands those texts to the package).
+  const special = (pool() as Record<string, any>[]).map((s, i) => {
+    if (i === 3)
+      s.messages = [...s.messages, { ...s.messages[0], content: 'Answer after <|im_start|>assistant please.' }];
+    if (i === 7 && s.clarification !== null) s.clarification = `${s.clarification} <think>hm</think>`;
+    if (i === 40) s.context = [{ ...s.context[0], text: `${s.context[0].text} <|endoftext|>` }, ...s.context.slice(1)];
+    return s;
+  });
+  const specialFile = writeJsonl(join(dir, 'special.jsonl'), special);
+  for (const file of [poolFile, specialFile]) {
+    const byPackage = await readFile(await workersRun(`pkg-${file.length}`, file));
+    assert.equal(sha(await readFile(await metricsRun(`tab1-${file.length}`, 1, file))), sha(byPackage));
+    assert.equal(sha(await readFile(await workersRun(`tab2-${file.length}`, file, tableFile))), sha(byPackage));
+  }
 });
 
 test('difficulty_metrics names the file, line and field of a malformed scenario and of a repeated id, with workers too', async () => {

@@ -1,0 +1,342 @@
+// Qwen3's byte-level BPE as a compact table (the qwen3_table target, docs/rc1.md), so a thread that
+// counts tokens need not load the tokenizer package (≈0.6 s and ~50 MB of heap per thread: JSON of
+// the 11 MB tokenizer.json, a 151 643-entry vocabulary Map, the merge list). The table holds what
+// counting uses, in vocabulary ids: the id of each of the 256 bytes (the ByteLevel stage maps a
+// piece's UTF-8 bytes to one symbol each), and per merge rank the pair it joins and the id it makes;
+// plus the added tokens, the split regex and the normaliser's name. It is derived from the loaded
+// package (whose probe ids are checked at load) and written only when the package's pipeline is the
+// one it encodes (NFC, Qwen3's split regex, ByteLevel without prefix space or regex, plain BPE) and
+// its counts equal encode() on the self-check strings and its ids the published probe ids; otherwise
+// the table says so and its readers count with the package (loadQwen3), as before.
+// Counting from the table is sentenceCounter (lib/difficulty/qwen3-tokens.ts) over this BPE: the
+// same pieces, merged in the same order (lowest rank first, the leftmost of equal ones). A text
+// holding an added token, a piece the table cannot merge (a merge result outside the vocabulary)
+// or a gap in the split takes the package's own path: the counter throws NeedsQwen3Package until
+// a package counter is attached (attachPackage), and then hands such texts to it.
+import { readFileSync } from 'node:fs';
+import {
+  QWEN3_PROBES,
+  QWEN3_SELF_CHECK,
+  QWEN3_SPLIT,
+  escapeRe,
+  loadQwen3,
+  memoCount,
+  sentenceCounter,
+  type PackageTokenizer,
+  type Qwen3Counter,
+} from './qwen3-tokens.ts';
+
+const MAGIC = 'RC1-QWEN3-BPE\n';
+/** The table file's format version (in its header). */
+export const QWEN3_TABLE_FORMAT = 1;
+
+/** The table's JSON header. */
+export interface Qwen3TableHeader {
+  format: number;
+  /** false: the package's pipeline is not the one the table encodes; count with the package. */
+  usable: boolean;
+  /** Why the table is not usable (usable: false). */
+  reason?: string;
+  /** The byte order of the Int32 arrays that follow. */
+  endianness: 'LE';
+  normalizer: 'NFC';
+  split: string;
+  /** Merge ranks (the length of the merge array / 3). */
+  merges: number;
+  added: { content: string; id: number }[];
+}
+
+export interface Qwen3Table {
+  header: Qwen3TableHeader;
+  /** Vocabulary id of each byte 0..255. */
+  byteIds: Int32Array;
+  /** Per rank r: [3r] left id, [3r + 1] right id (-1 -1: a merge no vocabulary pair can meet), [3r + 2] the merged id (-1: not in the vocabulary). */
+  merges: Int32Array;
+}
+
+/** Thrown by a table counter for a text only the package counts exactly (see attachPackage). */
+export class NeedsQwen3Package extends Error {
+  constructor() {
+    super('this text needs the Qwen3 tokenizer package (an added token, or a piece the BPE table cannot merge)');
+    this.name = 'NeedsQwen3Package';
+  }
+}
+
+export interface Qwen3TableCounter extends Qwen3Counter {
+  /** Loads the package (loadQwen3) for the texts the table does not count; idempotent. */
+  attachPackage(): Promise<void>;
+}
+
+/** Derives the table from the loaded package tokenizer; usable: false (with the reason) where its pipeline is not the one the table encodes. */
+export function qwen3TableOf(tok: PackageTokenizer): Qwen3Table {
+  const empty = (reason: string): Qwen3Table => ({
+    header: {
+      format: QWEN3_TABLE_FORMAT,
+      usable: false,
+      reason,
+      endianness: 'LE',
+      normalizer: 'NFC',
+      split: QWEN3_SPLIT,
+      merges: 0,
+      added: [],
+    },
+    byteIds: new Int32Array(256),
+    merges: new Int32Array(0),
+  });
+  const stages = tok.pre_tokenizer.tokenizers;
+  const split = stages?.[0]?.pattern;
+  const byteLevel = stages?.[1];
+  const m = tok.model;
+  if (tok.normalizer?.config?.type !== 'NFC') return empty('the normaliser is not NFC');
+  if (stages?.length !== 2 || !(split instanceof RegExp) || split.source !== QWEN3_SPLIT || split.flags !== 'gu')
+    return empty("the pre-tokenizer is not Qwen3's split regex followed by ByteLevel");
+  const bl = byteLevel?.config as { type?: unknown; add_prefix_space?: unknown; use_regex?: unknown } | undefined;
+  const byteEncoder = byteLevel?.byte_encoder as Record<number, string> | undefined;
+  if (bl?.type !== 'ByteLevel' || bl.add_prefix_space !== false || bl.use_regex !== false || !byteEncoder)
+    return empty('the ByteLevel stage adds a prefix space or splits by its own regex');
+  const { merges, tokens_to_ids: vocab } = m;
+  if (
+    !Array.isArray(merges) ||
+    !(vocab instanceof Map) ||
+    m.byte_fallback !== false ||
+    m.ignore_merges !== false ||
+    (m.end_of_word_suffix ?? '') !== '' ||
+    (m.continuing_subword_suffix ?? '') !== ''
+  )
+    return empty('the model is not a plain byte-level BPE');
+  const ids = vocab as Map<string, number>;
+  const byteIds = new Int32Array(256);
+  for (let b = 0; b < 256; b++) {
+    const id = ids.get(byteEncoder[b] ?? '');
+    if (id === undefined) return empty(`byte ${b} has no vocabulary id`);
+    byteIds[b] = id;
+  }
+  const table = new Int32Array(3 * merges.length);
+  for (let r = 0; r < merges.length; r++) {
+    const pair = merges[r] as unknown;
+    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string')
+      return empty(`merge ${r} is not a pair of strings`);
+    const a = ids.get(pair[0]);
+    const b = ids.get(pair[1]);
+    table[3 * r] = a === undefined || b === undefined ? -1 : a;
+    table[3 * r + 1] = a === undefined || b === undefined ? -1 : b;
+    table[3 * r + 2] = ids.get(pair[0] + pair[1]) ?? -1;
+  }
+  const added = tok.added_tokens.map((t) => ({ content: t.content, id: t.id ?? ids.get(t.content) ?? -1 }));
+  if (added.some((t) => t.id < 0)) return empty('an added token has no id');
+  return {
+    header: {
+      format: QWEN3_TABLE_FORMAT,
+      usable: true,
+      endianness: 'LE',
+      normalizer: 'NFC',
+      split: QWEN3_SPLIT,
+      merges: merges.length,
+      added,
+    },
+    byteIds,
+    merges: table,
+  };
+}
+
+/**
+ * Checks a usable table against the package it came from: its count equals encode() on the
+ * self-check strings and the probes, and its ids are the published probe ids. Returns what differs
+ * (empty: none).
+ */
+export function checkTableAgainst(table: Qwen3Table, tok: PackageTokenizer): string[] {
+  const problems = probeProblems(table);
+  const counter = tableCounter(table, tok);
+  for (const s of [...QWEN3_SELF_CHECK, ...QWEN3_PROBES.map((p) => p.text)]) {
+    const want = tok.encode(s, { add_special_tokens: false }).length;
+    let got: number | string;
+    try {
+      got = counter.count(s);
+    } catch (e) {
+      got = (e as Error).message;
+    }
+    if (got !== want) problems.push(`${JSON.stringify(s)}: the table counts ${got}, encode() ${want}`);
+  }
+  return problems;
+}
+
+/** The table as a file: magic, a 4-byte header length, the JSON header, padding to 4, then byteIds and merges (Int32, little-endian). */
+export function encodeQwen3Table(t: Qwen3Table): Buffer {
+  const header = Buffer.from(JSON.stringify(t.header), 'utf8');
+  const head = Buffer.alloc(MAGIC.length + 4);
+  head.write(MAGIC, 0, 'latin1');
+  head.writeUInt32LE(header.length, MAGIC.length);
+  const pad = Buffer.alloc((4 - ((head.length + header.length) % 4)) % 4, 0x20);
+  const ints = (a: Int32Array): Buffer => {
+    const b = Buffer.alloc(a.length * 4);
+    for (let i = 0; i < a.length; i++) b.writeInt32LE(a[i]!, 4 * i);
+    return b;
+  };
+  return Buffer.concat([head, header, pad, ints(t.byteIds), ints(t.merges)]);
+}
+
+/** Reads a table file (encodeQwen3Table); a clear error naming the file where it is not one. */
+export function readQwen3Table(file: string): Qwen3Table {
+  const buf = readFileSync(file);
+  const bad = (why: string): Error =>
+    new Error(`${file}: not a Qwen3 BPE table (${why}); rebuild it: rc1-build qwen3_table --force`);
+  if (buf.length < MAGIC.length + 4 || buf.toString('latin1', 0, MAGIC.length) !== MAGIC) return throwIt(bad('magic'));
+  const len = buf.readUInt32LE(MAGIC.length);
+  let header: Qwen3TableHeader;
+  try {
+    header = JSON.parse(buf.toString('utf8', MAGIC.length + 4, MAGIC.length + 4 + len)) as Qwen3TableHeader;
+  } catch {
+    return throwIt(bad('header is not JSON'));
+  }
+  if (header.format !== QWEN3_TABLE_FORMAT) throw bad(`format ${header.format}, expected ${QWEN3_TABLE_FORMAT}`);
+  let at = MAGIC.length + 4 + len;
+  at += (4 - (at % 4)) % 4;
+  const want = at + 4 * (256 + 3 * header.merges);
+  if (buf.length !== want) throw bad(`${buf.length} bytes, the header implies ${want}`);
+  const ints = (from: number, n: number): Int32Array => {
+    const a = new Int32Array(n);
+    for (let i = 0; i < n; i++) a[i] = buf.readInt32LE(from + 4 * i);
+    return a;
+  };
+  return { header, byteIds: ints(at, 256), merges: ints(at + 1024, 3 * header.merges) };
+}
+
+function throwIt(e: Error): never {
+  throw e;
+}
+
+/** BPE over the table: a piece's token ids (or count), merging the lowest rank first, the leftmost of equal ones. */
+function tableBpe(t: Qwen3Table): (piece: string, ids?: number[]) => number {
+  const { byteIds, merges } = t;
+  const ranks = merges.length / 3;
+  let size = 1;
+  while (size < 2 * ranks + 2) size *= 2;
+  const mask = size - 1;
+  const left = new Int32Array(size).fill(-1);
+  const right = new Int32Array(size);
+  const rankAt = new Int32Array(size);
+  const slot = (a: number, b: number): number => {
+    let i = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) & mask;
+    while (left[i] !== -1 && (left[i] !== a || right[i] !== b)) i = (i + 1) & mask;
+    return i;
+  };
+  for (let r = 0; r < ranks; r++) {
+    const a = merges[3 * r]!;
+    if (a === -1) continue;
+    const b = merges[3 * r + 1]!;
+    const i = slot(a, b);
+    if (left[i] === -1) {
+      left[i] = a;
+      right[i] = b;
+      rankAt[i] = r;
+    }
+  }
+  const encoder = new TextEncoder();
+  let bytes = new Uint8Array(256);
+  const sym: number[] = [];
+  return (piece: string, ids?: number[]): number => {
+    if (bytes.length < 3 * piece.length) bytes = new Uint8Array(3 * piece.length);
+    const { written } = encoder.encodeInto(piece, bytes);
+    sym.length = 0;
+    for (let i = 0; i < written; i++) sym.push(byteIds[bytes[i]!]!);
+    let n = sym.length;
+    while (n > 1) {
+      let best = Infinity;
+      let at = -1;
+      for (let i = 0; i + 1 < n; i++) {
+        const k = slot(sym[i]!, sym[i + 1]!);
+        if (left[k] !== -1 && rankAt[k]! < best) {
+          best = rankAt[k]!;
+          at = i;
+        }
+      }
+      if (at < 0) break;
+      const id = merges[3 * best + 2]!;
+      if (id === -1) return -1;
+      sym[at] = id;
+      sym.splice(at + 1, 1);
+      n -= 1;
+    }
+    if (ids) ids.push(...sym);
+    return n;
+  };
+}
+
+/** Token ids of a text by the table (added tokens as their ids, the rest by NFC, split and BPE); null where the table cannot tell. */
+function tableIds(t: Qwen3Table, bpe: (piece: string, ids?: number[]) => number, text: string): number[] | null {
+  const split = new RegExp(t.header.split, 'gu');
+  const out: number[] = [];
+  const plain = (s: string): boolean => {
+    for (const p of s.normalize('NFC').match(split) ?? []) if (bpe(p, out) < 0) return false;
+    return true;
+  };
+  if (t.header.added.length === 0) return plain(text) ? out : null;
+  const byContent = new Map(t.header.added.map((a) => [a.content, a.id]));
+  const re = new RegExp(t.header.added.map((a) => escapeRe(a.content)).join('|'), 'g');
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    if (!plain(text.slice(last, m.index))) return null;
+    out.push(byContent.get(m[0])!);
+    last = m.index + m[0].length;
+  }
+  return plain(text.slice(last)) ? out : null;
+}
+
+/** Where the table's ids differ from the published probe ids. */
+function probeProblems(t: Qwen3Table): string[] {
+  const bpe = tableBpe(t);
+  return QWEN3_PROBES.flatMap((p) => {
+    const got = tableIds(t, bpe, p.text);
+    return JSON.stringify(got) === JSON.stringify(p.ids)
+      ? []
+      : [`${JSON.stringify(p.text)} gave ${JSON.stringify(got)}, Qwen3 gives ${JSON.stringify(p.ids)}`];
+  });
+}
+
+/** A counter over a usable table; tok: the package tokenizer for the texts the table does not count (else attachPackage()). */
+function tableCounter(t: Qwen3Table, tok?: PackageTokenizer): Qwen3TableCounter {
+  const bpe = tableBpe(t);
+  /** The package's count, for the texts the table does not count: encode() of tok where given, else loadQwen3()'s once attached. */
+  let pkg: ((text: string) => number) | undefined = tok
+    ? (text) => tok.encode(text, { add_special_tokens: false }).length
+    : undefined;
+  const whole = (text: string): number => {
+    if (pkg === undefined) throw new NeedsQwen3Package();
+    return pkg(text);
+  };
+  const count = sentenceCounter({
+    special:
+      t.header.added.length === 0 ? /(?!)/ : new RegExp(t.header.added.map((a) => escapeRe(a.content)).join('|')),
+    normalize: (text) => text.normalize('NFC'),
+    split: new RegExp(t.header.split, 'gu'),
+    bySentence: t.header.split === QWEN3_SPLIT,
+    piece: (p) => bpe(p),
+    whole,
+  });
+  return {
+    count,
+    countRecurring: memoCount(count),
+    mode: 'table',
+    async attachPackage() {
+      if (pkg === undefined) {
+        const c = await loadQwen3();
+        pkg = (text) => c.count(text);
+      }
+    },
+  };
+}
+
+/**
+ * The Qwen3 counter of a table file: over the table where it is usable (its ids checked against
+ * the published probe ids here, as loadQwen3 checks the package's), else the package's (loadQwen3).
+ */
+export async function loadQwen3Table(file: string): Promise<Qwen3TableCounter> {
+  const t = readQwen3Table(file);
+  if (!t.header.usable) {
+    const c = await loadQwen3();
+    return { ...c, async attachPackage() {} };
+  }
+  const problems = probeProblems(t);
+  if (problems.length > 0) throw new Error(`${file} is not Qwen3's BPE table: ${problems.join('; ')}`);
+  return tableCounter(t);
+}
