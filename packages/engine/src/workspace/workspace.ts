@@ -154,7 +154,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const trace = new TraceLog(path.join(stateDir, 'trace.log'));
   phase('load trace');
   const cache = new OutputCache(path.join(stateDir, 'cache'));
-  const committer = new OutputCommitter(root, path.join(stateDir, 'journal'), trace, stat);
+  const committer = new OutputCommitter(root, path.join(stateDir, 'journal'), trace, stat, path.join(stateDir, 'tmp'));
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
   const salt = loadSalt(stateDir);
   const ws: Workspace = {
