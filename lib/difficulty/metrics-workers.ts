@@ -30,7 +30,7 @@ export interface MetricsJob {
   file: string;
   out: string;
   multiEntityMin: number;
-  /** A Qwen3 BPE table (the qwen3_table target's output) to count with; none: the tokenizer package (loadQwen3). */
+  /** A Qwen3 BPE table (the tokenizer_table target's output) to count with; none: the tokenizer package (loadQwen3). */
   table?: string;
   /** At most this many worker_threads, one per BYTES_PER_WORKER of pool and per CPU; 1 (or a small pool): this thread. */
   workers: number;

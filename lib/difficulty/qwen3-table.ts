@@ -1,4 +1,4 @@
-// Qwen3's byte-level BPE as a compact table (the qwen3_table target, docs/rc1.md), so a thread that
+// Qwen3's byte-level BPE as a compact table (the tokenizer_table target, docs/rc1.md), so a thread that
 // counts tokens need not load the tokenizer package (≈0.6 s and ~50 MB of heap per thread: JSON of
 // the 11 MB tokenizer.json, a 151 643-entry vocabulary Map, the merge list). The table holds what
 // counting uses, in vocabulary ids: the id of each of the 256 bytes (the ByteLevel stage maps a
@@ -179,7 +179,7 @@ export function encodeQwen3Table(t: Qwen3Table): Buffer {
 export function readQwen3Table(file: string): Qwen3Table {
   const buf = readFileSync(file);
   const bad = (why: string): Error =>
-    new Error(`${file}: not a Qwen3 BPE table (${why}); rebuild it: rc1-build qwen3_table --force`);
+    new Error(`${file}: not a Qwen3 BPE table (${why}); rebuild it: rc1-build tokenizer_table --force`);
   if (buf.length < MAGIC.length + 4 || buf.toString('latin1', 0, MAGIC.length) !== MAGIC) return throwIt(bad('magic'));
   const len = buf.readUInt32LE(MAGIC.length);
   let header: Qwen3TableHeader;

