@@ -5,12 +5,14 @@
 // (user + system, GNU time), the no-op time and the peak RSS of the CLI process, beside
 // `node -e 0` measured in the same run and the load average before and after each build.
 // Goal (issue 12, item 8) at 30 000 on the 2-core machine: whole data half ≤ 8 s, peak RSS ≤ 1 GiB.
-//   node --import tsx bench/data-half.ts [--quick] [--sizes 30000,…] [--before REV] [--reps K]
+//   node --import tsx bench/data-half.ts [--quick] [--sizes 30000,…] [--before REV | --before-engine DIR] [--reps K]
 // --quick: n = 1 000 only. --before REV: an A/B run: the RC1 code (rc1.build.ts, rules, lib,
 // configs, templates, data/raw) of git revision REV ("before") and of the working tree ("after"),
 // both on this tree's engine, built alternately (before, after, before, after… K times each) in
 // the same load window; every output's sha256 must be the same in all runs (reported); a file only
 // the "after" side writes (a new intermediate target's output) is listed and compared among "after" runs.
+// --before-engine DIR: the same A/B run with the working tree's RC1 code in both, the "before"
+// builds on the engine of another checkout (DIR/packages/engine, its dist/ built).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -55,6 +57,11 @@ const SIZES = process.argv.includes('--quick')
       })
     : [1000, 5000, 30000];
 const BEFORE = option('--before');
+const BEFORE_ENGINE = option('--before-engine');
+if (BEFORE && BEFORE_ENGINE) throw new Error('bench/data-half.ts: --before and --before-engine are one or the other');
+const BEFORE_CLI = BEFORE_ENGINE && path.resolve(BEFORE_ENGINE, 'packages', 'engine', 'bin', 'rc1-build.js');
+if (BEFORE_CLI && !fs.existsSync(BEFORE_CLI)) throw new Error(`bench/data-half.ts: no ${BEFORE_CLI}`);
+const AB = BEFORE !== undefined || BEFORE_CLI !== undefined;
 const REPS = Number(option('--reps') ?? '1');
 if (!Number.isInteger(REPS) || REPS < 1) throw new Error('bench/data-half.ts: --reps takes a positive integer');
 
@@ -92,8 +99,8 @@ function workspace(n: number, rev?: string): string {
   return dir;
 }
 
-function build(dir: string, targets: string[]): Run {
-  const args = [CLI, ...targets, '--json', '-j', '2'];
+function build(dir: string, targets: string[], cli = CLI): Run {
+  const args = [cli, ...targets, '--json', '-j', '2'];
   const before = load1();
   const t0 = performance.now();
   const r = GNU_TIME
@@ -165,7 +172,9 @@ console.log(
   `# RC1 data half, built from nothing through the CLI (-j 2) — node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os
     .loadavg()
     .map((x) => x.toFixed(2))
-    .join(' ')}${BEFORE ? `; before = RC1 code of ${BEFORE}, after = the working tree, same engine, alternating` : ''}`,
+    .join(
+      ' ',
+    )}${BEFORE ? `; before = RC1 code of ${BEFORE}, after = the working tree, same engine, alternating` : ''}${BEFORE_CLI ? `; before = the engine of ${BEFORE_ENGINE}, after = this tree's, same RC1 code, alternating` : ''}`,
 );
 const nodeMs = nodeStartup();
 
@@ -177,18 +186,18 @@ interface Measured {
   digests: Record<string, string>;
 }
 
-function measure(n: number, label: string, rev?: string): Measured {
+function measure(n: number, label: string, rev?: string, cli = CLI): Measured {
   const dir = workspace(n, rev);
   try {
-    const full = build(dir, ['pool_validation', 'difficulty_report']);
+    const full = build(dir, ['pool_validation', 'difficulty_report'], cli);
     if (full.code !== 0 && full.code !== 2) {
       console.error(`n = ${n} (${label}): the build exited ${full.code}`);
       process.exitCode = 1;
     }
     const digests = outputDigests(dir);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300); // past the stat cache's racy window
-    build(dir, ['pool_validation', 'difficulty_report']);
-    const noop = Math.min(...[0, 1, 2].map(() => build(dir, ['pool_validation', 'difficulty_report']).wallMs));
+    build(dir, ['pool_validation', 'difficulty_report'], cli);
+    const noop = Math.min(...[0, 1, 2].map(() => build(dir, ['pool_validation', 'difficulty_report'], cli).wallMs));
     return { label, n, full, noop, digests };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -198,8 +207,8 @@ function measure(n: number, label: string, rev?: string): Measured {
 const runs: Measured[] = [];
 for (const n of SIZES) {
   for (let rep = 0; rep < REPS; rep++) {
-    if (BEFORE) runs.push(measure(n, `before #${rep + 1}`, BEFORE));
-    runs.push(measure(n, BEFORE ? `after #${rep + 1}` : REPS > 1 ? `#${rep + 1}` : '', undefined));
+    if (AB) runs.push(measure(n, `before #${rep + 1}`, BEFORE, BEFORE_CLI ?? CLI));
+    runs.push(measure(n, AB ? `after #${rep + 1}` : REPS > 1 ? `#${rep + 1}` : '', undefined));
   }
 }
 
