@@ -86,6 +86,48 @@ test('a second workspace restores every target from the remote cache, verified, 
   }
 });
 
+test("outputs the writer's cache carries inline reach the server as objects, under an action entry without them; a reader restores them", (t) => {
+  if (!needServer(t, 'nginx', 'nginx')) return;
+  const srv = startNginx({ authHeader: TOKEN });
+  const first = remoteRig({ url: srv.url, mode: 'readwrite' });
+  const second = remoteRig({ url: srv.url });
+  try {
+    assert.equal(first.run([], WRITER_ENV).code, 0);
+    const small = ['out/a.txt', 'out/c.txt', 'out/sq.txt'];
+    const objectFile = (dir: string, sha: string): string => path.join(dir, '.rc1/cache/objects', sha.slice(0, 2), sha);
+    for (const f of small) {
+      const body = fs.readFileSync(path.join(first.dir, f));
+      const sha = createHash('sha256').update(body).digest('hex');
+      assert.ok(!fs.existsSync(objectFile(first.dir, sha)), `${f}: inline in the writer's cache, no object`);
+      assert.deepEqual(fs.readFileSync(path.join(srv.store, 'cas', sha)), body, `${f}: an object on the server`);
+    }
+    for (const name of fs.readdirSync(path.join(srv.store, 'ac')))
+      assert.ok(!fs.readFileSync(path.join(srv.store, 'ac', name), 'utf8').includes('inline'), 'objects only');
+
+    const r = second.run([], READER_ENV);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(second.runs(), [], 'no rule ran in the second workspace');
+    for (const f of small) {
+      assert.equal(second.read(f), first.read(f), `${f} restored with the same bytes`);
+      const sha = createHash('sha256').update(second.read(f)).digest('hex');
+      assert.ok(fs.existsSync(objectFile(second.dir, sha)), `${f}: downloaded as an object`);
+    }
+    // The downloaded entries restore locally too (edit, build, revert: no rule runs, no request needed).
+    second.write('src/c.txt', 'cee two\n');
+    assert.equal(second.run(['c'], { ...READER_ENV, RC1_CACHE_TOKEN: 'wrong' }).code, 0);
+    second.runs();
+    second.write('src/c.txt', 'cee\n');
+    const back = second.run(['c'], READER_ENV);
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+    assert.deepEqual(second.runs(), []);
+    assert.equal(second.read('out/c.txt'), first.read('out/c.txt'));
+  } finally {
+    first.cleanup();
+    second.cleanup();
+    srv.stop();
+  }
+});
+
 test('a corrupted object on the server is refused with its digest, the target is rebuilt, counted, and the server healed', (t) => {
   if (!needServer(t, 'nginx', 'nginx')) return;
   const srv = startNginx({ authHeader: TOKEN });

@@ -1,15 +1,19 @@
 // The output cache's size cap without a walk (packages/engine/src/cache/cache-gc.ts): the last
-// walk's total (size.json) plus every object created since (added.log, appended by
-// OutputCache.storeObject before the object) bounds the cache from above; gc walks only when the
-// bound is over the cap or cannot be read.
+// walk's total (size.json) plus every object and entry written since (added.log, appended by
+// OutputCache.storeObject before the object and putEntry before the entry) bounds the cache from
+// above; gc walks only when the bound is over the cap or cannot be read. The cache's size is its
+// objects' and its entries' bytes: small outputs are carried inline in their entries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ADDED_LOG_MAX, gcCache, sizeBound } from '../../packages/engine/src/cache/cache-gc.ts';
-import { OutputCache } from '../../packages/engine/src/cache/output-cache.ts';
+import { INLINE_MAX, OutputCache } from '../../packages/engine/src/cache/output-cache.ts';
 import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
+
+/** An output too big to be inlined: stored as an object. */
+const BIG = INLINE_MAX + 1000;
 
 function rig() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-size-bound-'));
@@ -27,28 +31,66 @@ function rig() {
     );
     return sha;
   };
-  const objectsTotal = (): number => {
+  /** Bytes of every file under objects/ and entries/ (what the cap is about), or of one of them. */
+  const onDisk = (only?: 'objects' | 'entries'): number => {
     let n = 0;
-    const objs = path.join(cache.dir, 'objects');
-    for (const d of fs.readdirSync(objs))
-      for (const f of fs.readdirSync(path.join(objs, d))) n += fs.statSync(path.join(objs, d, f)).size;
+    for (const top of only ? [only] : ['objects', 'entries']) {
+      const root = path.join(cache.dir, top);
+      if (!fs.existsSync(root)) continue;
+      for (const d of fs.readdirSync(root))
+        for (const f of fs.readdirSync(path.join(root, d))) n += fs.statSync(path.join(root, d, f)).size;
+    }
     return n;
   };
-  return { root, cache, store, objectsTotal, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+  return { root, cache, store, onDisk, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
 }
 
-test('each object stored after a walk adds its size to the bound; one already stored adds nothing', () => {
+test('each object and entry stored after a walk adds its size to the bound; an object already stored adds nothing', () => {
   const r = rig();
   try {
-    r.store('a', 1000);
+    r.store('a', BIG);
     assert.equal(sizeBound(r.cache.dir), null, 'no walk yet: no bound');
     const walked = gcCache(r.cache, { maxBytes: 1e9, bounded: true });
-    assert.equal(walked.before, 1000);
-    assert.equal(sizeBound(r.cache.dir), 1000, 'the walk recorded the exact total');
-    r.store('b', 300);
-    r.store('c', 300, 'b'); // the same bytes as b: the same object, already stored
-    assert.equal(sizeBound(r.cache.dir), 1300);
-    assert.equal(r.objectsTotal(), 1300);
+    assert.equal(walked.before, r.onDisk());
+    assert.ok(walked.before > BIG, 'the object and its entry');
+    assert.equal(sizeBound(r.cache.dir), walked.before, 'the walk recorded the exact total');
+    r.store('b', BIG);
+    const objects = r.onDisk('objects');
+    r.store('c', BIG, 'b'); // the same bytes as b: the same object, already stored; only c's entry is new
+    assert.equal(r.onDisk('objects'), objects);
+    assert.equal(sizeBound(r.cache.dir), r.onDisk());
+  } finally {
+    r.cleanup();
+  }
+});
+
+test("a small output's bytes are counted in its entry: by the bound before the entry is written, by the walk after, and freed with it", () => {
+  const r = rig();
+  try {
+    gcCache(r.cache, { maxBytes: 1e9 }); // an empty cache: nothing recorded yet
+    r.store('s', 1000);
+    r.store('t', 1000, 'u');
+    assert.ok(!fs.existsSync(path.join(r.cache.dir, 'objects')), 'no object for a small output');
+    const entries = r.onDisk('entries');
+    assert.ok(entries > 2 * 1000, 'the entries carry the bytes (base64)');
+    assert.equal(
+      fs.readFileSync(path.join(r.cache.dir, 'added.log'), 'utf8'),
+      ['s', 't'].map((k) => `${fs.statSync(r.cache.entryPath(k)).size}\n`).join(''),
+      "one line per entry, its file's size",
+    );
+    const walked = gcCache(r.cache, { maxBytes: 1e9 });
+    assert.equal(walked.before, entries, 'the walk counts the entries');
+    assert.equal(sizeBound(r.cache.dir), entries);
+    const sSize = fs.statSync(r.cache.entryPath('s')).size;
+    fs.utimesSync(r.cache.entryPath('s'), new Date(1000), new Date(1000)); // s is the least recently used
+    const evicted = gcCache(r.cache, { maxBytes: entries - 1, bounded: true });
+    assert.deepEqual(
+      evicted.removed.map((x) => [x.key, x.bytes]),
+      [['s', sSize]],
+    );
+    assert.equal(evicted.after, r.onDisk());
+    assert.equal(evicted.freedBytes, sSize);
+    assert.equal(sizeBound(r.cache.dir), r.onDisk());
   } finally {
     r.cleanup();
   }
@@ -57,21 +99,23 @@ test('each object stored after a walk adds its size to the bound; one already st
 test('under the cap the bound spares the walk; over it gc walks, evicts and records the exact total', () => {
   const r = rig();
   try {
-    r.store('a', 1000);
-    gcCache(r.cache, { maxBytes: 1e9 });
+    r.store('a', BIG);
+    const first = gcCache(r.cache, { maxBytes: 1e9 }).before;
     // An object that did not come through storeObject: only a walk can see it.
     const foreign = path.join(r.cache.dir, 'objects', 'ff', 'f'.repeat(64));
     fs.mkdirSync(path.dirname(foreign), { recursive: true });
     fs.writeFileSync(foreign, Buffer.alloc(5000));
-    const spared = gcCache(r.cache, { maxBytes: 2000, bounded: true });
-    assert.equal(spared.before, 1000, 'the bound, not a walk');
+    const cap = first + BIG;
+    const spared = gcCache(r.cache, { maxBytes: cap, bounded: true });
+    assert.equal(spared.before, first, 'the bound, not a walk');
     assert.ok(fs.existsSync(foreign));
-    r.store('b', 1500);
-    const walked = gcCache(r.cache, { maxBytes: 2000, bounded: true }); // bound 2500 > cap: walk
-    assert.equal(walked.before, 7500, 'the walk found every object');
+    r.store('b', BIG + 100);
+    const all = r.onDisk(); // the foreign object included
+    const walked = gcCache(r.cache, { maxBytes: cap, bounded: true }); // bound over the cap: walk
+    assert.equal(walked.before, all, 'the walk found every object and entry');
     assert.ok(!fs.existsSync(foreign), 'the object no entry lists is gone');
-    assert.equal(walked.after, r.objectsTotal());
-    assert.ok(walked.after <= 2000);
+    assert.equal(walked.after, r.onDisk());
+    assert.ok(walked.after <= cap);
     assert.equal(sizeBound(r.cache.dir), walked.after, 'the exact total is recorded and added.log is empty');
     assert.equal(fs.readFileSync(path.join(r.cache.dir, 'added.log'), 'utf8'), '');
   } finally {
@@ -83,7 +127,8 @@ test('a torn line, a missing total or an overgrown added.log gives no bound (gc 
   const r = rig();
   try {
     r.store('a', 100);
-    gcCache(r.cache, { maxBytes: 1e9 });
+    const total = gcCache(r.cache, { maxBytes: 1e9 }).before;
+    assert.equal(total, r.onDisk());
     const log = path.join(r.cache.dir, 'added.log');
     fs.appendFileSync(log, '12x\n');
     assert.equal(sizeBound(r.cache.dir), null);
@@ -91,12 +136,12 @@ test('a torn line, a missing total or an overgrown added.log gives no bound (gc 
     fs.appendFileSync(log, '1\n'.repeat(ADDED_LOG_MAX / 2 + 1));
     assert.equal(sizeBound(r.cache.dir), null, 'past ADDED_LOG_MAX');
     fs.writeFileSync(log, '7\n');
-    assert.equal(sizeBound(r.cache.dir), 107);
+    assert.equal(sizeBound(r.cache.dir), total + 7);
     fs.rmSync(path.join(r.cache.dir, 'size.json'));
     assert.equal(sizeBound(r.cache.dir), null);
     const walked = gcCache(r.cache, { maxBytes: 1e9, bounded: true });
-    assert.equal(walked.before, 100);
-    assert.equal(sizeBound(r.cache.dir), 100);
+    assert.equal(walked.before, total);
+    assert.equal(sizeBound(r.cache.dir), total);
   } finally {
     r.cleanup();
   }

@@ -1,7 +1,9 @@
 // Keeps the output cache (.rc1/cache) under a size cap, least recently used entries first.
-// Works through the cache's documented contract (output-cache.ts: objectPath(), entryPath(), the
-// objects/ and entries/ folders under its dir; an entry is usable only while every object it
-// lists exists, so deleting objects is always safe) and never on its internals.
+// Works through the cache's documented contract (output-cache.ts: objectPath(), entryPath(),
+// entryObjects(), the objects/ and entries/ folders under its dir; an entry is usable only while
+// every object it lists exists, so deleting objects is always safe) and never on its internals.
+// The cache's size is its objects' bytes plus its entries' (an entry carries small outputs
+// inline), and evicting an entry frees its own bytes too.
 //
 // Last use: an entry's file mtime. After a build, the entries of targets whose outputs changed
 // are touched — the new one (just used) and the old one (in use until now) — so an entry's
@@ -12,8 +14,8 @@
 // objects meanwhile, so an object no entry lists is garbage.
 //
 // The cap after a build needs no walk of every object while the cache is surely under it: the
-// total at the last walk (size.json) plus the size of every object created since (added.log,
-// appended by OutputCache.storeObject before each new object) bounds the total from above. Only
+// total at the last walk (size.json) plus the size of every object and entry written since
+// (added.log, appended by OutputCache.storeObject and putEntry before each) bounds it from above. Only
 // when that bound exceeds the cap, when either file is missing or unreadable, when added.log has
 // grown past ADDED_LOG_MAX, or when the caller cannot vouch that every object came through
 // storeObject (a remote tier downloaded objects in this build) does gc walk; each walk records
@@ -21,7 +23,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readJsonOrNull, writeFileAtomic } from '../util/fs.ts';
-import { ADDED_LOG } from './output-cache.ts';
+import { ADDED_LOG, entryObjects } from './output-cache.ts';
 
 export { formatSize, parseSize } from '../util/size.ts';
 
@@ -60,8 +62,8 @@ const SIZE_FILE = 'size.json';
 export const ADDED_LOG_MAX = 64 * 1024;
 
 /**
- * An upper bound of the objects' total size without listing them: the last walk's total plus
- * every object created since; null when it cannot be vouched for.
+ * An upper bound of the cache's total size (objects and entries) without listing them: the last
+ * walk's total plus every object and entry written since; null when it cannot be vouched for.
  */
 export function sizeBound(dir: string): number | null {
   const rec = readJsonOrNull<{ bytes?: unknown }>(path.join(dir, SIZE_FILE));
@@ -95,7 +97,8 @@ export function forgetSize(dir: string): void {
 
 /** After a walk (lock held, no store running): the exact total, then an empty added.log. */
 function recordSize(dir: string, bytes: number): void {
-  if (!fs.existsSync(path.join(dir, 'objects'))) return; // no cache yet: nothing to record
+  // No cache yet: nothing to record.
+  if (!fs.existsSync(path.join(dir, 'objects')) && !fs.existsSync(path.join(dir, 'entries'))) return;
   writeFileAtomic(path.join(dir, SIZE_FILE), JSON.stringify({ bytes }));
   try {
     fs.truncateSync(path.join(dir, ADDED_LOG), 0);
@@ -157,11 +160,29 @@ function safeReaddir(d: string): string[] {
   }
 }
 
+/** Size of each entry file (path → bytes). */
+function listEntryFiles(dir: string): Map<string, number> {
+  const sizes = new Map<string, number>();
+  const root = path.join(dir, 'entries');
+  for (const sub of safeReaddir(root)) {
+    for (const name of safeReaddir(path.join(root, sub))) {
+      if (!name.endsWith('.json')) continue; // temp files of a write in progress (as objects')
+      const file = path.join(root, sub, name);
+      const st = fs.lstatSync(file, { throwIfNoEntry: false });
+      if (st?.isFile()) sizes.set(file, st.size);
+    }
+  }
+  return sizes;
+}
+
 interface EntryInfo {
   key: string;
   target: string;
   mtime: Date;
+  /** The objects it needs (not its inline outputs). */
   shas: Set<string>;
+  /** Its own file's bytes. */
+  bytes: number;
 }
 
 function listEntries(dir: string): EntryInfo[] {
@@ -175,30 +196,27 @@ function listEntries(dir: string): EntryInfo[] {
         key?: string;
         target?: string;
         outputs?: { dir?: boolean; sha256?: string; files?: Record<string, string> }[];
+        inline?: unknown;
       }>(file);
       const st = fs.statSync(file, { throwIfNoEntry: false });
       if (!e?.key || !st) continue;
-      const shas = new Set<string>();
-      for (const o of e.outputs ?? []) {
-        if (o.dir) for (const s of Object.values(o.files ?? {})) shas.add(s);
-        else if (o.sha256) shas.add(o.sha256);
-      }
-      out.push({ key: e.key, target: e.target ?? '?', mtime: st.mtime, shas });
+      out.push({ key: e.key, target: e.target ?? '?', mtime: st.mtime, shas: entryObjects(e), bytes: st.size });
     }
   }
   return out;
 }
 
-/** Total bytes of the cache's objects. */
+/** Total bytes of the cache's objects and entries. */
 export function cacheSize(dir: string): number {
   let n = 0;
   for (const s of listObjects(dir).values()) n += s;
+  for (const s of listEntryFiles(dir).values()) n += s;
   return n;
 }
 
 /**
  * Evict least recently used entries (never those current for a profile, nor `keep`) until the
- * objects fit in `maxBytes`; objects no remaining entry lists are deleted. `full` also removes
+ * objects and entries fit in `maxBytes`; objects no remaining entry lists are deleted. `full` also removes
  * orphaned objects when the cache is under its cap (the `gc` command). `bounded`: every object
  * created since the last walk came through OutputCache.storeObject, so the size bound may spare
  * the walk (after a build).
@@ -217,6 +235,7 @@ export function gcCache(
   const objects = listObjects(dir);
   let total = 0;
   for (const s of objects.values()) total += s;
+  for (const s of listEntryFiles(dir).values()) total += s;
   const result: GcResult = {
     removed: [],
     orphanBytes: 0,
@@ -247,7 +266,8 @@ export function gcCache(
   for (const e of candidates) {
     if (total <= o.maxBytes) break;
     fs.rmSync(cache.entryPath(e.key), { force: true });
-    let bytes = 0;
+    total -= e.bytes;
+    let bytes = e.bytes;
     for (const s of e.shas) {
       const left = (refs.get(s) ?? 1) - 1;
       refs.set(s, left);

@@ -3,31 +3,51 @@
 // When a target's fingerprint matches an earlier build (edit, build, revert), its outputs are
 // restored from here after their hashes are verified, instead of running the rule.
 //
+// Small outputs inline (format 2): a file output of at most INLINE_MAX bytes is not stored as an
+// object but carried in its entry (`inline`: sha256 → base64 of the bytes), as a remote-execution
+// ActionResult carries small outputs: a build from clean then creates one cache file per such
+// target instead of two (on ext4 a new inode right after many deletions is the expensive part).
+// Directory outputs' files and larger files are objects, as before. The inline bytes are verified
+// like an object's: a restore hashes them and treats a mismatch as a miss (the entry is dropped).
+// An entry of format 1 (objects only) is read as before; a reader of format 1 ignores format 2.
+//
 // Objects are immutable and never share an inode with the workspace: each is a private copy
 // (a reflink where the filesystem can, else a byte copy), written under a temp name and renamed
 // into place, read-only (0444). An object left as a hard link by an older version (link count
 // > 1) is replaced by a copy when next stored. So no write to an output — by a rule, a person or
-// the engine — can reach a cached object; restores copy objects out (verifying their hash).
+// the engine — can reach a cached object; restores copy objects out (verifying their hash). An
+// entry is a file of its own too (temp + rename), so inline bytes are private copies as well.
 //
 // Layout, for tools that manage the cache's size (gc): objects/<sha[0:2]>/<sha> and
-// entries/<key[0:2]>/<key>.json; an entry is usable only while every object it lists exists.
-// objectPath(), entryPath() and the CacheEntry shape are the contract; materialize() drops an
-// entry whose objects are gone, so deleting objects (oldest first) is always safe.
+// entries/<key[0:2]>/<key>.json; an entry is usable only while every object it lists (its
+// outputs' digests, less those it carries inline: entryObjects()) exists.
+// objectPath(), entryPath(), entryObjects() and the CacheEntry shape are the contract;
+// materialize() drops an entry whose objects are gone, so deleting objects (oldest first) is
+// always safe.
 //
 // Size accounting, so the size cap needs no walk of every object after each build (cache-gc.ts):
-// before it creates an object, storeObject() appends the object's size to added.log (O_APPEND,
-// one line per object, from whichever thread stores it). A kill after the line and before the
-// object leaves an over-count, never an under-count. gc's walk records the exact total in
-// size.json and empties added.log.
+// the cache's size is its objects' and its entries' bytes. Before it creates an object,
+// storeObject() appends the object's size to added.log (O_APPEND, one line per object, from
+// whichever thread stores it); before it writes an entry, putEntry() appends the entry's size
+// (inline bytes included). A kill after the line and before the file leaves an over-count, never
+// an under-count. gc's walk records the exact total in size.json and empties added.log.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Check } from '../api/index.ts';
-import { hashFileSync } from '../hash/hash-file.ts';
+import { hashFileSync, sha256Hex } from '../hash/hash-file.ts';
 import { ensureDir, readJsonOrNull, tempName, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 import type { OutputRecord, TargetResult } from '../state/trace-log.ts';
 
-export const CACHE_FORMAT = 1;
+/** Entries written now; get() also reads FORMAT_OBJECTS_ONLY (no `inline`: every output an object). */
+export const CACHE_FORMAT = 2;
+const FORMAT_OBJECTS_ONLY = 1;
+
+/**
+ * File outputs up to this size are carried inline in their entry (base64), not as objects.
+ * Measured on the 1 000-target bench graph (bench/results/speed.md, "Small outputs inline").
+ */
+export const INLINE_MAX = 64 * 1024;
 
 /** Sizes of the objects created since the last walk, one decimal per line (cache-gc.ts reads it). */
 export const ADDED_LOG = 'added.log';
@@ -41,6 +61,25 @@ export interface CacheEntry {
   checks?: Check[];
   summary?: string;
   rule?: { name: string; version: number };
+  /** Small file outputs' bytes (sha256 → base64), instead of objects; absent in format 1. */
+  inline?: Record<string, string>;
+}
+
+/**
+ * The objects an entry needs (sha256s): every file of its outputs, less those it carries inline.
+ * A field of the wrong type counts as no inline bytes (each digest then needs its object).
+ */
+export function entryObjects(e: {
+  outputs?: readonly { dir?: boolean; sha256?: string; files?: Record<string, string> }[];
+  inline?: unknown;
+}): Set<string> {
+  const inline = e.inline && typeof e.inline === 'object' ? (e.inline as Record<string, unknown>) : {};
+  const shas = new Set<string>();
+  for (const o of e.outputs ?? []) {
+    if (o.dir) for (const s of Object.values(o.files ?? {})) shas.add(s);
+    else if (o.sha256 && typeof inline[o.sha256] !== 'string') shas.add(o.sha256);
+  }
+  return shas;
 }
 
 /** Where each output of an entry is now (a temp path before commit, or its place in the workspace). */
@@ -68,7 +107,7 @@ export class OutputCache {
     private readonly opts: { logPerObject?: boolean } = {},
   ) {}
 
-  /** Count `bytes` about to be stored as a new object (added.log). */
+  /** Count `bytes` about to be stored as a new object or entry (added.log). */
   private account(bytes: number): void {
     if (this.opts.logPerObject) {
       fs.appendFileSync(path.join(this.dir, ADDED_LOG), `${bytes}\n`); // one write, O_APPEND
@@ -103,7 +142,9 @@ export class OutputCache {
     // A miss (every target of a first build) costs one stat, not a thrown ENOENT (~10 µs more).
     if (!fs.statSync(file, { throwIfNoEntry: false })) return null;
     const e = readJsonOrNull<CacheEntry>(file);
-    return e && e.format === CACHE_FORMAT ? e : null;
+    if (!e || (e.format !== CACHE_FORMAT && e.format !== FORMAT_OBJECTS_ONLY)) return null;
+    if (e.format === FORMAT_OBJECTS_ONLY) delete e.inline; // objects only, whatever it says
+    return e;
   }
 
   /**
@@ -143,32 +184,47 @@ export class OutputCache {
 
   /**
    * Store an entry's outputs, read from `sourceOf(output)` (a file, or a directory holding the
-   * output's files). Objects first, then the entry (atomically): a kill in between leaves only
-   * unreferenced objects. A refused write is an EngineWriteError naming the cache path.
+   * output's files): a file of at most INLINE_MAX bytes inline in the entry, others as objects.
+   * Objects first, then the entry (atomically): a kill in between leaves only unreferenced
+   * objects. A refused write is an EngineWriteError naming the cache path. A small file whose
+   * bytes no longer hash to its record (changed since it was hashed) stores nothing.
    */
   put(entry: Omit<CacheEntry, 'format'>, sourceOf: SourceOf): void {
+    let inline: Record<string, string> | undefined;
     for (const o of entry.outputs) {
       const src = sourceOf(o);
       if (o.dir)
         for (const [rel, sha] of Object.entries(o.files ?? {}))
           engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
-      else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
+      else if (o.size <= INLINE_MAX) {
+        const bytes = fs.readFileSync(src);
+        if (bytes.length > INLINE_MAX || sha256Hex(bytes) !== o.sha256) return;
+        (inline ??= {})[o.sha256] = bytes.toString('base64');
+      } else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
     }
     // Not `this.onPut?.(this.putEntry(entry))`: without a remote tier that would skip the write too
     // (an optional call does not evaluate its arguments).
-    const stored = this.putEntry(entry);
+    const stored = this.putEntry(inline ? { ...entry, inline } : entry);
     this.onPut?.(stored);
   }
 
   /**
    * Write an entry whose objects are all stored (atomically: a kill leaves the old state or the
-   * new). A rule worker writes its target's entry with it; the engine then calls stored().
+   * new), its size counted first (added.log). A rule worker writes its target's entry with it;
+   * the engine then calls stored().
    */
   putEntry(entry: Omit<CacheEntry, 'format'>): CacheEntry {
     const file = this.entryPath(entry.key);
     const stored: CacheEntry = { format: CACHE_FORMAT, ...entry };
     const body = JSON.stringify(stored);
     engineWrite('the output cache', file, () => {
+      try {
+        this.account(Buffer.byteLength(body));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        fs.mkdirSync(this.dir, { recursive: true }); // no cache folder yet
+        this.account(Buffer.byteLength(body));
+      }
       try {
         writeFileAtomic(file, body, { dirExists: true }); // its folder usually exists: no mkdir
       } catch (e) {
@@ -180,7 +236,10 @@ export class OutputCache {
     return stored;
   }
 
-  /** An entry a rule worker stored (objects and entry): told to the remote tier as put() would. */
+  /**
+   * An entry a rule worker stored (objects and entry): told to the remote tier as put() would.
+   * `entry` is told without its inline bytes (the remote tier reads them from the stored entry).
+   */
   stored(entry: Omit<CacheEntry, 'format'>): void {
     this.written.add(entry.key);
     this.onPut?.({ format: CACHE_FORMAT, ...entry });
@@ -191,6 +250,24 @@ export class OutputCache {
    * Returns false (and drops the entry) if an object is missing or corrupt.
    */
   materialize(entry: CacheEntry, tmpOf: (outputPath: string) => string): boolean {
+    const inline = (sha: string): string | undefined => {
+      const b = entry.format === CACHE_FORMAT ? entry.inline?.[sha] : undefined;
+      return typeof b === 'string' ? b : undefined;
+    };
+    const placeInline = (sha: string, b64: string, to: string): boolean => {
+      const bytes = Buffer.from(b64, 'base64');
+      if (sha256Hex(bytes) !== sha) return false;
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      const fd = fs.openSync(to, 'w', 0o644);
+      try {
+        let off = 0;
+        while (off < bytes.length) off += fs.writeSync(fd, bytes, off);
+        fs.fchmodSync(fd, 0o644); // as a restored object's copy: whatever the umask
+      } finally {
+        fs.closeSync(fd);
+      }
+      return true;
+    };
     const place = (sha: string, to: string): boolean => {
       const obj = this.objectPath(sha);
       if (!fs.existsSync(obj) || hashFileSync(obj) !== sha) {
@@ -211,7 +288,9 @@ export class OutputCache {
               fs.symlinkSync(target, path.join(tmpOf(o.path), rel));
               return true;
             }))
-        : place(o.sha256, tmpOf(o.path));
+        : inline(o.sha256) !== undefined
+          ? placeInline(o.sha256, inline(o.sha256)!, tmpOf(o.path))
+          : place(o.sha256, tmpOf(o.path));
       if (!ok) {
         fs.rmSync(this.entryPath(entry.key), { force: true });
         return false;

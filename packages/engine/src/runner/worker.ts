@@ -9,7 +9,7 @@ import { gatePasses } from '../api/index.ts';
 import { isExpectedError } from '../util/expected-error.ts';
 import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
 import { outputRecords } from '../state/commit-outputs.ts';
-import { OutputCache } from '../cache/output-cache.ts';
+import { INLINE_MAX, OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 import { ContractError, ParamError, invokeRule } from './rule-harness.ts';
 import { installLazySourceMaps } from './lazy-source-maps.ts';
@@ -47,16 +47,27 @@ async function run(job: Job): Promise<void> {
     const { result: res, checks } = outcome;
     const durable = outcome.elapsedMs >= DURABLE_AFTER_MS;
     // Private copies of the outputs into the cache, here in parallel rather than on the main
-    // thread: a small file's object from the bytes just hashed (at once: they live in the hash's
-    // buffer), larger ones by copy; then the entry, when the engine lets the worker write it (else
-    // it is written after the commit). A failure is left to the commit's put(), which retries and
-    // reports a write error.
+    // thread: when the worker writes the entry (the engine lets it: Job.cacheKey), a file output of
+    // at most INLINE_MAX bytes goes into the entry itself (base64 of the bytes just hashed: one
+    // cache file for the target, not two); other small files' objects from the bytes just hashed
+    // (at once: they live in the hash's buffer), larger ones by copy; then the entry (else it is
+    // written after the commit, by put(), which inlines the same way). A failure is left to the
+    // commit's put(), which retries and reports a write error.
     cache = job.cacheDir ? new OutputCache(job.cacheDir, { logPerObject: true }) : null; // no fd to leak if terminated
     const jobCache = cache;
     let cacheFailed = false;
     const stored = new Set<string>();
+    const fileOutputs = new Set(job.cacheKey ? job.outputs.filter((o) => !o.dir).map((o) => o.tmp) : []);
+    const inline: Record<string, string> = {};
+    let inlined = false;
     const onSmall = (file: string, sha: string, bytes: Buffer): void => {
       if (cacheFailed) return;
+      if (bytes.length <= INLINE_MAX && fileOutputs.has(file)) {
+        inline[sha] = bytes.toString('base64');
+        inlined = true;
+        stored.add(file);
+        return;
+      }
       try {
         jobCache!.storeObject(file, sha, bytes);
         stored.add(file);
@@ -85,6 +96,7 @@ async function run(job: Job): Promise<void> {
             ...(checks ? { checks } : {}),
             ...(res.summary ? { summary: res.summary } : {}),
             rule: ruleId,
+            ...(inlined ? { inline } : {}),
           });
           cached = true;
         }

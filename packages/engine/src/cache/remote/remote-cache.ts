@@ -7,12 +7,16 @@
 // entry here and the objects and the signed entry are uploaded in the background; the end of the
 // build waits for them (with progress). A refused entry is reported with its reason and counted;
 // a dead, slow or refusing server is reported once, and the build goes on local-only.
+// The server's protocol is objects only, whatever the local cache's format: an entry whose small
+// outputs the local cache carries inline (output-cache.ts) is uploaded with those outputs as cas/
+// objects (their bytes verified first) and its action entry without them, so any peer, of any
+// version, finds every output as an object; a downloaded entry's outputs are all objects.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BuildEvent } from '../../report/events.ts';
 import { sha256Hex } from '../../hash/hash-file.ts';
 import { tempName, treeListing, writeFileAtomic } from '../../util/fs.ts';
-import { CACHE_FORMAT, type CacheEntry, type OutputCache } from '../output-cache.ts';
+import { CACHE_FORMAT, type CacheEntry, type OutputCache, entryObjects } from '../output-cache.ts';
 import type { BlobStore } from './store.ts';
 import { type Signer, type TrustedKey, verifyEnvelope } from './signing.ts';
 import { type BuiltBy, Provenance } from './provenance.ts';
@@ -176,7 +180,8 @@ export class RemoteCache {
     if (!v.ok) return this.refuse(target, key, v.why);
     const problem = shapeProblem(v.entry, outputs);
     if (problem) return this.refuse(target, key, `signed by ${v.signer.name} (${v.signer.id}) but ${problem}`);
-    const remote = v.entry as unknown as Omit<CacheEntry, 'format'>;
+    // The protocol is objects only: inline bytes a peer's entry may carry are not used.
+    const { inline: _inline, ...remote } = v.entry as unknown as Omit<CacheEntry, 'format'>;
     const needed = new Set<string>();
     for (const o of remote.outputs) {
       if (o.dir) for (const sha of Object.values(o.files ?? {})) needed.add(sha);
@@ -262,24 +267,37 @@ export class RemoteCache {
       return;
     }
     const signer = this.signer;
+    // Outputs carried inline: their bytes, from the entry as told or else as stored (a rule worker
+    // wrote it; stored() tells the entry without them), each verified against its digest.
+    const notUploaded = (why: string): void => {
+      this.stats.notUploaded.push(entry.target);
+      this.emit({ event: 'warning', message: `${entry.target}: not uploaded to the remote cache: ${why}` });
+    };
+    const local = entry.inline ? entry : this.local.get(entry.key);
+    if (!local) return notUploaded('its local cache entry is gone or unreadable');
+    const inlined = local.inline ?? {};
+    const objects = entryObjects({ outputs: entry.outputs, inline: inlined });
+    const inline = new Map<string, Buffer>();
+    for (const o of entry.outputs) {
+      if (o.dir || objects.has(o.sha256) || inline.has(o.sha256)) continue;
+      const bytes = Buffer.from(inlined[o.sha256]!, 'base64');
+      if (sha256Hex(bytes) !== o.sha256) return notUploaded(`the local cache entry's copy of ${o.path} is corrupt`);
+      inline.set(o.sha256, bytes);
+    }
     this.uploadTotal++;
     const p = (async () => {
-      const shas = new Map<string, string>();
-      for (const o of entry.outputs) {
-        if (o.dir) for (const sha of Object.values(o.files ?? {})) shas.set(sha, this.local.objectPath(sha));
-        else shas.set(o.sha256, this.local.objectPath(o.sha256));
-      }
+      const bodies = new Map<string, { file: string } | Buffer>();
+      for (const sha of objects) bodies.set(sha, { file: this.local.objectPath(sha) });
+      for (const [sha, bytes] of inline) bodies.set(sha, bytes);
       await Promise.all(
-        [...shas].map(([sha, file]) =>
+        [...bodies].map(([sha, from]) =>
           this.limit.run(async () => {
             if (!this.available) return;
-            const size = fs.statSync(file).size;
+            const body = Buffer.isBuffer(from) ? from : { file: from.file, size: fs.statSync(from.file).size };
+            const size = Buffer.isBuffer(body) ? body.length : body.size;
             if (size >= HEAD_FIRST_BYTES && !this.corruptOnServer.has(sha) && (await this.store.has('cas', sha)))
               return;
-            if (
-              (await this.store.upload('cas', sha, { file, size }, { replace: this.corruptOnServer.has(sha) })) ===
-              'stored'
-            ) {
+            if ((await this.store.upload('cas', sha, body, { replace: this.corruptOnServer.has(sha) })) === 'stored') {
               this.stats.uploaded.objects++;
               this.stats.uploaded.bytes += size;
             }
@@ -287,7 +305,7 @@ export class RemoteCache {
         ),
       );
       if (!this.available) return;
-      const { format: _f, ...body } = entry;
+      const { format: _f, inline: _i, ...body } = entry;
       const envelope = signer.sign(body as unknown as Parameters<Signer['sign']>[0]);
       await this.limit.run(() => this.store.upload('ac', entry.key, Buffer.from(JSON.stringify(envelope))));
       this.stats.uploaded.entries++;

@@ -1,0 +1,82 @@
+// Small outputs carried inline in their cache entries, through the real CLI: a build stores a
+// small output in its entry only (no object file), an edit-build-revert restores it from there,
+// and a corrupted entry is a miss: the rule runs again and the build's outputs are right.
+//   src/a.txt --> a --> b --> g (gate) --> after_gate      src/c.txt --> c
+//   src/w.txt --> sq --> after_sq                          (the standard rig)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
+import { type TestRig, standardRig } from '../helpers/rig.ts';
+
+const keyOf = (rig: TestRig, target: string): string =>
+  (JSON.parse(rig.read('reports/build/manifest.json')) as { targets: Record<string, { key: string }> }).targets[target]!
+    .key;
+const entryFile = (rig: TestRig, key: string): string =>
+  path.join(rig.dir, '.rc1/cache/entries', key.slice(0, 2), `${key}.json`);
+
+test('a small output lives in its cache entry only, and an edit-build-revert restores it from there', () => {
+  const rig = standardRig();
+  try {
+    assert.equal(rig.run([]).code, 0);
+    const key = keyOf(rig, 'c');
+    const before = rig.read('out/c.txt');
+    const sha = sha256Hex(before);
+    const entry = JSON.parse(fs.readFileSync(entryFile(rig, key), 'utf8')) as {
+      format: number;
+      inline?: Record<string, string>;
+    };
+    assert.equal(entry.format, 2);
+    assert.equal(Buffer.from(entry.inline![sha]!, 'base64').toString(), before);
+    assert.ok(!fs.existsSync(path.join(rig.dir, '.rc1/cache/objects', sha.slice(0, 2), sha)), 'no object file');
+    rig.write('src/c.txt', 'cee two\n');
+    assert.equal(rig.run(['c']).code, 0);
+    rig.runs();
+    rig.write('src/c.txt', 'cee\n');
+    const back = rig.run(['c']);
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(rig.runs(), [], 'restored, not rerun');
+    assert.match(back.stdout, /restored c/);
+    assert.equal(rig.read('out/c.txt'), before);
+    assert.equal(fs.statSync(path.join(rig.dir, 'out/c.txt')).mode & 0o777, 0o644);
+    assert.equal(rig.run(['audit']).code, 0);
+  } finally {
+    rig.cleanup();
+  }
+});
+
+test('a flipped byte in an inline entry is a miss: the entry is dropped, the rule runs again, the output is right', () => {
+  const rig = standardRig();
+  try {
+    assert.equal(rig.run([]).code, 0);
+    const key = keyOf(rig, 'c');
+    const before = rig.read('out/c.txt');
+    rig.write('src/c.txt', 'cee two\n');
+    assert.equal(rig.run(['c']).code, 0);
+    rig.runs();
+    // Corrupt the old entry's inline bytes (its first character: the first byte's high bits).
+    const file = entryFile(rig, key);
+    const e = JSON.parse(fs.readFileSync(file, 'utf8')) as { inline: Record<string, string> };
+    const [sha, b64] = Object.entries(e.inline)[0]!;
+    e.inline[sha] = (b64[0] === 'A' ? 'B' : 'A') + b64.slice(1);
+    fs.writeFileSync(file, JSON.stringify(e));
+    rig.write('src/c.txt', 'cee\n');
+    const back = rig.run(['c']);
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(rig.runs(), ['c'], 'the rule ran again');
+    assert.match(back.stdout + back.stderr, /corrupt/);
+    assert.equal(rig.read('out/c.txt'), before);
+    assert.equal(rig.run(['audit']).code, 0);
+    // The run stored a good entry again: the next edit-build-revert restores.
+    rig.write('src/c.txt', 'cee three\n');
+    assert.equal(rig.run(['c']).code, 0);
+    rig.runs();
+    rig.write('src/c.txt', 'cee\n');
+    assert.equal(rig.run(['c']).code, 0);
+    assert.deepEqual(rig.runs(), []);
+    assert.equal(rig.read('out/c.txt'), before);
+  } finally {
+    rig.cleanup();
+  }
+});
