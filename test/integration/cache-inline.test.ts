@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { sizeBound } from '../../packages/engine/src/cache/cache-gc.ts';
 import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
 import { type TestRig, standardRig } from '../helpers/rig.ts';
 
@@ -30,6 +31,15 @@ test('a small output lives in its cache entry only, and an edit-build-revert res
     assert.equal(entry.format, 2);
     assert.equal(Buffer.from(entry.inline![sha]!, 'base64').toString(), before);
     assert.ok(!fs.existsSync(path.join(rig.dir, '.rc1/cache/objects', sha.slice(0, 2), sha)), 'no object file');
+    // The size cap's bound (no walk after a build from clean) is the cache's exact size, entries included.
+    let onDisk = 0;
+    for (const sub of ['objects', 'entries']) {
+      const d = path.join(rig.dir, '.rc1/cache', sub);
+      if (!fs.existsSync(d)) continue;
+      for (const f of fs.readdirSync(d, { recursive: true, withFileTypes: true }))
+        if (f.isFile()) onDisk += fs.statSync(path.join(f.parentPath, f.name)).size;
+    }
+    assert.equal(sizeBound(path.join(rig.dir, '.rc1/cache')), onDisk);
     rig.write('src/c.txt', 'cee two\n');
     assert.equal(rig.run(['c']).code, 0);
     rig.runs();

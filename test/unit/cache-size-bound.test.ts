@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ADDED_LOG_MAX, gcCache, sizeBound } from '../../packages/engine/src/cache/cache-gc.ts';
+import { ADDED_LOG_MAX, gcCache, sizeBound, startSize } from '../../packages/engine/src/cache/cache-gc.ts';
 import { INLINE_MAX, OutputCache } from '../../packages/engine/src/cache/output-cache.ts';
 import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
 
@@ -142,6 +142,37 @@ test('a torn line, a missing total or an overgrown added.log gives no bound (gc 
     const walked = gcCache(r.cache, { maxBytes: 1e9, bounded: true });
     assert.equal(walked.before, total);
     assert.equal(sizeBound(r.cache.dir), total);
+  } finally {
+    r.cleanup();
+  }
+});
+
+test('a cache created by startSize has a bound from its first file (no walk needed); an existing one is left as it is', () => {
+  const r = rig();
+  try {
+    const fresh = new OutputCache(path.join(r.root, 'fresh'));
+    startSize(fresh.dir);
+    assert.equal(sizeBound(fresh.dir), 0);
+    const file = path.join(r.root, 'f.out');
+    for (const [key, n] of [
+      ['small', 10],
+      ['big', BIG],
+    ] as const) {
+      const body = Buffer.alloc(n, key);
+      fs.writeFileSync(file, body);
+      fresh.put(
+        { target: key, key, outputs: [{ path: key, sha256: sha256Hex(body), size: n, dir: false }], result: 'ok' },
+        () => file,
+      );
+    }
+    const walked = new OutputCache(fresh.dir);
+    const bound = sizeBound(fresh.dir);
+    assert.equal(bound, gcCache(walked, { maxBytes: 1e9 }).before, 'the bound is the exact total');
+    r.store('a', 100);
+    gcCache(r.cache, { maxBytes: 1e9 });
+    const recorded = sizeBound(r.cache.dir);
+    startSize(r.cache.dir);
+    assert.equal(sizeBound(r.cache.dir), recorded);
   } finally {
     r.cleanup();
   }

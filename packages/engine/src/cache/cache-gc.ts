@@ -95,6 +95,18 @@ export function forgetSize(dir: string): void {
   fs.rmSync(path.join(dir, SIZE_FILE), { force: true });
 }
 
+/**
+ * Before a build, under the lock, with no remote tier: a cache that does not exist yet is created
+ * with a recorded total of 0. Every file a new cache gets then comes through storeObject or
+ * putEntry (each counted in added.log first), so the bound holds from its first file and the cap
+ * check after a build from clean needs no walk.
+ */
+export function startSize(dir: string): void {
+  if (fs.existsSync(dir)) return;
+  fs.mkdirSync(dir, { recursive: true });
+  writeFileAtomic(path.join(dir, SIZE_FILE), JSON.stringify({ bytes: 0 }));
+}
+
 /** After a walk (lock held, no store running): the exact total, then an empty added.log. */
 function recordSize(dir: string, bytes: number): void {
   // No cache yet: nothing to record.

@@ -8,7 +8,7 @@ import { WorkerPool } from '../runner/worker-pool.ts';
 import { closureOf } from '../graph/resolved.ts';
 import { checkRequirements } from '../rebuild/requirements.ts';
 import { afterBuildGc } from './gc.ts';
-import { forgetSize } from '../cache/cache-gc.ts';
+import { forgetSize, startSize } from '../cache/cache-gc.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from '../workspace/workspace.ts';
 import { phase } from '../util/timing.ts';
@@ -153,6 +153,7 @@ export async function runBuildOnce(
       ws.remote?.attach((e) => rep.emit(e));
       // Its downloads do not pass storeObject's size accounting: the cap check after it walks.
       if (ws.remote) forgetSize(ws.cache.dir);
+      else startSize(ws.cache.dir); // a new cache's size is known: no walk after a build from clean
     }
     const runner = new WorkerPool(
       o.jobs,
