@@ -258,7 +258,7 @@ for (const n of SIZES) {
   if (mine.length > 1)
     console.log(
       differing.length === 0
-        ? `\nn = ${n}: all ${mine.length} runs wrote the same ${files.length - newFiles.length} output files (sha256)${
+        ? `\nn = ${n}: all ${mine.length} runs wrote the same ${files.filter((f) => !newFiles.includes(f)).length} output files (sha256)${
             newFiles.length > 0
               ? `; the ${afters.length} "after" run(s) also wrote ${newFiles.length} file(s) "before" does not (the same in each): ${newFiles.join(', ')}`
               : ''
