@@ -161,7 +161,16 @@ export async function runServer(
     srv.once('error', reject);
     srv.listen(socket, () => resolve());
   });
-  fs.chmodSync(socket, 0o600);
+  try {
+    fs.chmodSync(socket, 0o600);
+  } catch (e) {
+    // A second server started at the same moment removed this one's socket path before it was
+    // made private (and listens there now): this one is no server of the workspace. It exits
+    // touching nothing (the path and server.json are the other's); listening on, it would stay
+    // up with no idle timer and no watcher.
+    log(`not started: ${(e as Error).message}`);
+    process.exit(1);
+  }
   const info: ServerInfo = {
     format: 1,
     pid: process.pid,
