@@ -2,6 +2,8 @@
 // (sinfo), else a one-node cluster started on 127.0.0.1 by test/servers/slurm-up.sh (ports 6817 and
 // 6818) and stopped again after the tests; test files that start one take turns (a lock file). Without Slurm installed the tests are skipped with the
 // reason — except under CI=true, where they fail: CI must install it (slurmctld slurmd slurm-client munge).
+// A test that fails prints what slurmctld and slurmd logged during it and keeps the cluster's logs
+// (afterEach → Cluster.afterTest), since stop() removes the cluster's directory.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -20,7 +22,66 @@ export const slurmSkip: string | false =
 
 export interface Cluster {
   conf: string;
+  /**
+   * For afterEach: when the test failed, prints the lines slurmctld and slurmd logged during it and
+   * copies the cluster's logs to a directory that stays (its path printed), so that a failure in
+   * CI explains itself after the cluster's own directory is removed.
+   */
+  afterTest(t: { name: string }): void;
   stop(): void;
+}
+
+/** The daemons' log files a slurm.conf names (SlurmctldLogFile, SlurmdLogFile), with the files beside them. */
+function logFiles(conf: string): string[] {
+  let text = '';
+  try {
+    text = fs.readFileSync(conf, 'utf8');
+  } catch {
+    return [];
+  }
+  const named = [...text.matchAll(/^\s*(?:SlurmctldLogFile|SlurmdLogFile|JobCompLoc)\s*=\s*(\S+)/gim)].map(
+    (m) => m[1]!,
+  );
+  const dir = path.dirname(conf);
+  const beside = ['slurmctld.out', 'slurmd.out'].map((f) => path.join(dir, f));
+  return [conf, ...named, ...beside].filter((f, i, all) => all.indexOf(f) === i && fs.existsSync(f));
+}
+
+const MAX_PRINTED_LINES = 150;
+
+/** afterTest for the cluster of `conf`: log sizes are noted after each test, so a failure prints its own lines. */
+function failureLogs(conf: string): (t: { name: string }) => void {
+  const size = (f: string): number => (fs.existsSync(f) ? fs.statSync(f).size : 0);
+  let from = new Map(logFiles(conf).map((f) => [f, size(f)]));
+  let kept: string | null = null;
+  return (t) => {
+    const files = logFiles(conf);
+    // TestContext.passed (Node 20.12+); before it, node:test's exit code once a test has failed
+    const passed = (t as { passed?: boolean }).passed;
+    if (passed === false || (passed === undefined && process.exitCode)) {
+      kept ??= fs.mkdtempSync(
+        path.join(os.tmpdir(), `rc1-slurm-logs-${new Date().toISOString().replace(/[:.]/g, '')}-`),
+      );
+      const lines: string[] = [`slurm: test "${t.name}" failed; the cluster's logs are kept in ${kept}`];
+      for (const f of files) {
+        fs.copyFileSync(f, path.join(kept, path.basename(f)));
+        if (f === conf || f.endsWith('.out')) continue; // the daemons' stderr repeats their log files
+        const text = fs
+          .readFileSync(f)
+          .subarray(from.get(f) ?? 0)
+          .toString('utf8')
+          .trimEnd();
+        if (!text) continue;
+        const all = text.split('\n');
+        lines.push(
+          `--- ${path.basename(f)} during the test${all.length > MAX_PRINTED_LINES ? ` (its last ${MAX_PRINTED_LINES} of ${all.length} lines)` : ''}:`,
+          ...all.slice(-MAX_PRINTED_LINES),
+        );
+      }
+      console.log(lines.join('\n'));
+    }
+    from = new Map(files.map((f) => [f, size(f)]));
+  };
 }
 
 function answers(): boolean {
@@ -79,7 +140,8 @@ function takeClusterLock(timeoutMs = 30 * 60_000): () => void {
 /** The cluster for this test file; sets SLURM_CONF for the CLIs the tests spawn. Throws when none can be had. */
 export function startCluster(): Cluster {
   if (!onPath('sbatch')) throw new Error(`Slurm is not installed, and CI=true requires these tests: ${INSTALL}`);
-  if (process.env.SLURM_CONF && answers()) return { conf: process.env.SLURM_CONF, stop: () => undefined };
+  if (process.env.SLURM_CONF && answers())
+    return { conf: process.env.SLURM_CONF, afterTest: failureLogs(process.env.SLURM_CONF), stop: () => undefined };
   const release = takeClusterLock();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-slurm-test-'));
   const up = spawnSync('bash', [path.join(REPO, 'test/servers/slurm-up.sh')], {
@@ -98,6 +160,7 @@ export function startCluster(): Cluster {
   process.env.SLURM_CONF = path.join(dir, 'slurm.conf');
   return {
     conf: process.env.SLURM_CONF,
+    afterTest: failureLogs(process.env.SLURM_CONF),
     stop: () => {
       spawnSync('bash', [path.join(REPO, 'test/servers/slurm-down.sh')], {
         env: { ...process.env, DIR: dir },

@@ -9,7 +9,7 @@
 // fails the target and the next build resumes; slurmd SIGKILLed mid-job does not stop the job; a
 // job orphaned by a SIGKILLed build is cancelled by the next build, which resumes the rule; a
 // secret reaches the rule on the node but never job.json or the job's log.
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,6 +24,7 @@ before(() => {
   if (!slurmSkip) cluster = startCluster();
 });
 after(() => cluster?.stop());
+afterEach((t) => cluster?.afterTest(t)); // a failed test prints and keeps the cluster's logs
 
 const SLURM = "executor: { kind: 'slurm', partition: 'main', mem: '300M', time: '10', pollS: 0.2, graceS: 5 },";
 

@@ -2,7 +2,7 @@
 // build: submit + follow streams a job's log lines and ends with its state and exit code; many
 // jobs followed at once share one squeue call per poll (JobQuery), so slurmctld is not asked once
 // per job; cancel ends a running job.
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -23,6 +23,7 @@ after(() => {
   cluster?.stop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
+afterEach((t) => cluster?.afterTest(t)); // a failed test prints and keeps the cluster's logs
 
 function script(name: string, body: string): string {
   const f = path.join(dir, `${name}.sh`);

@@ -5,7 +5,7 @@
 // brings the outputs back, checks every digest and commits them. On the real one-node Slurm cluster
 // (test/helpers/slurm.ts) node and build share a disk, so the tests check that the rule saw only
 // scratch paths, what nginx was asked (its access log), and that a corrupt object is refused.
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -38,6 +38,7 @@ after(() => {
   cluster?.stop();
   nginx?.stop();
 });
+afterEach((t) => cluster?.afterTest(t)); // a failed test prints and keeps the cluster's logs
 
 const KEY = generateSigningKey();
 
