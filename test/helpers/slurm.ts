@@ -203,6 +203,34 @@ export async function waitFor(what: string, cond: () => boolean, timeoutMs = 60_
   }
 }
 
+/** How far past the second of the requeue the release waits (the controller's clock against this host's). */
+const RELEASE_MARGIN_MS = 250;
+
+/**
+ * `scontrol requeue ID` of a running job, then its release, as an admin would (Slurm holds a
+ * requeued job back: BeginTime): `scontrol update JobId=ID StartTime=now` once the job is pending
+ * again, `beforeRelease` holds (what else the test needs first) and the clock has passed the
+ * second in which the job was requeued.
+ *
+ * That last wait is Slurm's rule, not caution: the requeue revokes the job's launch credential
+ * on its node, stamped with slurmctld's clock in whole seconds, and slurmd launches a later run
+ * only with a credential made in a later second (slurm_cred_revoked: ctime <= revoked). Released
+ * within the requeue's second, the next run is refused ("Job N already killed, do not launch
+ * batch job" in slurmd.log) and slurmctld ends the job FAILED with exit code 1 ("Killing
+ * non-startable batch JobId=N: Job credential revoked"): the build then rightly reports a failed
+ * job. Slurm's own hold (BeginTime: the requeue plus the credential's lifetime) exists to avoid
+ * this; a release right after a first run that stopped within a second defeated it.
+ */
+export async function requeueAndRelease(id: string, beforeRelease?: () => Promise<void>): Promise<void> {
+  execFileSync('scontrol', ['requeue', id]);
+  const requeuedBy = Date.now(); // slurmctld stamped the revocation during the call: at or before this
+  await waitFor(`job ${id} to be pending again after scontrol requeue`, () => jobFields(id).JobState === 'PENDING');
+  await beforeRelease?.();
+  const release = (Math.floor(requeuedBy / 1000) + 1) * 1000 + RELEASE_MARGIN_MS;
+  if (Date.now() < release) await new Promise((r) => setTimeout(r, release - Date.now()));
+  execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
+}
+
 /** A rule that counts to 8 in its state dir (0.3 s a step), resuming after the last step it saved; logs where its state is. */
 export const COUNT_RULE = `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';

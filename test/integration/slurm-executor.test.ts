@@ -17,7 +17,16 @@ import { execFileSync, spawn } from 'node:child_process';
 import { parse, stringify } from 'yaml';
 import { trainPipeline, writeToyTrainerFiles } from '../helpers/command-fixtures.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
-import { COUNT_RULE, type Cluster, inQueue, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
+import {
+  COUNT_RULE,
+  type Cluster,
+  inQueue,
+  jobFields,
+  requeueAndRelease,
+  slurmSkip,
+  startCluster,
+  waitFor,
+} from '../helpers/slurm.ts';
 
 let cluster: Cluster | null = null;
 before(() => {
@@ -258,10 +267,8 @@ test('a requeued job (scontrol requeue) runs train again, which resumes from its
       () => fs.existsSync(latest) && Number(/step_(\d+)/.exec(fs.readlinkSync(latest))?.[1]) >= 2,
     );
     const id = jobIdOf(out);
-    execFileSync('scontrol', ['requeue', id]);
-    // Slurm holds a requeued job back for a while (BeginTime); release it now, as an admin would.
-    await waitFor('the job to be pending again', () => jobFields(id).JobState === 'PENDING');
-    execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
+    // Slurm holds a requeued job back for a while (BeginTime); release it at once, as an admin would.
+    await requeueAndRelease(id);
     const code = await new Promise((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 0, out);
     assert.equal(jobFields(id).Restarts, '1');

@@ -16,8 +16,15 @@ import { generateSigningKey, parsePrivateKey, Signer } from '../../packages/engi
 import { fetchResult, resultDocument, scratchJobDir } from '../../packages/engine/src/runner/slurm/remote-staging.ts';
 import { type Nginx, startNginx } from '../helpers/cache-servers.ts';
 import { TestRig } from '../helpers/rig.ts';
-import { execFileSync } from 'node:child_process';
-import { COUNT_RULE, type Cluster, jobFields, slurmSkip, startCluster, waitFor } from '../helpers/slurm.ts';
+import {
+  COUNT_RULE,
+  type Cluster,
+  jobFields,
+  requeueAndRelease,
+  slurmSkip,
+  startCluster,
+  waitFor,
+} from '../helpers/slurm.ts';
 
 const NGINX_MISSING =
   process.env.CI === 'true'
@@ -332,13 +339,12 @@ export default definePipeline({
     const exit = new Promise((res) => child.once('exit', (c) => res(c)));
     await waitFor('step 2 in the job', () => /count: step 2\b/.test(out));
     const id = /slurm: submitted job (\d+)/.exec(out)![1]!;
-    execFileSync('scontrol', ['requeue', id]);
-    await waitFor('the job to be pending again', () => jobFields(id).JobState === 'PENDING');
-    // release it only once the first run has stopped (on one node, the next run would share its scratch dir)
-    await waitFor('the first run to stop', () =>
-      /count: stopped; its scratch workspace \S+ stays for the next run/.test(out),
+    // released only once the first run has stopped (on one node, the next run would share its scratch dir)
+    await requeueAndRelease(id, () =>
+      waitFor('the first run to stop', () =>
+        /count: stopped; its scratch workspace \S+ stays for the next run/.test(out),
+      ),
     );
-    execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
     assert.equal(await exit, 0, out);
     assert.equal(jobFields(id).Restarts, '1');
     const state = path.join(jobDirOf(scratch, r, 'count').dir, 'ws', '.rc1', 'state', 'count');
