@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CompileError, ModuleCompiler } from '../../packages/engine/src/config/compile-module.ts';
+import { CompileError, ModuleCompiler, stopCompilerService } from '../../packages/engine/src/config/compile-module.ts';
 import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 
@@ -234,4 +234,50 @@ export default definePipeline({
   } finally {
     rig.cleanup();
   }
+});
+
+/**
+ * The esbuild processes started by this process's main thread, where the engine runs (Linux:
+ * /proc). tsx's own esbuild, started from its loader thread, is not among them.
+ */
+function esbuildChildren(): number[] {
+  const out: number[] = [];
+  const children = fs
+    .readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+    .split(/\s+/)
+    .filter(Boolean);
+  for (const c of children) {
+    try {
+      if (fs.readFileSync(`/proc/${c}/comm`, 'utf8').trim() === 'esbuild') out.push(Number(c));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+test("stopCompilerService stops the esbuild service a compileMany started (the server's after every command); the next compileMany starts another", {
+  skip: process.platform !== 'linux' ? 'reads /proc (Linux only)' : false,
+}, async () => {
+  const root = shapes();
+  const settle = async (cond: () => boolean): Promise<void> => {
+    const t0 = Date.now();
+    while (!cond() && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+  };
+  await stopCompilerService(); // the service earlier tests started
+  await settle(() => esbuildChildren().length === 0);
+  assert.deepEqual(esbuildChildren(), []);
+  const first = compilerFor(root).compiler;
+  const got = await first.compileMany(['rules/a.ts', 'rules/b.ts']);
+  assert.ok(!(got.get('rules/a.ts') instanceof Error) && !(got.get('rules/b.ts') instanceof Error));
+  assert.equal(esbuildChildren().length, 1, 'the service runs after a compile');
+  await stopCompilerService();
+  await settle(() => esbuildChildren().length === 0);
+  assert.deepEqual(esbuildChildren(), [], 'no esbuild process of the engine left');
+  const second = compilerFor(root).compiler;
+  const again = await second.compileMany(['rules/a.ts', 'rules/b.ts']);
+  assert.deepEqual(again.get('rules/a.ts'), got.get('rules/a.ts'));
+  assert.deepEqual(again.get('rules/b.ts'), got.get('rules/b.ts'));
+  assert.equal(esbuildChildren().length, 1, 'a new service');
+  await stopCompilerService();
 });
