@@ -267,7 +267,8 @@ test('a requeued job (scontrol requeue) runs train again, which resumes from its
       () => fs.existsSync(latest) && Number(/step_(\d+)/.exec(fs.readlinkSync(latest))?.[1]) >= 2,
     );
     const id = jobIdOf(out);
-    // Slurm holds a requeued job back for a while (BeginTime); release it at once, as an admin would.
+    // Slurm holds a requeued job back for a while (BeginTime); release it as soon as Slurm can launch it
+    // again (requeueAndRelease: past the second of the requeue), as an admin would.
     await requeueAndRelease(id);
     const code = await new Promise((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 0, out);
