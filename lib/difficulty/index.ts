@@ -4,6 +4,8 @@
 export {
   QWEN3_COUNTING,
   QWEN3_PROBES,
+  QWEN3_SELF_CHECK,
+  QWEN3_SELF_CHECK_COUNTS,
   QWEN3_TOKENIZER_SHA256,
   loadQwen3,
   loadQwen3Tokenizer,
@@ -12,10 +14,13 @@ export {
 } from './qwen3-tokens.ts';
 export {
   NeedsQwen3Package,
+  QWEN3_HF_SPLIT,
   QWEN3_TABLE_FORMAT,
+  checkTable,
   checkTableAgainst,
   encodeQwen3Table,
   loadQwen3Table,
+  qwen3TableFromJson,
   qwen3TableOf,
   readQwen3Table,
   type Qwen3Table,

@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import {
   QWEN3_PROBES,
   QWEN3_SELF_CHECK,
+  QWEN3_SELF_CHECK_COUNTS,
   QWEN3_SPLIT,
   escapeRe,
   loadQwen3,
@@ -137,6 +138,158 @@ export function qwen3TableOf(tok: PackageTokenizer): Qwen3Table {
     byteIds,
     merges: table,
   };
+}
+
+/** tokenizer.json's split pattern of the Qwen2/Qwen3 tokenizers (HF syntax; the package compiles it to QWEN3_SPLIT). */
+export const QWEN3_HF_SPLIT =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/** GPT-2's byte-to-symbol map of byte-level BPE (the ByteLevel stage): printable bytes stand for themselves, the rest for U+0100 on. */
+function byteSymbols(): string[] {
+  const printable = (b: number): boolean =>
+    (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  const out: string[] = [];
+  let next = 0;
+  for (let b = 0; b < 256; b++) out.push(String.fromCharCode(printable(b) ? b : 256 + next++));
+  return out;
+}
+
+interface TokenizerJson {
+  normalizer?: { type?: unknown } | null;
+  pre_tokenizer?: { type?: unknown; pretokenizers?: Record<string, unknown>[] } | null;
+  model?: {
+    type?: unknown;
+    vocab?: unknown;
+    merges?: unknown;
+    byte_fallback?: unknown;
+    ignore_merges?: unknown;
+    dropout?: unknown;
+    continuing_subword_prefix?: unknown;
+    end_of_word_suffix?: unknown;
+  };
+  added_tokens?: { content?: unknown; id?: unknown }[];
+}
+
+/**
+ * The same table derived from tokenizer.json itself (no package load: its JSON only), for the
+ * pipeline the table encodes: NFC, the Qwen2/Qwen3 split pattern, ByteLevel without prefix space
+ * or regex, a plain BPE; the vocabulary ids are the package's (the vocabulary, then the added
+ * tokens). Byte for byte qwen3TableOf() of the package built from the same file (a test checks it).
+ */
+export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
+  const empty = (reason: string): Qwen3Table => ({
+    header: {
+      format: QWEN3_TABLE_FORMAT,
+      usable: false,
+      reason,
+      endianness: 'LE',
+      normalizer: 'NFC',
+      split: QWEN3_SPLIT,
+      merges: 0,
+      added: [],
+    },
+    byteIds: new Int32Array(256),
+    merges: new Int32Array(0),
+  });
+  if (json.normalizer?.type !== 'NFC') return empty('the normaliser is not NFC');
+  const stages = json.pre_tokenizer?.type === 'Sequence' ? json.pre_tokenizer.pretokenizers : undefined;
+  const [splitStage, byteStage] = stages ?? [];
+  const pattern = (splitStage?.pattern as { Regex?: unknown } | undefined)?.Regex;
+  if (
+    stages?.length !== 2 ||
+    splitStage?.type !== 'Split' ||
+    pattern !== QWEN3_HF_SPLIT ||
+    splitStage.behavior !== 'Isolated' ||
+    splitStage.invert !== false
+  )
+    return empty("the pre-tokenizer is not Qwen3's split regex followed by ByteLevel");
+  if (byteStage?.type !== 'ByteLevel' || byteStage.add_prefix_space !== false || byteStage.use_regex !== false)
+    return empty('the ByteLevel stage adds a prefix space or splits by its own regex');
+  const m = json.model;
+  if (
+    m?.type !== 'BPE' ||
+    m.byte_fallback !== false ||
+    m.ignore_merges !== false ||
+    (m.dropout ?? null) !== null ||
+    (m.end_of_word_suffix ?? '') !== '' ||
+    (m.continuing_subword_prefix ?? '') !== '' ||
+    typeof m.vocab !== 'object' ||
+    m.vocab === null ||
+    !Array.isArray(m.merges)
+  )
+    return empty('the model is not a plain byte-level BPE');
+  // Ids as the package's tokens_to_ids gives them: the added tokens', then the vocabulary's (looked
+  // up in the parsed object: building a 151 643-entry Map would cost more than every look-up here).
+  const vocab = m.vocab as Record<string, unknown>;
+  const addedIds = new Map<string, number>();
+  const added: { content: string; id: number }[] = [];
+  for (const t of json.added_tokens ?? []) {
+    if (typeof t.content !== 'string' || typeof t.id !== 'number') return empty('an added token has no content or id');
+    added.push({ content: t.content, id: t.id });
+    addedIds.set(t.content, t.id);
+  }
+  const ids = {
+    get(token: string): number | undefined {
+      const a = addedIds.get(token);
+      if (a !== undefined) return a;
+      if (!Object.hasOwn(vocab, token)) return undefined;
+      const id = vocab[token];
+      return typeof id === 'number' ? id : undefined;
+    },
+  };
+  const symbols = byteSymbols();
+  const byteIds = new Int32Array(256);
+  for (let b = 0; b < 256; b++) {
+    const id = ids.get(symbols[b]!);
+    if (id === undefined) return empty(`byte ${b} has no vocabulary id`);
+    byteIds[b] = id;
+  }
+  const merges = m.merges as unknown[];
+  const table = new Int32Array(3 * merges.length);
+  for (let r = 0; r < merges.length; r++) {
+    const pair = merges[r];
+    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string')
+      return empty(`merge ${r} is not a pair of strings`);
+    const a = ids.get(pair[0]);
+    const b = ids.get(pair[1]);
+    table[3 * r] = a === undefined || b === undefined ? -1 : a;
+    table[3 * r + 1] = a === undefined || b === undefined ? -1 : b;
+    table[3 * r + 2] = ids.get(pair[0] + pair[1]) ?? -1;
+  }
+  return {
+    header: {
+      format: QWEN3_TABLE_FORMAT,
+      usable: true,
+      endianness: 'LE',
+      normalizer: 'NFC',
+      split: QWEN3_SPLIT,
+      merges: merges.length,
+      added,
+    },
+    byteIds,
+    merges: table,
+  };
+}
+
+/**
+ * Checks a usable table on its own: its ids are the published probe ids and its counts of the
+ * self-check strings are the ones encode() gives (QWEN3_SELF_CHECK_COUNTS, pinned; a test compares
+ * them with the package). Returns what differs (empty: none).
+ */
+export function checkTable(table: Qwen3Table): string[] {
+  const problems = probeProblems(table);
+  const counter = tableCounter(table);
+  QWEN3_SELF_CHECK.forEach((s, i) => {
+    let got: number | string;
+    try {
+      got = counter.count(s);
+    } catch (e) {
+      got = (e as Error).message;
+    }
+    if (got !== QWEN3_SELF_CHECK_COUNTS[i])
+      problems.push(`${JSON.stringify(s)}: the table counts ${got}, Qwen3 ${QWEN3_SELF_CHECK_COUNTS[i]}`);
+  });
+  return problems;
 }
 
 /**

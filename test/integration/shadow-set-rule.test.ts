@@ -38,14 +38,14 @@ interface Run {
   manifest: Record<string, unknown>;
 }
 
-async function runRule(name: string, params: unknown, inputs = raw, root = ROOT): Promise<Run> {
+async function runRule(name: string, params: unknown, inputs = raw, root = ROOT, table?: string): Promise<Run> {
   const out = join(dir, name);
   const r = await runRuleUnderContract(rule, {
     params,
     root,
     outDir: out,
     target: 'shadow_set',
-    inputs: { v2: PACK_V2, raw: inputs },
+    inputs: { v2: PACK_V2, raw: inputs, ...(table ? { table: [table] } : {}) },
     outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
   });
   const jsonl = await readFile(join(out, 'data/shadow_eval_245.jsonl'), 'utf8');
@@ -174,6 +174,26 @@ test('shadow_set output is byte-identical for the same inputs and seed, whatever
   const manifestA = await readFile(join(a.out, 'reports/rc1/sample_manifest.json'));
   const manifestB = await readFile(join(b.out, 'reports/rc1/sample_manifest.json'));
   assert.equal(sha256(manifestA), sha256(manifestB));
+});
+
+test('shadow_set counting with the tokenizer_table output writes the same bytes as with the tokenizer package', async () => {
+  const tableRule = (await importCompiled<{ default: Rule }>('rules/tokenizer_table.ts')).default;
+  const t = await runRuleUnderContract(tableRule, {
+    params: {},
+    root: ROOT,
+    outDir: join(dir, 'table'),
+    target: 'tokenizer_table',
+    inputs: {},
+    outputs: { table: 'data/tokenizer/qwen3_bpe.bin' },
+  });
+  assert.match(String((t.result as { summary?: string }).summary), /^151387 merges, 26 added tokens/);
+  const a = await shippedRun();
+  const b = await runRule('with-table', PARAMS, raw, ROOT, join(dir, 'table', 'data/tokenizer/qwen3_bpe.bin'));
+  assert.equal(sha256(b.jsonl), sha256(a.jsonl));
+  assert.equal(
+    sha256(await readFile(join(b.out, 'reports/rc1/sample_manifest.json'))),
+    sha256(await readFile(join(a.out, 'reports/rc1/sample_manifest.json'))),
+  );
 });
 
 test('shadow_set with a different seed holds aside a different set', async () => {
