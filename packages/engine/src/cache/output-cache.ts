@@ -197,7 +197,8 @@ export class OutputCache {
         for (const [rel, sha] of Object.entries(o.files ?? {}))
           engineWrite('the output cache', this.objectPath(sha), () => this.storeObject(path.join(src, rel), sha));
       else if (o.size <= INLINE_MAX) {
-        const bytes = fs.readFileSync(src);
+        // Read as storeObject would copy it (a refusal names the cache entry, as a copy's would the object).
+        const bytes = engineWrite('the output cache', this.entryPath(entry.key), () => fs.readFileSync(src));
         if (bytes.length > INLINE_MAX || sha256Hex(bytes) !== o.sha256) return;
         (inline ??= {})[o.sha256] = bytes.toString('base64');
       } else engineWrite('the output cache', this.objectPath(o.sha256), () => this.storeObject(src, o.sha256));
