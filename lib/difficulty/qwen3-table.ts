@@ -14,6 +14,7 @@
 // or a gap in the split takes the package's own path: the counter throws NeedsQwen3Package until
 // a package counter is attached (attachPackage), and then hands such texts to it.
 import { readFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 import {
   QWEN3_PROBES,
   QWEN3_SELF_CHECK,
@@ -28,6 +29,7 @@ import {
 } from './qwen3-tokens.ts';
 
 const MAGIC = 'RC1-QWEN3-BPE\n';
+const LITTLE_ENDIAN = endianness() === 'LE';
 /** The table file's format version (in its header). */
 export const QWEN3_TABLE_FORMAT = 1;
 
@@ -232,7 +234,7 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
     get(token: string): number | undefined {
       const a = addedIds.get(token);
       if (a !== undefined) return a;
-      if (!Object.hasOwn(vocab, token)) return undefined;
+      // One look-up: a name the vocabulary lacks finds Object.prototype's members, none of them a number.
       const id = vocab[token];
       return typeof id === 'number' ? id : undefined;
     },
@@ -277,8 +279,9 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
  * them with the package). Returns what differs (empty: none).
  */
 export function checkTable(table: Qwen3Table): string[] {
-  const problems = probeProblems(table);
-  const counter = tableCounter(table);
+  const bpe = tableBpe(table);
+  const problems = probeProblems(table, bpe);
+  const counter = tableCounter(table, undefined, bpe);
   QWEN3_SELF_CHECK.forEach((s, i) => {
     let got: number | string;
     try {
@@ -298,8 +301,9 @@ export function checkTable(table: Qwen3Table): string[] {
  * (empty: none).
  */
 export function checkTableAgainst(table: Qwen3Table, tok: PackageTokenizer): string[] {
-  const problems = probeProblems(table);
-  const counter = tableCounter(table, tok);
+  const bpe = tableBpe(table);
+  const problems = probeProblems(table, bpe);
+  const counter = tableCounter(table, tok, bpe);
   for (const s of [...QWEN3_SELF_CHECK, ...QWEN3_PROBES.map((p) => p.text)]) {
     const want = tok.encode(s, { add_special_tokens: false }).length;
     let got: number | string;
@@ -321,6 +325,7 @@ export function encodeQwen3Table(t: Qwen3Table): Buffer {
   head.writeUInt32LE(header.length, MAGIC.length);
   const pad = Buffer.alloc((4 - ((head.length + header.length) % 4)) % 4, 0x20);
   const ints = (a: Int32Array): Buffer => {
+    if (LITTLE_ENDIAN) return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
     const b = Buffer.alloc(a.length * 4);
     for (let i = 0; i < a.length; i++) b.writeInt32LE(a[i]!, 4 * i);
     return b;
@@ -347,6 +352,8 @@ export function readQwen3Table(file: string): Qwen3Table {
   const want = at + 4 * (256 + 3 * header.merges);
   if (buf.length !== want) throw bad(`${buf.length} bytes, the header implies ${want}`);
   const ints = (from: number, n: number): Int32Array => {
+    // A copy of the bytes is 4-aligned; on a little-endian host it is the array as it is.
+    if (LITTLE_ENDIAN) return new Int32Array(buf.buffer.slice(buf.byteOffset + from, buf.byteOffset + from + 4 * n));
     const a = new Int32Array(n);
     for (let i = 0; i < n; i++) a[i] = buf.readInt32LE(from + 4 * i);
     return a;
@@ -436,8 +443,7 @@ function tableIds(t: Qwen3Table, bpe: (piece: string, ids?: number[]) => number,
 }
 
 /** Where the table's ids differ from the published probe ids. */
-function probeProblems(t: Qwen3Table): string[] {
-  const bpe = tableBpe(t);
+function probeProblems(t: Qwen3Table, bpe = tableBpe(t)): string[] {
   return QWEN3_PROBES.flatMap((p) => {
     const got = tableIds(t, bpe, p.text);
     return JSON.stringify(got) === JSON.stringify(p.ids)
@@ -447,8 +453,7 @@ function probeProblems(t: Qwen3Table): string[] {
 }
 
 /** A counter over a usable table; tok: the package tokenizer for the texts the table does not count (else attachPackage()). */
-function tableCounter(t: Qwen3Table, tok?: PackageTokenizer): Qwen3TableCounter {
-  const bpe = tableBpe(t);
+function tableCounter(t: Qwen3Table, tok?: PackageTokenizer, bpe = tableBpe(t)): Qwen3TableCounter {
   /** The package's count, for the texts the table does not count: encode() of tok where given, else loadQwen3()'s once attached. */
   let pkg: ((text: string) => number) | undefined = tok
     ? (text) => tok.encode(text, { add_special_tokens: false }).length
@@ -489,7 +494,8 @@ export async function loadQwen3Table(file: string): Promise<Qwen3TableCounter> {
     const c = await loadQwen3();
     return { ...c, async attachPackage() {} };
   }
-  const problems = probeProblems(t);
+  const bpe = tableBpe(t);
+  const problems = probeProblems(t, bpe);
   if (problems.length > 0) throw new Error(`${file} is not Qwen3's BPE table: ${problems.join('; ')}`);
-  return tableCounter(t);
+  return tableCounter(t, undefined, bpe);
 }
