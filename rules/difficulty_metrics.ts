@@ -13,16 +13,6 @@ import { defineRule } from 'rc1-build';
 import { displayPath } from '../lib/data/index.ts';
 import { metricsParams, writeMetrics } from '../lib/difficulty/index.ts';
 
-/** Whether the target declares the `table` input group (ctx.inputs throws for an undeclared group only). */
-function declaresTable(ctx: { inputs(name: string): string[] }): boolean {
-  try {
-    ctx.inputs('table');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export default defineRule({
   name: 'difficulty_metrics',
   version: 1,
@@ -39,7 +29,7 @@ export default defineRule({
       out: ctx.output('metrics'),
       multiEntityMin,
       workers,
-      ...(declaresTable(ctx) ? { table: ctx.input('table') } : {}),
+      ...(ctx.hasInput('table') ? { table: ctx.input('table') } : {}),
       signal: ctx.signal,
       progress: (done) => ctx.progress(done, size, 'bytes'),
     });

@@ -57,16 +57,6 @@ const ISSUES_LISTED = 50;
 
 const sha256 = (bytes: Uint8Array | string): string => createHash('sha256').update(bytes).digest('hex');
 
-/** Whether the target declares the `table` input group (ctx.inputs throws for an undeclared group only). */
-function declaresTable(ctx: { inputs(name: string): string[] }): boolean {
-  try {
-    ctx.inputs('table');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function write(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, text);
@@ -114,7 +104,7 @@ export default defineRule({
       );
 
     const config = { ...poolConfig(pool), seed: shadow.seed, idPrefix: 'shadow' };
-    const counter: Qwen3TableCounter = declaresTable(ctx)
+    const counter: Qwen3TableCounter = ctx.hasInput('table')
       ? await loadQwen3Table(ctx.input('table'))
       : { ...(await loadQwen3()), async attachPackage() {} };
     // A pure function of the inputs: where the table counter meets a text only the package counts

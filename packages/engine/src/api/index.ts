@@ -482,6 +482,8 @@ export interface RuleContext<P> {
   readonly args: Readonly<Record<string, JsonValue>>;
   /** Absolute paths of a named input group (globs expanded, sorted). */
   inputs(name: string): string[];
+  /** Whether the target declares the input group `name` (for a rule with an optional input). */
+  hasInput(name: string): boolean;
   /**
    * The one absolute path of an input group that holds exactly one (a file, or one output of
    * another target: `target(x, 'name')`); a contract error otherwise, naming what the group holds.

@@ -88,6 +88,9 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
         );
       return v;
     },
+    hasInput(name: string): boolean {
+      return Object.hasOwn(inv.inputs, name);
+    },
     input(name: string): string {
       const v = ctx.inputs(name);
       if (v.length !== 1)
