@@ -281,3 +281,117 @@ test("stopCompilerService stops the esbuild service a compileMany started (the s
   assert.equal(esbuildChildren().length, 1, 'a new service');
   await stopCompilerService();
 });
+
+/** Writes files (path → text) under a directory. */
+function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [p, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
+    fs.writeFileSync(path.join(dir, p), text);
+  }
+}
+
+/** A rule that writes what an npm package exports (and counts its runs). */
+const PKG_RULE = (name: string): string => `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import pkg from 'pkg-v';
+export default defineRule({
+  name: '${name}', version: 1,
+  run(ctx) {
+    if (process.env.RC1_TEST_COUNTER) fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
+    fs.writeFileSync(ctx.output('out/${name}.txt'), String(pkg.value));
+  },
+});
+`;
+
+test('a workspace opened through a symlink: compileMany gives the closures of a compile alone, npm package.json files included', async () => {
+  const real = tempDir('rc1-compile-many-real-');
+  writeFiles(real, {
+    'node_modules/pkg-a/package.json': '{ "name": "pkg-a", "version": "1.0.0", "main": "index.js" }\n',
+    'node_modules/pkg-a/index.js': 'module.exports = 1;\n',
+    'lib/s.ts': 'import pa from "pkg-a";\nexport default [pa];\n',
+    'lib/d.json': '{ "a": 1 }\n',
+    'rules/r1.ts':
+      'import s from "../lib/s.ts";\nimport d from "../lib/d.json" with { type: "json" };\nexport default [s, d];\n',
+    'rules/r2.ts': 'import { check } from "rc1-build";\nimport s from "../lib/s.ts";\nexport default [s, check];\n',
+  });
+  // A link beside the real folder, and one a directory deeper (a metafile key resolved against the
+  // wrong one of the two then names no file at all).
+  const deeper = path.join(tempDir('rc1-compile-many-link-'), 'ws');
+  fs.symlinkSync(real, deeper);
+  for (const link of [siblingLink(real), deeper]) await symlinkedRootCompiles(link);
+});
+
+async function symlinkedRootCompiles(link: string): Promise<void> {
+  const entries = ['rules/r1.ts', 'rules/r2.ts'];
+  const singles = await alone(link, entries);
+  const { compiler } = compilerFor(link);
+  const many = await compiler.compileMany(entries);
+  for (const e of entries) {
+    const single = singles.get(e)!;
+    assert.ok(!(single instanceof Error), `${e} compiles alone: ${single}`);
+    const got = many.get(e);
+    assert.ok(got && !(got instanceof Error), `${e}: ${got}`);
+    assert.ok(
+      Object.keys(got).some((f) => f.endsWith('node_modules/pkg-a/package.json')),
+      `${e}: pkg-a's package.json is in the closure: ${Object.keys(got)}`,
+    );
+    assertSameCompile(e, single, got, await compiler.compiled(e));
+  }
+  const r2 = Object.keys(many.get('rules/r2.ts') as Record<string, string>);
+  // The engine's API, outside the workspace, is in the closure of the rule that imports it.
+  assert.ok(
+    r2.some((f) => f.endsWith('/src/api/index.ts')),
+    `${r2}`,
+  );
+  // Files inside the workspace are named relative to it, package.json files included (esbuild gives their real paths).
+  assert.ok(r2.includes('node_modules/pkg-a/package.json') && r2.includes('lib/s.ts'), `${r2}`);
+}
+
+/** A symlink to dir in dir's own parent folder (removed after the tests). */
+function siblingLink(dir: string): string {
+  const link = `${dir}-link`;
+  fs.symlinkSync(dir, link);
+  temps.push(link);
+  return link;
+}
+
+test('a workspace opened through a symlink (-C): upgrading an npm package that two rules use re-runs them', () => {
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  targets: [
+    defineTarget({ name: 'one', rule: 'rules/one.ts', outputs: ['out/one.txt'] }),
+    defineTarget({ name: 'two', rule: 'rules/two.ts', outputs: ['out/two.txt'] }),
+  ],
+});
+`,
+    'rules/one.ts': PKG_RULE('one'),
+    'rules/two.ts': PKG_RULE('two'),
+    'node_modules/pkg-v/package.json': '{ "name": "pkg-v", "version": "1.0.0", "main": "index.js" }\n',
+    'node_modules/pkg-v/index.js': 'module.exports = { value: "v1" };\n',
+  });
+  const link = siblingLink(rig.dir);
+  try {
+    const build = (): void => {
+      const r = rig.run(['-C', link], { RC1_NO_SERVER: '1' });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+    };
+    build();
+    assert.deepEqual(rig.runs(), ['one', 'two']);
+    assert.equal(rig.read('out/one.txt'), 'v1');
+    build();
+    assert.deepEqual(rig.runs(), [], 'nothing changed: nothing runs');
+    // The upgrade: a new version whose exports name another file.
+    rig.write(
+      'node_modules/pkg-v/package.json',
+      '{ "name": "pkg-v", "version": "2.0.0", "exports": { ".": "./v2.js" } }\n',
+    );
+    rig.write('node_modules/pkg-v/v2.js', 'module.exports = { value: "v2" };\n');
+    build();
+    assert.deepEqual(rig.runs(), ['one', 'two']);
+    assert.equal(rig.read('out/one.txt'), 'v2');
+    assert.equal(rig.read('out/two.txt'), 'v2');
+  } finally {
+    rig.cleanup();
+  }
+});

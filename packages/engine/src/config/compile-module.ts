@@ -41,6 +41,15 @@ export function engineRoot(): string {
   return d;
 }
 
+/** The real path of a file (symlinks resolved), or the path itself when it cannot be resolved. */
+function realPath(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
 interface ClosureRecord {
   files: Record<string, string>;
   out: string;
@@ -60,6 +69,11 @@ export class ModuleCompiler {
   private dirty = false;
   private readonly dir: string;
   private readonly indexFile: string;
+  /**
+   * The root's real path (symlinks resolved). esbuild works in it: the metafile's keys are relative
+   * to it, and the importers it gives the resolve plugin are real paths.
+   */
+  private readonly realRoot: string;
   /** How many modules were (re)compiled in this process. */
   compiles = 0;
   /** Entries whose closure was checked (or compiled) in this process: files do not change mid-command. */
@@ -73,6 +87,7 @@ export class ModuleCompiler {
   ) {
     this.dir = path.join(stateDir, 'compiled');
     this.indexFile = path.join(this.dir, 'closures.json');
+    this.realRoot = realPath(root);
     try {
       this.records = JSON.parse(fs.readFileSync(this.indexFile, 'utf8')) as Record<string, ClosureRecord>;
     } catch {
@@ -110,9 +125,13 @@ export class ModuleCompiler {
     return path.join(this.dir, (await this.compile(entry)).out);
   }
 
+  /** A file's path relative to the root (reached through the root or its real path), else absolute. */
   private rel(abs: string): string {
-    const r = path.relative(this.root, abs);
-    return r.startsWith('..') || path.isAbsolute(r) ? abs : r.split(path.sep).join('/');
+    for (const base of this.realRoot === this.root ? [this.root] : [this.root, this.realRoot]) {
+      const r = path.relative(base, abs);
+      if (!r.startsWith('..') && !path.isAbsolute(r)) return r.split(path.sep).join('/');
+    }
+    return abs;
   }
 
   /**
@@ -165,8 +184,8 @@ export class ModuleCompiler {
       // (each alone when no error names a module's file: one in a shared file fails them all).
       const named = new Set<string>();
       for (const m of (e as { errors?: import('esbuild').Message[] }).errors ?? [])
-        if (m.location) named.add(path.resolve(this.root, m.location.file));
-      const broken = pending.filter((entry) => named.has(path.resolve(this.root, entry)));
+        if (m.location) named.add(path.resolve(this.realRoot, m.location.file));
+      const broken = pending.filter((entry) => named.has(path.resolve(this.realRoot, entry)));
       if (broken.length === 0 || broken.length === pending.length) await alone(pending);
       else {
         const [, rest] = await Promise.all([
@@ -180,8 +199,10 @@ export class ModuleCompiler {
     this.compiles += pending.length;
     const { inputs, outputs } = result.metafile;
     const outputOf = new Map<string, string>(); // absolute output path → its metafile key
-    for (const k of Object.keys(outputs)) outputOf.set(path.resolve(this.root, k), k);
+    for (const k of Object.keys(outputs)) outputOf.set(path.resolve(this.realRoot, k), k);
     const unsure: string[] = [];
+    // Each file's real path (a metafile key resolved, symlinks and all), the key of byImporter.
+    const realOf = new Map<string, string>();
     for (const [i, entry] of pending.entries()) {
       const jsPath = path.join(this.dir, `${names[i]}.mjs`);
       const js = result.outputFiles.find((f) => f.path === jsPath)!;
@@ -210,7 +231,11 @@ export class ModuleCompiler {
         continue;
       }
       const pkgJsons = new Set<string>();
-      for (const f of reached) for (const pj of byImporter.get(path.resolve(this.root, f)) ?? []) pkgJsons.add(pj);
+      for (const f of reached) {
+        let real = realOf.get(f);
+        if (real === undefined) realOf.set(f, (real = realPath(path.resolve(this.realRoot, f))));
+        for (const pj of byImporter.get(real) ?? []) pkgJsons.add(pj);
+      }
       try {
         out.set(entry, this.record(entry, [...reached], pkgJsons, js, map).files);
       } catch (e) {
@@ -233,7 +258,7 @@ export class ModuleCompiler {
 
   /**
    * The build options every compile shares. The resolve plugin adds, for each file that imports an
-   * npm package, that package's package.json to `pkgJsons` under the importing file's absolute path.
+   * npm package, that package's package.json to `pkgJsons` under the importing file's real path.
    */
   private options(pkgJsons: Map<string, Set<string>>) {
     const engine = this.engine;
@@ -268,7 +293,10 @@ export class ModuleCompiler {
           while (d !== path.dirname(d)) {
             const pj = path.join(d, 'package.json');
             if (fs.existsSync(pj) && /"name"\s*:/.test(fs.readFileSync(pj, 'utf8'))) {
-              (pkgJsons.get(a.importer) ?? pkgJsons.set(a.importer, new Set()).get(a.importer)!).add(pj);
+              // Under the importer's real path, as the walk over the metafile (compileMany) looks
+              // files up: the root may be reached through a symlink.
+              const importer = realPath(a.importer);
+              (pkgJsons.get(importer) ?? pkgJsons.set(importer, new Set()).get(importer)!).add(pj);
               break;
             }
             d = path.dirname(d);
@@ -318,7 +346,8 @@ export class ModuleCompiler {
 
   /**
    * Records a compiled module: its closure (each input file, a metafile key, and each package.json,
-   * absolute, with its sha256), and its compiled file and source map, named by the closure's hash.
+   * absolute, with its sha256; a file inside the workspace under its path relative to the root), and
+   * its compiled file and source map, named by the closure's hash.
    */
   private record(
     entry: string,
@@ -329,7 +358,7 @@ export class ModuleCompiler {
   ): ClosureRecord {
     const files: Record<string, string> = {};
     for (const k of [...inputs].sort()) {
-      const rel = this.rel(path.resolve(this.root, k));
+      const rel = this.rel(path.resolve(this.realRoot, k));
       const h = this.stat.hash(rel);
       if (h) files[rel] = h.sha256;
     }
