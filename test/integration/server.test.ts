@@ -566,6 +566,47 @@ test('two servers started at once: one is left, serving, with its socket', async
   }
 });
 
+test('two servers started at once, the first overtaken between its listen and its chmod: one is left, answering on its socket', async () => {
+  const r = serverRig();
+  const pids: number[] = [];
+  try {
+    const prime = r.run(['-n', 'a', 'b'], { RC1_NO_SERVER: '1' });
+    assert.equal(prime.code, 0, prime.stderr);
+    const start = (env: Record<string, string>): Promise<string> =>
+      new Promise((resolve) => {
+        const c = spawn(process.execPath, [CLI, '__server', r.dir, '600'], {
+          cwd: r.dir,
+          stdio: ['ignore', 'pipe', 'ignore'],
+          env: { ...process.env, ...env },
+        });
+        pids.push(c.pid!);
+        let out = '';
+        c.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('ready')) resolve(out);
+        });
+        c.on('exit', () => resolve(out));
+      });
+    const socket = path.join(r.dir, '.rc1', 'server.sock');
+    // The first listens, then sleeps 3 s before its chmod; the second starts while it sleeps.
+    const first = start({ RC1_FAULT_SERVER_START_PAUSE_MS: '3000' });
+    await waitFor('the first server to listen', () => fs.existsSync(socket));
+    await Promise.all([first, start({})]);
+    await waitFor('one of the two to exit', () => pids.filter(alive).length === 1);
+    const left = pids.find(alive)!;
+    assert.equal(info(r)?.pid, left, 'server.json names the server left');
+    const status = r.run(['server', 'status']);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /commands served: 0/, status.stdout);
+    assert.equal(r.run(['b']).code, 0);
+    assert.equal(servedCount(r), 1, 'the build is served');
+  } finally {
+    spawnSync(process.execPath, [CLI, 'server', 'stop'], { cwd: r.dir, env: process.env });
+    for (const p of pids) if (alive(p)) process.kill(p, 'SIGKILL');
+    r.cleanup();
+  }
+});
+
 /** A listener on `socket` that answers every connection as a server would ("ok", exit 0) and keeps every byte it is sent. */
 async function fakeServer(
   socket: string,

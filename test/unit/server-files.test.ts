@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ensurePrivateDir, socketPathFor } from '../../packages/engine/src/server/server-files.ts';
+import { spawn, spawnSync } from 'node:child_process';
+import { procStat } from '../../packages/engine/src/state/process-identity.ts';
+import {
+  SERVER_START_LOCK,
+  ensurePrivateDir,
+  socketPathFor,
+  takeStartLock,
+} from '../../packages/engine/src/server/server-files.ts';
 
 test('a workspace path too long for a socket puts the socket in $XDG_RUNTIME_DIR/rc1-build, else in a per-user temp directory', () => {
   const long = path.join('/w', 'x'.repeat(120));
@@ -30,5 +37,32 @@ test('the private directory is created 0700, and one with group or other permiss
     assert.throws(() => ensurePrivateDir(link), /not a directory/);
   } finally {
     fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('the start lock: held while its holder runs, broken when the holder is gone, released only by its holder', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-startlock-'));
+  const lock = path.join(root, '.rc1', SERVER_START_LOCK);
+  const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+  try {
+    const names = (pid: number): string => JSON.stringify({ pid, startTicks: procStat(pid)?.startTicks ?? null });
+    fs.mkdirSync(path.dirname(lock));
+    fs.writeFileSync(lock, names(holder.pid!));
+    const held = takeStartLock(root);
+    assert.ok('held' in held && held.held.includes(`pid ${holder.pid}`), JSON.stringify(held));
+    assert.equal(fs.readFileSync(lock, 'utf8'), names(holder.pid!), 'a live holder keeps its lock');
+    // A holder that exited (a server killed while starting): its lock is broken and taken.
+    const gone = spawnSync('true').pid;
+    fs.writeFileSync(lock, JSON.stringify({ pid: gone, startTicks: '1' }));
+    const mine = takeStartLock(root);
+    assert.ok('release' in mine, JSON.stringify(mine));
+    assert.equal(JSON.parse(fs.readFileSync(lock, 'utf8')).pid, process.pid);
+    assert.ok('held' in takeStartLock(root), 'held by this process now: a second take is refused');
+    mine.release();
+    assert.equal(fs.existsSync(lock), false, 'released');
+    assert.deepEqual(fs.readdirSync(path.dirname(lock)), [], 'nothing left beside it');
+  } finally {
+    holder.kill('SIGKILL');
+    fs.rmSync(root, { recursive: true, force: true });
   }
 });

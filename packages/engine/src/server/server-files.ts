@@ -6,11 +6,14 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { procStat } from '../state/process-identity.ts';
 import { STATE_DIR } from '../workspace/workspace.ts';
 
 export const SERVER_FILE = 'server.json';
 export const SERVER_LOG = 'server.log';
 export const SERVER_SOCKET = 'server.sock';
+/** Held by a server from before it removes the socket path until its server.json is written. */
+export const SERVER_START_LOCK = 'server.start.lock';
 /** Default idle timeout: 3 hours, like Bazel's --max_idle_secs. */
 export const DEFAULT_IDLE_S = 3 * 3600;
 /** The longest Unix socket path (sun_path is 108 bytes with the terminating NUL). */
@@ -90,6 +93,85 @@ export function engineIdentity(distDir: string): string {
     .sort())
     lines.push(`${n} ${key(path.join(distDir, n))}`);
   return lines.join('\n');
+}
+
+/** A process by pid and start time (field 22 of /proc/<pid>/stat): still running, not a zombie. */
+export function processRunning(pid: number, startTicks: string | null): boolean {
+  const st = procStat(pid);
+  if (!st || st.state === 'Z' || st.state === 'X') return false;
+  return startTicks === null || st.startTicks === startTicks;
+}
+
+/**
+ * Takes <root>/.rc1/server.start.lock for this process, which a starting server holds from before
+ * it removes the socket path until its server.json is written: two servers started at once for one
+ * workspace never interleave those steps. The file names its holder by pid and start time and
+ * appears whole (written aside, then linked to its name: link fails when the name exists). A lock
+ * whose holder no longer runs (a server killed while starting) is broken: renamed aside, and
+ * removed only if the file moved is the one found dead (else it is linked back). Returns a
+ * release function, or the reason it is held (another server of this workspace is starting).
+ */
+export function takeStartLock(root: string): { release: () => void } | { held: string } {
+  const dir = path.join(root, STATE_DIR);
+  fs.mkdirSync(dir, { recursive: true });
+  const lock = path.join(dir, SERVER_START_LOCK);
+  const mine = JSON.stringify({ pid: process.pid, startTicks: procStat(process.pid)?.startTicks ?? null });
+  const tmp = `${lock}.${process.pid}`;
+  fs.writeFileSync(tmp, mine, { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        fs.linkSync(tmp, lock);
+        return {
+          release: () => {
+            try {
+              if (fs.readFileSync(lock, 'utf8') === mine) fs.unlinkSync(lock);
+            } catch {
+              // gone already
+            }
+          },
+        };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      let found: string;
+      try {
+        found = fs.readFileSync(lock, 'utf8');
+      } catch {
+        continue; // released meanwhile
+      }
+      let holder: { pid?: unknown; startTicks?: unknown } = {};
+      try {
+        holder = JSON.parse(found) as typeof holder;
+      } catch {
+        // not a lock this engine wrote: broken below, as a dead holder's
+      }
+      const pid = typeof holder.pid === 'number' ? holder.pid : null;
+      const ticks = typeof holder.startTicks === 'string' ? holder.startTicks : null;
+      if (pid !== null && processRunning(pid, ticks))
+        return { held: `another server of this workspace is starting (pid ${pid} holds ${lock})` };
+      const aside = `${lock}.stale.${process.pid}`;
+      try {
+        fs.renameSync(lock, aside);
+      } catch {
+        continue; // another process broke it first
+      }
+      if (fs.readFileSync(aside, 'utf8') !== found) {
+        // A live holder's lock, taken between the read and the rename: put it back.
+        try {
+          fs.linkSync(aside, lock);
+        } catch {
+          // a third process holds the name now
+        }
+        fs.rmSync(aside, { force: true });
+        return { held: `another server of this workspace is starting (it holds ${lock})` };
+      }
+      fs.rmSync(aside, { force: true });
+    }
+    return { held: `${lock} could not be taken (held and released by others in turn)` };
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
 }
 
 export function readServerInfo(root: string): ServerInfo | null {

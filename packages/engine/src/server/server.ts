@@ -19,9 +19,11 @@ import {
   type ServerInfo,
   engineIdentity,
   ensurePrivateDir,
+  processRunning,
   readServerInfo,
   serverFile,
   socketPathFor,
+  takeStartLock,
 } from './server-files.ts';
 import { type Main, type RootOf, type ServerSide, log, serveConnection } from './requests.ts';
 
@@ -30,6 +32,12 @@ export type { RunRequest } from './requests.ts';
 const POLL_MS = 1000;
 /** Rule workers kept started ahead (fresh: no rule loaded, no request's environment), for -j 2 builds. */
 const SPARE_WORKERS = 2;
+/**
+ * Fault injection for tests: RC1_FAULT_SERVER_START_PAUSE_MS=N sleeps N ms between listen() and
+ * the chmod of the socket (two servers started at once, one overtaking the other). `server start`
+ * never passes it on (the server gets only PINNED_ENV): only a test spawning `__server` sets it.
+ */
+const FAULT_START_PAUSE_MS = Number(process.env.RC1_FAULT_SERVER_START_PAUSE_MS ?? 0);
 
 /**
  * Rule workers started while idle, each handed to one build (WorkerPool: it gets the build's
@@ -75,7 +83,26 @@ export async function runServer(
   // Sent first on every connection: only a process that can read the 0600 server.json knows it,
   // and the client sends its request (its environment) only after it has seen it.
   const token = crypto.randomBytes(16).toString('hex');
-  fs.rmSync(socket, { force: true }); // `server start` found no live server: a dead one's socket
+  // From here until server.json is written, under the start lock: a second server started at
+  // once cannot remove this one's socket path after its listen() nor write its server.json
+  // between this one's steps (it would be left unreachable, or leave a dead socket behind).
+  const lock = takeStartLock(root);
+  if ('held' in lock) {
+    log(`not started: ${lock.held}`);
+    process.exit(1);
+  }
+  let unlock: (() => void) | null = lock.release;
+  const release = (): void => {
+    unlock?.();
+    unlock = null;
+  };
+  const running = readServerInfo(root);
+  if (running && running.pid !== process.pid && processRunning(running.pid, running.startTicks)) {
+    release();
+    log(`not started: a server of this workspace runs already (pid ${running.pid})`);
+    process.exit(1);
+  }
+  fs.rmSync(socket, { force: true }); // no live server: a dead one's socket
   let busy = false;
   let served = 0;
   /** Wall and CPU time (process.cpuUsage: every thread, the rule workers' too) of the last command served. */
@@ -108,6 +135,7 @@ export async function runServer(
 
   function exit(): void {
     log(`exiting: ${stopping}`);
+    release();
     // No srv.close(): node would unlink the socket path, which may be another server's by now.
     const info = readServerInfo(root);
     if (info?.pid === process.pid) fs.rmSync(serverFile(root), { force: true });
@@ -157,17 +185,22 @@ export async function runServer(
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => shutdown(`${sig}`, true));
   process.stdout.on('error', () => {});
 
-  await new Promise<void>((resolve, reject) => {
-    srv.once('error', reject);
-    srv.listen(socket, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(socket, () => resolve());
+    });
+  } catch (e) {
+    release();
+    throw e;
+  }
+  if (FAULT_START_PAUSE_MS > 0) await new Promise((r) => setTimeout(r, FAULT_START_PAUSE_MS));
   try {
     fs.chmodSync(socket, 0o600);
   } catch (e) {
-    // A second server started at the same moment removed this one's socket path before it was
-    // made private (and listens there now): this one is no server of the workspace. It exits
-    // touching nothing (the path and server.json are the other's); listening on, it would stay
-    // up with no idle timer and no watcher.
+    // The socket path was removed under this server (by hand: a server of this workspace takes
+    // the start lock first): it exits touching nothing; listening on, it would stay up unreachable.
+    release();
     log(`not started: ${(e as Error).message}`);
     process.exit(1);
   }
@@ -183,6 +216,7 @@ export async function runServer(
     token,
   };
   writeFileAtomic(serverFile(root), JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  release();
   log(`listening on ${socket} (idle timeout ${idleS} s)`);
   armIdle();
   spares.fill();
