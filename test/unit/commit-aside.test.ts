@@ -69,7 +69,7 @@ test('an output replaced by a commit is the new file at once, the old one freed 
   const out = path.join(r.root, 'out', 'a.txt');
   r.commit('a', 'out/a.txt', 'old\n');
   const oldIno = fs.statSync(out).ino;
-  // A reader that opened the old output keeps reading the old bytes.
+  // The old output, held open: its link count says which names it still has.
   const fd = fs.openSync(out, 'r');
   // The unlinks that free replaced files, held back: the old file must then still have its aside name.
   const held: (() => void)[] = [];
@@ -86,8 +86,8 @@ test('an output replaced by a commit is the new file at once, the old one freed 
   }
   assert.equal(fs.readFileSync(out, 'utf8'), 'new!\n');
   assert.notEqual(fs.statSync(out).ino, oldIno);
-  assert.equal(fs.readFileSync(fd, 'utf8'), 'old\n');
-  fs.closeSync(fd);
+  // Its out/a.txt name is gone, its aside name keeps it (a plain rename would leave it none: 0).
+  assert.equal(fs.fstatSync(fd).nlink, 1, 'the old file keeps one name, the aside one, until its unlink');
   const aside = fs.readdirSync(r.tmp).filter((f) => f.startsWith('replaced-'));
   assert.equal(aside.length, 1, 'the old file keeps a second name until its unlink');
   assert.equal(fs.statSync(path.join(r.tmp, aside[0]!)).ino, oldIno);
@@ -95,6 +95,8 @@ test('an output replaced by a commit is the new file at once, the old one freed 
   const done = r.committer.syncTouched();
   for (const h of held) h();
   await done;
+  assert.equal(fs.fstatSync(fd).nlink, 0, 'the old file has no name left once the unlink is awaited');
+  fs.closeSync(fd);
   assert.deepEqual(fs.readdirSync(r.tmp), [], 'nothing left in .rc1/tmp after the build');
   assert.equal(r.trace.records.get('a')!.outputs[0]!.sha256, sha256Hex('new!\n'));
   r.trace.close();
