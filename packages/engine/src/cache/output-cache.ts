@@ -90,7 +90,7 @@ export class OutputCache {
    * Told of every entry put() stored (after its objects and the entry are written): the remote
    * tier (remote/remote-cache.ts) uploads it from here.
    */
-  onPut: ((entry: CacheEntry) => void) | undefined = undefined;
+  onPut: ((entry: CacheEntry, whole: boolean) => void) | undefined = undefined;
 
   /** Keys of the entries this process wrote (put(), or a rule worker: stored()). */
   readonly written = new Set<string>();
@@ -206,7 +206,7 @@ export class OutputCache {
     // Not `this.onPut?.(this.putEntry(entry))`: without a remote tier that would skip the write too
     // (an optional call does not evaluate its arguments).
     const stored = this.putEntry(inline ? { ...entry, inline } : entry);
-    this.onPut?.(stored);
+    this.onPut?.(stored, true); // as written: its inline bytes, if any, are in it
   }
 
   /**
@@ -243,7 +243,7 @@ export class OutputCache {
    */
   stored(entry: Omit<CacheEntry, 'format'>): void {
     this.written.add(entry.key);
-    this.onPut?.({ format: CACHE_FORMAT, ...entry });
+    this.onPut?.({ format: CACHE_FORMAT, ...entry }, false);
   }
 
   /**

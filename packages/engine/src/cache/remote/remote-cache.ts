@@ -118,7 +118,8 @@ export class RemoteCache {
     };
     this.startProblem = problems.unavailable;
     this.provenance = new Provenance(stateDir);
-    if (mode === 'readwrite' && signer && !problems.unavailable) local.onPut = (entry) => this.upload(entry);
+    if (mode === 'readwrite' && signer && !problems.unavailable)
+      local.onPut = (entry, whole) => this.upload(entry, whole);
   }
 
   private readonly startProblem: string | undefined;
@@ -257,8 +258,12 @@ export class RemoteCache {
     return entry;
   }
 
-  /** Upload a local cache entry (objects, then the signed action entry), in the background. */
-  private upload(entry: CacheEntry): void {
+  /**
+   * Upload a local cache entry (objects, then the signed action entry), in the background.
+   * `whole`: the entry as put() wrote it (its inline bytes in it, or none to carry); else a rule
+   * worker stored it and it is told without them.
+   */
+  private upload(entry: CacheEntry, whole: boolean): void {
     if (!this.available || !this.signer) return;
     const may = mayUpload(this.stateDir, entry.target, { allowNonDeterministic: this.allowNonDeterministic });
     if (!may.upload) {
@@ -267,13 +272,14 @@ export class RemoteCache {
       return;
     }
     const signer = this.signer;
-    // Outputs carried inline: their bytes, from the entry as told or else as stored (a rule worker
-    // wrote it; stored() tells the entry without them), each verified against its digest.
+    // Outputs carried inline: their bytes, from the entry as told (put()) or else as stored (a rule
+    // worker wrote it; stored() tells the entry without them), each verified against its digest.
+    // An entry put() wrote with no inline bytes is not read again: it has none to carry.
     const notUploaded = (why: string): void => {
       this.stats.notUploaded.push(entry.target);
       this.emit({ event: 'warning', message: `${entry.target}: not uploaded to the remote cache: ${why}` });
     };
-    const local = entry.inline ? entry : this.local.get(entry.key);
+    const local = whole || entry.inline ? entry : this.local.get(entry.key);
     if (!local) return notUploaded('its local cache entry is gone or unreadable');
     const inlined = local.inline ?? {};
     const objects = entryObjects({ outputs: entry.outputs, inline: inlined });
