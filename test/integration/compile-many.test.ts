@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { CompileError, ModuleCompiler, stopCompilerService } from '../../packages/engine/src/config/compile-module.ts';
 import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
@@ -391,6 +392,138 @@ export default definePipeline({
     assert.deepEqual(rig.runs(), ['one', 'two']);
     assert.equal(rig.read('out/one.txt'), 'v2');
     assert.equal(rig.read('out/two.txt'), 'v2');
+  } finally {
+    rig.cleanup();
+  }
+});
+
+/** A rule that writes what a module imported by `specifier` exports (and counts its runs). */
+const LOCAL_RULE = (name: string, specifier: string): string => `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import { value } from '${specifier}';
+export default defineRule({
+  name: '${name}', version: 1,
+  run(ctx) {
+    if (process.env.RC1_TEST_COUNTER) fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
+    fs.writeFileSync(ctx.output('out/${name}.txt'), value);
+  },
+});
+`;
+
+/**
+ * Local files imported by a bare name, one rule each: a tsconfig `paths` alias, a package.json
+ * `#imports` entry, an npm-workspace package (a link in node_modules to a folder of the workspace).
+ */
+const ALIASED: Record<string, string> = {
+  'package.json':
+    '{ "name": "ws", "private": true, "workspaces": ["packages/*"], "imports": { "#hashed/*": "./lib/hashed/*" } }\n',
+  'tsconfig.json': '{ "compilerOptions": { "baseUrl": ".", "paths": { "@aliased/*": ["lib/aliased/*"] } } }\n',
+  'lib/aliased/x.ts': 'export const value: string = "paths-1";\n',
+  'lib/hashed/y.ts': 'export const value: string = "imports-1";\n',
+  'packages/ws-pkg/package.json': '{ "name": "ws-pkg", "version": "1.0.0", "main": "src/index.ts" }\n',
+  'packages/ws-pkg/src/index.ts': 'export { value } from "./value.ts";\n',
+  'packages/ws-pkg/src/value.ts': 'export const value: string = "workspace-1";\n',
+  'rules/paths.ts': LOCAL_RULE('paths', '@aliased/x.ts'),
+  'rules/hashed.ts': LOCAL_RULE('hashed', '#hashed/y.ts'),
+  'rules/wspkg.ts': LOCAL_RULE('wspkg', 'ws-pkg'),
+};
+
+test('files of the workspace imported by a bare name (tsconfig paths, #imports, an npm-workspace package) are bundled and in the closure, the same in compileMany and a compile alone; npm packages, a CommonJS workspace package and rc1-build stay as they were', async () => {
+  const root = tempDir('rc1-compile-many-alias-');
+  writeFiles(root, {
+    ...ALIASED,
+    'node_modules/pkg-a/package.json': '{ "name": "pkg-a", "version": "1.0.0", "main": "index.js" }\n',
+    'node_modules/pkg-a/index.js': 'module.exports = { a: 1 };\n',
+    'rules/npm.ts': 'import pkgA from "pkg-a";\nimport { check } from "rc1-build";\nexport default [pkgA, check];\n',
+    // A CommonJS workspace package that requires an npm package: Node runs it (external), as before.
+    'packages/ws-cjs/package.json': '{ "name": "ws-cjs", "version": "1.0.0", "main": "index.js" }\n',
+    'packages/ws-cjs/index.js': 'const a = require("pkg-a");\nmodule.exports = { value: a.a, dir: __dirname };\n',
+    'rules/cjs.ts': 'import wsCjs from "ws-cjs";\nexport default wsCjs;\n',
+  });
+  for (const p of ['ws-pkg', 'ws-cjs'])
+    fs.symlinkSync(path.join('..', 'packages', p), path.join(root, 'node_modules', p));
+  const entries = ['rules/paths.ts', 'rules/hashed.ts', 'rules/wspkg.ts', 'rules/npm.ts', 'rules/cjs.ts'];
+  const singles = await alone(root, entries);
+  const { compiler } = compilerFor(root);
+  const many = await compiler.compileMany(entries);
+  for (const e of entries) {
+    const single = singles.get(e)!;
+    assert.ok(!(single instanceof Error), `${e} compiles alone: ${single}`);
+    const got = many.get(e);
+    assert.ok(got && !(got instanceof Error), `${e}: ${got}`);
+    assertSameCompile(e, single, got, await compiler.compiled(e));
+  }
+  const keys = (e: string): string[] => Object.keys(many.get(e) as Record<string, string>);
+  // The files of the workspace (the engine's API, outside it, follows).
+  const local = (e: string): string[] => keys(e).filter((f) => !path.isAbsolute(f));
+  assert.deepEqual(local('rules/paths.ts'), ['lib/aliased/x.ts', 'package.json', 'rules/paths.ts']);
+  assert.deepEqual(local('rules/hashed.ts'), ['lib/hashed/y.ts', 'package.json', 'rules/hashed.ts']);
+  assert.deepEqual(local('rules/wspkg.ts'), [
+    'packages/ws-pkg/package.json',
+    'packages/ws-pkg/src/index.ts',
+    'packages/ws-pkg/src/value.ts',
+    'rules/wspkg.ts',
+  ]);
+  // The local code is in the compiled file, which imports no TypeScript file.
+  for (const e of ['rules/paths.ts', 'rules/hashed.ts', 'rules/wspkg.ts']) {
+    const js = fs.readFileSync(await compiler.compiled(e), 'utf8');
+    assert.doesNotMatch(js, /^import .*\.ts["']/m, e);
+    assert.match(js, /-1"/, e);
+  }
+  // An npm package stays external (its package.json in the closure, imported by absolute path);
+  // rc1-build is the engine's API, bundled.
+  const npm = keys('rules/npm.ts');
+  assert.ok(npm.includes('node_modules/pkg-a/package.json') && !npm.includes('node_modules/pkg-a/index.js'), `${npm}`);
+  assert.ok(
+    npm.some((f) => f.endsWith('/src/api/index.ts')),
+    `${npm}`,
+  );
+  assert.match(
+    fs.readFileSync(await compiler.compiled('rules/npm.ts'), 'utf8'),
+    new RegExp(`from "${path.join(root, 'node_modules/pkg-a/index.js').replace(/[.\\/]/g, '\\$&')}"`),
+  );
+  assert.deepEqual(local('rules/cjs.ts'), ['packages/ws-cjs/package.json', 'rules/cjs.ts']);
+  const cjs = (await import(pathToFileURL(await compiler.compiled('rules/cjs.ts')).href)) as { default: unknown };
+  assert.deepEqual(cjs.default, { value: 1, dir: path.join(root, 'packages', 'ws-cjs') });
+});
+
+test('editing a file of the workspace imported by a bare name re-runs the rule that imports it, and only it (tsconfig paths, #imports, an npm-workspace package)', () => {
+  const rig = new TestRig({
+    ...ALIASED,
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  targets: [
+    defineTarget({ name: 'paths', rule: 'rules/paths.ts', outputs: ['out/paths.txt'] }),
+    defineTarget({ name: 'hashed', rule: 'rules/hashed.ts', outputs: ['out/hashed.txt'] }),
+    defineTarget({ name: 'wspkg', rule: 'rules/wspkg.ts', outputs: ['out/wspkg.txt'] }),
+  ],
+});
+`,
+  });
+  fs.mkdirSync(path.join(rig.dir, 'node_modules'));
+  fs.symlinkSync(path.join('..', 'packages', 'ws-pkg'), path.join(rig.dir, 'node_modules', 'ws-pkg'));
+  try {
+    const build = (): void => {
+      const r = rig.run([], { RC1_NO_SERVER: '1' });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+    };
+    build();
+    assert.deepEqual(rig.runs(), ['hashed', 'paths', 'wspkg']);
+    assert.equal(rig.read('out/paths.txt'), 'paths-1');
+    assert.equal(rig.read('out/hashed.txt'), 'imports-1');
+    assert.equal(rig.read('out/wspkg.txt'), 'workspace-1');
+    build();
+    assert.deepEqual(rig.runs(), []);
+    for (const [file, target, value] of [
+      ['lib/aliased/x.ts', 'paths', 'paths-2'],
+      ['lib/hashed/y.ts', 'hashed', 'imports-2'],
+      ['packages/ws-pkg/src/value.ts', 'wspkg', 'workspace-2'],
+    ] as const) {
+      rig.write(file, `export const value: string = "${value}";\n`);
+      build();
+      assert.deepEqual(rig.runs(), [target], `${file} edited`);
+      assert.equal(rig.read(`out/${target}.txt`), value);
+    }
   } finally {
     rig.cleanup();
   }

@@ -2,11 +2,13 @@
 // closure: every local source file they import, with its sha256. The closure is what enters a
 // target's fingerprint as "code". A closure is re-used while every file in it still has the same
 // hash (checked through the stat cache, reading nothing); only then is esbuild loaded.
-// 'rc1-build' (the public API) resolves to this package's packages/engine/src/api, so the API a rule calls is part
-// of its closure; a pipeline's own library code (imported by relative path) is bundled like the
-// rule itself. npm packages stay external, resolved to absolute paths so the compiled file runs
-// from .rc1/compiled/, and each one's package.json joins the closure so an upgrade reruns the rules
-// that use it.
+// 'rc1-build' (the public API) resolves to this package's packages/engine/src/api, so the API a rule
+// calls is part of its closure; a pipeline's own library code is bundled like the rule itself:
+// imported by relative path, or by a bare name that resolves to a file of the workspace outside
+// node_modules (a tsconfig `paths` alias, a package.json `#imports` entry, an npm-workspace
+// package; a CommonJS one excepted). npm packages stay external, resolved to absolute paths so the
+// compiled file runs from .rc1/compiled/, and each one's package.json joins the closure so an
+// upgrade reruns the rules that use it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire, isBuiltin } from 'node:module';
@@ -48,6 +50,30 @@ function realPath(p: string): string {
   } catch {
     return p;
   }
+}
+
+/**
+ * Whether Node runs a JavaScript file as CommonJS: a .cjs file, or a .js one whose nearest
+ * package.json does not say "type": "module". TypeScript and other files: false.
+ */
+function isCommonJs(file: string): boolean {
+  const ext = path.extname(file);
+  if (ext === '.cjs') return true;
+  if (ext !== '.js') return false;
+  for (let d = path.dirname(file); d !== path.dirname(d); d = path.dirname(d)) {
+    let text: string;
+    try {
+      text = fs.readFileSync(path.join(d, 'package.json'), 'utf8');
+    } catch {
+      continue;
+    }
+    try {
+      return (JSON.parse(text) as { type?: unknown }).type !== 'module';
+    } catch {
+      return true;
+    }
+  }
+  return true;
 }
 
 interface ClosureRecord {
@@ -262,6 +288,7 @@ export class ModuleCompiler {
    */
   private options(pkgJsons: Map<string, Set<string>>) {
     const engine = this.engine;
+    const realRoot = this.realRoot;
     const plugin: import('esbuild').Plugin = {
       name: 'rc1-resolve',
       setup(b) {
@@ -301,6 +328,19 @@ export class ModuleCompiler {
             }
             d = path.dirname(d);
           }
+          // A bare specifier that names a file of the workspace (a tsconfig `paths` alias, a
+          // package.json `#imports` entry, an npm-workspace package linked into node_modules) is
+          // local code: bundled like a relative import, so the file is in the closure (its
+          // package.json above too, as the map the name goes through). A CommonJS file stays
+          // external: bundled into the ESM output, its require() of an npm package would throw.
+          const local = path.relative(realRoot, realPath(r.path));
+          if (
+            !local.startsWith('..') &&
+            !path.isAbsolute(local) &&
+            !local.split(path.sep).includes('node_modules') &&
+            !isCommonJs(r.path)
+          )
+            return { path: r.path, sideEffects: r.sideEffects };
           return { path: r.path, external: true };
         });
       },
