@@ -87,7 +87,7 @@ test('every rule of the RC1 pipeline: compileMany gives the closure, compiled fi
   assert.ok(rules.filter((r) => Object.keys(many.get(r) as object).some((f) => f.startsWith('lib/'))).length > 1);
   // The records written are the ones a compile of each alone writes.
   compiler.save();
-  const records = JSON.parse(fs.readFileSync(path.join(state, 'compiled', 'closures.json'), 'utf8'));
+  const records = JSON.parse(fs.readFileSync(path.join(state, 'compiled', 'closures-2.json'), 'utf8'));
   for (const r of rules) {
     const single = singles.get(r) as { closure: Record<string, string>; file: string };
     assert.deepEqual(records[r], { files: single.closure, out: path.basename(single.file) });
@@ -347,6 +347,28 @@ async function symlinkedRootCompiles(link: string): Promise<void> {
   // Files inside the workspace are named relative to it, package.json files included (esbuild gives their real paths).
   assert.ok(r2.includes('node_modules/pkg-a/package.json') && r2.includes('lib/s.ts'), `${r2}`);
 }
+
+test('closures recorded before the symlinked-root and bare-name fixes (closures.json) are not re-used: the rule is compiled again and its closure is complete', async () => {
+  const root = tempDir('rc1-compile-many-old-');
+  writeFiles(root, {
+    'node_modules/pkg-a/package.json': '{ "name": "pkg-a", "version": "1.0.0", "main": "index.js" }\n',
+    'node_modules/pkg-a/index.js': 'module.exports = 1;\n',
+    'rules/r.ts': 'import pa from "pkg-a";\nexport default pa;\n',
+  });
+  const { compiler, state } = compilerFor(root);
+  const full = await compiler.closure('rules/r.ts');
+  assert.ok('node_modules/pkg-a/package.json' in full);
+  // The record an earlier engine could write: the package.json missing, its compiled file present.
+  const old = { files: { 'rules/r.ts': full['rules/r.ts'] }, out: 'old.mjs' };
+  fs.writeFileSync(path.join(state, 'compiled', 'old.mjs'), 'export default 0;\n');
+  fs.writeFileSync(path.join(state, 'compiled', 'closures.json'), JSON.stringify({ 'rules/r.ts': old }));
+  fs.rmSync(path.join(state, 'compiled', 'closures-2.json'), { force: true });
+  const again = new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json')));
+  assert.equal(again.knownClosure('rules/r.ts'), null);
+  assert.deepEqual(await again.closure('rules/r.ts'), full);
+  again.save();
+  assert.ok(!fs.existsSync(path.join(state, 'compiled', 'closures.json')), 'the old index is removed');
+});
 
 /** A symlink to dir in dir's own parent folder (removed after the tests). */
 function siblingLink(dir: string): string {

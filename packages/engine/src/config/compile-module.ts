@@ -112,7 +112,11 @@ export class ModuleCompiler {
     private readonly engine = engineRoot(),
   ) {
     this.dir = path.join(stateDir, 'compiled');
-    this.indexFile = path.join(this.dir, 'closures.json');
+    // Versioned: a record written before closures took in the npm packages of a symlinked root's
+    // rules (compileMany) and the local files imported by a bare name stays valid while its files
+    // are unchanged, so the closure it lacks a file in would stay incomplete; a new name drops them
+    // all (each rule compiles once; its closure, when the same, leaves its targets up to date).
+    this.indexFile = path.join(this.dir, 'closures-2.json');
     this.realRoot = realPath(root);
     try {
       this.records = JSON.parse(fs.readFileSync(this.indexFile, 'utf8')) as Record<string, ClosureRecord>;
@@ -438,6 +442,7 @@ export class ModuleCompiler {
   save(): void {
     if (!this.dirty) return;
     writeFileAtomic(this.indexFile, JSON.stringify(this.records));
+    fs.rmSync(path.join(this.dir, 'closures.json'), { force: true }); // the index's earlier name
     this.dirty = false;
   }
 }
