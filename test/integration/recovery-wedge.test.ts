@@ -8,7 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import fsModule from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { runClean } from '../../packages/engine/src/cli/clean.ts';
 import { currentHolder } from '../../packages/engine/src/state/workspace-lock.ts';
+import { openWorkspace } from '../../packages/engine/src/workspace/workspace.ts';
 import { TestRig } from '../helpers/rig.ts';
 import { cannotMount, mountTmpfs, unmount } from '../helpers/tmpfs.ts';
 
@@ -113,6 +117,48 @@ test('a killed commit whose output directory became a plain file is reported and
     assert.ok(!fs.existsSync(journal));
     assert.equal(r.read('out/b/p2.txt'), 'three\n');
     assert.equal(r.run(['audit']).code, 0);
+  } finally {
+    r.cleanup();
+  }
+});
+
+test('clean after a killed commit: the outputs its roll-forward replaced are freed (their aside names unlinked) before clean ends', async () => {
+  const r = rig();
+  try {
+    assert.equal(r.run([]).code, 0);
+    r.write('src/v.txt', 'two\n');
+    await killInCommit(r);
+    const ws = await openWorkspace(r.dir);
+    // The unlinks of the replaced outputs' aside names (.rc1/tmp/replaced-*), held back.
+    const held: (() => void)[] = [];
+    const realUnlink = fsModule.unlink;
+    fsModule.unlink = ((p: fs.PathLike, cb: fs.NoParamCallback) => {
+      if (String(p).includes(`${path.sep}replaced-`)) held.push(() => realUnlink(p, cb));
+      else realUnlink(p, cb);
+    }) as typeof fsModule.unlink;
+    syncBuiltinESMExports();
+    let ended = false;
+    let cleaned: Promise<number>;
+    try {
+      cleaned = Promise.resolve(runClean(ws, ['pair'], false, { out: () => {} })).finally(() => {
+        ended = true;
+      });
+    } finally {
+      fsModule.unlink = realUnlink;
+      syncBuiltinESMExports();
+    }
+    await sleep(200);
+    assert.equal(held.length, 2, 'the two replaced files of pair were linked aside');
+    assert.equal(ended, false, 'clean has not ended while an unlink is pending');
+    for (const h of held) h();
+    assert.equal(await cleaned, 0);
+    assert.deepEqual(
+      fs.readdirSync(path.join(r.dir, '.rc1/tmp')).filter((f) => f.startsWith('replaced-')),
+      [],
+      'no aside name left',
+    );
+    assert.ok(!r.exists('out/a/p1.txt') && !r.exists('.rc1/journal/pair.json'));
+    assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
   } finally {
     r.cleanup();
   }

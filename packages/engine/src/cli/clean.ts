@@ -20,7 +20,13 @@ interface Io {
   out: (s: string) => void;
 }
 
-export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io, dryRun = false): number {
+export async function runClean(
+  ws: Workspace,
+  names: string[],
+  cache: boolean,
+  io: Io,
+  dryRun = false,
+): Promise<number> {
   // Never delete outside the workspace: an output under a symlink that leads out is refused.
   assertPathsOnDisk(ws, names.length ? names : ws.pipeline.order);
   if (!dryRun) ws.lock.acquire('rc1-build clean');
@@ -28,6 +34,8 @@ export function runClean(ws: Workspace, names: string[], cache: boolean, io: Io,
     if (!dryRun) {
       ws.trace.repair();
       ws.committer.recover();
+      // The outputs the roll-forward replaced: their aside names' unlinks, done before clean goes on.
+      await ws.committer.freed();
     }
     let bytes = 0;
     const all = !names.length;

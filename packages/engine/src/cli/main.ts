@@ -319,7 +319,8 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
       notServed('report'); // the pipeline's report sections module runs per report, its module state its own
       return await (await import('./report.ts')).runReport(ws, io);
     }
-    if (command === 'clean') return runClean(ws, targetsArgs, values.cache === true, io, values['dry-run'] === true);
+    if (command === 'clean')
+      return await runClean(ws, targetsArgs, values.cache === true, io, values['dry-run'] === true);
     if (command === 'gc') return runGc(ws, values['max-size'] as string | undefined, json, io);
 
     let jobs = availableParallelism();

@@ -147,7 +147,10 @@ export class OutputCommitter {
   /** Committed files whose bytes are not fsynced yet (quick targets, restores). */
   private readonly unsynced = new Set<string>();
 
-  /** Unlinks of replaced outputs' aside names (renameInto), awaited at the end of the build. */
+  /**
+   * Unlinks of replaced outputs' aside names (renameInto): awaited at the end of the build
+   * (syncTouched), and by `clean` after recover() (freed()).
+   */
   private readonly freeing: Promise<void>[] = [];
   private asideSeq = 0;
   private readonly aside: Aside = {
@@ -245,7 +248,7 @@ export class OutputCommitter {
    * directory is fsynced, concurrently (the filesystem batches them into few journal commits).
    */
   async syncTouched(): Promise<void> {
-    await Promise.all(this.freeing.splice(0)); // the replaced outputs' blocks, freed off the commits
+    await this.freed(); // the replaced outputs' blocks, freed off the commits
     if (FSYNC && this.unsynced.size + this.touched.size > 8) {
       const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
       const byDev = new Map<bigint, string>();
@@ -303,8 +306,14 @@ export class OutputCommitter {
     this.trace.sync();
   }
 
+  /** Resolves once every unlink of a replaced output's aside name started so far is done. */
+  async freed(): Promise<void> {
+    await Promise.all(this.freeing.splice(0));
+  }
+
   /**
-   * Roll forward every journal a killed build left behind. A journal that cannot be rolled
+   * Roll forward every journal a killed build left behind. The outputs it replaces are freed by
+   * unlinks off the main thread: the caller awaits them (syncTouched, or freed()). A journal that cannot be rolled
    * forward (the filesystem refuses a move) is removed and its target recorded as failed, so
    * it rebuilds; it is reported, never thrown.
    */
