@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
+import { isEngineStatePath } from '../../packages/engine/src/state/engine-state.ts';
 import { procStat } from '../../packages/engine/src/state/process-identity.ts';
 import {
   SERVER_START_LOCK,
@@ -65,4 +66,8 @@ test('the start lock: held while its holder runs, broken when the holder is gone
     holder.kill('SIGKILL');
     fs.rmSync(root, { recursive: true, force: true });
   }
+});
+
+test("the start lock is the engine's own name under .rc1/: no target may declare it as its state, and clean does not report it as left over", () => {
+  assert.equal(isEngineStatePath(`.rc1/${SERVER_START_LOCK}`), true);
 });

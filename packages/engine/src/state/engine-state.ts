@@ -29,6 +29,10 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   'server.json': { what: 'the resident server of this workspace (rc1-build server)', clean: 'keep' },
   'server.sock': { what: "the resident server's socket", clean: 'keep' },
   'server.log': { what: "the resident server's log", clean: 'keep' },
+  'server.start.lock': {
+    what: 'held by a resident server while it starts (left by one killed then; the next start breaks it)',
+    clean: 'keep',
+  },
 };
 
 /** Whether a workspace-relative path is .rc1/ itself or lies in (or is) one of the engine's own names. */
