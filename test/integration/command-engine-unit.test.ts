@@ -249,6 +249,18 @@ test('a trainer left running by a build killed outright is stopped before a new 
   orphan.unref();
   try {
     await new Promise((r) => orphan.once('spawn', r));
+    // 'spawn' can come while the child is still inside exec (a vfork-style spawn resumes the parent
+    // before the new program's arguments are in place): /proc/<pid>/cmdline then reads empty, and an
+    // orphan whose command line cannot be checked is rightly left alone. A real orphan has long
+    // finished its exec; wait for this one's.
+    const cmdline = (): string[] => {
+      try {
+        return fs.readFileSync(`/proc/${orphan.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    for (let i = 0; i < 200 && cmdline().at(-1) !== 'orphan-marker'; i++) await new Promise((r) => setTimeout(r, 10));
     const gone = new Promise((r) => orphan.once('exit', r));
     const run = makeContext(root, trainConfig(2, ['python3', TOY]));
     const dir = path.join(run.ctx.paths.workDir, 'command');
