@@ -63,7 +63,7 @@ async function spawnServer(R: number): Promise<{ url: string; stop(): void }> {
 
 async function throughput(R: number, margin: number): Promise<string[]> {
   const server = await spawnServer(R);
-  const opened = openScoreCache({
+  const opened = await openScoreCache({
     path: path.join(tmp, `tp-${R}-${margin}.sqlite`),
     ttlDays: 14,
     synchronous: 'normal',
@@ -121,7 +121,7 @@ async function warmCache(): Promise<string[][]> {
   if (rollouts.length < ITEMS) throw new Error(`only ${rollouts.length} fixture rollouts`);
   const provider = testProvider(server.url, KEY);
   {
-    const o = openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
+    const o = await openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
     if (!o.ok) throw new Error(o.error);
     o.cache.handle.transaction(() => {
       for (const [i, r] of rollouts.entries()) {
@@ -157,7 +157,7 @@ async function warmCache(): Promise<string[][]> {
   const rows: string[][] = [];
   for (let run = 1; run <= 3; run++) {
     const t = performance.now();
-    const o = openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
+    const o = await openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
     if (!o.ok) throw new Error(o.error);
     const items = rollouts.map(toScoreItem);
     const tHashed = performance.now();

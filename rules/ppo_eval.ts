@@ -206,7 +206,7 @@ export default defineRule({
     const last = points.at(-1);
     writeFileSync(
       png,
-      drawLearningCurve(
+      await drawLearningCurve(
         points,
         `RC1 LEARNING CURVE: ${train.engine} ${train.strategy} SEED ${runs[0]!.seed}${last ? `, steps ${points[0]!.step}-${last.step}` : ''}`,
         {

@@ -109,7 +109,7 @@ export default defineRule({
       // user's own file, outside what the engine manages.
       const p = live.cache.path.replace(/^\.\//, '');
       const path = isAbsolute(p) ? p : p.startsWith('.rc1/') ? ctx.state(p) : join(ctx.root, p);
-      const opened = openScoreCache({ path, ttlDays: live.cache.ttl_days, synchronous: live.cache.synchronous });
+      const opened = await openScoreCache({ path, ttlDays: live.cache.ttl_days, synchronous: live.cache.synchronous });
       if (!opened.ok) throw new RuleError(`scoring: ${opened.error}`);
       cache = opened.cache;
       limiter = createRateLimiter(limiterOptionsFromConfig(live.rate));

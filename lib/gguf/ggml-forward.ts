@@ -6,7 +6,6 @@
 // layers. export_gguf runs it on seeded observations and requires the log-probabilities to match
 // the policy's own; a file written in another orientation fails here, at its first layer.
 import { open } from 'node:fs/promises';
-import { gguf } from '@huggingface/gguf';
 import { createRng } from 'rc1-build';
 import type { Policy } from '../train/policy.ts';
 import { POLICY_ARCH } from './policy-gguf.ts';
@@ -20,6 +19,8 @@ export interface GgmlPolicy {
 
 /** Reads the policy net of a GGUF file written by export_gguf, checking ggml's orientation layer by layer. */
 export async function readGgmlPolicy(file: string, arch: string): Promise<GgmlPolicy> {
+  // Imported where it is used, so importing a rule that reaches this module does not load the parser.
+  const { gguf } = await import('@huggingface/gguf');
   const parsed = await gguf(file, { allowLocalFile: true });
   const meta = parsed.metadata as Record<string, unknown>;
   const obsDim = Number(meta[`${arch}.obs_dim`]);

@@ -266,7 +266,7 @@ export async function runScorecache(argv: string[], io: CliContext): Promise<num
     else io.out(`no score cache at ${shown}: nothing has been scored yet\n`);
     return 0;
   }
-  const opened = openScoreCache({ path: dbPath, ttlDays: settings.ttlDays, synchronous: settings.synchronous });
+  const opened = await openScoreCache({ path: dbPath, ttlDays: settings.ttlDays, synchronous: settings.synchronous });
   if (!opened.ok) {
     io.err(`rc1 scorecache: ${opened.error}\n`);
     return 1;

@@ -12,7 +12,7 @@
 // Opened per thread: it works inside the engine's rule worker threads.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { DimScores, Provenance, ScoreRequest, ScoreSample } from './types.ts';
 import { type InvalidateFilter, compareVersions, filterSql } from './cache-filter.ts';
 import type { CacheKeyFields } from './score-items.ts';
@@ -123,11 +123,16 @@ type Stmt = Database.Statement<unknown[], unknown>;
 
 export type OpenResult = { ok: true; cache: ScoreCache } | { ok: false; error: string };
 
-export function openScoreCache(o: ScoreCacheOptions): OpenResult {
+/**
+ * Opens (creating) the cache file. Async: better-sqlite3 is imported here, where it is used, so
+ * importing a rule that reaches this module (to read its params schema) does not load it.
+ */
+export async function openScoreCache(o: ScoreCacheOptions): Promise<OpenResult> {
   let db: Database.Database;
   try {
     fs.mkdirSync(path.dirname(o.path), { recursive: true });
-    db = new Database(o.path);
+    const { default: Sqlite } = await import('better-sqlite3');
+    db = new Sqlite(o.path);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${o.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 10000');

@@ -10,7 +10,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, relative } from 'node:path';
-import { stringify } from 'yaml';
 import { canonicalJson } from 'rc1-build';
 import { REDACTED, redactor } from 'rc1-build';
 import type { TrainConfig } from './config.ts';
@@ -104,7 +103,11 @@ export function runHash(configHash: string, digests: Record<string, InputDigest[
     .digest('hex');
 }
 
-export function effectiveConfigYaml(o: {
+/**
+ * The effective config file's text. Async: the yaml package is imported here, where it is used, so
+ * importing a rule that reaches this module (to read its params schema) does not load it.
+ */
+export async function effectiveConfigYaml(o: {
   profile: string;
   config: Readonly<TrainConfig>;
   id: { runHash: string; configHash: string; codeHash: string };
@@ -114,7 +117,8 @@ export function effectiveConfigYaml(o: {
   settings?: Readonly<Record<string, unknown>>;
   inputs: Record<string, InputDigest[]>;
   secrets: readonly string[];
-}): string {
+}): Promise<string> {
+  const { stringify } = await import('yaml');
   const changes = (o.codeChanges ?? []).map((c) => ({
     at_step: c.at_step,
     from_code_hash: c.from_code_hash,

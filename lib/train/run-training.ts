@@ -164,7 +164,7 @@ async function copyCompleted(
   await appendFile(w.logFile, lines.map((line) => `${new Date().toISOString()} ${line}\n`).join(''));
   await writeFile(
     o.outputs.effectiveConfig,
-    effectiveConfigYaml({
+    await effectiveConfigYaml({
       profile: o.profile,
       config: o.config,
       id,
@@ -304,7 +304,7 @@ export async function runTraining(
   };
   writeFileSync(runPath, `${JSON.stringify(run, null, 2)}\n`);
 
-  const yaml = effectiveConfigYaml({
+  const yaml = await effectiveConfigYaml({
     profile: o.profile,
     config,
     id,

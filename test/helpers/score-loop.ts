@@ -150,7 +150,7 @@ export function testProvider(
 
 async function main(argv: string[]): Promise<void> {
   const [mode, url, db, n, k] = argv;
-  const opened = openScoreCache({ path: db!, ttlDays: 14, synchronous: 'normal' });
+  const opened = await openScoreCache({ path: db!, ttlDays: 14, synchronous: 'normal' });
   if (!opened.ok) throw new Error(opened.error);
   const provider = testProvider(url!, process.env.JUDGE_KEY);
   const limiter = createRateLimiter(FAST_LIMITS);

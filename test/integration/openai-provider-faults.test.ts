@@ -30,8 +30,8 @@ function tmp(): string {
   return d;
 }
 
-function openCache(file: string): ScoreCache {
-  const r = openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
+async function openCache(file: string): Promise<ScoreCache> {
+  const r = await openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
   if (!r.ok) throw new Error(r.error);
   return r.cache;
 }
@@ -59,7 +59,7 @@ test('under 429 bursts, 5xx, hangs, malformed and slow answers every sample ends
   });
   try {
     const dir = tmp();
-    const cache = openCache(path.join(dir, 'scorecache.sqlite'));
+    const cache = await openCache(path.join(dir, 'scorecache.sqlite'));
     const limiter = createRateLimiter({ ...FAST_LIMITS, timeoutMs: 300, maxAttempts: 4 });
     const r = await scoreLoop({ provider: testProvider(server.url, KEY), limiter, cache, items, k: 3, maxTokens: 64 });
     assert.equal(r.scored + r.failed, 360, JSON.stringify(r));
@@ -111,7 +111,7 @@ test('killing the scoring driver mid-run and running it again sends no request f
         sig === 'SIGKILL' ? resolve() : reject(new Error(`child ended with ${code}: ${out}`)),
       );
     });
-    const cache = openCache(db);
+    const cache = await openCache(db);
     const rows = cache.handle.prepare('SELECT item_hash, sample_index FROM scores').all() as {
       item_hash: string;
       sample_index: number;
@@ -172,7 +172,7 @@ test('concurrency falls to its floor under a 429 burst and climbs back to its ce
       maxAttempts: 30,
       onConcurrency: (c) => history.push(c),
     });
-    const cache = openCache(path.join(tmp(), 'scorecache.sqlite'));
+    const cache = await openCache(path.join(tmp(), 'scorecache.sqlite'));
     const r = await scoreLoop({
       provider: testProvider(server.url, KEY),
       limiter,
@@ -196,7 +196,7 @@ test('concurrency falls to its floor under a 429 burst and climbs back to its ce
 test('a 429 with Retry-After in seconds or as an HTTP-date delays the retry by at least that long', async () => {
   const server = await startFakeOpenAIServer({ apiKey: KEY });
   try {
-    const cache = openCache(path.join(tmp(), 'scorecache.sqlite'));
+    const cache = await openCache(path.join(tmp(), 'scorecache.sqlite'));
     const limiter = createRateLimiter(FAST_LIMITS);
     const [a, b] = syntheticItems(2);
     server.queue({ kind: '429', retryAfter: '1' });
@@ -226,7 +226,7 @@ test('the API key appears in no file written, no log line and no error, even whe
     const dir = tmp();
     const logFile = path.join(dir, 'scoring.log');
     const log = (line: string): void => fs.appendFileSync(logFile, `${line}\n`);
-    const cache = openCache(path.join(dir, 'scorecache.sqlite'));
+    const cache = await openCache(path.join(dir, 'scorecache.sqlite'));
     const limiter = createRateLimiter({ ...FAST_LIMITS, maxAttempts: 2 });
     const refused = await scoreLoop({
       provider: testProvider(server.url, KEY),
@@ -288,7 +288,7 @@ test('the API key appears in no file written, no log line and no error, even whe
 test('scores stored under one rubric version are not served for the next', async () => {
   const server = await startFakeOpenAIServer({ apiKey: KEY });
   try {
-    const cache = openCache(path.join(tmp(), 'scorecache.sqlite'));
+    const cache = await openCache(path.join(tmp(), 'scorecache.sqlite'));
     const limiter = createRateLimiter(FAST_LIMITS);
     const items = syntheticItems(10);
     const run = (rubricVersion: string): ReturnType<typeof scoreLoop> =>

@@ -30,10 +30,10 @@ const sample: ScoreSample = {
 };
 
 /** 3 items × 3 samples under openai r1, 2 under deepseek r2 (10 days old), one unstable item, one failure, some lookups. */
-function seed(root: string): void {
+async function seed(root: string): Promise<void> {
   const now = Date.now();
   let clock = now - 10 * DAY;
-  const r = openScoreCache({
+  const r = await openScoreCache({
     path: path.join(root, 'state', 'judge.sqlite'),
     ttlDays: 7,
     synchronous: 'normal',
@@ -93,7 +93,7 @@ async function cli(root: string, ...argv: string[]): Promise<{ code: number; out
 
 test('stat reports entries, expired, failures, unstable items and hit rate per provider, model and version', async () => {
   const root = workspace();
-  seed(root);
+  await seed(root);
   const text = await cli(root, 'stat');
   assert.equal(text.code, 0, text.err);
   assert.match(text.out, /^score cache state\/judge\.sqlite \(format v1, TTL 7 d\)\n/);
@@ -116,7 +116,7 @@ test('stat reports entries, expired, failures, unstable items and hit rate per p
 
 test('invalidate --spec removes what the spec selects and says how many', async () => {
   const root = workspace();
-  seed(root);
+  await seed(root);
   const dry = await cli(root, 'invalidate', '--spec', 'provider=deepseek,rubric<r3', '--dry-run');
   assert.equal(
     dry.out,
@@ -134,7 +134,7 @@ test('invalidate --spec removes what the spec selects and says how many', async 
 
 test('a bad --spec is a usage error with a hint, and nothing is removed', async () => {
   const root = workspace();
-  seed(root);
+  await seed(root);
   for (const [spec, re] of [
     ['provdier=openai', /unknown field "provdier".*did you mean "provider"\?/s],
     ['model<gpt-5', /"<" does not apply to model/],
@@ -152,7 +152,7 @@ test('a bad --spec is a usage error with a hint, and nothing is removed', async 
 
 test('replay-bad sets aside unstable items and clears failures, and says what to run next', async () => {
   const root = workspace();
-  seed(root);
+  await seed(root);
   const dry = await cli(root, 'replay-bad', '--dry-run');
   assert.equal(dry.out, 'replay-bad (dry run): 1 unstable items and 1 failed samples would be re-scored\n');
   const r = await cli(root, 'replay-bad');
@@ -173,7 +173,7 @@ test('without a cache file, stat says nothing has been scored and creates nothin
   const r = await cli(root, 'stat');
   assert.deepEqual(r, { code: 0, out: 'no score cache at state/judge.sqlite: nothing has been scored yet\n', err: '' });
   assert.ok(!fs.existsSync(path.join(root, 'state')));
-  seed(root);
+  await seed(root);
   fs.renameSync(path.join(root, 'state'), path.join(root, 'elsewhere'));
   assert.match((await cli(root, 'stat', '--db', 'elsewhere/judge.sqlite')).out, /entries 11/);
 });

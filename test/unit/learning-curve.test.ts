@@ -45,23 +45,26 @@ const points = (spike: boolean): CurvePoint[] =>
     kl_rollout: spike && i === 30 ? 0.09 : 0.01 + 0.0002 * i,
   }));
 
-test('the KL panel draws kl_rollout of every step and the bound; a rollout KL within the bound stays below the line, a spike over it shows above it', () => {
+test('the KL panel draws kl_rollout of every step and the bound; a rollout KL within the bound stays below the line, a spike over it shows above it', async () => {
   const bound = { value: 0.045, label: 'BOUND 1.5 X TARGET KL 0.03' };
-  const held = klPanel(drawLearningCurve(points(false), 'T', bound));
+  const held = klPanel(await drawLearningCurve(points(false), 'T', bound));
   assert.ok(held.boundRow > 0, 'a bound line is drawn');
   assert.ok(held.redRows.length > 0, 'the series is drawn');
   assert.ok(
     held.redRows.every((y) => y > held.boundRow),
     `rollout KL within the bound is drawn below the line (row ${held.boundRow}), rows ${held.redRows[0]}..`,
   );
-  const spiked = klPanel(drawLearningCurve(points(true), 'T', bound));
+  const spiked = klPanel(await drawLearningCurve(points(true), 'T', bound));
   assert.ok(
     spiked.redRows.some((y) => y < spiked.boundRow),
     'one step over the bound is drawn above the line (no moving average hides it)',
   );
 });
 
-test('the same metrics give the same bytes', () => {
+test('the same metrics give the same bytes', async () => {
   const bound = { value: 0.045, label: 'BOUND' };
-  assert.deepEqual(drawLearningCurve(points(true), 'T', bound), drawLearningCurve(points(true), 'T', bound));
+  assert.deepEqual(
+    await drawLearningCurve(points(true), 'T', bound),
+    await drawLearningCurve(points(true), 'T', bound),
+  );
 });

@@ -36,7 +36,7 @@ let cache: ScoreCache;
 before(async () => {
   server = await startFakeOpenAIServer();
   dir = mkdtempSync(join(tmpdir(), 'rc1-spec-'));
-  const opened = openScoreCache({ path: join(dir, 'scores.sqlite'), ttlDays: 14, synchronous: 'normal' });
+  const opened = await openScoreCache({ path: join(dir, 'scores.sqlite'), ttlDays: 14, synchronous: 'normal' });
   assert.ok(opened.ok);
   cache = opened.cache;
 });

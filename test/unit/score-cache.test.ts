@@ -18,8 +18,8 @@ function tmpDb(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-scorecache-')), 'nested', 'scorecache.sqlite');
 }
 
-function open(file: string, now?: () => number, ttlDays = 14): ScoreCache {
-  const r = openScoreCache({ path: file, ttlDays, synchronous: 'normal', ...(now ? { now } : {}) });
+async function open(file: string, now?: () => number, ttlDays = 14): Promise<ScoreCache> {
+  const r = await openScoreCache({ path: file, ttlDays, synchronous: 'normal', ...(now ? { now } : {}) });
   if (!r.ok) throw new Error(r.error);
   return r.cache;
 }
@@ -54,8 +54,8 @@ const sample = (x = 0.5): ScoreSample => ({
   },
 });
 
-test('a stored sample comes back as cached with its scores and provenance; another sample index misses', () => {
-  const c = open(tmpDb());
+test('a stored sample comes back as cached with its scores and provenance; another sample index misses', async () => {
+  const c = await open(tmpDb());
   assert.equal(c.get(key()), undefined);
   c.put(key(), sample(0.9));
   assert.deepEqual(c.get(key()), { ...sample(0.9), cached: true });
@@ -64,8 +64,8 @@ test('a stored sample comes back as cached with its scores and provenance; anoth
   c.close();
 });
 
-test('every key field separates entries: provider, model, rubric, prompt, item and sample index', () => {
-  const c = open(tmpDb());
+test('every key field separates entries: provider, model, rubric, prompt, item and sample index', async () => {
+  const c = await open(tmpDb());
   c.put(key(), sample());
   for (const k of [
     { provider: 'deepseek' },
@@ -80,9 +80,9 @@ test('every key field separates entries: provider, model, rubric, prompt, item a
   c.close();
 });
 
-test('a put is on disk when put() returns: another connection sees it while the writer stays open', () => {
+test('a put is on disk when put() returns: another connection sees it while the writer stays open', async () => {
   const file = tmpDb();
-  const c = open(file);
+  const c = await open(file);
   c.put(key(), sample());
   const other = new Database(file, { readonly: true });
   assert.equal((other.prepare('SELECT COUNT(*) AS n FROM scores').get() as { n: number }).n, 1);
@@ -90,21 +90,21 @@ test('a put is on disk when put() returns: another connection sees it while the 
   c.close();
 });
 
-test('the file uses WAL and synchronous NORMAL by default, FULL when configured', () => {
+test('the file uses WAL and synchronous NORMAL by default, FULL when configured', async () => {
   const file = tmpDb();
-  const c = open(file);
+  const c = await open(file);
   assert.equal(c.handle.pragma('journal_mode', { simple: true }), 'wal');
   assert.equal(c.handle.pragma('synchronous', { simple: true }), 1);
   c.close();
-  const r = openScoreCache({ path: file, ttlDays: 14, synchronous: 'full' });
+  const r = await openScoreCache({ path: file, ttlDays: 14, synchronous: 'full' });
   assert.ok(r.ok);
   assert.equal(r.cache.handle.pragma('synchronous', { simple: true }), 2);
   r.cache.close();
 });
 
-test('a sample older than the TTL is a miss, counted as expired, until it is scored again', () => {
+test('a sample older than the TTL is a miss, counted as expired, until it is scored again', async () => {
   let now = Date.parse('2025-08-01T00:00:00Z');
-  const c = open(tmpDb(), () => now);
+  const c = await open(tmpDb(), () => now);
   c.put(key(), sample());
   now += 13 * DAY;
   assert.ok(c.get(key()), 'still fresh at 13 days');
@@ -116,8 +116,8 @@ test('a sample older than the TTL is a miss, counted as expired, until it is sco
   c.close();
 });
 
-test('a new rubric or prompt version misses, and invalidate removes the older versions only', () => {
-  const c = open(tmpDb());
+test('a new rubric or prompt version misses, and invalidate removes the older versions only', async () => {
+  const c = await open(tmpDb());
   for (const v of ['r1', 'r2', 'r10'])
     for (let s = 0; s < 3; s++) c.put(key({ rubricVersion: v, sampleIndex: s }), sample());
   c.put(key({ promptVersion: 'p2' }), sample());
@@ -135,9 +135,9 @@ test('a new rubric or prompt version misses, and invalidate removes the older ve
   c.close();
 });
 
-test('invalidate combines provider, model and age clauses, all of which must hold', () => {
+test('invalidate combines provider, model and age clauses, all of which must hold', async () => {
   let now = Date.parse('2025-08-01T00:00:00Z');
-  const c = open(tmpDb(), () => now);
+  const c = await open(tmpDb(), () => now);
   c.put(key({ sampleIndex: 0 }), sample());
   c.put(key({ sampleIndex: 1, model: 'gpt-4o' }), sample());
   c.put(key({ sampleIndex: 2, provider: 'deepseek', model: 'deepseek-chat' }), sample());
@@ -163,8 +163,8 @@ test('versions compare in natural order, ignoring a leading v', () => {
   assert.ok(compareVersions('2', '2.1') < 0);
 });
 
-test('a failure is recorded with its error and cleared when the sample is later stored', () => {
-  const c = open(tmpDb());
+test('a failure is recorded with its error and cleared when the sample is later stored', async () => {
+  const c = await open(tmpDb());
   c.recordFailure(key(), { error: 'malformed answer after 3 attempts', attempts: 3, retryable: false });
   assert.equal(c.failure(key())?.error, 'malformed answer after 3 attempts');
   assert.equal(c.failures().length, 1);
@@ -174,8 +174,8 @@ test('a failure is recorded with its error and cleared when the sample is later 
   c.close();
 });
 
-test('replay-bad sets aside the samples of unstable items and clears failures, so exactly those miss next time', () => {
-  const c = open(tmpDb());
+test('replay-bad sets aside the samples of unstable items and clears failures, so exactly those miss next time', async () => {
+  const c = await open(tmpDb());
   const shaky = { itemHash: 'c'.repeat(64) };
   for (let s = 0; s < 3; s++) {
     c.put(key({ sampleIndex: s }), sample());
@@ -198,26 +198,26 @@ test('replay-bad sets aside the samples of unstable items and clears failures, s
   c.close();
 });
 
-test('lookup counters persist across connections', () => {
+test('lookup counters persist across connections', async () => {
   const file = tmpDb();
-  const a = open(file);
+  const a = await open(file);
   a.put(key(), sample());
   a.get(key());
   a.get(key({ sampleIndex: 1 }));
   a.close();
-  const b = open(file);
+  const b = await open(file);
   const row = b.handle.prepare('SELECT hits, misses FROM lookups').get() as { hits: number; misses: number };
   assert.deepEqual({ ...row }, { hits: 1, misses: 1 });
   b.close();
 });
 
-test('a cache file of another format is refused with a message, never wiped', () => {
+test('a cache file of another format is refused with a message, never wiped', async () => {
   const file = tmpDb();
-  open(file).close();
+  (await open(file)).close();
   const db = new Database(file);
   db.prepare("UPDATE meta SET value = '99' WHERE key = 'format'").run();
   db.close();
-  const r = openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
+  const r = await openScoreCache({ path: file, ttlDays: 14, synchronous: 'normal' });
   assert.ok(!r.ok);
   assert.match(r.error, /format v99.*reads v1.*paid scores/);
 });
@@ -248,8 +248,8 @@ test('the cache works inside a worker thread, compiled as rules are (esbuild bun
   const mod = (await import('node:url')).pathToFileURL(bundle).href;
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
-    import(workerData.mod).then(({ openScoreCache }) => {
-      const r = openScoreCache({ path: workerData.file, ttlDays: 14, synchronous: 'normal' });
+    import(workerData.mod).then(async ({ openScoreCache }) => {
+      const r = await openScoreCache({ path: workerData.file, ttlDays: 14, synchronous: 'normal' });
       if (!r.ok) throw new Error(r.error);
       for (let s = 0; s < 5; s++) r.cache.put({ ...workerData.key, sampleIndex: s }, workerData.sample);
       const hit = r.cache.get({ ...workerData.key, sampleIndex: 4 });
@@ -262,7 +262,7 @@ test('the cache works inside a worker thread, compiled as rules are (esbuild bun
     w.once('error', reject);
   });
   assert.equal(got, 0.3);
-  const c = open(file);
+  const c = await open(file);
   assert.equal(c.get(key({ sampleIndex: 2 }))?.scores.correctness, 0.3);
   c.close();
 });
