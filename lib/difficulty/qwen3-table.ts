@@ -13,6 +13,7 @@
 // holding an added token, a piece the table cannot merge (a merge result outside the vocabulary)
 // or a gap in the split takes the package's own path: the counter throws NeedsQwen3Package until
 // a package counter is attached (attachPackage), and then hands such texts to it.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import {
@@ -30,8 +31,8 @@ import {
 
 const MAGIC = 'RC1-QWEN3-BPE\n';
 const LITTLE_ENDIAN = endianness() === 'LE';
-/** The table file's format version (in its header). */
-export const QWEN3_TABLE_FORMAT = 1;
+/** The table file's format version (in its header). 2: the header holds the payload's sha256. */
+export const QWEN3_TABLE_FORMAT = 2;
 
 /** The table's JSON header. */
 export interface Qwen3TableHeader {
@@ -47,6 +48,8 @@ export interface Qwen3TableHeader {
   /** Merge ranks (the length of the merge array / 3). */
   merges: number;
   added: { content: string; id: number }[];
+  /** The sha256 (hex) of the Int32 payload (byteIds, then merges, little-endian); written by encodeQwen3Table, checked by readQwen3Table. */
+  sha256?: string;
 }
 
 export interface Qwen3Table {
@@ -280,7 +283,12 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
  */
 export function checkTable(table: Qwen3Table): string[] {
   const bpe = tableBpe(table);
-  const problems = probeProblems(table, bpe);
+  return [...probeProblems(table, bpe), ...selfCheckProblems(table, bpe)];
+}
+
+/** Where the table's counts of the self-check strings differ from the pinned QWEN3_SELF_CHECK_COUNTS (encode()'s). */
+function selfCheckProblems(table: Qwen3Table, bpe: (piece: string, ids?: number[]) => number): string[] {
+  const problems: string[] = [];
   const counter = tableCounter(table, undefined, bpe);
   QWEN3_SELF_CHECK.forEach((s, i) => {
     let got: number | string;
@@ -317,23 +325,61 @@ export function checkTableAgainst(table: Qwen3Table, tok: PackageTokenizer): str
   return problems;
 }
 
-/** The table as a file: magic, a 4-byte header length, the JSON header, padding to 4, then byteIds and merges (Int32, little-endian). */
+/**
+ * The table as a file: magic, a 4-byte header length, the JSON header (with the payload's sha256,
+ * last), padding to 4, then the payload: byteIds and merges (Int32, little-endian).
+ */
 export function encodeQwen3Table(t: Qwen3Table): Buffer {
-  const header = Buffer.from(JSON.stringify(t.header), 'utf8');
+  const payload = Buffer.concat([ints(t.byteIds), ints(t.merges)]);
+  const { sha256: _, ...fields } = t.header;
+  const sha256 = createHash('sha256').update(payload).digest('hex');
+  const header = Buffer.from(JSON.stringify({ ...fields, sha256 }), 'utf8');
   const head = Buffer.alloc(MAGIC.length + 4);
   head.write(MAGIC, 0, 'latin1');
   head.writeUInt32LE(header.length, MAGIC.length);
   const pad = Buffer.alloc((4 - ((head.length + header.length) % 4)) % 4, 0x20);
-  const ints = (a: Int32Array): Buffer => {
-    if (LITTLE_ENDIAN) return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
-    const b = Buffer.alloc(a.length * 4);
-    for (let i = 0; i < a.length; i++) b.writeInt32LE(a[i]!, 4 * i);
-    return b;
-  };
-  return Buffer.concat([head, header, pad, ints(t.byteIds), ints(t.merges)]);
+  return Buffer.concat([head, header, pad, payload]);
 }
 
-/** Reads a table file (encodeQwen3Table); a clear error naming the file where it is not one. */
+/** An Int32Array's bytes, little-endian. */
+function ints(a: Int32Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const b = Buffer.alloc(a.length * 4);
+  for (let i = 0; i < a.length; i++) b.writeInt32LE(a[i]!, 4 * i);
+  return b;
+}
+
+/** What is wrong with a header's fields (null: nothing): each field as encodeQwen3Table writes it. */
+function headerProblem(h: Record<string, unknown>): string | null {
+  if (h.format !== QWEN3_TABLE_FORMAT) return `format ${JSON.stringify(h.format)}, expected ${QWEN3_TABLE_FORMAT}`;
+  if (typeof h.usable !== 'boolean')
+    return `header field usable is ${JSON.stringify(h.usable)}, expected true or false`;
+  if (h.reason !== undefined && typeof h.reason !== 'string')
+    return `header field reason is ${JSON.stringify(h.reason)}, expected a string`;
+  if (h.endianness !== 'LE') return `header field endianness is ${JSON.stringify(h.endianness)}, expected "LE"`;
+  if (h.normalizer !== 'NFC') return `header field normalizer is ${JSON.stringify(h.normalizer)}, expected "NFC"`;
+  if (h.split !== QWEN3_SPLIT) return "header field split is not Qwen3's split regex";
+  if (!Number.isInteger(h.merges) || (h.merges as number) < 0)
+    return `header field merges is ${JSON.stringify(h.merges)}, expected an integer >= 0`;
+  if (!Array.isArray(h.added)) return 'header field added is not a list';
+  const i = h.added.findIndex(
+    (a: unknown) =>
+      typeof a !== 'object' ||
+      a === null ||
+      typeof (a as { content?: unknown }).content !== 'string' ||
+      !Number.isInteger((a as { id?: unknown }).id),
+  );
+  if (i >= 0)
+    return `header field added[${i}] is ${JSON.stringify(h.added[i])}, expected {"content": a string, "id": an integer}`;
+  if (typeof h.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(h.sha256))
+    return `header field sha256 is ${JSON.stringify(h.sha256)}, expected 64 hex digits`;
+  return null;
+}
+
+/**
+ * Reads a table file (encodeQwen3Table); a clear error naming the file where it is not one: its
+ * magic, its header's fields, its length and its payload's sha256 are checked.
+ */
 export function readQwen3Table(file: string): Qwen3Table {
   const buf = readFileSync(file);
   const bad = (why: string): Error =>
@@ -346,11 +392,17 @@ export function readQwen3Table(file: string): Qwen3Table {
   } catch {
     return throwIt(bad('header is not JSON'));
   }
-  if (header.format !== QWEN3_TABLE_FORMAT) throw bad(`format ${header.format}, expected ${QWEN3_TABLE_FORMAT}`);
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    return throwIt(bad('header is not a JSON object'));
+  const problem = headerProblem(header as unknown as Record<string, unknown>);
+  if (problem !== null) throw bad(problem);
   let at = MAGIC.length + 4 + len;
   at += (4 - (at % 4)) % 4;
   const want = at + 4 * (256 + 3 * header.merges);
   if (buf.length !== want) throw bad(`${buf.length} bytes, the header implies ${want}`);
+  const sha256 = createHash('sha256').update(buf.subarray(at)).digest('hex');
+  if (sha256 !== header.sha256)
+    throw bad(`the payload's sha256 is ${sha256}, the header says ${header.sha256}: the file is damaged`);
   const ints = (from: number, n: number): Int32Array => {
     // A copy of the bytes is 4-aligned; on a little-endian host it is the array as it is.
     if (LITTLE_ENDIAN) return new Int32Array(buf.buffer.slice(buf.byteOffset + from, buf.byteOffset + from + 4 * n));
@@ -486,7 +538,8 @@ function tableCounter(t: Qwen3Table, tok?: PackageTokenizer, bpe = tableBpe(t)):
 
 /**
  * The Qwen3 counter of a table file: over the table where it is usable (its ids checked against
- * the published probe ids here, as loadQwen3 checks the package's), else the package's (loadQwen3).
+ * the published probe ids here, as loadQwen3 checks the package's, and its counts of the
+ * self-check strings against the pinned QWEN3_SELF_CHECK_COUNTS), else the package's (loadQwen3).
  */
 export async function loadQwen3Table(file: string): Promise<Qwen3TableCounter> {
   const t = readQwen3Table(file);
@@ -495,7 +548,10 @@ export async function loadQwen3Table(file: string): Promise<Qwen3TableCounter> {
     return { ...c, async attachPackage() {} };
   }
   const bpe = tableBpe(t);
-  const problems = probeProblems(t, bpe);
-  if (problems.length > 0) throw new Error(`${file} is not Qwen3's BPE table: ${problems.join('; ')}`);
+  const problems = [...probeProblems(t, bpe), ...selfCheckProblems(t, bpe)];
+  if (problems.length > 0)
+    throw new Error(
+      `${file} is not Qwen3's BPE table: ${problems.join('; ')}; rebuild it: rc1-build tokenizer_table --force`,
+    );
   return tableCounter(t, undefined, bpe);
 }

@@ -327,3 +327,68 @@ test('a merge pair listed twice in tokenizer.json takes its last rank, as encode
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('a table file with one bit flipped in its payload, with a header field out of range, or whose counts of the self-check strings are not the pinned ones is refused by name', async () => {
+  const { tok, file, dir } = await tableRig();
+  try {
+    const good = readFileSync(file);
+    const t = readQwen3Table(file);
+    assert.match(t.header.sha256!, /^[0-9a-f]{64}$/);
+    // One bit of the id of byte 'z' (the payload starts after the 4-aligned header).
+    const len = good.readUInt32LE(14);
+    const at = 18 + len + ((4 - ((18 + len) % 4)) % 4);
+    const flipped = Buffer.from(good);
+    flipped[at + 4 * 0x7a]! ^= 0x01;
+    const flip = join(dir, 'flip.bin');
+    writeFileSync(flip, flipped);
+    const damaged =
+      /flip\.bin: not a Qwen3 BPE table \(the payload's sha256 is [0-9a-f]{64}, the header says [0-9a-f]{64}: the file is damaged\)/;
+    assert.throws(() => readQwen3Table(flip), damaged);
+    await assert.rejects(loadQwen3Table(flip), damaged);
+    const fields: [Record<string, unknown>, RegExp][] = [
+      [{ format: 1 }, /format 1, expected 2/],
+      [{ normalizer: 'NFD' }, /header field normalizer is "NFD", expected "NFC"/],
+      [{ split: '\\s+' }, /header field split is not Qwen3's split regex/],
+      [{ merges: -1 }, /header field merges is -1, expected an integer >= 0/],
+      [{ merges: 1.5 }, /header field merges is 1.5, expected an integer >= 0/],
+      [{ usable: 'yes' }, /header field usable is "yes", expected true or false/],
+      [{ endianness: 'BE' }, /header field endianness is "BE", expected "LE"/],
+      [{ added: {} }, /header field added is not a list/],
+      [
+        {
+          added: [
+            { content: 'a', id: 1 },
+            { content: 'b', id: '2' },
+          ],
+        },
+        /header field added\[1\] is \{"content":"b","id":"2"\}, expected/,
+      ],
+      [{ added: [{ content: 7, id: 1 }] }, /header field added\[0\] is \{"content":7,"id":1\}, expected/],
+    ];
+    const odd = join(dir, 'odd.bin');
+    for (const [patch, want] of fields) {
+      writeFileSync(odd, encodeQwen3Table({ ...t, header: { ...t.header, ...patch } as never }));
+      assert.throws(
+        () => readQwen3Table(odd),
+        (e: Error) => /odd\.bin: not a Qwen3 BPE table \(/.test(e.message) && want.test(e.message),
+        JSON.stringify(patch),
+      );
+    }
+    // A table that never merges the pair forming 你好 (id 108386) passes the probes but not the
+    // pinned self-check count of the Chinese self-check string: refused at load.
+    const table = qwen3TableOf(tok as never);
+    const r = [...Array(table.header.merges).keys()].find((k) => table.merges[3 * k + 2] === 108386)!;
+    const noNiHao = { ...table, merges: Int32Array.from(table.merges) };
+    noNiHao.merges[3 * r] = -1;
+    noNiHao.merges[3 * r + 1] = -1;
+    const miss = join(dir, 'miss.bin');
+    writeFileSync(miss, encodeQwen3Table(noNiHao));
+    assert.doesNotThrow(() => readQwen3Table(miss));
+    await assert.rejects(
+      loadQwen3Table(miss),
+      /miss\.bin is not Qwen3's BPE table: "你好，世界！[^"]*": the table counts \d+, Qwen3 \d+/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

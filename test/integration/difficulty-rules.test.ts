@@ -105,6 +105,22 @@ async function workersRun(name: string, file = poolFile, table?: string): Promis
   return out;
 }
 
+test('tokenizer_table writes the same bytes on every build, with the sha256 of its payload in its header', async () => {
+  const again = await runRule(rules.tokenizer_table!, {
+    params: {},
+    inputs: {},
+    outputs: { table: 'data/tokenizer/qwen3_bpe.bin' },
+    outDir: join(dir, 'table-again'),
+    root: dir,
+  });
+  const a = await readFile(tableFile);
+  const b = await readFile(again.out('data/tokenizer/qwen3_bpe.bin'));
+  assert.equal(sha(a), sha(b));
+  const t = difficulty.readQwen3Table(tableFile);
+  assert.equal(t.header.usable, true);
+  assert.equal(sha(a.subarray(a.length - 4 * (256 + 3 * t.header.merges))), t.header.sha256);
+});
+
 test('difficulty_metrics writes one line per scenario in pool order, the same bytes on one thread or two workers', async () => {
   const one = await metricsRun('m1', 1);
   const two = await workersRun('m2');
