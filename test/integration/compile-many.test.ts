@@ -87,7 +87,7 @@ test('every rule of the RC1 pipeline: compileMany gives the closure, compiled fi
   assert.ok(rules.filter((r) => Object.keys(many.get(r) as object).some((f) => f.startsWith('lib/'))).length > 1);
   // The records written are the ones a compile of each alone writes.
   compiler.save();
-  const records = JSON.parse(fs.readFileSync(path.join(state, 'compiled', 'closures-2.json'), 'utf8'));
+  const records = JSON.parse(fs.readFileSync(path.join(state, 'compiled', 'closures-3.json'), 'utf8'));
   for (const r of rules) {
     const single = singles.get(r) as { closure: Record<string, string>; file: string };
     assert.deepEqual(records[r], { files: single.closure, out: path.basename(single.file) });
@@ -348,7 +348,7 @@ async function symlinkedRootCompiles(link: string): Promise<void> {
   assert.ok(r2.includes('node_modules/pkg-a/package.json') && r2.includes('lib/s.ts'), `${r2}`);
 }
 
-test('closures recorded before the symlinked-root and bare-name fixes (closures.json) are not re-used: the rule is compiled again and its closure is complete', async () => {
+test('closures recorded before the symlinked-root and bare-name fixes (closures.json, closures-2.json) are not re-used: the rule is compiled again and its closure is complete', async () => {
   const root = tempDir('rc1-compile-many-old-');
   writeFiles(root, {
     'node_modules/pkg-a/package.json': '{ "name": "pkg-a", "version": "1.0.0", "main": "index.js" }\n',
@@ -361,13 +361,15 @@ test('closures recorded before the symlinked-root and bare-name fixes (closures.
   // The record an earlier engine could write: the package.json missing, its compiled file present.
   const old = { files: { 'rules/r.ts': full['rules/r.ts'] }, out: 'old.mjs' };
   fs.writeFileSync(path.join(state, 'compiled', 'old.mjs'), 'export default 0;\n');
-  fs.writeFileSync(path.join(state, 'compiled', 'closures.json'), JSON.stringify({ 'rules/r.ts': old }));
-  fs.rmSync(path.join(state, 'compiled', 'closures-2.json'), { force: true });
-  const again = new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json')));
-  assert.equal(again.knownClosure('rules/r.ts'), null);
-  assert.deepEqual(await again.closure('rules/r.ts'), full);
-  again.save();
-  assert.ok(!fs.existsSync(path.join(state, 'compiled', 'closures.json')), 'the old index is removed');
+  for (const index of ['closures.json', 'closures-2.json']) {
+    fs.writeFileSync(path.join(state, 'compiled', index), JSON.stringify({ 'rules/r.ts': old }));
+    fs.rmSync(path.join(state, 'compiled', 'closures-3.json'), { force: true });
+    const again = new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json')));
+    assert.equal(again.knownClosure('rules/r.ts'), null, index);
+    assert.deepEqual(await again.closure('rules/r.ts'), full);
+    again.save();
+    assert.ok(!fs.existsSync(path.join(state, 'compiled', index)), `the old index ${index} is removed`);
+  }
 });
 
 /** A symlink to dir in dir's own parent folder (removed after the tests). */
@@ -478,13 +480,16 @@ test('files of the workspace imported by a bare name (tsconfig paths, #imports, 
   const keys = (e: string): string[] => Object.keys(many.get(e) as Record<string, string>);
   // The files of the workspace (the engine's API, outside it, follows).
   const local = (e: string): string[] => keys(e).filter((f) => !path.isAbsolute(f));
-  assert.deepEqual(local('rules/paths.ts'), ['lib/aliased/x.ts', 'package.json', 'rules/paths.ts']);
-  assert.deepEqual(local('rules/hashed.ts'), ['lib/hashed/y.ts', 'package.json', 'rules/hashed.ts']);
+  // The tsconfig.json and package.json that map a bare name to a workspace file are in the closure.
+  assert.deepEqual(local('rules/paths.ts'), ['lib/aliased/x.ts', 'package.json', 'rules/paths.ts', 'tsconfig.json']);
+  assert.deepEqual(local('rules/hashed.ts'), ['lib/hashed/y.ts', 'package.json', 'rules/hashed.ts', 'tsconfig.json']);
   assert.deepEqual(local('rules/wspkg.ts'), [
+    'package.json',
     'packages/ws-pkg/package.json',
     'packages/ws-pkg/src/index.ts',
     'packages/ws-pkg/src/value.ts',
     'rules/wspkg.ts',
+    'tsconfig.json',
   ]);
   // The local code is in the compiled file, which imports no TypeScript file.
   for (const e of ['rules/paths.ts', 'rules/hashed.ts', 'rules/wspkg.ts']) {
@@ -504,7 +509,16 @@ test('files of the workspace imported by a bare name (tsconfig paths, #imports, 
     fs.readFileSync(await compiler.compiled('rules/npm.ts'), 'utf8'),
     new RegExp(`from "${path.join(root, 'node_modules/pkg-a/index.js').replace(/[.\\/]/g, '\\$&')}"`),
   );
-  assert.deepEqual(local('rules/cjs.ts'), ['packages/ws-cjs/package.json', 'rules/cjs.ts']);
+  // A JavaScript workspace package stays external; its files (and the npm package it requires) are
+  // in the closure all the same.
+  assert.deepEqual(local('rules/cjs.ts'), [
+    'node_modules/pkg-a/package.json',
+    'package.json',
+    'packages/ws-cjs/index.js',
+    'packages/ws-cjs/package.json',
+    'rules/cjs.ts',
+    'tsconfig.json',
+  ]);
   const cjs = (await import(pathToFileURL(await compiler.compiled('rules/cjs.ts')).href)) as { default: unknown };
   assert.deepEqual(cjs.default, { value: 1, dir: path.join(root, 'packages', 'ws-cjs') });
 });
@@ -546,6 +560,115 @@ export default definePipeline({
       assert.deepEqual(rig.runs(), [target], `${file} edited`);
       assert.equal(rig.read(`out/${target}.txt`), value);
     }
+  } finally {
+    rig.cleanup();
+  }
+});
+
+/** A workspace with an ESM JavaScript package that reads a data file beside itself (import.meta.url). */
+const DATA_PKG: Record<string, string> = {
+  'package.json': '{ "name": "ws", "private": true, "type": "module", "workspaces": ["packages/*"] }\n',
+  'packages/data-pkg/package.json':
+    '{ "name": "data-pkg", "version": "1.0.0", "type": "module", "main": "index.js" }\n',
+  'packages/data-pkg/index.js':
+    'import * as fs from "node:fs";\nimport { suffix } from "./suffix.js";\nexport const value = fs.readFileSync(new URL("./data.txt", import.meta.url), "utf8") + suffix;\n',
+  'packages/data-pkg/suffix.js': 'export const suffix = "-1";\n',
+  'packages/data-pkg/data.txt': 'hello',
+};
+
+test('an ESM JavaScript workspace package (linked into node_modules) runs where it is, so import.meta.url finds its files; its files are in the closure, the same in compileMany and a compile alone', async () => {
+  const root = tempDir('rc1-compile-many-datapkg-');
+  writeFiles(root, {
+    ...DATA_PKG,
+    'rules/r.ts': 'import { value } from "data-pkg";\nexport default value;\n',
+    'rules/other.ts': 'export default 1;\n',
+  });
+  fs.mkdirSync(path.join(root, 'node_modules'));
+  fs.symlinkSync(path.join('..', 'packages', 'data-pkg'), path.join(root, 'node_modules', 'data-pkg'));
+  const entries = ['rules/r.ts', 'rules/other.ts'];
+  const singles = await alone(root, entries);
+  const { compiler, state } = compilerFor(root);
+  const many = await compiler.compileMany(entries);
+  for (const e of entries) {
+    const single = singles.get(e)!;
+    assert.ok(!(single instanceof Error), `${e} compiles alone: ${single}`);
+    const got = many.get(e);
+    assert.ok(got && !(got instanceof Error), `${e}: ${got}`);
+    assertSameCompile(e, single, got, await compiler.compiled(e));
+  }
+  const mod = (await import(pathToFileURL(await compiler.compiled('rules/r.ts')).href)) as { default: string };
+  assert.equal(mod.default, 'hello-1');
+  assert.deepEqual(Object.keys(many.get('rules/r.ts') as Record<string, string>), [
+    'package.json',
+    'packages/data-pkg/index.js',
+    'packages/data-pkg/package.json',
+    'packages/data-pkg/suffix.js',
+    'rules/r.ts',
+  ]);
+  // Editing a file the package imports makes the closure stale.
+  compiler.save();
+  fs.writeFileSync(path.join(root, 'packages/data-pkg/suffix.js'), 'export const suffix = "-2";\n');
+  const again = new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json')));
+  assert.equal(again.knownClosure('rules/r.ts'), null);
+  assert.deepEqual(again.knownClosure('rules/other.ts'), many.get('rules/other.ts'));
+});
+
+/** The rig's build, which must succeed. */
+function buildOk(rig: TestRig): void {
+  const r = rig.run([], { RC1_NO_SERVER: '1' });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+}
+
+const ONE_TARGET = (rule: string): string => `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  targets: [defineTarget({ name: 'v', rule: '${rule}', outputs: ['out/v.txt'] })],
+});
+`;
+
+test('re-pointing a tsconfig paths alias to another folder re-runs the rule that imports through it', () => {
+  const rig = new TestRig({
+    'tsconfig.json': '{ "extends": "./tsconfig.base.json" }\n',
+    'tsconfig.base.json':
+      '{\n  // the aliases\n  "compilerOptions": { "baseUrl": ".", "paths": { "@v/*": ["lib/v1/*"] } },\n}\n',
+    'lib/v1/x.ts': 'export const value: string = "v1";\n',
+    'lib/v2/x.ts': 'export const value: string = "v2";\n',
+    'rules/v.ts': LOCAL_RULE('v', '@v/x.ts'),
+    'rc1.build.ts': ONE_TARGET('rules/v.ts'),
+  });
+  try {
+    buildOk(rig);
+    assert.deepEqual(rig.runs(), ['v']);
+    assert.equal(rig.read('out/v.txt'), 'v1');
+    buildOk(rig);
+    assert.deepEqual(rig.runs(), []);
+    // In the file the tsconfig.json extends.
+    rig.write('tsconfig.base.json', '{ "compilerOptions": { "baseUrl": ".", "paths": { "@v/*": ["lib/v2/*"] } } }\n');
+    buildOk(rig);
+    assert.deepEqual(rig.runs(), ['v']);
+    assert.equal(rig.read('out/v.txt'), 'v2');
+  } finally {
+    rig.cleanup();
+  }
+});
+
+test('re-pointing an #imports entry of a package.json without a name re-runs the rule that imports through it', () => {
+  const rig = new TestRig({
+    'package.json': '{ "private": true, "imports": { "#v/*": "./lib/v1/*" } }\n',
+    'lib/v1/x.ts': 'export const value: string = "v1";\n',
+    'lib/v2/x.ts': 'export const value: string = "v2";\n',
+    'rules/v.ts': LOCAL_RULE('v', '#v/x.ts'),
+    'rc1.build.ts': ONE_TARGET('rules/v.ts'),
+  });
+  try {
+    buildOk(rig);
+    assert.deepEqual(rig.runs(), ['v']);
+    assert.equal(rig.read('out/v.txt'), 'v1');
+    buildOk(rig);
+    assert.deepEqual(rig.runs(), []);
+    rig.write('package.json', '{ "private": true, "imports": { "#v/*": "./lib/v2/*" } }\n');
+    buildOk(rig);
+    assert.deepEqual(rig.runs(), ['v']);
+    assert.equal(rig.read('out/v.txt'), 'v2');
   } finally {
     rig.cleanup();
   }

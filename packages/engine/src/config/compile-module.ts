@@ -4,11 +4,15 @@
 // hash (checked through the stat cache, reading nothing); only then is esbuild loaded.
 // 'rc1-build' (the public API) resolves to this package's packages/engine/src/api, so the API a rule
 // calls is part of its closure; a pipeline's own library code is bundled like the rule itself:
-// imported by relative path, or by a bare name that resolves to a file of the workspace outside
-// node_modules (a tsconfig `paths` alias, a package.json `#imports` entry, an npm-workspace
-// package; a CommonJS one excepted). npm packages stay external, resolved to absolute paths so the
-// compiled file runs from .rc1/compiled/, and each one's package.json joins the closure so an
-// upgrade reruns the rules that use it.
+// imported by relative path, or by a bare name that resolves to a TypeScript file of the workspace
+// outside node_modules (a tsconfig `paths` alias, a package.json `#imports` entry, an npm-workspace
+// package). A JavaScript file of the workspace reached by a bare name stays external (imported by
+// its absolute path, so its import.meta.url, __dirname and the files beside it are where they
+// were), and its closure (the files a separate analysis build of it reaches) joins the rule's.
+// The tsconfig.json and package.json files that map a bare name to a workspace file join the
+// closure of the file that imports it, so re-pointing the alias reruns the rule. npm packages stay
+// external, resolved to absolute paths so the compiled file runs from .rc1/compiled/, and each
+// one's package.json joins the closure so an upgrade reruns the rules that use it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire, isBuiltin } from 'node:module';
@@ -52,28 +56,89 @@ function realPath(p: string): string {
   }
 }
 
+/** Files Node cannot run from where they are (TypeScript, JSX): bundled when local. */
+const NEEDS_COMPILING = /\.(ts|mts|cts|tsx|jsx)$/;
+
+/** Whether `dir` is `root` or inside it. */
+function within(root: string, dir: string): boolean {
+  const r = path.relative(root, dir);
+  return !r.startsWith('..') && !path.isAbsolute(r);
+}
+
+/** The `extends` of a tsconfig file's text (JSON with comments and trailing commas), as a list. */
+function tsconfigExtends(text: string): string[] {
+  // Strings kept, comments dropped, then trailing commas: enough to read one field.
+  const json = text
+    .replace(/("(?:[^"\\]|\\.)*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (_m, str: string | undefined) => str ?? '')
+    .replace(/,(\s*[}\]])/g, '$1');
+  try {
+    const ext = (JSON.parse(json) as { extends?: unknown }).extends;
+    if (typeof ext === 'string') return [ext];
+    if (Array.isArray(ext)) return ext.filter((e): e is string => typeof e === 'string');
+  } catch {
+    // Unreadable: esbuild reports it when it matters; the file itself is in the closure.
+  }
+  return [];
+}
+
 /**
- * Whether Node runs a JavaScript file as CommonJS: a .cjs file, or a .js one whose nearest
- * package.json does not say "type": "module". TypeScript and other files: false.
+ * The files that map a bare name imported from `dir` (a real path) to a file of the workspace: the
+ * nearest tsconfig.json or jsconfig.json from `dir` up to the workspace root (esbuild's `paths`,
+ * `baseUrl`), the local files of its `extends` chain, and the nearest package.json (its `#imports`),
+ * named or not. Each one found, absolute.
  */
-function isCommonJs(file: string): boolean {
-  const ext = path.extname(file);
-  if (ext === '.cjs') return true;
-  if (ext !== '.js') return false;
-  for (let d = path.dirname(file); d !== path.dirname(d); d = path.dirname(d)) {
+function bareNameMaps(dir: string, realRoot: string): string[] {
+  if (!within(realRoot, dir)) return [];
+  const found: string[] = [];
+  let tsconfig: string | undefined;
+  let pkg: string | undefined;
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (!tsconfig)
+      for (const n of ['tsconfig.json', 'jsconfig.json'])
+        if (fs.existsSync(path.join(d, n))) {
+          tsconfig = path.join(d, n);
+          break;
+        }
+    if (!pkg && fs.existsSync(path.join(d, 'package.json'))) pkg = path.join(d, 'package.json');
+    if ((tsconfig && pkg) || d === realRoot || d === path.dirname(d)) break;
+  }
+  if (pkg) found.push(pkg);
+  const seen = new Set<string>();
+  const stack = tsconfig ? [tsconfig] : [];
+  while (stack.length) {
+    const f = stack.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    found.push(f);
     let text: string;
     try {
-      text = fs.readFileSync(path.join(d, 'package.json'), 'utf8');
+      text = fs.readFileSync(f, 'utf8');
     } catch {
       continue;
     }
-    try {
-      return (JSON.parse(text) as { type?: unknown }).type !== 'module';
-    } catch {
-      return true;
+    for (const e of tsconfigExtends(text)) {
+      // A package name (an npm package's tsconfig) is not local: only a path is followed.
+      if (!e.startsWith('.') && !path.isAbsolute(e)) continue;
+      const base = path.resolve(path.dirname(f), e);
+      const next = [base, `${base}.json`, path.join(base, 'tsconfig.json')].find((c) => {
+        try {
+          return fs.statSync(c).isFile();
+        } catch {
+          return false;
+        }
+      });
+      if (next && within(realRoot, path.dirname(next))) stack.push(next);
     }
   }
-  return true;
+  return found;
+}
+
+/** What a JavaScript file of the workspace, external to the rule, reaches: its closure's parts. */
+interface JsClosure {
+  /** Absolute paths of the files its analysis build read (itself first). */
+  files: string[];
+  /** package.json and tsconfig files its imports went through (npm packages, bare-name maps). */
+  pkgJsons: Set<string>;
 }
 
 interface ClosureRecord {
@@ -116,7 +181,9 @@ export class ModuleCompiler {
     // rules (compileMany) and the local files imported by a bare name stays valid while its files
     // are unchanged, so the closure it lacks a file in would stay incomplete; a new name drops them
     // all (each rule compiles once; its closure, when the same, leaves its targets up to date).
-    this.indexFile = path.join(this.dir, 'closures-2.json');
+    // closures-3: a record before JavaScript workspace files were analysed and tsconfig/package.json
+    // maps of bare names recorded lacks those files.
+    this.indexFile = path.join(this.dir, 'closures-3.json');
     this.realRoot = realPath(root);
     try {
       this.records = JSON.parse(fs.readFileSync(this.indexFile, 'utf8')) as Record<string, ClosureRecord>;
@@ -200,11 +267,12 @@ export class ModuleCompiler {
     }
     const esbuild = this.esbuild();
     const byImporter = new Map<string, Set<string>>();
+    const jsByImporter = new Map<string, Set<string>>();
     const names = pending.map((_, i) => `e${i}`);
     let result: import('esbuild').BuildResult<{ metafile: true; write: false }>;
     try {
       result = await esbuild.build({
-        ...this.options(byImporter),
+        ...this.options(byImporter, jsByImporter),
         entryPoints: pending.map((entry, i) => ({ in: path.resolve(this.root, entry), out: names[i]! })),
         outdir: this.dir,
         outExtension: { '.js': '.mjs' },
@@ -233,6 +301,8 @@ export class ModuleCompiler {
     const unsure: string[] = [];
     // Each file's real path (a metafile key resolved, symlinks and all), the key of byImporter.
     const realOf = new Map<string, string>();
+    const analyses = new Map<string, Promise<JsClosure>>();
+    const done: Promise<void>[] = [];
     for (const [i, entry] of pending.entries()) {
       const jsPath = path.join(this.dir, `${names[i]}.mjs`);
       const js = result.outputFiles.find((f) => f.path === jsPath)!;
@@ -261,17 +331,25 @@ export class ModuleCompiler {
         continue;
       }
       const pkgJsons = new Set<string>();
+      const jsFiles = new Set<string>();
       for (const f of reached) {
         let real = realOf.get(f);
         if (real === undefined) realOf.set(f, (real = realPath(path.resolve(this.realRoot, f))));
         for (const pj of byImporter.get(real) ?? []) pkgJsons.add(pj);
+        for (const jf of jsByImporter.get(real) ?? []) jsFiles.add(jf);
       }
-      try {
-        out.set(entry, this.record(entry, [...reached], pkgJsons, js, map).files);
-      } catch (e) {
-        out.set(entry, e instanceof Error ? e : new Error(String(e)));
-      }
+      done.push(
+        this.withJsClosures([...reached], pkgJsons, jsFiles, analyses).then(
+          (inputs) => {
+            out.set(entry, this.record(entry, inputs, pkgJsons, js, map).files);
+          },
+          (e: unknown) => {
+            out.set(entry, e instanceof Error ? e : new Error(String(e)));
+          },
+        ),
+      );
     }
+    await Promise.all(done);
     this.compiles -= unsure.length;
     await alone(unsure);
     return out;
@@ -287,12 +365,70 @@ export class ModuleCompiler {
   }
 
   /**
-   * The build options every compile shares. The resolve plugin adds, for each file that imports an
-   * npm package, that package's package.json to `pkgJsons` under the importing file's real path.
+   * A module's closure inputs (metafile keys or absolute paths) with the closures of the JavaScript
+   * workspace files it imports by a bare name (`jsFiles`) added; their package.json and tsconfig
+   * files go into `pkgJsons`. Each JavaScript file is analysed once per `cache`.
    */
-  private options(pkgJsons: Map<string, Set<string>>) {
+  private async withJsClosures(
+    inputs: readonly string[],
+    pkgJsons: Set<string>,
+    jsFiles: ReadonlySet<string>,
+    cache: Map<string, Promise<JsClosure>>,
+  ): Promise<string[]> {
+    const all = [...inputs];
+    for (const file of [...jsFiles].sort()) {
+      let got = cache.get(file);
+      if (!got) cache.set(file, (got = this.jsClosure(file)));
+      const c = await got;
+      all.push(...c.files);
+      for (const pj of c.pkgJsons) pkgJsons.add(pj);
+    }
+    return all;
+  }
+
+  /**
+   * The closure of a JavaScript file of the workspace that a rule imports by a bare name and Node
+   * runs where it is: the files an esbuild build of it alone reads, every local file bundled
+   * (whatever its language), npm packages external with their package.json. The build's output is
+   * discarded. When it fails (an import esbuild cannot resolve that Node might, at run time only),
+   * the closure is the file alone; its package.json is the rule's already.
+   */
+  private async jsClosure(file: string): Promise<JsClosure> {
+    const pkgJsons = new Map<string, Set<string>>();
+    try {
+      const result = await this.esbuild().build({
+        ...this.options(pkgJsons, null),
+        entryPoints: [file],
+        outfile: path.join(this.dir, 'analysis.mjs'),
+        sourcemap: false,
+      });
+      const files = [file];
+      for (const k of Object.keys(result.metafile.inputs)) {
+        const abs = path.resolve(this.realRoot, k);
+        if (abs !== file) files.push(abs);
+      }
+      const all = new Set<string>();
+      for (const s of pkgJsons.values()) for (const pj of s) all.add(pj);
+      return { files, pkgJsons: all };
+    } catch {
+      return { files: [file], pkgJsons: new Set() };
+    }
+  }
+
+  /**
+   * The build options every compile shares. The resolve plugin adds, for each file that imports an
+   * npm package, that package's package.json to `pkgJsons` under the importing file's real path,
+   * and for each bare name that resolves to a workspace file, the tsconfig and package.json files
+   * that map it (bareNameMaps). A JavaScript file of the workspace reached by a bare name is
+   * external, added to `jsFiles` under the importer's real path; with `jsFiles` null (the analysis
+   * of such a file) every workspace file is bundled.
+   */
+  private options(pkgJsons: Map<string, Set<string>>, jsFiles: Map<string, Set<string>> | null) {
     const engine = this.engine;
     const realRoot = this.realRoot;
+    const add = (m: Map<string, Set<string>>, importer: string, file: string): void => {
+      (m.get(importer) ?? m.set(importer, new Set()).get(importer)!).add(file);
+    };
     const plugin: import('esbuild').Plugin = {
       name: 'rc1-resolve',
       setup(b) {
@@ -326,25 +462,26 @@ export class ModuleCompiler {
             if (fs.existsSync(pj) && /"name"\s*:/.test(fs.readFileSync(pj, 'utf8'))) {
               // Under the importer's real path, as the walk over the metafile (compileMany) looks
               // files up: the root may be reached through a symlink.
-              const importer = realPath(a.importer);
-              (pkgJsons.get(importer) ?? pkgJsons.set(importer, new Set()).get(importer)!).add(pj);
+              add(pkgJsons, realPath(a.importer), pj);
               break;
             }
             d = path.dirname(d);
           }
           // A bare specifier that names a file of the workspace (a tsconfig `paths` alias, a
           // package.json `#imports` entry, an npm-workspace package linked into node_modules) is
-          // local code: bundled like a relative import, so the file is in the closure (its
-          // package.json above too, as the map the name goes through). A CommonJS file stays
-          // external: bundled into the ESM output, its require() of an npm package would throw.
-          const local = path.relative(realRoot, realPath(r.path));
-          if (
-            !local.startsWith('..') &&
-            !path.isAbsolute(local) &&
-            !local.split(path.sep).includes('node_modules') &&
-            !isCommonJs(r.path)
-          )
-            return { path: r.path, sideEffects: r.sideEffects };
+          // local code. The files that map the name to it join the importer's closure, so
+          // re-pointing the name reruns the rule. A TypeScript file is bundled like a relative
+          // import (Node cannot run it where it is); a JavaScript one stays external, so its
+          // import.meta.url, __dirname and require() work from its own folder, and its own
+          // closure is analysed apart (jsClosure).
+          const real = realPath(r.path);
+          const local = path.relative(realRoot, real);
+          if (!local.startsWith('..') && !path.isAbsolute(local) && !local.split(path.sep).includes('node_modules')) {
+            const importer = realPath(a.importer);
+            for (const f of bareNameMaps(realPath(a.resolveDir), realRoot)) add(pkgJsons, importer, f);
+            if (jsFiles === null || NEEDS_COMPILING.test(r.path)) return { path: r.path, sideEffects: r.sideEffects };
+            add(jsFiles, importer, real);
+          }
           return { path: r.path, external: true };
         });
       },
@@ -367,10 +504,11 @@ export class ModuleCompiler {
     const esbuild = this.esbuild();
     this.compiles++;
     const pkgJsons = new Map<string, Set<string>>();
+    const jsByImporter = new Map<string, Set<string>>();
     let result: import('esbuild').BuildResult<{ metafile: true; write: false }>;
     try {
       result = await esbuild.build({
-        ...this.options(pkgJsons),
+        ...this.options(pkgJsons, jsByImporter),
         entryPoints: [path.resolve(this.root, entry)],
         outfile: path.join(this.dir, 'out.mjs'),
       });
@@ -385,7 +523,10 @@ export class ModuleCompiler {
     const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
     const all = new Set<string>();
     for (const s of pkgJsons.values()) for (const pj of s) all.add(pj);
-    return this.record(entry, Object.keys(result.metafile.inputs), all, js, map);
+    const jsFiles = new Set<string>();
+    for (const s of jsByImporter.values()) for (const f of s) jsFiles.add(f);
+    const inputs = await this.withJsClosures(Object.keys(result.metafile.inputs), all, jsFiles, new Map());
+    return this.record(entry, inputs, all, js, map);
   }
 
   /**
@@ -442,7 +583,8 @@ export class ModuleCompiler {
   save(): void {
     if (!this.dirty) return;
     writeFileAtomic(this.indexFile, JSON.stringify(this.records));
-    fs.rmSync(path.join(this.dir, 'closures.json'), { force: true }); // the index's earlier name
+    // The index's earlier names.
+    for (const old of ['closures.json', 'closures-2.json']) fs.rmSync(path.join(this.dir, old), { force: true });
     this.dirty = false;
   }
 }
