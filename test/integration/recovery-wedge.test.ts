@@ -164,6 +164,56 @@ test('clean after a killed commit: the outputs its roll-forward replaced are fre
   }
 });
 
+test("clean whose recovery fails (the journal cannot be removed) answers its error only after the replaced outputs' unlinks are done", async () => {
+  const r = rig();
+  try {
+    assert.equal(r.run([]).code, 0);
+    r.write('src/v.txt', 'two\n');
+    await killInCommit(r);
+    const ws = await openWorkspace(r.dir);
+    const journal = path.join(r.dir, '.rc1/journal/pair.json');
+    const held: (() => void)[] = [];
+    const realUnlink = fsModule.unlink;
+    const realRmSync = fsModule.rmSync;
+    fsModule.unlink = ((p: fs.PathLike, cb: fs.NoParamCallback) => {
+      if (String(p).includes(`${path.sep}replaced-`)) held.push(() => realUnlink(p, cb));
+      else realUnlink(p, cb);
+    }) as typeof fsModule.unlink;
+    // The disk fails the journal's removal, after the roll-forward has started the unlinks.
+    fsModule.rmSync = ((p: fs.PathLike, o?: fs.RmOptions) => {
+      if (String(p) === journal)
+        throw Object.assign(new Error(`EIO: i/o error, rm '${journal}'`), { code: 'EIO', path: journal });
+      realRmSync(p, o);
+    }) as typeof fsModule.rmSync;
+    syncBuiltinESMExports();
+    let ended = false;
+    let cleaned: Promise<number>;
+    try {
+      cleaned = Promise.resolve(runClean(ws, ['pair'], false, { out: () => {} })).finally(() => {
+        ended = true;
+      });
+      cleaned.catch(() => {}); // awaited below
+    } finally {
+      fsModule.unlink = realUnlink;
+      fsModule.rmSync = realRmSync;
+      syncBuiltinESMExports();
+    }
+    await sleep(200);
+    assert.equal(held.length, 2, 'the two replaced files of pair were linked aside');
+    assert.equal(ended, false, 'clean has not answered while an unlink is pending');
+    for (const h of held) h();
+    await assert.rejects(cleaned, /EIO|journal/);
+    assert.deepEqual(
+      fs.readdirSync(path.join(r.dir, '.rc1/tmp')).filter((f) => f.startsWith('replaced-')),
+      [],
+      'no aside name left',
+    );
+    assert.equal(currentHolder(path.join(r.dir, '.rc1/lock')), null, 'lock released');
+  } finally {
+    r.cleanup();
+  }
+});
+
 test('recovery of a directory commit killed after its rename removes the old copy left aside', async () => {
   const r = rig();
   try {

@@ -13,7 +13,7 @@ import { writeManifest } from '../report/manifest.ts';
 import { diskUsage, formatSize } from '../util/size.ts';
 import { TARGET_STATE_ROOT, targetStateDir } from '../state/target-state-dir.ts';
 import { rmrf } from '../util/fs.ts';
-import { ENGINE_STATE } from '../state/engine-state.ts';
+import { ENGINE_STATE, engineStateEntry } from '../state/engine-state.ts';
 import { type Workspace, assertPathsOnDisk } from '../workspace/workspace.ts';
 
 interface Io {
@@ -33,9 +33,13 @@ export async function runClean(
   try {
     if (!dryRun) {
       ws.trace.repair();
-      ws.committer.recover();
-      // The outputs the roll-forward replaced: their aside names' unlinks, done before clean goes on.
-      await ws.committer.freed();
+      try {
+        ws.committer.recover();
+      } finally {
+        // The outputs the roll-forward replaced: their aside names' unlinks, done before clean goes
+        // on, or before its error is answered when recovery throws.
+        await ws.committer.freed();
+      }
     }
     let bytes = 0;
     const all = !names.length;
@@ -99,7 +103,7 @@ export async function runClean(
       // Anything else under .rc1/ that neither the engine nor a target declares is named, not removed.
       for (const e of fs.readdirSync(ws.stateDir)) {
         const rel = `.rc1/${e}`;
-        if (ENGINE_STATE[e] || [...declared].some((d) => d === rel || d.startsWith(rel + '/'))) continue;
+        if (engineStateEntry(e) || [...declared].some((d) => d === rel || d.startsWith(rel + '/'))) continue;
         lines.push(
           `  ${dryRun ? 'would leave ' : 'left   '} ${rel} (declared by no target; remove it by hand if it is not needed)`,
         );
