@@ -270,6 +270,7 @@ test("a target may not declare any of the engine's own .rc1/ files as its state,
     '.rc1/salt',
     '.rc1/manifest-state.json',
     '.rc1/globcache.json',
+    '.rc1/server.start.lock.tmp-0a1b2c', // the start lock's temp files: engine-owned by their prefix
   ];
   const r = rig();
   try {

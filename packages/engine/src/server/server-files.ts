@@ -6,7 +6,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { procStat } from '../state/process-identity.ts';
+import { type ProcessIdentity, holderState, procStat, selfIdentity } from '../state/process-identity.ts';
 import { STATE_DIR } from '../workspace/workspace.ts';
 
 export const SERVER_FILE = 'server.json';
@@ -102,26 +102,43 @@ export function processRunning(pid: number, startTicks: string | null): boolean 
   return startTicks === null || st.startTicks === startTicks;
 }
 
+/** Names of the start lock's temp files (`.tmp-<random>`) and of locks being broken (`.stale-<random>`). */
+export const SERVER_START_LOCK_AUX = `${SERVER_START_LOCK}.`;
+/** A temp or aside file of the start lock older than this is left by a killed process: swept. */
+const STALE_AUX_MS = 60_000;
+
+interface StartLockRecord extends ProcessIdentity {
+  /** Random, per take: tells this take's record from any other with the same content. */
+  token: string;
+}
+
 /**
  * Takes <root>/.rc1/server.start.lock for this process, which a starting server holds from before
  * it removes the socket path until its server.json is written: two servers started at once for one
- * workspace never interleave those steps. The file names its holder by pid and start time and
- * appears whole (written aside, then linked to its name: link fails when the name exists). A lock
- * whose holder no longer runs (a server killed while starting) is broken: renamed aside, and
- * removed only if the file moved is the one found dead (else it is linked back). Returns a
- * release function, or the reason it is held (another server of this workspace is starting).
+ * workspace never interleave those steps. The file names its holder as the workspace lock does
+ * (selfIdentity(): pid, start time, host, boot id, PID namespace) and appears whole: written to a
+ * new temp name (random, created with O_EXCL) and linked to its name (link fails when the name
+ * exists). A lock whose holder is dead by holderState() (a server killed while starting, a lock from
+ * before a reboot, this process's own pid from before a restart) is broken: renamed aside, and
+ * removed only if the file moved is the one found dead (else it is linked back). A holder whose
+ * liveness cannot be checked (another host, another PID namespace) is never broken. The holder
+ * sweeps temp and aside files left by killed processes. Returns a release function, or the reason
+ * it is held (another server of this workspace is starting).
  */
 export function takeStartLock(root: string): { release: () => void } | { held: string } {
   const dir = path.join(root, STATE_DIR);
   fs.mkdirSync(dir, { recursive: true });
   const lock = path.join(dir, SERVER_START_LOCK);
-  const mine = JSON.stringify({ pid: process.pid, startTicks: procStat(process.pid)?.startTicks ?? null });
-  const tmp = `${lock}.${process.pid}`;
-  fs.writeFileSync(tmp, mine, { mode: 0o600 });
+  const token = crypto.randomBytes(12).toString('hex');
+  const me: StartLockRecord = { ...selfIdentity(), token };
+  const mine = JSON.stringify(me);
+  const tmp = `${lock}.tmp-${token}`;
+  fs.writeFileSync(tmp, mine, { mode: 0o600, flag: 'wx' });
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         fs.linkSync(tmp, lock);
+        sweepStartLockAux(dir, tmp);
         return {
           release: () => {
             try {
@@ -140,17 +157,18 @@ export function takeStartLock(root: string): { release: () => void } | { held: s
       } catch {
         continue; // released meanwhile
       }
-      let holder: { pid?: unknown; startTicks?: unknown } = {};
-      try {
-        holder = JSON.parse(found) as typeof holder;
-      } catch {
-        // not a lock this engine wrote: broken below, as a dead holder's
+      const holder = parseHolder(found);
+      if (holder) {
+        const state = holderState(holder, holder.token === token);
+        if (state.kind === 'alive')
+          return { held: `another server of this workspace is starting (pid ${holder.pid} holds ${lock})` };
+        if (state.kind === 'unknown')
+          return {
+            held: `${lock} is held by pid ${holder.pid}, whose liveness cannot be checked from here (${state.why}); remove it by hand once that process no longer runs`,
+          };
       }
-      const pid = typeof holder.pid === 'number' ? holder.pid : null;
-      const ticks = typeof holder.startTicks === 'string' ? holder.startTicks : null;
-      if (pid !== null && processRunning(pid, ticks))
-        return { held: `another server of this workspace is starting (pid ${pid} holds ${lock})` };
-      const aside = `${lock}.stale.${process.pid}`;
+      // Dead, or not a lock this engine wrote: broken, as a dead holder's.
+      const aside = `${lock}.stale-${token}`;
       try {
         fs.renameSync(lock, aside);
       } catch {
@@ -171,6 +189,40 @@ export function takeStartLock(root: string): { release: () => void } | { held: s
     return { held: `${lock} could not be taken (held and released by others in turn)` };
   } finally {
     fs.rmSync(tmp, { force: true });
+  }
+}
+
+/** A start lock's record, or null when it is not one (torn, or not written by this engine). */
+function parseHolder(text: string): (Partial<StartLockRecord> & { pid: number }) | null {
+  try {
+    const v = JSON.parse(text) as Partial<StartLockRecord> | null;
+    return v && typeof v.pid === 'number' ? (v as Partial<StartLockRecord> & { pid: number }) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes the start lock's temp and aside files (server.start.lock.*, those of earlier engines
+ * too: .<pid>, .stale.<pid>) that a killed process left: those whose writer is dead, and any
+ * older than a minute (a live take holds its own for milliseconds).
+ */
+function sweepStartLockAux(dir: string, own: string): void {
+  for (const f of fs.readdirSync(dir)) {
+    if (!f.startsWith(SERVER_START_LOCK_AUX)) continue;
+    const file = path.join(dir, f);
+    if (file === own) continue;
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (!st) continue;
+    let text = '';
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    const writer = parseHolder(text);
+    const dead = writer !== null && holderState(writer, false).kind === 'dead';
+    if (dead || Date.now() - st.mtimeMs > STALE_AUX_MS) fs.rmSync(file, { force: true });
   }
 }
 

@@ -33,12 +33,25 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
     what: 'held by a resident server while it starts (left by one killed then; the next start breaks it)',
     clean: 'keep',
   },
+  // Every name starting "server.start.lock." (a key ending ".*" stands for all names with its prefix).
+  'server.start.lock.*': {
+    what: "the start lock's temp files and locks being broken (left by a server killed while starting; the next start sweeps them)",
+    clean: 'keep',
+  },
 };
+
+/** The entry of a name directly under .rc1/: its own, or that of a ".*" key whose prefix it has. */
+export function engineStateEntry(name: string): EngineStateEntry | undefined {
+  if (Object.hasOwn(ENGINE_STATE, name)) return ENGINE_STATE[name];
+  for (const [k, e] of Object.entries(ENGINE_STATE))
+    if (k.endsWith('.*') && name.length > k.length - 1 && name.startsWith(k.slice(0, -1))) return e;
+  return undefined;
+}
 
 /** Whether a workspace-relative path is .rc1/ itself or lies in (or is) one of the engine's own names. */
 export function isEngineStatePath(rel: string): boolean {
   const parts = rel.split('/');
   if (parts[0] !== '.rc1') return false;
   const first = parts[1];
-  return first === undefined || first === '' || Object.hasOwn(ENGINE_STATE, first);
+  return first === undefined || first === '' || engineStateEntry(first) !== undefined;
 }
