@@ -174,7 +174,13 @@ export function takeStartLock(root: string): { release: () => void } | { held: s
       } catch {
         continue; // another process broke it first
       }
-      if (fs.readFileSync(aside, 'utf8') !== found) {
+      let moved: string;
+      try {
+        moved = fs.readFileSync(aside, 'utf8');
+      } catch {
+        continue; // a dead holder's, swept meanwhile by a server that took the lock since
+      }
+      if (moved !== found) {
         // A live holder's lock, taken between the read and the rename: put it back.
         try {
           fs.linkSync(aside, lock);
