@@ -3,6 +3,7 @@
 // Rules import this as 'rc1-build/difficulty'. See each module for its contract.
 export {
   QWEN3_COUNTING,
+  QWEN3_MAX_PIECE_BYTES,
   QWEN3_PROBES,
   QWEN3_SELF_CHECK,
   QWEN3_SELF_CHECK_COUNTS,

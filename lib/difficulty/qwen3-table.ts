@@ -10,13 +10,15 @@
 // the table says so and its readers count with the package (loadQwen3), as before.
 // Counting from the table is sentenceCounter (lib/difficulty/qwen3-tokens.ts) over this BPE: the
 // same pieces, merged in the same order (lowest rank first, the leftmost of equal ones). A text
-// holding an added token, a piece the table cannot merge (a merge result outside the vocabulary)
-// or a gap in the split takes the package's own path: the counter throws NeedsQwen3Package until
-// a package counter is attached (attachPackage), and then hands such texts to it.
+// holding an added token, a piece the table cannot merge (a merge result outside the vocabulary),
+// a piece longer than QWEN3_MAX_PIECE_BYTES or a gap in the split takes the package's own path:
+// the counter throws NeedsQwen3Package until a package counter is attached (attachPackage), and
+// then hands such texts to it.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import {
+  QWEN3_MAX_PIECE_BYTES,
   QWEN3_PROBES,
   QWEN3_SELF_CHECK,
   QWEN3_SELF_CHECK_COUNTS,
@@ -65,7 +67,9 @@ export interface Qwen3Table {
 /** Thrown by a table counter for a text only the package counts exactly (see attachPackage). */
 export class NeedsQwen3Package extends Error {
   constructor() {
-    super('this text needs the Qwen3 tokenizer package (an added token, or a piece the BPE table cannot merge)');
+    super(
+      'this text needs the Qwen3 tokenizer package (an added token, a piece the BPE table cannot merge, or one longer than QWEN3_MAX_PIECE_BYTES)',
+    );
     this.name = 'NeedsQwen3Package';
   }
 }
@@ -467,6 +471,8 @@ function tableBpe(t: Qwen3Table): (piece: string, ids?: number[]) => number {
   return (piece: string, ids?: number[]): number => {
     if (bytes.length < 3 * piece.length) bytes = new Uint8Array(3 * piece.length);
     const { written } = encoder.encodeInto(piece, bytes);
+    // Quadratic in the piece's length: a long piece is the package's (QWEN3_MAX_PIECE_BYTES).
+    if (written > QWEN3_MAX_PIECE_BYTES) return -1;
     sym.length = 0;
     for (let i = 0; i < written; i++) sym.push(byteIds[bytes[i]!]!);
     let n = sym.length;

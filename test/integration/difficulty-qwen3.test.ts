@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import {
   NeedsQwen3Package,
+  QWEN3_MAX_PIECE_BYTES,
   QWEN3_PROBES,
   QWEN3_TOKENIZER_JSON_SHA256,
   QWEN3_TOKENIZER_SHA256,
@@ -406,4 +407,38 @@ test('tokenizer_table refuses a tokenizer.json that is not the pinned Qwen3 file
     () => checkPinnedTokenizer(json, 'copy/tokenizer.json'),
     /copy\/tokenizer\.json is not the pinned Qwen3 tokenizer\.json \(the sha256 of its JSON is [0-9a-f]{64}, expected 4dae0c38.*re-check QWEN3_SELF_CHECK_COUNTS and QWEN3_PROBES/,
   );
+});
+
+test('a piece longer than QWEN3_MAX_PIECE_BYTES goes to the package (the BPE here is quadratic in its length): the same counts as encode(), 32 000 letters and 20 000 CJK characters in a few seconds of CPU', async () => {
+  const { tok, file, dir } = await tableRig();
+  try {
+    assert.equal(QWEN3_MAX_PIECE_BYTES, 1024);
+    const counter = await loadQwen3Table(file);
+    const fast = qwen3Counter(tok as never);
+    // At the bound the table merges the piece itself; one byte more and it needs the package.
+    const atBound = 'ab'.repeat(512);
+    assert.equal(counter.count(atBound), ids(tok, atBound).length);
+    assert.throws(() => counter.count(`${atBound}c`), NeedsQwen3Package);
+    assert.throws(() => counter.count(`x ${'你'.repeat(342)}`), NeedsQwen3Package); // 1 026 bytes
+    await counter.attachPackage();
+    const start = process.cpuUsage();
+    const texts = [
+      `${atBound}c`,
+      `Before ${'a'.repeat(32_000)} after.`,
+      Array.from({ length: 20_000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20_000))).join(''),
+      ` ${'!'.repeat(3000)}\n`,
+      `${'  '.repeat(1500)}x`,
+    ];
+    for (const t of texts) {
+      const want = ids(tok, t).length;
+      assert.equal(counter.count(t), want, `table: ${JSON.stringify(t.slice(0, 20))}…`);
+      assert.equal(fast.count(t), want, `fast: ${JSON.stringify(t.slice(0, 20))}…`);
+    }
+    const used = process.cpuUsage(start);
+    // encode() of each text thrice (here, the table's package and the fast counter's fallback):
+    // ≈2 s of CPU; merging the two long pieces quadratically took 34 s.
+    assert.ok((used.user + used.system) / 1e6 < 10, `${(used.user + used.system) / 1e6} s of CPU`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
