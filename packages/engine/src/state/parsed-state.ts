@@ -47,6 +47,18 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** The first read of `file` in this process: parsed, not kept (most files are read once). */
+function firstRead<T>(file: string, parse: (text: string) => T): T | null {
+  readBefore.add(file);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  return parse(text);
+}
+
 /**
  * The file's text as `parse` makes it, or null when the file cannot be read. `parse` may throw
  * (nothing is kept then). From the second read of `file` in this process on, the value is kept
@@ -54,16 +66,7 @@ export function deepFreeze<T>(value: T): T {
  * long as the file keeps its identity.
  */
 export function readParsed<T>(file: string, parse: (text: string) => T, freeze: (value: T) => void): T | null {
-  if (!readBefore.has(file)) {
-    readBefore.add(file);
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      return null;
-    }
-    return parse(text);
-  }
+  if (!readBefore.has(file)) return firstRead(file, parse);
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -121,16 +124,7 @@ export function readParsedGrowing<T>(
   extend: (kept: T, appended: string) => T | null,
   freeze: (value: T) => void,
 ): T | null {
-  if (!readBefore.has(file)) {
-    readBefore.add(file);
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      return null;
-    }
-    return parse(text);
-  }
+  if (!readBefore.has(file)) return firstRead(file, parse);
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
