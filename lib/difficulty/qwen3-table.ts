@@ -81,7 +81,36 @@ export interface Qwen3TableCounter extends Qwen3Counter {
 
 /** Derives the table from the loaded package tokenizer; usable: false (with the reason) where its pipeline is not the one the table encodes. */
 export function qwen3TableOf(tok: PackageTokenizer): Qwen3Table {
-  const empty = (reason: string): Qwen3Table => ({
+  const stages = tok.pre_tokenizer.tokenizers;
+  const split = stages?.[0]?.pattern;
+  const byteLevel = stages?.[1];
+  const m = tok.model;
+  if (tok.normalizer?.config?.type !== 'NFC') return unusableTable('the normaliser is not NFC');
+  if (stages?.length !== 2 || !(split instanceof RegExp) || split.source !== QWEN3_SPLIT || split.flags !== 'gu')
+    return unusableTable("the pre-tokenizer is not Qwen3's split regex followed by ByteLevel");
+  const bl = byteLevel?.config as { type?: unknown; add_prefix_space?: unknown; use_regex?: unknown } | undefined;
+  const byteEncoder = byteLevel?.byte_encoder as Record<number, string> | undefined;
+  if (bl?.type !== 'ByteLevel' || bl.add_prefix_space !== false || bl.use_regex !== false || !byteEncoder)
+    return unusableTable('the ByteLevel stage adds a prefix space or splits by its own regex');
+  const { merges, tokens_to_ids: vocab } = m;
+  if (
+    !Array.isArray(merges) ||
+    !(vocab instanceof Map) ||
+    m.byte_fallback !== false ||
+    m.ignore_merges !== false ||
+    (m.end_of_word_suffix ?? '') !== '' ||
+    (m.continuing_subword_suffix ?? '') !== ''
+  )
+    return unusableTable('the model is not a plain byte-level BPE');
+  const ids = vocab as Map<string, number>;
+  const added = tok.added_tokens.map((t) => ({ content: t.content, id: t.id ?? ids.get(t.content) ?? -1 }));
+  if (added.some((t) => t.id < 0)) return unusableTable('an added token has no id');
+  return tableOf(ids, (b) => byteEncoder[b] ?? '', merges as unknown[], added);
+}
+
+/** A table that says why it cannot be used (its readers count with the package instead). */
+function unusableTable(reason: string): Qwen3Table {
+  return {
     header: {
       format: QWEN3_TABLE_FORMAT,
       usable: false,
@@ -94,48 +123,37 @@ export function qwen3TableOf(tok: PackageTokenizer): Qwen3Table {
     },
     byteIds: new Int32Array(256),
     merges: new Int32Array(0),
-  });
-  const stages = tok.pre_tokenizer.tokenizers;
-  const split = stages?.[0]?.pattern;
-  const byteLevel = stages?.[1];
-  const m = tok.model;
-  if (tok.normalizer?.config?.type !== 'NFC') return empty('the normaliser is not NFC');
-  if (stages?.length !== 2 || !(split instanceof RegExp) || split.source !== QWEN3_SPLIT || split.flags !== 'gu')
-    return empty("the pre-tokenizer is not Qwen3's split regex followed by ByteLevel");
-  const bl = byteLevel?.config as { type?: unknown; add_prefix_space?: unknown; use_regex?: unknown } | undefined;
-  const byteEncoder = byteLevel?.byte_encoder as Record<number, string> | undefined;
-  if (bl?.type !== 'ByteLevel' || bl.add_prefix_space !== false || bl.use_regex !== false || !byteEncoder)
-    return empty('the ByteLevel stage adds a prefix space or splits by its own regex');
-  const { merges, tokens_to_ids: vocab } = m;
-  if (
-    !Array.isArray(merges) ||
-    !(vocab instanceof Map) ||
-    m.byte_fallback !== false ||
-    m.ignore_merges !== false ||
-    (m.end_of_word_suffix ?? '') !== '' ||
-    (m.continuing_subword_suffix ?? '') !== ''
-  )
-    return empty('the model is not a plain byte-level BPE');
-  const ids = vocab as Map<string, number>;
+  };
+}
+
+/**
+ * The table of a byte-level BPE, from its token ids (`ids`), the vocabulary symbol of each byte
+ * and its merges in rank order: qwen3TableOf (the loaded package) and qwen3TableFromJson (the JSON)
+ * differ only in where the ids come from.
+ */
+function tableOf(
+  ids: { get(token: string): number | undefined },
+  byteSymbol: (b: number) => string,
+  merges: unknown[],
+  added: { content: string; id: number }[],
+): Qwen3Table {
   const byteIds = new Int32Array(256);
   for (let b = 0; b < 256; b++) {
-    const id = ids.get(byteEncoder[b] ?? '');
-    if (id === undefined) return empty(`byte ${b} has no vocabulary id`);
+    const id = ids.get(byteSymbol(b));
+    if (id === undefined) return unusableTable(`byte ${b} has no vocabulary id`);
     byteIds[b] = id;
   }
   const table = new Int32Array(3 * merges.length);
   for (let r = 0; r < merges.length; r++) {
-    const pair = merges[r] as unknown;
+    const pair = merges[r];
     if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string')
-      return empty(`merge ${r} is not a pair of strings`);
+      return unusableTable(`merge ${r} is not a pair of strings`);
     const a = ids.get(pair[0]);
     const b = ids.get(pair[1]);
     table[3 * r] = a === undefined || b === undefined ? -1 : a;
     table[3 * r + 1] = a === undefined || b === undefined ? -1 : b;
     table[3 * r + 2] = ids.get(pair[0] + pair[1]) ?? -1;
   }
-  const added = tok.added_tokens.map((t) => ({ content: t.content, id: t.id ?? ids.get(t.content) ?? -1 }));
-  if (added.some((t) => t.id < 0)) return empty('an added token has no id');
   return {
     header: {
       format: QWEN3_TABLE_FORMAT,
@@ -188,21 +206,7 @@ interface TokenizerJson {
  * tokens). Byte for byte qwen3TableOf() of the package built from the same file (a test checks it).
  */
 export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
-  const empty = (reason: string): Qwen3Table => ({
-    header: {
-      format: QWEN3_TABLE_FORMAT,
-      usable: false,
-      reason,
-      endianness: 'LE',
-      normalizer: 'NFC',
-      split: QWEN3_SPLIT,
-      merges: 0,
-      added: [],
-    },
-    byteIds: new Int32Array(256),
-    merges: new Int32Array(0),
-  });
-  if (json.normalizer?.type !== 'NFC') return empty('the normaliser is not NFC');
+  if (json.normalizer?.type !== 'NFC') return unusableTable('the normaliser is not NFC');
   const stages = json.pre_tokenizer?.type === 'Sequence' ? json.pre_tokenizer.pretokenizers : undefined;
   const [splitStage, byteStage] = stages ?? [];
   const pattern = (splitStage?.pattern as { Regex?: unknown } | undefined)?.Regex;
@@ -213,9 +217,9 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
     splitStage.behavior !== 'Isolated' ||
     splitStage.invert !== false
   )
-    return empty("the pre-tokenizer is not Qwen3's split regex followed by ByteLevel");
+    return unusableTable("the pre-tokenizer is not Qwen3's split regex followed by ByteLevel");
   if (byteStage?.type !== 'ByteLevel' || byteStage.add_prefix_space !== false || byteStage.use_regex !== false)
-    return empty('the ByteLevel stage adds a prefix space or splits by its own regex');
+    return unusableTable('the ByteLevel stage adds a prefix space or splits by its own regex');
   const m = json.model;
   if (
     m?.type !== 'BPE' ||
@@ -228,14 +232,15 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
     m.vocab === null ||
     !Array.isArray(m.merges)
   )
-    return empty('the model is not a plain byte-level BPE');
+    return unusableTable('the model is not a plain byte-level BPE');
   // Ids as the package's tokens_to_ids gives them: the added tokens', then the vocabulary's (looked
   // up in the parsed object: building a 151 643-entry Map would cost more than every look-up here).
   const vocab = m.vocab as Record<string, unknown>;
   const addedIds = new Map<string, number>();
   const added: { content: string; id: number }[] = [];
   for (const t of json.added_tokens ?? []) {
-    if (typeof t.content !== 'string' || typeof t.id !== 'number') return empty('an added token has no content or id');
+    if (typeof t.content !== 'string' || typeof t.id !== 'number')
+      return unusableTable('an added token has no content or id');
     added.push({ content: t.content, id: t.id });
     addedIds.set(t.content, t.id);
   }
@@ -249,37 +254,7 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
     },
   };
   const symbols = byteSymbols();
-  const byteIds = new Int32Array(256);
-  for (let b = 0; b < 256; b++) {
-    const id = ids.get(symbols[b]!);
-    if (id === undefined) return empty(`byte ${b} has no vocabulary id`);
-    byteIds[b] = id;
-  }
-  const merges = m.merges as unknown[];
-  const table = new Int32Array(3 * merges.length);
-  for (let r = 0; r < merges.length; r++) {
-    const pair = merges[r];
-    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string')
-      return empty(`merge ${r} is not a pair of strings`);
-    const a = ids.get(pair[0]);
-    const b = ids.get(pair[1]);
-    table[3 * r] = a === undefined || b === undefined ? -1 : a;
-    table[3 * r + 1] = a === undefined || b === undefined ? -1 : b;
-    table[3 * r + 2] = ids.get(pair[0] + pair[1]) ?? -1;
-  }
-  return {
-    header: {
-      format: QWEN3_TABLE_FORMAT,
-      usable: true,
-      endianness: 'LE',
-      normalizer: 'NFC',
-      split: QWEN3_SPLIT,
-      merges: merges.length,
-      added,
-    },
-    byteIds,
-    merges: table,
-  };
+  return tableOf(ids, (b) => symbols[b]!, m.merges as unknown[], added);
 }
 
 /**
