@@ -11,12 +11,7 @@
 // Durability: a target whose rule ran ≥ 1 s had its outputs' bytes fsynced when they were hashed
 // (runner/hash-output.ts), before the rename. Quicker targets' outputs, the directories that
 // received outputs and the trace log are made durable once, at the end of the build (syncTouched:
-// one syncfs per filesystem), before the stat cache is saved. While targets still run, each time
-// FLUSH_AHEAD_BYTES of such outputs were committed a background `sync -f` (one at a time) starts
-// writing them back, so the final syncfs finds little left to write instead of the whole build's
-// bytes (on the 1 000-target bench graph, 34 MB of outputs: the end-of-build sync went from
-// 80-110 ms to 13-20 ms); it adds no guarantee and removes none: the final sync still runs, after
-// the flush in flight has ended. That is safe because content decides: until the
+// one syncfs per filesystem), before the stat cache is saved. That is safe because content decides: until the
 // stat cache records an output's (size, mtime, inode, ctime), a later build re-hashes it, so a
 // file or rename that a power cut lost reads as stale, never as up to date.
 // Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
@@ -146,48 +141,7 @@ function dropLeftover(p: string): void {
   }
 }
 
-/**
- * Committed bytes not yet synced (outputs of targets quicker than DURABLE_AFTER_MS) after which a
- * background syncfs starts (OutputCommitter.flushAhead).
- */
-export const FLUSH_AHEAD_BYTES = 8 * 1024 * 1024;
-
-/**
- * One `sync -f` (syncfs(2), coreutils) per filesystem holding one of `dirs`, concurrently; true
- * when every one succeeded. A directory that is gone counts for nothing.
- */
-async function syncFilesystems(dirs: Iterable<string>): Promise<boolean> {
-  const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
-  const byDev = new Map<bigint, string>();
-  for (const d of dirs) {
-    const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
-    if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
-  }
-  const ok = await Promise.all(
-    [...byDev.values()].map(
-      (d) =>
-        new Promise<boolean>((resolve) => {
-          execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
-        }),
-    ),
-  );
-  return ok.every(Boolean);
-}
-
-export interface CommitterOptions {
-  /** Unsynced committed bytes that start a background flush (default FLUSH_AHEAD_BYTES). */
-  flushAheadBytes?: number;
-  /** How a background flush writes back the filesystems of `dirs` (default: syncfs, as syncTouched). */
-  flushAhead?: (dirs: string[]) => Promise<unknown>;
-}
-
 export class OutputCommitter {
-  /** Background flushes started so far (flushAhead). */
-  flushesAhead = 0;
-  /** Bytes committed unsynced since the last flush started. */
-  private unsyncedBytes = 0;
-  /** The background flush in flight, if any: syncTouched awaits it before its own sync. */
-  private flushing: Promise<void> | null = null;
   /** Directories that received outputs since the last syncTouched(). */
   private readonly touched = new Set<string>();
   /** Committed files whose bytes are not fsynced yet (quick targets, restores). */
@@ -223,7 +177,6 @@ export class OutputCommitter {
     private readonly stat: StatCache,
     /** The build's temporary directory (.rc1/tmp), where replaced outputs are linked aside. */
     private readonly tmpDir: string,
-    private readonly opts: CommitterOptions = {},
   ) {}
 
   /** Any refusal (errno) of a move — ENOSPC as much as a file where a directory should be — names its path. */
@@ -269,33 +222,6 @@ export class OutputCommitter {
     this.trace.put(record);
     this.remember(hashed);
     if (journal) fs.rmSync(journal, { force: true });
-    this.flushAhead();
-  }
-
-  /**
-   * Past flushAheadBytes of committed, unsynced bytes and with no flush in flight: start writing
-   * back the filesystems that received outputs, in the background (a child process), while the
-   * build goes on. A failure is ignored: syncTouched makes everything durable in any case.
-   */
-  private flushAhead(): void {
-    if (!FSYNC || this.flushing || this.unsyncedBytes < (this.opts.flushAheadBytes ?? FLUSH_AHEAD_BYTES)) return;
-    this.unsyncedBytes = 0;
-    this.flushesAhead++;
-    const flush = this.opts.flushAhead ?? syncFilesystems;
-    let started: Promise<unknown>;
-    try {
-      started = flush([...this.touched]);
-    } catch {
-      return;
-    }
-    this.flushing = started.then(
-      () => {
-        this.flushing = null;
-      },
-      () => {
-        this.flushing = null;
-      },
-    );
   }
 
   /**
@@ -309,10 +235,7 @@ export class OutputCommitter {
         const st = fs.lstatSync(path.join(this.root, p), { bigint: true, throwIfNoEntry: false });
         if (st?.isFile() && Number(st.size) === size) this.stat.store(p, sha, st, h.statTimeNs);
         else this.stat.forget(p);
-        if (!h.synced && FSYNC) {
-          this.unsynced.add(path.join(this.root, p));
-          this.unsyncedBytes += size;
-        }
+        if (!h.synced && FSYNC) this.unsynced.add(path.join(this.root, p));
         if (h.dir) this.touched.add(path.dirname(path.join(this.root, p)));
       }
     }
@@ -326,10 +249,22 @@ export class OutputCommitter {
    */
   async syncTouched(): Promise<void> {
     await this.freed(); // the replaced outputs' blocks, freed off the commits
-    if (this.flushing) await this.flushing; // its writeback done, the final sync has less to write
-    this.unsyncedBytes = 0;
     if (FSYNC && this.unsynced.size + this.touched.size > 8) {
-      if (await syncFilesystems(this.touched)) {
+      const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
+      const byDev = new Map<bigint, string>();
+      for (const d of this.touched) {
+        const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
+        if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
+      }
+      const ok = await Promise.all(
+        [...byDev.values()].map(
+          (d) =>
+            new Promise<boolean>((resolve) => {
+              execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
+            }),
+        ),
+      );
+      if (ok.every(Boolean)) {
         this.unsynced.clear();
         this.touched.clear();
       }
