@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import fsModule from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Fingerprint } from '../../packages/engine/src/hash/fingerprint.ts';
@@ -206,6 +208,37 @@ test('a manifest written within its timestamp tick is trusted only while its con
     const after = JSON.parse(fs.readFileSync(file, 'utf8')) as { verify?: Record<string, string> };
     assert.deepEqual(after.verify, {}, 'files verified past their timestamp tick are not read again');
   } finally {
+    r.cleanup();
+  }
+});
+
+test('with no sidecar folder (a build from clean, reports/ removed) every sidecar is created without reading one first; with the folder there, each is read and a wrong one rewritten', () => {
+  const r = rig();
+  const reads: string[] = [];
+  const realRead = fsModule.readFileSync;
+  fsModule.readFileSync = ((p: fs.PathOrFileDescriptor, o?: unknown) => {
+    if (typeof p === 'string' && p.includes(`${path.sep}sha256${path.sep}`)) reads.push(p);
+    return (realRead as (p: fs.PathOrFileDescriptor, o?: unknown) => unknown)(p, o);
+  }) as typeof fsModule.readFileSync;
+  syncBuiltinESMExports();
+  try {
+    writeManifest(r.ws, GIT);
+    assert.deepEqual(reads, [], 'no sidecar read: there was no folder to read from');
+    for (const [n, c] of [
+      ['a', '1'],
+      ['b', '2'],
+      ['c', '3'],
+    ] as const)
+      assert.equal(fs.readFileSync(r.side(`out/${n}.txt`), 'utf8'), `${sha(c)}  out/${n}.txt\n`);
+    fs.writeFileSync(r.side('out/b.txt'), 'wrong\n');
+    fs.rmSync(path.join(r.ws.stateDir, 'manifest-state.json'), { force: true }); // no state: every sidecar is checked
+    reads.length = 0; // the test's own reads above
+    writeManifest(r.ws, GIT);
+    assert.equal(reads.length, 3, 'the folder is there: each sidecar is read');
+    assert.equal(fs.readFileSync(r.side('out/b.txt'), 'utf8'), `${sha('2')}  out/b.txt\n`, 'the wrong one rewritten');
+  } finally {
+    fsModule.readFileSync = realRead;
+    syncBuiltinESMExports();
     r.cleanup();
   }
 });

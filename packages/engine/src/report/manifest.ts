@@ -407,12 +407,16 @@ export function writeManifest(
   }
   const wanted = new Set<string>();
   for (const a of m.artifacts) wanted.add(sidecarPath(dir, a.path));
+  // No sidecar folder at all (a build from clean, reports/ removed): every sidecar is created, none
+  // read first (1 000 reads that fail cost ~10 ms). One appearing meanwhile is replaced whole
+  // (createSidecar's EEXIST).
+  const noSidecars = !fs.existsSync(path.join(ws.root, dir, 'sha256'));
   for (const a of m.artifacts) {
     if (incremental && !base.changed.has(a.target)) continue; // its sidecar is as the last check left it
     const rel = sidecarPath(dir, a.path);
     const abs = path.join(ws.root, rel);
     const body = `${a.sha256}  ${a.path}\n`;
-    const now = readOrNull(abs);
+    const now = noSidecars ? null : readOrNull(abs);
     if (now !== body) {
       engineWrite(
         'the sidecar',
