@@ -125,6 +125,7 @@ export {
   entitySpans,
   phraseIndex,
   pronounBeforeName,
+  spanNames,
   type EntitySpan,
   type PhraseIndex,
 } from './text-cues.ts';

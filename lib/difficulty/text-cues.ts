@@ -109,6 +109,33 @@ function cleanName(span: string): string {
   return words.join(' ').replace(/(?:['’]s)?[.'’&-]*$/u, '');
 }
 
+/** The names of a name span: each key, and where its first word starts in the span. */
+export function spanNames(span: string): { key: string; at: number }[] {
+  const names: { key: string; at: number }[] = [];
+  for (const part of splitSentences(span, 0)) {
+    const name = cleanName(part.text);
+    if (name !== '') names.push({ key: name.toLowerCase(), at: part.at + part.text.indexOf(name.split(' ')[0]!) });
+  }
+  return names;
+}
+
+/**
+ * spanNames per distinct span, remembered: a pool's scenarios repeat their name spans (a 30 000-scenario
+ * pool has ~380 000 spans, ~12 000 distinct), and spanNames is a pure function of the span. At most
+ * SPAN_MEMO entries: the memo starts again when full, so memory stays bounded on any input.
+ */
+const spanMemo = new Map<string, readonly { key: string; at: number }[]>();
+const SPAN_MEMO = 1 << 16;
+function namesOfSpan(span: string): readonly { key: string; at: number }[] {
+  let names = spanMemo.get(span);
+  if (names === undefined) {
+    names = spanNames(span);
+    if (spanMemo.size >= SPAN_MEMO) spanMemo.clear();
+    spanMemo.set(span, names);
+  }
+  return names;
+}
+
 /**
  * Entity spans of a text, in order: English proper-noun-like spans (capitalised words, joined by
  * of/the/de/van/von…, leading sentence-start words removed), numbers (digits, with , and .
@@ -118,13 +145,8 @@ function cleanName(span: string): string {
  */
 export function entitySpans(text: string): EntitySpan[] {
   const spans: EntitySpan[] = [];
-  for (const m of text.matchAll(NAME_SPAN)) {
-    for (const part of splitSentences(m[0], m.index)) {
-      const name = cleanName(part.text);
-      if (name !== '')
-        spans.push({ key: name.toLowerCase(), at: part.at + part.text.indexOf(name.split(' ')[0]!), numeric: false });
-    }
-  }
+  for (const m of text.matchAll(NAME_SPAN))
+    for (const e of namesOfSpan(m[0])) spans.push({ key: e.key, at: m.index + e.at, numeric: false });
   for (const m of text.matchAll(NUMBER)) spans.push({ key: `#${m[0].replace(/,/g, '')}`, at: m.index, numeric: true });
   for (const re of [ZH_BRACKETED, ZH_PERSON]) {
     for (const m of text.matchAll(re)) spans.push({ key: (m[1] ?? m[0]).trim(), at: m.index, numeric: false });

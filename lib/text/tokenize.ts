@@ -22,7 +22,12 @@ export function isCjk(token: string): boolean {
 /** The n-grams of a token list, each joined with a single space. */
 export function ngrams(tokens: readonly string[], n: number): string[] {
   const out: string[] = [];
-  for (let i = 0; i + n <= tokens.length; i++) out.push(tokens.slice(i, i + n).join(' '));
+  for (let i = 0; i + n <= tokens.length; i++) {
+    // tokens.slice(i, i + n).join(' '), without the array
+    let g = tokens[i]!;
+    for (let k = 1; k < n; k++) g += ` ${tokens[i + k]!}`;
+    out.push(g);
+  }
   return out;
 }
 

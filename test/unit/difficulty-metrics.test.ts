@@ -11,6 +11,7 @@ import {
   entitySpans,
   loadQwen3,
   requestText,
+  spanNames,
   type Qwen3Counter,
 } from '../../lib/difficulty/index.ts';
 import { GSM8K, HOTPOTQA, STRATEGYQA, scenario } from '../fixtures/difficulty/scenarios.ts';
@@ -138,6 +139,43 @@ test('entities are distinct names and numbers; sentence starts, possessives and 
     'john',
     'tom',
   ]);
+});
+
+test('a name span that recurs gives the same entities, each at its own offset in each text', () => {
+  const span = 'Dr. Smith. If Lennon';
+  // spanNames: the span cut after "Smith." (a sentence end), each name with where it starts in the span.
+  assert.deepEqual(spanNames(span), [
+    { key: 'dr. smith', at: 0 },
+    { key: 'lennon', at: 14 },
+  ]);
+  const named = (t: string) => entitySpans(t).filter((e) => !e.numeric);
+  const once = named(`Ask ${span} came.`);
+  assert.deepEqual(
+    once.map((e) => [e.key, e.at]),
+    [
+      ['dr. smith', 4],
+      ['lennon', 18],
+    ],
+  );
+  // The same span again, later in another text and twice in one: the same keys, offsets of that text.
+  const twice = named(`We said: ${span} came, and ${span} came.`);
+  assert.deepEqual(
+    twice.map((e) => [e.key, e.at]),
+    [
+      ['dr. smith', 9],
+      ['lennon', 23],
+      ['dr. smith', 40],
+      ['lennon', 54],
+    ],
+  );
+});
+
+test('entity spans stay right past the size of the span memo (it starts again when full)', () => {
+  // 70 000 distinct spans (more than the memo holds), then the first ones again.
+  const name = (i: number) => `Person${i.toString(36)} Smith`;
+  for (let i = 0; i < 70_000; i++) assert.equal(entitySpans(`I met ${name(i)} today.`)[0]!.key, name(i).toLowerCase());
+  for (let i = 0; i < 10; i++)
+    assert.deepEqual(entitySpans(`Then ${name(i)} left.`), [{ key: name(i).toLowerCase(), at: 5, numeric: false }]);
 });
 
 test('calculator operators are binary operators; a sign is not one', () => {

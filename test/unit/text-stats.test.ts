@@ -10,6 +10,7 @@ import {
   distinctNBatched,
   klFromCounts,
   ngramKl,
+  ngrams,
   ngramTotal,
   normalizeText,
   typeTokenRatio,
@@ -39,6 +40,14 @@ test('distinct-n is distinct n-grams over all n-grams, never across a segment bo
     ['b a', 1],
   ]);
   close(distinctN([A.flat()], 2), 0.6);
+});
+
+test('an n-gram is each window of n consecutive tokens joined by one space; fewer than n tokens give none', () => {
+  assert.deepEqual(ngrams(['a', 'b', 'c', 'd'], 3), ['a b c', 'b c d']);
+  assert.deepEqual(ngrams(['a', 'b', 'c'], 1), ['a', 'b', 'c']);
+  assert.deepEqual(ngrams(['a', 'b'], 2), ['a b']);
+  assert.deepEqual(ngrams(['a', 'b'], 3), []);
+  assert.deepEqual(ngrams([], 2), []);
 });
 
 test('TTR is distinct tokens over tokens, and an empty corpus gives 0 rather than NaN', () => {
