@@ -36,7 +36,7 @@ import {
   type ToolName,
 } from '../data/index.ts';
 import type { GapKind, Pack, TemplateDef } from '../templates/index.ts';
-import { tokenize } from '../text/index.ts';
+import { countTokens, tokenize } from '../text/index.ts';
 import { containsTokens, findGaps, type GapCandidate } from './find-gaps.ts';
 import {
   frameKind,
@@ -112,7 +112,7 @@ export interface PoolStats {
   fallbacks: number;
 }
 
-const count = (text: string): number => tokenize(text).length;
+const count = countTokens;
 const bounds = (lines: readonly string[]): Bounds => {
   const n = lines.map(count);
   return { low: Math.min(...n), high: Math.max(...n) };

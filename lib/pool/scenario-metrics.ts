@@ -4,7 +4,7 @@
 // difficulty metrics, not this). Turns count the conversation's messages: the user turns, the
 // assistant's final answer, and the clarification ask and reply when the scenario needs one.
 import type { ContextDoc, Message } from '../data/index.ts';
-import { tokenize } from '../text/index.ts';
+import { countTokens, tokenize } from '../text/index.ts';
 
 export const LENGTH_DEFINITION =
   'length = number of tokenize tokens of the user turns plus, for each context document (what the wiki tool can return), its title and text';
@@ -24,13 +24,13 @@ export function userSegments(s: { messages: readonly Message[] }): string[][] {
 
 export function contextTokens(context: readonly ContextDoc[]): number {
   let n = 0;
-  for (const d of context) n += tokenize(d.title).length + tokenize(d.text).length;
+  for (const d of context) n += countTokens(d.title) + countTokens(d.text);
   return n;
 }
 
 export function scenarioLength(s: ScenarioLike): number {
   let n = contextTokens(s.context);
-  for (const m of s.messages) n += tokenize(m.content).length;
+  for (const m of s.messages) n += countTokens(m.content);
   return n;
 }
 

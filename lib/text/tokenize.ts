@@ -15,6 +15,44 @@ export function tokenize(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(TOKEN) ?? [];
 }
 
+/** 1 for the ASCII letters and digits (the only ASCII characters of \p{L} and \p{N}), 2 for ' and -. */
+const ASCII_CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  ASCII_CLASS[c] = /[\p{L}\p{N}]/u.test(ch) ? 1 : ch === "'" || ch === '-' ? 2 : 0;
+}
+
+/**
+ * tokenize(text).length, without building the tokens. An ASCII text is counted in one pass: NFKC
+ * leaves ASCII as it is and lower-casing moves no boundary, so a token is a run of ASCII letters
+ * and digits, with inner runs joined by ' or -; any other text is tokenized.
+ */
+export function countTokens(text: string): number {
+  const n = text.length;
+  let count = 0;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c > 127) return tokenize(text).length;
+    if (ASCII_CLASS[c] !== 1) {
+      i++;
+      continue;
+    }
+    count++;
+    i++;
+    // The rest of the token: letters and digits, and a joiner followed by one.
+    while (i < n) {
+      const d = text.charCodeAt(i);
+      if (d > 127) return tokenize(text).length;
+      const k = ASCII_CLASS[d];
+      if (k === 1) i++;
+      else if (k === 2 && i + 1 < n && ASCII_CLASS[text.charCodeAt(i + 1)] === 1) i += 2;
+      else break;
+    }
+  }
+  return count;
+}
+
 export function isCjk(token: string): boolean {
   return CJK.test(token);
 }

@@ -5,6 +5,7 @@ import type { Rng } from '../../packages/engine/src/api/index.ts';
 import {
   corpusOf,
   countNgrams,
+  countTokens,
   coverage,
   distinctN,
   distinctNBatched,
@@ -13,6 +14,7 @@ import {
   ngrams,
   ngramTotal,
   normalizeText,
+  tokenize,
   typeTokenRatio,
   zipfSlope,
 } from '../../lib/text/index.ts';
@@ -48,6 +50,36 @@ test('an n-gram is each window of n consecutive tokens joined by one space; fewe
   assert.deepEqual(ngrams(['a', 'b'], 2), ['a b']);
   assert.deepEqual(ngrams(['a', 'b'], 3), []);
   assert.deepEqual(ngrams([], 2), []);
+});
+
+test('countTokens is the number of tokenize() tokens, in ASCII and in any other text', () => {
+  const cases: [string, number][] = [
+    ["Don't stop-gap 3.5 times, a--b a-'b -x- y' 'z", 12],
+    ['', 0],
+    ['  \n\t', 0],
+    ['naïve café-bar', 2],
+    ['a-é', 1], // a joiner before a non-ASCII letter joins it
+    ['Ｆｕｌｌ width', 2], // NFKC makes the full-width letters ASCII
+    ['中文ab', 3],
+    ['x\u2019s', 1],
+  ];
+  for (const [text, n] of cases) {
+    assert.equal(tokenize(text).length, n, text);
+    assert.equal(countTokens(text), n, text);
+  }
+  // Random texts over letters, digits, joiners, spaces, punctuation, accented, full-width and CJK characters.
+  const alphabet = "aZ09'-’ .,\né中Ｆ";
+  let seed = 7;
+  const next = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed;
+  };
+  for (let i = 0; i < 3000; i++) {
+    const ascii = i % 2 === 0;
+    let text = '';
+    for (let k = next() % 24; k > 0; k--) text += alphabet[next() % (ascii ? 10 : alphabet.length)];
+    assert.equal(countTokens(text), tokenize(text).length, JSON.stringify(text));
+  }
 });
 
 test('TTR is distinct tokens over tokens, and an empty corpus gives 0 rather than NaN', () => {
