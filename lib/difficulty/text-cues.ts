@@ -131,7 +131,8 @@ function namesOfSpan(span: string): readonly { key: string; at: number }[] {
   if (names === undefined) {
     names = spanNames(span);
     if (spanMemo.size >= SPAN_MEMO) spanMemo.clear();
-    spanMemo.set(span, names);
+    // The key as a string of its own: a match is a slice that would keep its whole text alive.
+    spanMemo.set(JSON.parse(JSON.stringify(span)) as string, names);
   }
   return names;
 }
