@@ -11,7 +11,7 @@
 // Durability: a target whose rule ran ≥ 1 s had its outputs' bytes fsynced when they were hashed
 // (runner/hash-output.ts), before the rename. Quicker targets' outputs, the directories that
 // received outputs and the trace log are made durable once, at the end of the build (syncTouched:
-// one syncfs per filesystem), before the stat cache is saved. That is safe because content decides: until the
+// an fsync per path for a few, one syncfs per filesystem for many), before the stat cache is saved. That is safe because content decides: until the
 // stat cache records an output's (size, mtime, inode, ctime), a later build re-hashes it, so a
 // file or rename that a power cut lost reads as stale, never as up to date.
 // Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
@@ -38,6 +38,16 @@ const FAULT_PAUSE_MS = Number(process.env.RC1_FAULT_COMMIT_PAUSE_MS ?? 0);
 function faultPause(): void {
   if (FAULT_PAUSE_MS > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, FAULT_PAUSE_MS);
 }
+/**
+ * How many paths to make durable at the end of a build before one `sync -f` per filesystem is
+ * used instead of an fsync per path. The spawn (a fork + exec of the engine's process: 7–14 ms
+ * from the resident server) and syncfs's flush of every dirty file of the filesystem, other
+ * processes' too, cost more than a few dozen fsyncs on the thread pool (34 files and their
+ * directory: 2.3–5.0 ms vs `sync -f` 3.2–10.2 ms from a small process, bench/results/speed.md,
+ * fifth pass); a build from clean (thousands of files) keeps the one syncfs.
+ */
+export const SYNCFS_ABOVE = 64;
+
 interface Journal {
   record: TargetRecord;
   moves: Move[];
@@ -243,13 +253,14 @@ export class OutputCommitter {
 
   /**
    * Once per build, before the stat cache is saved: make the committed files not yet synced and
-   * the directories that received outputs durable, then fsync the trace log. One syncfs(2) per
-   * filesystem (`sync -f`, coreutils) does it in one call; where that fails, each file and
-   * directory is fsynced, concurrently (the filesystem batches them into few journal commits).
+   * the directories that received outputs durable, then fsync the trace log. Up to
+   * SYNCFS_ABOVE paths, each file and directory is fsynced, concurrently on libuv's thread pool
+   * (the filesystem batches them into few journal commits). Above it one syncfs(2) per
+   * filesystem (`sync -f`, coreutils) does it in one call; where that fails, per-file fsync again.
    */
   async syncTouched(): Promise<void> {
     await this.freed(); // the replaced outputs' blocks, freed off the commits
-    if (FSYNC && this.unsynced.size + this.touched.size > 8) {
+    if (FSYNC && this.unsynced.size + this.touched.size > SYNCFS_ABOVE) {
       const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
       const byDev = new Map<bigint, string>();
       for (const d of this.touched) {

@@ -1,0 +1,107 @@
+// The end of a build makes what it committed durable (packages/engine/src/state/commit-outputs.ts,
+// syncTouched): up to SYNCFS_ABOVE paths by an fsync of each committed file and of each directory
+// that received one, with no process spawned; above it by one `sync -f` per filesystem.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import childProcess from 'node:child_process';
+import * as fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
+import type { HashedOutput } from '../../packages/engine/src/runner/protocol.ts';
+import { OutputCommitter, SYNCFS_ABOVE, outputRecords } from '../../packages/engine/src/state/commit-outputs.ts';
+import { type TargetRecord, TraceLog } from '../../packages/engine/src/state/trace-log.ts';
+import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
+
+/** A workspace with `n` outputs committed (out/t<i>.txt, not synced when hashed), and what syncTouched fsynced and spawned. */
+async function syncAfterCommits(n: number): Promise<{ root: string; synced: string[]; spawned: string[][] }> {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-commit-sync-')));
+  const state = path.join(root, '.rc1');
+  const tmp = path.join(state, 'tmp');
+  fs.mkdirSync(path.join(state, 'journal'), { recursive: true });
+  fs.mkdirSync(tmp);
+  const trace = new TraceLog(path.join(state, 'trace.log'));
+  trace.repair();
+  const committer = new OutputCommitter(
+    root,
+    path.join(state, 'journal'),
+    trace,
+    new StatCache(root, path.join(state, 'statcache.json')),
+    tmp,
+  );
+  for (let i = 0; i < n; i++) {
+    const body = `output ${i}\n`;
+    const from = path.join(tmp, `${process.pid}-${i}-0-t${i}.txt`);
+    fs.writeFileSync(from, body);
+    const st = fs.statSync(from, { bigint: true });
+    const sha = sha256Hex(body);
+    const h: HashedOutput = {
+      path: `out/t${i}.txt`,
+      tmp: from,
+      dir: false,
+      sha256: sha,
+      size: body.length,
+      files: { '': [sha, body.length, st.mtimeNs, st.ino, st.ctimeNs] },
+      statTimeNs: st.mtimeNs,
+    };
+    const record = {
+      name: `t${i}`,
+      key: `k${i}`,
+      fingerprint: { inputs: {} },
+      outputs: outputRecords([h]),
+      result: 'ok',
+      how: 'ran',
+      ms: 1,
+      at: '2026-01-01T00:00:00.000Z',
+    } as unknown as TargetRecord;
+    committer.commit(record, [h]);
+  }
+  const synced: string[] = [];
+  const spawned: string[][] = [];
+  const open = fsp.open;
+  const execFile = childProcess.execFile;
+  fsp.open = (async (p: fs.PathLike, ...rest: unknown[]) => {
+    const fh = await (open as (...a: unknown[]) => Promise<fsp.FileHandle>)(p, ...rest);
+    const sync = fh.sync.bind(fh);
+    fh.sync = async () => {
+      await sync();
+      synced.push(String(p));
+    };
+    return fh;
+  }) as typeof fsp.open;
+  childProcess.execFile = ((file: string, args: string[], ...rest: unknown[]) => {
+    spawned.push([file, ...args]);
+    return (execFile as (...a: unknown[]) => unknown)(file, args, ...rest);
+  }) as typeof childProcess.execFile;
+  syncBuiltinESMExports();
+  try {
+    await committer.syncTouched();
+  } finally {
+    fsp.open = open;
+    childProcess.execFile = execFile;
+    syncBuiltinESMExports();
+    trace.close();
+  }
+  return { root, synced, spawned };
+}
+
+test('a build that committed a few outputs fsyncs each of them and their directory, and spawns nothing', async () => {
+  const n = 34;
+  const { root, synced, spawned } = await syncAfterCommits(n);
+  assert.deepEqual(spawned, [], 'no sync process for a few files');
+  const expected = [
+    ...Array.from({ length: n }, (_, i) => path.join(root, 'out', `t${i}.txt`)),
+    path.join(root, 'out'),
+  ];
+  assert.deepEqual([...synced].sort(), expected.sort(), 'every committed file and the directory that received them');
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+test('a build that committed more than SYNCFS_ABOVE outputs makes them durable with one sync -f of their filesystem', async () => {
+  const { root, synced, spawned } = await syncAfterCommits(SYNCFS_ABOVE + 1);
+  assert.deepEqual(spawned, [['sync', '-f', path.join(root, 'out')]]);
+  assert.deepEqual(synced, [], 'the syncfs covered every file: none fsynced one by one');
+  fs.rmSync(root, { recursive: true, force: true });
+});
