@@ -1,6 +1,7 @@
 // The end of a build makes what it committed durable (packages/engine/src/state/commit-outputs.ts,
-// syncTouched): up to SYNCFS_ABOVE paths by an fsync of each committed file and of each directory
-// that received one, with no process spawned; above it by one `sync -f` per filesystem.
+// syncTouched): up to SYNCFS_ABOVE paths into directories that already existed, by an fsync of each
+// committed file and of each directory that received one, with no process spawned; above it, or
+// when the build created a directory, by one `sync -f` per filesystem (faked here: recorded, not run).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import childProcess from 'node:child_process';
@@ -16,8 +17,11 @@ import { type TargetRecord, TraceLog } from '../../packages/engine/src/state/tra
 import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
 
 /** A workspace with `n` outputs committed (out/t<i>.txt, not synced when hashed), and what syncTouched fsynced and spawned. */
-async function syncAfterCommits(n: number): Promise<{ root: string; synced: string[]; spawned: string[][] }> {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-commit-sync-')));
+async function syncAfterCommits(
+  root: string,
+  n: number,
+  sub = 'out',
+): Promise<{ synced: string[]; spawned: string[][] }> {
   const state = path.join(root, '.rc1');
   const tmp = path.join(state, 'tmp');
   fs.mkdirSync(path.join(state, 'journal'), { recursive: true });
@@ -38,7 +42,7 @@ async function syncAfterCommits(n: number): Promise<{ root: string; synced: stri
     const st = fs.statSync(from, { bigint: true });
     const sha = sha256Hex(body);
     const h: HashedOutput = {
-      path: `out/t${i}.txt`,
+      path: `${sub}/t${i}.txt`,
       tmp: from,
       dir: false,
       sha256: sha,
@@ -71,10 +75,10 @@ async function syncAfterCommits(n: number): Promise<{ root: string; synced: stri
     };
     return fh;
   }) as typeof fsp.open;
-  childProcess.execFile = ((file: string, args: string[], ...rest: unknown[]) => {
+  childProcess.execFile = ((file: string, args: string[], _opts: unknown, cb: (err: Error | null) => void) => {
     spawned.push([file, ...args]);
-    return (execFile as (...a: unknown[]) => unknown)(file, args, ...rest);
-  }) as typeof childProcess.execFile;
+    setImmediate(() => cb(null)); // a syncfs that succeeded, without running one over all of /tmp
+  }) as unknown as typeof childProcess.execFile;
   syncBuiltinESMExports();
   try {
     await committer.syncTouched();
@@ -84,24 +88,47 @@ async function syncAfterCommits(n: number): Promise<{ root: string; synced: stri
     syncBuiltinESMExports();
     trace.close();
   }
-  return { root, synced, spawned };
+  return { synced, spawned };
 }
 
-test('a build that committed a few outputs fsyncs each of them and their directory, and spawns nothing', async () => {
-  const n = 34;
-  const { root, synced, spawned } = await syncAfterCommits(n);
-  assert.deepEqual(spawned, [], 'no sync process for a few files');
-  const expected = [
-    ...Array.from({ length: n }, (_, i) => path.join(root, 'out', `t${i}.txt`)),
-    path.join(root, 'out'),
-  ];
-  assert.deepEqual([...synced].sort(), expected.sort(), 'every committed file and the directory that received them');
-  fs.rmSync(root, { recursive: true, force: true });
+/** A temp workspace root (real path) for `body`, removed afterwards whatever happens. */
+async function inRoot(body: (root: string) => Promise<void>): Promise<void> {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-commit-sync-')));
+  try {
+    await body(root);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+test('a build that committed a few outputs into an existing directory fsyncs each of them and that directory, and spawns nothing', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const n = 34;
+    const { synced, spawned } = await syncAfterCommits(root, n);
+    assert.deepEqual(spawned, [], 'no sync process for a few files');
+    const expected = [
+      ...Array.from({ length: n }, (_, i) => path.join(root, 'out', `t${i}.txt`)),
+      path.join(root, 'out'),
+    ];
+    assert.deepEqual([...synced].sort(), expected.sort(), 'every committed file and the directory that received them');
+  });
+});
+
+test('a build that created the directories of its outputs makes them durable with one sync -f, however few they are', async () => {
+  await inRoot(async (root) => {
+    // out/a/b is new: its entry in out/a, and out/a's in out, are not among the paths an fsync per file would reach
+    const { synced, spawned } = await syncAfterCommits(root, 3, 'out/a/b');
+    assert.deepEqual(spawned, [['sync', '-f', path.join(root, 'out', 'a', 'b')]]);
+    assert.deepEqual(synced, [], 'the syncfs covered every file: none fsynced one by one');
+  });
 });
 
 test('a build that committed more than SYNCFS_ABOVE outputs makes them durable with one sync -f of their filesystem', async () => {
-  const { root, synced, spawned } = await syncAfterCommits(SYNCFS_ABOVE + 1);
-  assert.deepEqual(spawned, [['sync', '-f', path.join(root, 'out')]]);
-  assert.deepEqual(synced, [], 'the syncfs covered every file: none fsynced one by one');
-  fs.rmSync(root, { recursive: true, force: true });
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { synced, spawned } = await syncAfterCommits(root, SYNCFS_ABOVE + 1);
+    assert.deepEqual(spawned, [['sync', '-f', path.join(root, 'out')]]);
+    assert.deepEqual(synced, [], 'the syncfs covered every file: none fsynced one by one');
+  });
 });

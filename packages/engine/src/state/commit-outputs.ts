@@ -129,9 +129,32 @@ function copyInto(m: Move): void {
 }
 
 /** `beforeCopy` runs once before a cross-filesystem copy (the commit journals it there if it had not). */
-function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): void {
-  if (!fs.existsSync(m.from)) return; // already moved before a crash
-  ensureDir(path.dirname(m.to));
+/**
+ * One syncfs(2) per filesystem holding these directories (`sync -f`, coreutils); false when one
+ * failed or `sync -f` is missing (busybox, coreutils before 8.24).
+ */
+async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
+  const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
+  const byDev = new Map<bigint, string>();
+  for (const d of dirs) {
+    const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
+    if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
+  }
+  const ok = await Promise.all(
+    [...byDev.values()].map(
+      (d) =>
+        new Promise<boolean>((resolve) => {
+          execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
+        }),
+    ),
+  );
+  return ok.every(Boolean);
+}
+
+/** True when the move created a directory on the way to its destination. */
+function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): boolean {
+  if (!fs.existsSync(m.from)) return false; // already moved before a crash
+  const created = ensureDir(path.dirname(m.to));
   try {
     renameInto(m.from, m.to, m.dir, aside);
   } catch (e) {
@@ -139,6 +162,7 @@ function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): void {
     beforeCopy();
     copyInto(m);
   }
+  return created;
 }
 
 /** Remove a `.rc1-new`/`.rc1-old` leftover; a parent that is no directory (or a symlink loop) means there is none. */
@@ -156,6 +180,12 @@ export class OutputCommitter {
   private readonly touched = new Set<string>();
   /** Committed files whose bytes are not fsynced yet (quick targets, restores). */
   private readonly unsynced = new Set<string>();
+  /**
+   * Set when the per-path fsyncs would not cover everything this build made: a directory it
+   * created, a directory output (its inner folders), an output moved by recovery. syncTouched then
+   * takes one syncfs per filesystem whatever the number of paths.
+   */
+  private wholeFs = false;
 
   /**
    * Unlinks of replaced outputs' aside names (renameInto): awaited at the end of the build
@@ -192,7 +222,9 @@ export class OutputCommitter {
   /** Any refusal (errno) of a move — ENOSPC as much as a file where a directory should be — names its path. */
   private move(m: Move, beforeCopy: () => void = () => {}): void {
     try {
-      applyMove(m, beforeCopy, this.aside);
+      // A new directory (or a directory output, whose inner folders are new entries too) is an
+      // entry of a folder that touched does not list: the build's end then takes one syncfs.
+      if (applyMove(m, beforeCopy, this.aside) || m.dir) this.wholeFs = true;
     } catch (e) {
       if (e instanceof EngineWriteError || typeof (e as NodeJS.ErrnoException | null)?.code !== 'string') throw e;
       throw new EngineWriteError(`output${m.dir ? ' directory' : ''}`, m.to, e as NodeJS.ErrnoException, this.root);
@@ -248,34 +280,23 @@ export class OutputCommitter {
         if (!h.synced && FSYNC) this.unsynced.add(path.join(this.root, p));
         if (h.dir) this.touched.add(path.dirname(path.join(this.root, p)));
       }
+      if (h.dir) this.wholeFs = true;
     }
   }
 
   /**
    * Once per build, before the stat cache is saved: make the committed files not yet synced and
    * the directories that received outputs durable, then fsync the trace log. Up to
-   * SYNCFS_ABOVE paths, each file and directory is fsynced, concurrently on libuv's thread pool
+   * SYNCFS_ABOVE paths, when the build made no directory, no directory output and recovered
+   * nothing (so those files and their folders are all it changed), each file and directory is
+   * fsynced, concurrently on libuv's thread pool
    * (the filesystem batches them into few journal commits). Above it one syncfs(2) per
    * filesystem (`sync -f`, coreutils) does it in one call; where that fails, per-file fsync again.
    */
   async syncTouched(): Promise<void> {
     await this.freed(); // the replaced outputs' blocks, freed off the commits
-    if (FSYNC && this.unsynced.size + this.touched.size > SYNCFS_ABOVE) {
-      const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
-      const byDev = new Map<bigint, string>();
-      for (const d of this.touched) {
-        const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
-        if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
-      }
-      const ok = await Promise.all(
-        [...byDev.values()].map(
-          (d) =>
-            new Promise<boolean>((resolve) => {
-              execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
-            }),
-        ),
-      );
-      if (ok.every(Boolean)) {
+    if (FSYNC && (this.wholeFs || this.unsynced.size + this.touched.size > SYNCFS_ABOVE)) {
+      if (await syncFilesystemsOf(this.touched)) {
         this.unsynced.clear();
         this.touched.clear();
       }
@@ -292,7 +313,11 @@ export class OutputCommitter {
               fh = await open(p, 'r');
               await fh.sync();
             } catch (e) {
-              if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // replaced since
+              const code = (e as NodeJS.ErrnoException).code;
+              if (code === 'ENOENT') return; // replaced since
+              // A file or folder the engine may not open (a rule's chmod): its filesystem's syncfs
+              // covers it without opening it; only when that fails too is it an error.
+              if ((code === 'EACCES' || code === 'EPERM') && (await syncFilesystemsOf([path.dirname(p)]))) return;
               engineWrite(
                 what,
                 p,
@@ -314,6 +339,7 @@ export class OutputCommitter {
     }
     this.unsynced.clear();
     this.touched.clear();
+    this.wholeFs = false;
     this.trace.sync();
   }
 
@@ -342,6 +368,7 @@ export class OutputCommitter {
       if (j?.record && Array.isArray(j.moves)) {
         try {
           for (const m of j.moves) dropLeftover(`${m.to}.rc1-new`);
+          this.wholeFs = true; // the recovered files were never counted as unsynced
           for (const m of j.moves) {
             this.move(m);
             // A directory whose rename was done before the kill: its old copy may be left aside.

@@ -67,11 +67,15 @@ export function writeFileAtomic(
 
 const made = new Set<string>();
 
-/** mkdir -p, remembering directories already made by this process (one syscall per directory). */
-export function ensureDir(dir: string): void {
-  if (made.has(dir)) return;
-  fs.mkdirSync(dir, { recursive: true });
+/**
+ * mkdir -p, remembering directories already made by this process (one syscall per directory).
+ * True when this call created a directory (a new entry in an existing one, not yet durable).
+ */
+export function ensureDir(dir: string): boolean {
+  if (made.has(dir)) return false;
+  const created = fs.mkdirSync(dir, { recursive: true }) !== undefined;
   made.add(dir);
+  return created;
 }
 
 /** Forgets the directories made so far: the resident server calls it before each command (a directory may be gone since). */
