@@ -125,6 +125,8 @@ export {
   entitySpans,
   phraseIndex,
   pronounBeforeName,
+  SPAN_MEMO,
+  spanMemoSize,
   spanNames,
   type EntitySpan,
   type PhraseIndex,

@@ -125,7 +125,9 @@ export function spanNames(span: string): { key: string; at: number }[] {
  * SPAN_MEMO entries: the memo starts again when full, so memory stays bounded on any input.
  */
 const spanMemo = new Map<string, readonly { key: string; at: number }[]>();
-const SPAN_MEMO = 1 << 16;
+export const SPAN_MEMO = 1 << 16;
+/** How many spans the memo holds now (tests check its bound). */
+export const spanMemoSize = (): number => spanMemo.size;
 function namesOfSpan(span: string): readonly { key: string; at: number }[] {
   let names = spanMemo.get(span);
   if (names === undefined) {

@@ -59,6 +59,7 @@ export function isCjk(token: string): boolean {
 
 /** The n-grams of a token list, each joined with a single space. */
 export function ngrams(tokens: readonly string[], n: number): string[] {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`ngrams: n must be a positive integer, got ${n}`);
   const out: string[] = [];
   for (let i = 0; i + n <= tokens.length; i++) {
     // tokens.slice(i, i + n).join(' '), without the array

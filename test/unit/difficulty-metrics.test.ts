@@ -9,6 +9,8 @@ import {
   countCalcOperators,
   countInlineOperators,
   entitySpans,
+  SPAN_MEMO,
+  spanMemoSize,
   loadQwen3,
   requestText,
   spanNames,
@@ -173,7 +175,10 @@ test('a name span that recurs gives the same entities, each at its own offset in
 test('entity spans stay right past the size of the span memo (it starts again when full)', () => {
   // 70 000 distinct spans (more than the memo holds), then the first ones again.
   const name = (i: number) => `Person${i.toString(36)} Smith`;
-  for (let i = 0; i < 70_000; i++) assert.equal(entitySpans(`I met ${name(i)} today.`)[0]!.key, name(i).toLowerCase());
+  for (let i = 0; i < 70_000; i++) {
+    assert.equal(entitySpans(`I met ${name(i)} today.`)[0]!.key, name(i).toLowerCase());
+    assert.ok(spanMemoSize() <= SPAN_MEMO, `the memo holds ${spanMemoSize()} spans`);
+  }
   for (let i = 0; i < 10; i++)
     assert.deepEqual(entitySpans(`Then ${name(i)} left.`), [{ key: name(i).toLowerCase(), at: 5, numeric: false }]);
 });

@@ -67,8 +67,10 @@ test('countTokens is the number of tokenize() tokens, in ASCII and in any other 
     assert.equal(tokenize(text).length, n, text);
     assert.equal(countTokens(text), n, text);
   }
-  // Random texts over letters, digits, joiners, spaces, punctuation, accented, full-width and CJK characters.
-  const alphabet = "aZ09'-’ .,\né中Ｆ";
+  // Random texts: half over ASCII alone (letters, digits, joiners, spaces, punctuation, _, `, DEL, NUL
+  // and other control characters: the one-pass count), half adding accented, full-width, CJK and ’.
+  const asciiAlphabet = "aZ09'- .,\n_`\x7f\0\t\x01";
+  const alphabet = `${asciiAlphabet}’é中Ｆ`;
   let seed = 7;
   const next = (): number => {
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -77,7 +79,9 @@ test('countTokens is the number of tokenize() tokens, in ASCII and in any other 
   for (let i = 0; i < 3000; i++) {
     const ascii = i % 2 === 0;
     let text = '';
-    for (let k = next() % 24; k > 0; k--) text += alphabet[next() % (ascii ? 10 : alphabet.length)];
+    for (let k = next() % 24; k > 0; k--)
+      text += ascii ? asciiAlphabet[next() % asciiAlphabet.length] : alphabet[next() % alphabet.length];
+    if (ascii) assert.ok(/^[\x00-\x7f]*$/.test(text), 'an ASCII text');
     assert.equal(countTokens(text), tokenize(text).length, JSON.stringify(text));
   }
 });

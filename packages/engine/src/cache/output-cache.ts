@@ -103,7 +103,7 @@ export function entryText(entry: CacheEntry): string {
     if (typeof v !== 'string' || !/^[0-9a-f]*$/.test(k)) return JSON.stringify(entry);
     pairs.push(`"${k}":"${v}"`);
   }
-  const rest: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = Object.create(null) as Record<string, unknown>; // an own "__proto__" stays a member
   for (const k of keys) if (k !== 'inline') rest[k] = entry[k as keyof CacheEntry];
   const head = JSON.stringify(rest);
   return `${head.slice(0, -1)}${head === '{}' ? '' : ','}"inline":{${pairs.join(',')}}}`;
