@@ -11,6 +11,7 @@ import {
   Scheduler,
   type Slots,
   type TargetExecutor,
+  YIELD_EVERY,
 } from '../../packages/engine/src/scheduler/scheduler.ts';
 
 interface Deferred {
@@ -179,4 +180,38 @@ test('an executor that throws halts the build: running work is cancelled, nothin
   assert.equal(ex.cancelled, 1);
   assert.equal(r.outcomes.get('slow'), 'failed'); // cancelled
   assert.equal(ex.started.includes('after'), false);
+});
+
+/** Up-to-date targets settle in promise callbacks alone (as the executor's decisions do); `runs` settle on a later turn, as a rule's result from a worker. */
+class DecidingExecutor implements TargetExecutor {
+  started: string[] = [];
+  constructor(private readonly runs: Set<string>) {}
+  async execute(name: string): Promise<Outcome> {
+    this.started.push(name);
+    if (!this.runs.has(name)) return 'up-to-date';
+    await new Promise<void>((r) => setImmediate(r));
+    return 'ran';
+  }
+  async cancel(): Promise<void> {}
+}
+
+test('a target that ran has its dependents started at the next turn, not after every up-to-date decision queued behind it', async () => {
+  // edit --> next, beside 600 independent up-to-date targets listed after them
+  const deps: Record<string, string[]> = { edit: [], next: ['edit'] };
+  for (let i = 0; i < 600; i++) deps[`u_${String(i).padStart(3, '0')}`] = [];
+  const ex = new DecidingExecutor(new Set(['edit', 'next']));
+  const r = await schedule(deps, ex, { jobs: 2 }).done;
+  const at = ex.started.indexOf('next');
+  assert.ok(at > 0 && at <= 2 * YIELD_EVERY + 1, `next started at position ${at} of ${ex.started.length}`);
+  assert.equal(ex.started.length, 602);
+  assert.equal(r.outcomes.get('next'), 'ran');
+  assert.equal([...r.outcomes.values()].filter((o) => o === 'up-to-date').length, 600);
+});
+
+test('the dependents made ready by one target that ran keep their plan order, ahead of the queue', async () => {
+  // a --> b, a --> c; x, y independent and queued before b and c become ready
+  const ex = new FakeExecutor({ a: 'ran', b: 'ran', c: 'ran', x: 'up-to-date', y: 'up-to-date' });
+  await schedule({ a: [], x: [], y: [], b: ['a'], c: ['a'] }, ex, { jobs: 1 }).done;
+  assert.deepEqual(ex.started.slice(0, 1), ['a']);
+  assert.ok(ex.started.indexOf('b') < ex.started.indexOf('c'), ex.started.join(' '));
 });
