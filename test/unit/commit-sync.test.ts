@@ -1,7 +1,7 @@
 // The end of a build makes what it committed durable (packages/engine/src/state/commit-outputs.ts,
 // syncTouched): up to SYNCFS_ABOVE paths into directories that already existed, by an fsync of each
-// committed file and of each directory that received one, with no process spawned; above it, or
-// when the build created a directory, by one `sync -f` per filesystem (faked here: recorded, not run).
+// committed file, each directory that received one or was created on the way, and their parents,
+// with no process spawned; above it by one `sync -f` per filesystem (faked here: recorded, not run).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import childProcess from 'node:child_process';
@@ -21,6 +21,7 @@ async function syncAfterCommits(
   root: string,
   n: number,
   sub = 'out',
+  syncfsFails = false,
 ): Promise<{ synced: string[]; spawned: string[][] }> {
   const state = path.join(root, '.rc1');
   const tmp = path.join(state, 'tmp');
@@ -77,7 +78,8 @@ async function syncAfterCommits(
   }) as typeof fsp.open;
   childProcess.execFile = ((file: string, args: string[], _opts: unknown, cb: (err: Error | null) => void) => {
     spawned.push([file, ...args]);
-    setImmediate(() => cb(null)); // a syncfs that succeeded, without running one over all of /tmp
+    // a syncfs that succeeded (or failed, as where `sync -f` is missing), without running one over /tmp
+    setImmediate(() => cb(syncfsFails ? new Error('sync: unrecognized option -f') : null));
   }) as unknown as typeof childProcess.execFile;
   syncBuiltinESMExports();
   try {
@@ -110,17 +112,29 @@ test('a build that committed a few outputs into an existing directory fsyncs eac
     const expected = [
       ...Array.from({ length: n }, (_, i) => path.join(root, 'out', `t${i}.txt`)),
       path.join(root, 'out'),
+      root, // the folder's parent: a folder made by someone else this build is an entry there
     ];
-    assert.deepEqual([...synced].sort(), expected.sort(), 'every committed file and the directory that received them');
+    assert.deepEqual(
+      [...synced].sort(),
+      expected.sort(),
+      'every committed file, the directory that received them and its parent',
+    );
   });
 });
 
-test('a build that created the directories of its outputs makes them durable with one sync -f, however few they are', async () => {
+test('a build that created the folders of its outputs fsyncs each new folder and the parent of the first, and spawns nothing', async () => {
   await inRoot(async (root) => {
-    // out/a/b is new: its entry in out/a, and out/a's in out, are not among the paths an fsync per file would reach
+    // out/a/b is new: its entry in out/a, out/a's in out and out's in the root must all be durable
     const { synced, spawned } = await syncAfterCommits(root, 3, 'out/a/b');
-    assert.deepEqual(spawned, [['sync', '-f', path.join(root, 'out', 'a', 'b')]]);
-    assert.deepEqual(synced, [], 'the syncfs covered every file: none fsynced one by one');
+    assert.deepEqual(spawned, []);
+    const expected = [
+      ...Array.from({ length: 3 }, (_, i) => path.join(root, 'out', 'a', 'b', `t${i}.txt`)),
+      path.join(root, 'out', 'a', 'b'),
+      path.join(root, 'out', 'a'),
+      path.join(root, 'out'),
+      root,
+    ];
+    assert.deepEqual([...synced].sort(), expected.sort());
   });
 });
 
@@ -130,5 +144,20 @@ test('a build that committed more than SYNCFS_ABOVE outputs makes them durable w
     const { synced, spawned } = await syncAfterCommits(root, SYNCFS_ABOVE + 1);
     assert.deepEqual(spawned, [['sync', '-f', path.join(root, 'out')]]);
     assert.deepEqual(synced, [], 'the syncfs covered every file: none fsynced one by one');
+  });
+});
+
+test('where sync -f fails, every committed file, the folders on the way and their parents are fsynced one by one', async () => {
+  await inRoot(async (root) => {
+    const n = SYNCFS_ABOVE + 1;
+    const { synced, spawned } = await syncAfterCommits(root, n, 'out/new', true);
+    assert.equal(spawned.length, 1, 'sync -f was tried once');
+    const expected = [
+      ...Array.from({ length: n }, (_, i) => path.join(root, 'out', 'new', `t${i}.txt`)),
+      path.join(root, 'out', 'new'),
+      path.join(root, 'out'),
+      root,
+    ];
+    assert.deepEqual([...synced].sort(), expected.sort());
   });
 });

@@ -15,6 +15,7 @@ import { printDiagnostics, printInternalError } from '../report/diagnostics.ts';
 import { type BuildCommandOptions, type Io, type Running, runBuildOnce } from './build-command.ts';
 import { watchLauncher } from './launcher-exit.ts';
 import { STATE_DIR, type Workspace, openWorkspace } from '../workspace/workspace.ts';
+import { forgetMadeDirs } from '../util/fs.ts';
 
 const DEBOUNCE_MS = 200;
 
@@ -150,6 +151,7 @@ export async function runWatch(
       // What changed before this point is read by this build; what changes from here on is
       // queued for the next one.
       changed.clear();
+      forgetMadeDirs(); // a folder made by an earlier build may have been removed since (rm -rf out)
       await runBuildOnce(ws, { ...o, targets }, io, {
         installSignals: false,
         onStart: (r) => {

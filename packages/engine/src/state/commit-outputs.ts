@@ -137,7 +137,12 @@ async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
   const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
   const byDev = new Map<bigint, string>();
   for (const d of dirs) {
-    const st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
+    let st: fs.BigIntStats | undefined;
+    try {
+      st = fs.statSync(d, { bigint: true, throwIfNoEntry: false });
+    } catch {
+      return false; // EACCES, ENOTDIR, ELOOP: the caller fsyncs path by path, and reports what fails
+    }
     if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
   }
   const ok = await Promise.all(
@@ -151,9 +156,9 @@ async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
   return ok.every(Boolean);
 }
 
-/** True when the move created a directory on the way to its destination. */
-function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): boolean {
-  if (!fs.existsSync(m.from)) return false; // already moved before a crash
+/** The first directory the move created on the way to its destination, if any. */
+function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): string | undefined {
+  if (!fs.existsSync(m.from)) return undefined; // already moved before a crash
   const created = ensureDir(path.dirname(m.to));
   try {
     renameInto(m.from, m.to, m.dir, aside);
@@ -177,15 +182,23 @@ function dropLeftover(p: string): void {
 
 export class OutputCommitter {
   /** Directories that received outputs since the last syncTouched(). */
-  private readonly touched = new Set<string>();
+  private touched = new Set<string>();
   /** Committed files whose bytes are not fsynced yet (quick targets, restores). */
-  private readonly unsynced = new Set<string>();
+  private unsynced = new Set<string>();
   /**
-   * Set when the per-path fsyncs would not cover everything this build made: a directory it
-   * created, a directory output (its inner folders), an output moved by recovery. syncTouched then
-   * takes one syncfs per filesystem whatever the number of paths.
+   * Set when the per-path fsyncs would not cover everything this build made: outputs moved by a
+   * journal's recovery (not listed one by one). syncTouched then prefers one syncfs per filesystem
+   * whatever the number of paths.
    */
   private wholeFs = false;
+
+  /** `top` and every folder below it down to `bottom` (inclusive), as folders to make durable. */
+  private touchChain(top: string, bottom: string): void {
+    for (let d = bottom; ; d = path.dirname(d)) {
+      this.touched.add(d);
+      if (d === top || d === path.dirname(d) || !d.startsWith(top)) break;
+    }
+  }
 
   /**
    * Unlinks of replaced outputs' aside names (renameInto): awaited at the end of the build
@@ -222,9 +235,10 @@ export class OutputCommitter {
   /** Any refusal (errno) of a move — ENOSPC as much as a file where a directory should be — names its path. */
   private move(m: Move, beforeCopy: () => void = () => {}): void {
     try {
-      // A new directory (or a directory output, whose inner folders are new entries too) is an
-      // entry of a folder that touched does not list: the build's end then takes one syncfs.
-      if (applyMove(m, beforeCopy, this.aside) || m.dir) this.wholeFs = true;
+      // Folders the move created are new entries of their parents: the first one's parent and
+      // each of them down to the output's folder join the folders to make durable.
+      const first = applyMove(m, beforeCopy, this.aside);
+      if (first !== undefined) this.touchChain(path.dirname(first), path.dirname(m.to));
     } catch (e) {
       if (e instanceof EngineWriteError || typeof (e as NodeJS.ErrnoException | null)?.code !== 'string') throw e;
       throw new EngineWriteError(`output${m.dir ? ' directory' : ''}`, m.to, e as NodeJS.ErrnoException, this.root);
@@ -278,68 +292,86 @@ export class OutputCommitter {
         if (st?.isFile() && Number(st.size) === size) this.stat.store(p, sha, st, h.statTimeNs);
         else this.stat.forget(p);
         if (!h.synced && FSYNC) this.unsynced.add(path.join(this.root, p));
-        if (h.dir) this.touched.add(path.dirname(path.join(this.root, p)));
+        // A directory output not synced when hashed: every folder of its tree down to this file's
+        // (a synced one had all of them fsynced with its files, runner/hash-output.ts).
+        if (h.dir && !h.synced) this.touchChain(path.join(this.root, h.path), path.dirname(path.join(this.root, p)));
+        else if (h.dir) this.touched.add(path.dirname(path.join(this.root, p)));
       }
-      if (h.dir) this.wholeFs = true;
     }
   }
 
   /**
    * Once per build, before the stat cache is saved: make the committed files not yet synced and
    * the directories that received outputs durable, then fsync the trace log. Up to
-   * SYNCFS_ABOVE paths, when the build made no directory, no directory output and recovered
-   * nothing (so those files and their folders are all it changed), each file and directory is
-   * fsynced, concurrently on libuv's thread pool
+   * SYNCFS_ABOVE paths (and no journal recovered), each file, each folder that received one or
+   * was created on the way (for a directory output not synced when hashed: every folder of its
+   * tree), and each such folder's parent is fsynced, concurrently on libuv's thread pool
    * (the filesystem batches them into few journal commits). Above it one syncfs(2) per
    * filesystem (`sync -f`, coreutils) does it in one call; where that fails, per-file fsync again.
    */
   async syncTouched(): Promise<void> {
     await this.freed(); // the replaced outputs' blocks, freed off the commits
-    if (FSYNC && (this.wholeFs || this.unsynced.size + this.touched.size > SYNCFS_ABOVE)) {
-      if (await syncFilesystemsOf(this.touched)) {
-        this.unsynced.clear();
-        this.touched.clear();
-      }
-    }
-    const syncAll = async (paths: Iterable<string>, what: string): Promise<void> => {
-      const list = [...paths];
-      if (list.length === 0) return;
-      const { open } = await import('node:fs/promises');
-      for (let i = 0; i < list.length; i += 64) {
-        await Promise.all(
-          list.slice(i, i + 64).map(async (p) => {
-            let fh: fsp.FileHandle | null = null;
-            try {
-              fh = await open(p, 'r');
-              await fh.sync();
-            } catch (e) {
-              const code = (e as NodeJS.ErrnoException).code;
-              if (code === 'ENOENT') return; // replaced since
-              // A file or folder the engine may not open (a rule's chmod): its filesystem's syncfs
-              // covers it without opening it; only when that fails too is it an error.
-              if ((code === 'EACCES' || code === 'EPERM') && (await syncFilesystemsOf([path.dirname(p)]))) return;
-              engineWrite(
-                what,
-                p,
-                () => {
-                  throw e;
-                },
-                this.root,
-              );
-            } finally {
-              await fh?.close();
-            }
-          }),
-        );
-      }
-    };
-    if (FSYNC) {
-      await syncAll(this.unsynced, 'output');
-      await syncAll(this.touched, 'directory');
-    }
-    this.unsynced.clear();
-    this.touched.clear();
+    // This build's lists, taken now: a commit that lands while these syncs run (a restore decided
+    // before an interrupt) goes to the next call's lists instead of being cleared unsynced.
+    let unsynced = this.unsynced;
+    let touched = this.touched;
+    const wholeFs = this.wholeFs;
+    this.unsynced = new Set();
+    this.touched = new Set();
     this.wholeFs = false;
+    if (FSYNC && (wholeFs || unsynced.size + touched.size > SYNCFS_ABOVE)) {
+      if (await syncFilesystemsOf(touched)) {
+        unsynced = new Set();
+        touched = new Set();
+      }
+    }
+    if (FSYNC) {
+      // Each folder's parent too (inside the workspace): a folder a rule's worker made (ctx.state)
+      // or an interrupted build left is a new entry there that no move of this build reported.
+      for (const d of [...touched]) {
+        const up = path.dirname(d);
+        if (up.startsWith(this.root)) touched.add(up);
+      }
+      // A file the engine may not open (a rule's chmod): its filesystem's syncfs covers it without
+      // opening it, one per folder however many such files; only when that fails is it an error.
+      const fallback = new Map<string, Promise<boolean>>();
+      const syncAll = async (paths: Iterable<string>, what: string): Promise<void> => {
+        const list = [...paths];
+        if (list.length === 0) return;
+        const { open } = await import('node:fs/promises');
+        for (let i = 0; i < list.length; i += 64) {
+          await Promise.all(
+            list.slice(i, i + 64).map(async (p) => {
+              let fh: fsp.FileHandle | null = null;
+              try {
+                fh = await open(p, 'r');
+                await fh.sync();
+              } catch (e) {
+                const code = (e as NodeJS.ErrnoException).code;
+                if (code === 'ENOENT') return; // replaced since
+                if (code === 'EACCES' || code === 'EPERM') {
+                  const dir = path.dirname(p);
+                  if (!fallback.has(dir)) fallback.set(dir, syncFilesystemsOf([dir]));
+                  if (await fallback.get(dir)) return;
+                }
+                engineWrite(
+                  what,
+                  p,
+                  () => {
+                    throw e;
+                  },
+                  this.root,
+                );
+              } finally {
+                await fh?.close();
+              }
+            }),
+          );
+        }
+      };
+      await syncAll(unsynced, 'output');
+      await syncAll(touched, 'directory');
+    }
     this.trace.sync();
   }
 

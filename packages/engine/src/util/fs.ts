@@ -69,13 +69,13 @@ const made = new Set<string>();
 
 /**
  * mkdir -p, remembering directories already made by this process (one syscall per directory).
- * True when this call created a directory (a new entry in an existing one, not yet durable).
+ * The first directory this call created (a new entry in its parent, not yet durable), if any.
  */
-export function ensureDir(dir: string): boolean {
-  if (made.has(dir)) return false;
-  const created = fs.mkdirSync(dir, { recursive: true }) !== undefined;
+export function ensureDir(dir: string): string | undefined {
+  if (made.has(dir)) return undefined;
+  const first = fs.mkdirSync(dir, { recursive: true });
   made.add(dir);
-  return created;
+  return first;
 }
 
 /** Forgets the directories made so far: the resident server calls it before each command (a directory may be gone since). */
