@@ -185,33 +185,64 @@ test('an executor that throws halts the build: running work is cancelled, nothin
 /** Up-to-date targets settle in promise callbacks alone (as the executor's decisions do); `runs` settle on a later turn, as a rule's result from a worker. */
 class DecidingExecutor implements TargetExecutor {
   started: string[] = [];
-  constructor(private readonly runs: Set<string>) {}
+  constructor(
+    private readonly runs: Set<string>,
+    private readonly ends: Outcome = 'ran',
+    private readonly decided: Record<string, Outcome> = {},
+  ) {}
   async execute(name: string): Promise<Outcome> {
     this.started.push(name);
+    if (this.decided[name]) return this.decided[name]!;
     if (!this.runs.has(name)) return 'up-to-date';
     await new Promise<void>((r) => setImmediate(r));
-    return 'ran';
+    return this.ends;
   }
   async cancel(): Promise<void> {}
 }
 
-test('a target that ran has its dependents started at the next turn, not after every up-to-date decision queued behind it', async () => {
-  // edit --> next, beside 600 independent up-to-date targets listed after them
-  const deps: Record<string, string[]> = { edit: [], next: ['edit'] };
-  for (let i = 0; i < 600; i++) deps[`u_${String(i).padStart(3, '0')}`] = [];
+test('a target that ran has its dependents started within a batch or two, not after every up-to-date decision of the graph', async () => {
+  // edit --> next, beside 6 layers of 100 up-to-date targets (u_k_i --> u_(k+1)_i), as a graph with
+  // one edited source: before the turns, next started after all 600 decisions (position 601)
+  const deps: Record<string, string[]> = { edit: [] };
+  for (let k = 0; k < 6; k++) for (let i = 0; i < 100; i++) deps[`u_${k}_${i}`] = k === 0 ? [] : [`u_${k - 1}_${i}`];
+  deps.next = ['edit'];
   const ex = new DecidingExecutor(new Set(['edit', 'next']));
   const r = await schedule(deps, ex, { jobs: 2 }).done;
   const at = ex.started.indexOf('next');
-  assert.ok(at > 0 && at <= 2 * YIELD_EVERY + 1, `next started at position ${at} of ${ex.started.length}`);
+  assert.ok(at > 0 && at <= 300, `next started at position ${at} of ${ex.started.length}`);
   assert.equal(ex.started.length, 602);
   assert.equal(r.outcomes.get('next'), 'ran');
   assert.equal([...r.outcomes.values()].filter((o) => o === 'up-to-date').length, 600);
 });
 
-test('the dependents made ready by one target that ran keep their plan order, ahead of the queue', async () => {
-  // a --> b, a --> c; x, y independent and queued before b and c become ready
-  const ex = new FakeExecutor({ a: 'ran', b: 'ran', c: 'ran', x: 'up-to-date', y: 'up-to-date' });
-  await schedule({ a: [], x: [], y: [], b: ['a'], c: ['a'] }, ex, { jobs: 1 }).done;
-  assert.deepEqual(ex.started.slice(0, 1), ['a']);
-  assert.ok(ex.started.indexOf('b') < ex.started.indexOf('c'), ex.started.join(' '));
+test('the dependents made ready by a target that ran start ahead of the targets queued before them, in plan order', async () => {
+  // a (runs) --> b, c ; u_i (up to date) --> w_i, for 40 i: the w_i are queued when a's result arrives
+  const deps: Record<string, string[]> = { a: [] };
+  for (let i = 0; i < 40; i++) deps[`u_${i}`] = [];
+  deps.b = ['a'];
+  deps.c = ['a'];
+  for (let i = 0; i < 40; i++) deps[`w_${i}`] = [`u_${i}`];
+  const ex = new DecidingExecutor(new Set(['a', 'b', 'c']));
+  const r = await schedule(deps, ex, { jobs: 2 }).done;
+  const at = (n: string) => ex.started.indexOf(n);
+  assert.ok(at('b') < at('c'), 'b before c, as in the plan');
+  assert.ok(at('c') < at('w_0'), `b and c ahead of the queued w_i: ${ex.started.slice(38, 46).join(' ')}`);
+  assert.equal(ex.started.length, 83);
+  assert.equal(r.outcomes.get('c'), 'ran');
+});
+
+test('a failure known at its decision stops the build as before the turns: its batch is decided, the next is blocked', async () => {
+  // 40 up-to-date roots, then f (a recorded gate failure, replayed at its decision, past the first
+  // turn), each root with a dependent: without -k every root is decided and every dependent blocked
+  const deps: Record<string, string[]> = {};
+  for (let i = 0; i < 40; i++) deps[`u_${i}`] = [];
+  deps.f = [];
+  for (let i = 0; i < 40; i++) deps[`w_${i}`] = [`u_${i}`];
+  const ex = new DecidingExecutor(new Set(), 'ran', { f: 'gate-failed' });
+  const { done, blocked } = schedule(deps, ex, { jobs: 2 });
+  const r = await done;
+  assert.equal([...r.outcomes.values()].filter((o) => o === 'up-to-date').length, 40);
+  assert.equal(r.outcomes.get('f'), 'gate-failed');
+  assert.equal(blocked.length, 40);
+  assert.ok(blocked.every(([n, by]) => n.startsWith('w_') && by === STOPPED_AFTER_FAILURE));
 });

@@ -52,8 +52,8 @@ export class TargetExecutor implements SchedulerExecutor {
     const t = this.pipeline.targets.get(name);
     if (!t) throw new Error(`internal error: target ${name} is not in the pipeline; please report`);
     let d: Decision;
-    // Decisions are taken one at a time, in the order targets became ready: they are quick
-    // (stat calls), and a fixed order makes the output deterministic for a given -j.
+    // Decisions are taken one at a time, in the order the scheduler hands targets out: they are
+    // quick (stat calls), and a fixed order makes a build that runs no rule print the same output.
     await this.deciding.acquire();
     try {
       d = await this.p.rebuilder.decide(t);

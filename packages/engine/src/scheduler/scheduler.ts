@@ -70,8 +70,10 @@ export const STOPPED_AFTER_FAILURE = 'nothing: the build stopped after a failure
  * every target of the plan before the main thread reads a single message: a rule's result that
  * arrives meanwhile (the one changed target of a 1 000-target build) would wait behind ~1 000
  * decisions, and its dependents with it. A turn every YIELD_EVERY dispatches (~1 ms of decisions)
- * lets results and commits interleave with the decisions; it changes no outcome, only when a
- * running rule's result is read.
+ * lets results and commits interleave with the decisions. Targets are handed out in batches (what
+ * is ready when a batch starts, all of it, then a turn before the next), so a failure stops the
+ * batches after the one it settles in, as when no turn was taken: a build that runs no rule ends
+ * with the same outcomes; only when a running rule's result is read changes.
  */
 export const YIELD_EVERY = 32;
 const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
@@ -100,7 +102,7 @@ export class Scheduler implements BuildState {
     const inPlan = new Set(graph.plan);
     const waiting = new Map<string, number>();
     const dependents = new Map<string, string[]>();
-    const ready: string[] = [];
+    let ready: string[] = [];
     for (const n of graph.plan) {
       const deps = graph.deps(n).filter((d) => inPlan.has(d));
       waiting.set(n, deps.length);
@@ -122,39 +124,55 @@ export class Scheduler implements BuildState {
       // The dependents of a target that ran go first (in plan order): an input of theirs changed,
       // so they will most likely run too, and a chain of such targets (one edited source under a
       // large graph) advances at every turn instead of after the up-to-date decisions queued before it.
-      if (first.length) ready.unshift(...first);
+      if (first.length) ready = first.concat(ready);
+    };
+    const start = (n: string): void => {
+      pending.delete(n);
+      const bad = graph.deps(n).find((d) => !succeeded(outcome.get(d)));
+      if (bad) {
+        opts.onBlocked(n, bad);
+        settle(n, 'blocked');
+        return;
+      }
+      inFlight++;
+      void this.executor.execute(n, slots, this).then(
+        (o) => {
+          inFlight--;
+          settle(n, o);
+          wake?.();
+        },
+        (e: unknown) => {
+          inFlight--;
+          stop = true;
+          this.halt(e);
+          settle(n, 'failed');
+          wake?.();
+        },
+      );
     };
     let sinceTurn = 0;
-    while (!this.interrupted) {
+    outer: while (!this.interrupted) {
       while (!stop && ready.length > 0) {
-        if (++sinceTurn > YIELD_EVERY) {
+        // One batch: the targets ready now, all handed out, as when no turn was taken (a failure
+        // that settles during the batch's turns stops the batches after it, not the rest of this
+        // one: which targets a stop leaves blocked does not depend on when a turn falls).
+        const batch = ready;
+        ready = [];
+        for (const n of batch) {
+          if (++sinceTurn > YIELD_EVERY) {
+            sinceTurn = 0;
+            await nextTurn();
+            if (this.interrupted) break outer; // the rest stays pending, neither started nor blocked
+          }
+          start(n);
+        }
+        // Before the next batch, every decision of this one settles (as when the loop waited for
+        // the first result): a failure among them stops the build before its dependents' batch.
+        if (ready.length > 0) {
           sinceTurn = 0;
           await nextTurn();
-          if (this.interrupted || stop || ready.length === 0) break;
+          if (this.interrupted) break outer;
         }
-        const n = ready.shift()!;
-        pending.delete(n);
-        const bad = graph.deps(n).find((d) => !succeeded(outcome.get(d)));
-        if (bad) {
-          opts.onBlocked(n, bad);
-          settle(n, 'blocked');
-          continue;
-        }
-        inFlight++;
-        void this.executor.execute(n, slots, this).then(
-          (o) => {
-            inFlight--;
-            settle(n, o);
-            wake?.();
-          },
-          (e: unknown) => {
-            inFlight--;
-            stop = true;
-            this.halt(e);
-            settle(n, 'failed');
-            wake?.();
-          },
-        );
       }
       if (inFlight === 0) break;
       await new Promise<void>((r) => {
