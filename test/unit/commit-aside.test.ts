@@ -10,57 +10,12 @@ import fsModule from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
-import type { HashedOutput } from '../../packages/engine/src/runner/protocol.ts';
-import { OutputCommitter, outputRecords } from '../../packages/engine/src/state/commit-outputs.ts';
-import { type TargetRecord, TraceLog } from '../../packages/engine/src/state/trace-log.ts';
+import { commitRig } from '../fixtures/commit/commit-rig.ts';
 import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
 
 function rig(withTmp: boolean) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-commit-aside-'));
-  const state = path.join(root, '.rc1');
-  const tmp = path.join(state, 'tmp');
-  fs.mkdirSync(path.join(state, 'journal'), { recursive: true });
-  if (withTmp) fs.mkdirSync(tmp);
-  const trace = new TraceLog(path.join(state, 'trace.log'));
-  trace.repair();
-  const committer = new OutputCommitter(
-    root,
-    path.join(state, 'journal'),
-    trace,
-    new StatCache(root, path.join(state, 'statcache.json')),
-    tmp,
-  );
-  const staging = withTmp ? tmp : fs.mkdtempSync(path.join(state, 'staging-'));
-  let n = 0;
-  /** A rule's finished output `rel` with `body`, committed as the target `name`. */
-  const commit = (name: string, rel: string, body: string): void => {
-    const from = path.join(staging, `${process.pid}-${++n}-0-${path.basename(rel)}`);
-    fs.writeFileSync(from, body);
-    const st = fs.statSync(from, { bigint: true });
-    const sha = sha256Hex(body);
-    const h: HashedOutput = {
-      path: rel,
-      tmp: from,
-      dir: false,
-      sha256: sha,
-      size: body.length,
-      files: { '': [sha, body.length, st.mtimeNs, st.ino, st.ctimeNs] },
-      statTimeNs: st.mtimeNs,
-    };
-    const record = {
-      name,
-      key: `k${n}`,
-      fingerprint: { inputs: {} },
-      outputs: outputRecords([h]),
-      result: 'ok',
-      how: 'ran',
-      ms: 1,
-      at: '2026-01-01T00:00:00.000Z',
-    } as unknown as TargetRecord;
-    committer.commit(record, [h]);
-  };
-  return { root, tmp, committer, trace, commit };
+  return { root, ...commitRig(root, withTmp) };
 }
 
 test('an output replaced by a commit is the new file at once, the old one freed by the end of the build, nothing left in .rc1/tmp', async () => {

@@ -10,11 +10,8 @@ import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
-import type { HashedOutput } from '../../packages/engine/src/runner/protocol.ts';
-import { OutputCommitter, SYNCFS_ABOVE, outputRecords } from '../../packages/engine/src/state/commit-outputs.ts';
-import { type TargetRecord, TraceLog } from '../../packages/engine/src/state/trace-log.ts';
-import { sha256Hex } from '../../packages/engine/src/hash/hash-file.ts';
+import { SYNCFS_ABOVE } from '../../packages/engine/src/state/commit-outputs.ts';
+import { commitRig } from '../fixtures/commit/commit-rig.ts';
 
 /** A workspace with `n` outputs committed (out/t<i>.txt, not synced when hashed), and what syncTouched fsynced and spawned. */
 async function syncAfterCommits(
@@ -23,46 +20,8 @@ async function syncAfterCommits(
   sub = 'out',
   syncfsFails = false,
 ): Promise<{ synced: string[]; spawned: string[][] }> {
-  const state = path.join(root, '.rc1');
-  const tmp = path.join(state, 'tmp');
-  fs.mkdirSync(path.join(state, 'journal'), { recursive: true });
-  fs.mkdirSync(tmp);
-  const trace = new TraceLog(path.join(state, 'trace.log'));
-  trace.repair();
-  const committer = new OutputCommitter(
-    root,
-    path.join(state, 'journal'),
-    trace,
-    new StatCache(root, path.join(state, 'statcache.json')),
-    tmp,
-  );
-  for (let i = 0; i < n; i++) {
-    const body = `output ${i}\n`;
-    const from = path.join(tmp, `${process.pid}-${i}-0-t${i}.txt`);
-    fs.writeFileSync(from, body);
-    const st = fs.statSync(from, { bigint: true });
-    const sha = sha256Hex(body);
-    const h: HashedOutput = {
-      path: `${sub}/t${i}.txt`,
-      tmp: from,
-      dir: false,
-      sha256: sha,
-      size: body.length,
-      files: { '': [sha, body.length, st.mtimeNs, st.ino, st.ctimeNs] },
-      statTimeNs: st.mtimeNs,
-    };
-    const record = {
-      name: `t${i}`,
-      key: `k${i}`,
-      fingerprint: { inputs: {} },
-      outputs: outputRecords([h]),
-      result: 'ok',
-      how: 'ran',
-      ms: 1,
-      at: '2026-01-01T00:00:00.000Z',
-    } as unknown as TargetRecord;
-    committer.commit(record, [h]);
-  }
+  const { committer, trace, commit } = commitRig(root, true);
+  for (let i = 0; i < n; i++) commit(`t${i}`, `${sub}/t${i}.txt`, `output ${i}\n`);
   const synced: string[] = [];
   const spawned: string[][] = [];
   const open = fsp.open;
