@@ -128,7 +128,6 @@ function copyInto(m: Move): void {
   rmrf(m.from);
 }
 
-/** `beforeCopy` runs once before a cross-filesystem copy (the commit journals it there if it had not). */
 /**
  * One syncfs(2) per filesystem holding these directories (`sync -f`, coreutils); false when one
  * failed or `sync -f` is missing (busybox, coreutils before 8.24).
@@ -156,7 +155,10 @@ async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
   return ok.every(Boolean);
 }
 
-/** The first directory the move created on the way to its destination, if any. */
+/**
+ * `beforeCopy` runs once before a cross-filesystem copy (the commit journals it there if it had
+ * not). Returns the first directory the move created on the way to its destination, if any.
+ */
 function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): string | undefined {
   if (!fs.existsSync(m.from)) return undefined; // already moved before a crash
   const created = ensureDir(path.dirname(m.to));
