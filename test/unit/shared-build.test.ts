@@ -197,7 +197,7 @@ test('the digest changes with a byte, a file name or the extra text, and not wit
   }
 });
 
-test("the trained policy's key changes with rc1.build.ts, a test helper, the engine's src and bin, examples/, the rig and the size; not with node_modules", () => {
+test("the trained policy's key changes with rc1.build.ts, a test helper, the engine's src and bin, examples/, the rig, the size and the checkout's path; not with node_modules", () => {
   const dir = tmp();
   try {
     const files = [
@@ -232,6 +232,19 @@ test("the trained policy's key changes with rc1.build.ts, a test helper, the eng
     fs.mkdirSync(path.join(dir, 'packages/engine/node_modules/x'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'packages/engine/node_modules/x/index.js'), 'installed');
     assert.equal(trainedKey(dir, { steps: 12 }), k0);
+    // The same sources in another checkout: the cached build's state names this checkout's paths.
+    const other = tmp();
+    try {
+      fs.cpSync(dir, other, { recursive: true });
+      assert.equal(
+        treeDigest(other, TRAINED_KEY_INPUTS, ''),
+        treeDigest(dir, TRAINED_KEY_INPUTS, ''),
+        'the copy holds the same sources',
+      );
+      assert.notEqual(trainedKey(other, { steps: 12 }), k0, 'another checkout gets its own key');
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
