@@ -270,6 +270,52 @@ test("a job's result document is refused when the build expects its own signatur
   }
 });
 
+test("staging 'remote-cache': rules compiled together import shared chunks, and the chunks travel with the module", {
+  skip,
+}, () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-node-scratch-'));
+  const rule = (name: string): string => `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+import { shout } from '../lib/shout.ts';
+export default defineRule({
+  name: '${name}', version: 1,
+  run(ctx) { fs.writeFileSync(ctx.output('out/${name}.txt'), shout(fs.readFileSync(ctx.inputs('src')[0], 'utf8'), '${name}')); },
+});
+`;
+  const executor = `executor: { kind: 'slurm', partition: 'main', mem: '300M', time: '10', pollS: 0.2, graceS: 5, staging: 'remote-cache', scratch: '${scratch}' }`;
+  const r = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  remoteCache: { url: '${nginx!.url}' },
+  targets: [
+    defineTarget({ name: 'a', rule: 'rules/a.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/a.txt'], ${executor} }),
+    defineTarget({ name: 'b', rule: 'rules/b.ts', inputs: { src: 'data/in.txt' }, outputs: ['out/b.txt'], ${executor} }),
+  ],
+});
+`,
+    'rules/a.ts': rule('a'),
+    'rules/b.ts': rule('b'),
+    'lib/shout.ts':
+      "export function shout(text: string, by: string): string {\n  return text.toUpperCase() + ' (' + by + ')';\n}\n",
+    'data/in.txt': 'shared code\n',
+  });
+  try {
+    const res = r.run(['-v']);
+    assert.equal(res.code, 0, res.stdout + res.stderr);
+    assert.equal(r.read('out/a.txt'), 'SHARED CODE\n (a)');
+    assert.equal(r.read('out/b.txt'), 'SHARED CODE\n (b)');
+    const records = JSON.parse(r.read('.rc1/compiled/closures-3.json')) as Record<string, { chunks?: string[] }>;
+    const chunks = records['rules/a.ts']?.chunks ?? [];
+    assert.ok(chunks.length > 0, 'the two rules were compiled together, into shared chunks');
+    // each job staged its module, its chunks and its one input
+    const staged = [...res.stdout.matchAll(/slurm: staged (\d+) files/g)].map((m) => Number(m[1]));
+    assert.deepEqual(staged, [chunks.length + 2, chunks.length + 2], res.stdout);
+  } finally {
+    r.cleanup();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
 test("staging 'remote-cache' without a remoteCache is a usage error naming the target; an unknown staging or a relative scratch names the field", () => {
   const decl = (executor: string, remote = ''): string => `import { definePipeline, defineTarget } from 'rc1-build';
 export default definePipeline({

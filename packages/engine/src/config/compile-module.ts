@@ -144,6 +144,12 @@ interface JsClosure {
 interface ClosureRecord {
   files: Record<string, string>;
   out: string;
+  /**
+   * The shared chunks `out` imports, directly or not (statically or by import()), file names in
+   * the compiled folder: modules compiled in one build share the code they have in common
+   * (compileMany). Absent: a module compiled alone, self-contained.
+   */
+  chunks?: string[];
 }
 
 export class CompileError extends Error {
@@ -153,6 +159,31 @@ export class CompileError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A shared chunk's import in a compiled module: `from "./chunk-<hash>.mjs"`, `import("./chunk-<hash>.mjs")`. */
+const CHUNK_IMPORT = /["'](\.\/chunk-[A-Z0-9]+\.mjs)["']/g;
+
+/**
+ * A compiled module and the shared chunks it imports, directly or not (compileMany): the files a
+ * machine that runs it must have beside it (a Slurm job staged through the remote cache). Chunks
+ * are found by their import specifiers in the module's text, which esbuild writes as
+ * "./chunk-<hash>.mjs"; a name that no file in the folder has is left out.
+ */
+export function compiledModuleFiles(module: string): string[] {
+  const dir = path.dirname(module);
+  const seen = new Set<string>([module]);
+  const stack = [module];
+  while (stack.length) {
+    const text = fs.readFileSync(stack.pop()!, 'utf8');
+    for (const m of text.matchAll(CHUNK_IMPORT)) {
+      const file = path.join(dir, m[1]!);
+      if (seen.has(file) || !fs.existsSync(file)) continue;
+      seen.add(file);
+      stack.push(file);
+    }
+  }
+  return [...seen];
 }
 
 export class ModuleCompiler {
@@ -197,6 +228,7 @@ export class ModuleCompiler {
     if (this.checked.has(entry)) return true;
     for (const [p, sha] of Object.entries(rec.files)) if (this.stat.hash(p)?.sha256 !== sha) return false;
     if (!fs.existsSync(path.join(this.dir, rec.out))) return false;
+    for (const c of rec.chunks ?? []) if (!fs.existsSync(path.join(this.dir, c))) return false;
     this.checked.add(entry);
     return true;
   }
@@ -236,9 +268,11 @@ export class ModuleCompiler {
    * are compiled in one esbuild build (it parses and resolves the files they share once, where
    * one build per module parses them again each time). Each module's closure is the one a build
    * of that module alone gives, read from the build's import graph (every local file reachable
-   * from it, plus the package.json of each npm package those files import), and its compiled
-   * file is the same bytes (esbuild bundles each entry point of a build without splitting on its
-   * own). When the build fails, the modules its errors name are compiled alone, so an error is
+   * from it, plus the package.json of each npm package those files import). The build splits
+   * code: what several modules import is emitted once, in shared chunks (chunk-<hash>.mjs, named
+   * by their content) that each module imports, so a code base's 20 rules make ~1 MB of output
+   * rather than ~3.5 MB, and a thread that imports several of them (the params below, a rule
+   * worker) parses and runs a library once. When the build fails, the modules its errors name are compiled alone, so an error is
    * reported against its module with the message compile() gives, and the others still compile.
    * A module that cannot be compiled gives its error in place of a closure.
    */
@@ -276,6 +310,8 @@ export class ModuleCompiler {
         entryPoints: pending.map((entry, i) => ({ in: path.resolve(this.root, entry), out: names[i]! })),
         outdir: this.dir,
         outExtension: { '.js': '.mjs' },
+        splitting: true,
+        chunkNames: 'chunk-[hash]',
       });
     } catch (e) {
       // A module whose own file an error names is compiled alone, the others together again
@@ -308,6 +344,7 @@ export class ModuleCompiler {
       const js = result.outputFiles.find((f) => f.path === jsPath)!;
       const map = result.outputFiles.find((f) => f.path === `${jsPath}.map`);
       const start = outputs[outputOf.get(jsPath)!]!.entryPoint!;
+      const chunks = this.chunksOf(outputOf.get(jsPath)!, outputs, result.outputFiles);
       // The files a build of this module alone reads: the ones its imports reach, tree-shaken or not.
       // An external import the resolve plugin did not make (a built-in's name or a package's
       // absolute path) is esbuild's own: a glob import (`import(\`./x/${n}.ts\`)`), whose files
@@ -341,7 +378,7 @@ export class ModuleCompiler {
       done.push(
         this.withJsClosures([...reached], pkgJsons, jsFiles, analyses).then(
           (inputs) => {
-            out.set(entry, this.record(entry, inputs, pkgJsons, js, map).files);
+            out.set(entry, this.record(entry, inputs, pkgJsons, js, map, chunks).files);
           },
           (e: unknown) => {
             out.set(entry, e instanceof Error ? e : new Error(String(e)));
@@ -353,6 +390,32 @@ export class ModuleCompiler {
     this.compiles -= unsure.length;
     await alone(unsure);
     return out;
+  }
+
+  /**
+   * The shared chunks an output of a split build imports, directly or not, statically or by
+   * import(): each with its source map, in a stable order.
+   */
+  private chunksOf(
+    key: string,
+    outputs: import('esbuild').Metafile['outputs'],
+    files: readonly import('esbuild').OutputFile[],
+  ): { name: string; js: import('esbuild').OutputFile; map: import('esbuild').OutputFile | undefined }[] {
+    const seen = new Set<string>();
+    const stack = [key];
+    while (stack.length) {
+      for (const imp of outputs[stack.pop()!]?.imports ?? []) {
+        if (imp.external || !outputs[imp.path] || seen.has(imp.path)) continue;
+        seen.add(imp.path);
+        stack.push(imp.path);
+      }
+    }
+    return [...seen].sort().map((k) => {
+      const abs = path.resolve(this.realRoot, k);
+      const js = files.find((f) => f.path === abs);
+      if (!js) throw new Error(`esbuild: no output file for the chunk ${k}`);
+      return { name: path.basename(abs), js, map: files.find((f) => f.path === `${abs}.map`) };
+    });
   }
 
   /** esbuild, loaded on first use (its service child starts with the first build). */
@@ -494,7 +557,10 @@ export class ModuleCompiler {
       target: 'node20',
       write: false,
       metafile: true,
+      // Maps serve stack traces and diagnostics' sites (mappings and file names): the sources' text
+      // is not copied into them (a third of a compile's time and bytes).
       sourcemap: 'linked',
+      sourcesContent: false,
       logLevel: 'silent',
       plugins: [plugin],
     } satisfies import('esbuild').BuildOptions;
@@ -532,7 +598,8 @@ export class ModuleCompiler {
   /**
    * Records a compiled module: its closure (each input file, a metafile key, and each package.json,
    * absolute, with its sha256; a file inside the workspace under its path relative to the root), and
-   * its compiled file and source map, named by the closure's hash.
+   * its compiled file and source map, named by the closure's hash, with the shared chunks it imports
+   * (a split build's; none for a module compiled alone).
    */
   private record(
     entry: string,
@@ -540,6 +607,11 @@ export class ModuleCompiler {
     pkgJsons: ReadonlySet<string>,
     js: import('esbuild').OutputFile,
     map: import('esbuild').OutputFile | undefined,
+    chunks: readonly {
+      name: string;
+      js: import('esbuild').OutputFile;
+      map: import('esbuild').OutputFile | undefined;
+    }[] = [],
   ): ClosureRecord {
     const files: Record<string, string> = {};
     for (const k of [...inputs].sort()) {
@@ -557,23 +629,40 @@ export class ModuleCompiler {
     Object.assign(files, sorted);
     const base = entry.replace(/[^\w.-]+/g, '_');
     const out = `${base}-${sha256Hex(canonicalJson(files)).slice(0, 16)}.mjs`;
-    if (!fs.existsSync(path.join(this.dir, out))) {
-      // The source map sits beside the module (linked): read only for stack traces and diagnostics.
-      // Engine writes: a full disk here halts the build (EngineWriteError), unlike a rule it cannot read.
-      const mapFile = path.join(this.dir, `${out}.map`);
-      if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
-      const code = Buffer.from(js.contents)
-        .toString('utf8')
-        .replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
-      const outFile = path.join(this.dir, out);
-      engineWrite('a compiled rule', outFile, () => writeFileAtomic(outFile, code));
+    // The source map sits beside the module (linked): read only for stack traces and diagnostics.
+    // Engine writes: a full disk here halts the build (EngineWriteError), unlike a rule it cannot read.
+    // A chunk is named by its content: one already there is the same bytes. The module is written
+    // after its chunks, and again when it is there already: the same closure compiled in another
+    // build (alone, or with other modules) imports other chunks, and the record names this build's.
+    for (const c of chunks) {
+      const file = path.join(this.dir, c.name);
+      if (fs.existsSync(file)) continue;
+      if (c.map) engineWrite('a compiled rule', `${file}.map`, () => writeFileAtomic(`${file}.map`, c.map!.contents));
+      engineWrite('a compiled rule', file, () => writeFileAtomic(file, c.js.contents));
     }
+    const mapFile = path.join(this.dir, `${out}.map`);
+    if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
+    const code = Buffer.from(js.contents)
+      .toString('utf8')
+      .replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
+    const outFile = path.join(this.dir, out);
+    engineWrite('a compiled rule', outFile, () => writeFileAtomic(outFile, code));
     const old = this.records[entry];
-    if (old && old.out !== out) {
-      fs.rmSync(path.join(this.dir, old.out), { force: true });
-      fs.rmSync(path.join(this.dir, `${old.out}.map`), { force: true });
+    const rec: ClosureRecord = chunks.length ? { files, out, chunks: chunks.map((c) => c.name) } : { files, out };
+    this.records[entry] = rec;
+    if (old) {
+      if (old.out !== out) {
+        fs.rmSync(path.join(this.dir, old.out), { force: true });
+        fs.rmSync(path.join(this.dir, `${old.out}.map`), { force: true });
+      }
+      // The old module's chunks that no module recorded now imports.
+      const used = new Set(Object.values(this.records).flatMap((r) => r.chunks ?? []));
+      for (const c of old.chunks ?? []) {
+        if (used.has(c)) continue;
+        fs.rmSync(path.join(this.dir, c), { force: true });
+        fs.rmSync(path.join(this.dir, `${c}.map`), { force: true });
+      }
     }
-    const rec = { files, out };
     this.records[entry] = rec;
     this.checked.add(entry);
     this.dirty = true;

@@ -26,6 +26,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { compiledModuleFiles } from '../../config/compile-module.ts';
 import { hashFileSync } from '../../hash/hash-file.ts';
 import type { Signer, TrustedKey } from '../../cache/remote/signing.ts';
 import type { BlobStore } from '../../cache/remote/store.ts';
@@ -101,7 +102,7 @@ async function put(store: BlobStore, file: string, sha256: string, size: number)
 }
 
 /**
- * The build's side, before sbatch: hash the module and the inputs (directories walked, links kept
+ * The build's side, before sbatch: hash the module (with the shared chunks it imports) and the inputs (directories walked, links kept
  * as links) and upload them. Returns what the node must fetch, and what was sent.
  */
 export async function stageInputs(
@@ -121,7 +122,7 @@ export async function stageInputs(
     for (const rel of t.files) addFile(path.join(p, rel), fs.statSync(path.join(p, rel)));
     for (const [rel, target] of t.links) links[path.join(p, rel)] = target;
   };
-  add(job.module);
+  for (const f of compiledModuleFiles(job.module)) add(f); // the rule's module and its shared chunks
   for (const ps of Object.values(job.inputs)) for (const p of ps) add(p);
   const list = [...files.values()];
   let sent = 0;
