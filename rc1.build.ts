@@ -165,12 +165,7 @@ function stage(
       name: `seed_pool${sfx}`,
       description: `${n} scenarios rendered from templates/pack_v2 over the raw datasets, never from shadow items`,
       rule: 'rules/seed_pool.ts',
-      inputs: {
-        items: target('raw_items'),
-        v2: V2,
-        shadow: target('shadow_set', 'manifest'),
-        gates: gatedOn.map((g) => target(g)),
-      },
+      inputs: { raw: RAW, v2: V2, shadow: target('shadow_set', 'manifest'), gates: gatedOn.map((g) => target(g)) },
       args: { n },
       outputs: { pool },
     }),
@@ -182,7 +177,7 @@ function stage(
         metrics: target(`difficulty_metrics${sfx}`, 'metrics'),
         shadow: target('shadow_set', 'manifest'),
         v1: V1,
-        items: target('raw_items'),
+        raw: RAW,
       },
       outputs: { report: `${reports}/pool_validation.json` },
       report: 'report',
@@ -260,16 +255,8 @@ export default definePipeline(
         description:
           '245 held-aside evaluation scenarios, stratified by task (hotpotqa .45 / strategyqa .30 / gsm8k .25), need for clarification and difficulty band, seed 20250820',
         rule: 'rules/shadow_set.ts',
-        inputs: { items: target('raw_items'), v2: V2, table: target('tokenizer_table') },
+        inputs: { raw: RAW, v2: V2, table: target('tokenizer_table') },
         outputs: { scenarios: 'data/shadow_eval_245.jsonl', manifest: 'reports/rc1/sample_manifest.json' },
-      }),
-      defineTarget({
-        name: 'raw_items',
-        description:
-          "the raw GSM8K, HotpotQA and StrategyQA files read, checked and merged once (data.on_error), with each file's sha256: shadow_set, seed_pool and pool_validation read this instead of parsing the raw files each",
-        rule: 'rules/raw_items.ts',
-        inputs: { raw: RAW },
-        outputs: { items: 'data/raw_items.json' },
       }),
       defineTarget({
         name: 'tokenizer_table',

@@ -1,4 +1,4 @@
-// Benchmark of the RC1 data half through the real CLI: raw_items, tokenizer_table, shadow_set, diversity_report, seed_pool,
+// Benchmark of the RC1 data half through the real CLI: shadow_set, diversity_report, seed_pool,
 // pool_validation, difficulty_metrics, balanced_pool and difficulty_report, built from nothing in
 // a copy of the project at n = 1 000, 5 000 and 30 000 (one scale stage of size n), then a no-op.
 // Prints per-target times (from the --json done events), the whole build's wall time, its CPU time
@@ -23,7 +23,6 @@ import { fileURLToPath } from 'node:url';
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
 const TARGETS = [
-  'raw_items',
   'tokenizer_table',
   'shadow_set',
   'diversity_report',

@@ -2,10 +2,9 @@
 // leaks of held-out questions and task mix. One output, the report (the engine writes it from the
 // returned checks and report). Inputs: `pool` (the seed_pool output), `metrics` (its difficulty
 // metrics: the length gate reads their Qwen3 len_tokens), `shadow` (shadow_set outputs: the
-// manifest names the held-out items), `v1` (pack_v1 JSON: the KL baseline), `items` (the raw_items
-// output: the raw data files loaded once) or `raw` (the data files, loaded here, malformed records
-// skipped): the held-out questions and contexts the leak check compares against, and the items the
-// KL baseline re-renders with pack_v1, so the KL compares packs, not samples. Params:
+// manifest names the held-out items), `v1` (pack_v1 JSON: the KL baseline), `raw` (the data
+// files: the held-out questions and contexts the leak check compares against, and the items the
+// KL baseline re-renders with pack_v1, so the KL compares packs, not samples). Params:
 // `validation` (thresholds, sampling, RC1's target mix), `pool` (clarify rate, max turns).
 // Whole pool: duplicates, lengths, leaks, mix, role/style coverage. Seeded sample (batches of a
 // fixed size): distinct-n, TTR, Zipf, KL, so the values mean the same at 1 000 and 30 000.
@@ -19,12 +18,11 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { z } from 'zod';
 import { check, defineRule, RuleError } from 'rc1-build';
 import {
-  dataFiles,
+  dataFileFormat,
   deriveSeed,
   displayPath,
   loadSources,
   questionKey,
-  readRawItems,
   scenarioContext,
   sourceKey,
   TASKS,
@@ -96,9 +94,13 @@ export default defineRule({
     const poolPath = ctx.input('pool');
     const shadow = await readShadowSourceIds(ctx.inputs('shadow'));
     const v1 = await loadPack(ctx.inputs('v1'), ctx.root);
-    const raw = ctx.hasInput('items')
-      ? await readRawItems(ctx.input('items'))
-      : await loadSources(dataFiles(ctx.inputs('raw')), { onError: 'skip', root: ctx.root });
+    const raw = await loadSources(
+      ctx
+        .inputs('raw')
+        .filter((f) => dataFileFormat(f) !== null)
+        .sort(),
+      { onError: 'skip', root: ctx.root },
+    );
     const items = new Map<string, SourceItem>(raw.items.map((i) => [sourceKey(i), i]));
     const heldOut = raw.items.filter((i) => shadow.ids.has(i.source_id) || shadow.contentKeys.has(questionKey(i)));
     const heldOutKeys = new Set(heldOut.map((i) => questionKey(i)));

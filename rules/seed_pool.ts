@@ -3,15 +3,14 @@
 // n is the stage size (ctx.args.n); scenario k is a pure function of (pool params, k, sources),
 // so a smaller stage is a prefix of a larger one. See lib/pool/build-pool.ts for how each
 // scenario's task, kind (plain / under-specified), item, template, role and style are chosen.
-// Inputs: `items` (the raw_items output: the raw data files loaded once) or `raw` (the data files,
-// loaded here), `v2` (pack_v2 JSON), `shadow` (the shadow_set outputs; the manifest's
+// Inputs: `raw` (data files), `v2` (pack_v2 JSON), `shadow` (the shadow_set outputs; the manifest's
 // source_ids and content_keys are excluded), `gates` (earlier gate reports: the engine blocks this target when one
 // failed; the rule does not read them). Params: `pool`, `templates`, `data`.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
-import { dataFiles, loadSources, questionKey, readRawItems, TASKS } from '../lib/data/index.ts';
+import { dataFileFormat, loadSources, questionKey, TASKS } from '../lib/data/index.ts';
 import { loadPack, TemplatesParamsSchema } from '../lib/templates/index.ts';
 import { PoolBuilder, PoolLines, PoolParamsSchema, poolConfig, readShadowSourceIds } from '../lib/pool/index.ts';
 
@@ -32,13 +31,12 @@ export default defineRule({
       throw new RuleError(`seed_pool: args.n must be a positive integer (the stage size), got ${JSON.stringify(n)}`);
     }
 
-    let loaded;
-    if (ctx.hasInput('items')) loaded = await readRawItems(ctx.input('items'));
-    else {
-      const files = dataFiles(ctx.inputs('raw'));
-      if (files.length === 0) throw new RuleError('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
-      loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
-    }
+    const files = ctx
+      .inputs('raw')
+      .filter((f) => dataFileFormat(f) !== null)
+      .sort();
+    if (files.length === 0) throw new RuleError('seed_pool: the `raw` inputs hold no .jsonl, .json or .parquet file');
+    const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     if (loaded.skipped > 0) ctx.log(`skipped ${loaded.skipped} malformed records (data.on_error: skip)`);
     const pack = await loadPack(ctx.inputs('v2'), ctx.root);
     if (pack.name !== templates.pack)

@@ -10,21 +10,21 @@
 //   reports/rc1/sample_manifest.json   the held-out `source_ids` (sorted) and `content_keys` (the
 //       normalised questions' hashes) the seed pool must never use; per-cell quotas; the counts
 //       of every split evaluation reports, with `n/a` for a split below shadow.min_split_n.
-// Inputs: `items` (the raw_items output: the raw data files loaded once) or `raw` (the data files,
-// loaded here), `v2` (pack_v2), `table` (optional; the shipped pipeline declares it:
+// Inputs: `raw` (data files), `v2` (pack_v2), `table` (optional; the shipped pipeline declares it:
 // Qwen3's BPE table, the tokenizer_table output, to count tokens with instead of loading the
 // tokenizer package; the same counts). Params: shadow, data, pool, templates, and the
 // difficulty bands, dimensions, balance target and metrics settings. Both outputs are
 // byte-identical for the same inputs and params (nothing depends on the clock or the file order).
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, posix } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineRule, RuleError } from 'rc1-build';
 import {
-  loadRawItems,
+  dataFileFormat,
+  displayPath,
+  loadSources,
   NotEnoughDataError,
-  readRawItems,
   questionKey,
   stratifiedQuotas,
   TASKS,
@@ -84,11 +84,13 @@ export default defineRule({
   }),
   async run(ctx) {
     const { shadow, data, pool, templates, difficulty } = ctx.params;
-    const loaded = ctx.hasInput('items')
-      ? await readRawItems(ctx.input('items'))
-      : await loadRawItems(ctx.inputs('raw'), data.on_error, ctx.root);
-    if (loaded.inputs.length === 0)
-      throw new RuleError('shadow_set: the `raw` inputs hold no .jsonl, .json or .parquet file');
+    const files = ctx
+      .inputs('raw')
+      .filter((f) => dataFileFormat(f) !== null)
+      .sort();
+    if (files.length === 0) throw new RuleError('shadow_set: the `raw` inputs hold no .jsonl, .json or .parquet file');
+
+    const loaded = await loadSources(files, { onError: data.on_error, root: ctx.root });
     ctx.signal.throwIfAborted();
     for (const issue of loaded.issues.slice(0, 5)) ctx.log(`skipped: ${issue.message}`);
     if (loaded.skipped > 5)
@@ -135,7 +137,9 @@ export default defineRule({
       }
     } catch (e) {
       if (e instanceof NotEnoughDataError) {
-        const dirs = [...new Set(loaded.inputs.map((f) => posix.dirname(f.path)))].filter((d) => d.includes(e.task));
+        const dirs = [...new Set(files.map((f) => displayPath(dirname(f), ctx.root)))].filter((d) =>
+          d.includes(e.task),
+        );
         throw new RuleError(
           `${e.message}${loaded.skipped ? ` (${loaded.skipped} malformed records were skipped)` : ''}\n  hint: add ${e.task} records to ${dirs.length ? dirs.join(', ') : `the raw inputs (a ${e.task} file matched by the target's \`raw\` globs)`}, or lower shadow.n (${e.n}) or shadow.stratify.${e.task} in configs/`,
         );
@@ -148,12 +152,13 @@ export default defineRule({
     ctx.progress(1, 2, 'outputs');
 
     const inputs = [];
-    for (const file of loaded.inputs) {
-      const summary = loaded.files.find((s) => s.file === file.path);
+    for (const file of files) {
+      const bytes = await readFile(file);
+      const summary = loaded.files.find((s) => s.file === displayPath(file, ctx.root));
       inputs.push({
-        path: file.path,
-        sha256: file.sha256,
-        bytes: file.bytes,
+        path: displayPath(file, ctx.root),
+        sha256: sha256(bytes),
+        bytes: bytes.length,
         task: summary?.task ?? null,
         records: summary?.records ?? 0,
         items: summary?.items ?? 0,
@@ -186,7 +191,7 @@ export default defineRule({
       splits: { min_split_n: shadow.min_split_n, definition: SPLITS_DEFINITION, counts: splits },
       output: { path: SCENARIOS, sha256: sha256(jsonl), scenarios: result.scenarios.length },
       inputs,
-      on_error: loaded.on_error,
+      on_error: data.on_error,
       skipped: loaded.skipped,
       duplicates_merged: loaded.duplicates,
       duplicates: loaded.duplicateRecords.slice(0, ISSUES_LISTED),

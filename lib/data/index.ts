@@ -53,15 +53,6 @@ export {
   type LoadResult,
 } from './load-sources.ts';
 export {
-  dataFiles,
-  loadRawItems,
-  RAW_ITEMS_FORMAT,
-  readRawItems,
-  rawItemsText,
-  type RawInput,
-  type RawItems,
-} from './raw-items.ts';
-export {
   deriveSeed,
   NotEnoughDataError,
   selectShadow,
