@@ -6,7 +6,9 @@
 // and writes them. A worker stays at most MAX_AHEAD scenarios ahead of the written ones.
 // Metrics are a pure function of the scenario, so the output is byte-identical for any number of
 // workers. The first problem in pool order (a malformed line, a duplicate id) is the one thrown.
-// A worker runs this same module (the rule's bundle): see the `role` check at the bottom.
+// A worker runs this same module's file (import.meta.url: the rule's bundle, or the shared chunk
+// of the compiled rules that holds this file, since esbuild splits by whole files): see the `role`
+// check at the bottom, which is in the same file.
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';

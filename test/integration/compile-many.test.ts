@@ -6,6 +6,7 @@
 // repository's RC1 rules, and small workspaces with the import shapes the closure walk must follow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -66,11 +67,19 @@ function compiledSources(file: string): Set<string> {
   return all;
 }
 
+/** A compiled module's file is named by its code: the entry's name, then the sha256 of its text (source map comment left out). */
+function assertNamedByCode(entry: string, file: string): void {
+  const text = fs.readFileSync(file, 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, '');
+  const sha = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  assert.equal(path.basename(file), `${entry.replace(/[^\w.-]+/g, '_')}-${sha}.mjs`, `${entry}: named by its code`);
+}
+
 /**
- * The closure (same keys in the same order) and the compiled file's name a compile alone gives; the
- * code (module and chunks) comes from files of the closure only. It may come from more of them
- * than a compile alone's: a shared chunk holds every file the module reaches that other modules
- * use, also one whose code a compile alone tree-shakes away (as Node running the sources loads it).
+ * The closure (same keys in the same order) a compile alone gives; both compiled files named by
+ * their code; the code (module and chunks) comes from files of the closure only. It may come from
+ * more of them than a compile alone's: a shared chunk holds every file the module reaches that
+ * other modules use, also one whose code a compile alone tree-shakes away (as Node running the
+ * sources loads it).
  */
 function assertSameCompile(
   entry: string,
@@ -79,7 +88,8 @@ function assertSameCompile(
   file: string,
 ): void {
   assert.equal(JSON.stringify(closure), JSON.stringify(single.closure), `${entry}: closure`);
-  assert.equal(path.basename(file), path.basename(single.file), `${entry}: compiled file name`);
+  assertNamedByCode(entry, file);
+  assertNamedByCode(entry, single.file);
   const split = compiledSources(file);
   assert.ok(split.size > 0 && compiledSources(single.file).size > 0, `${entry}: compiled code with source maps`);
   const keys = Object.keys(closure);
@@ -90,7 +100,7 @@ function assertSameCompile(
     );
 }
 
-test('every rule of the RC1 pipeline: compileMany gives the closure and compiled file name a compile alone gives, code from the closure only, and the same rule when imported', async () => {
+test('every rule of the RC1 pipeline: compileMany gives the closure a compile alone gives, code from the closure only, and the same rule when imported', async () => {
   const rules = fs
     .readdirSync(path.join(REPO, 'rules'))
     .filter((f) => f.endsWith('.ts'))
@@ -124,8 +134,8 @@ test('every rule of the RC1 pipeline: compileMany gives the closure and compiled
   for (const r of rules) {
     const single = singles.get(r) as { closure: Record<string, string>; file: string };
     const { chunks, ...rest } = records[r] as { chunks?: string[] };
-    assert.deepEqual(rest, { files: single.closure, out: path.basename(single.file) });
-    const file = path.join(state, 'compiled', path.basename(single.file));
+    const file = await compiler.compiled(r);
+    assert.deepEqual(rest, { files: single.closure, out: path.basename(file) });
     assert.deepEqual(
       [...(chunks ?? [])].sort(),
       compiledModuleFiles(file)
@@ -326,11 +336,24 @@ export default definePipeline({
       .readdirSync(compiled)
       .filter((f) => /^chunk-.*\.mjs$/.test(f))
       .sort();
-  /** Every chunk on disk is imported by a recorded module, and every recorded module's chunks are on disk. */
+  /**
+   * Every recorded module's chunks are the ones its file imports (all on disk: compiledModuleFiles
+   * throws on a missing one), and every chunk on disk is imported by a recorded module.
+   */
   const chunksAccounted = (): void => {
     const used = new Set<string>();
-    for (const r of Object.values(records()))
-      for (const f of compiledModuleFiles(path.join(compiled, r.out)).slice(1)) used.add(path.basename(f));
+    for (const [entry, r] of Object.entries(records())) {
+      const imported = compiledModuleFiles(path.join(compiled, r.out))
+        .slice(1)
+        .map((f) => path.basename(f))
+        .sort();
+      assert.deepEqual(
+        [...(r.chunks ?? [])].sort(),
+        imported,
+        `${entry}: its record names the chunks its file imports`,
+      );
+      for (const c of imported) used.add(c);
+    }
     assert.deepEqual(chunkFiles(), [...used].sort());
   };
   try {
@@ -363,7 +386,8 @@ export default definePipeline({
     assert.ok(records()['rules/two.ts']?.chunks?.length, "two's chunks stay");
     chunksAccounted();
 
-    // A chunk deleted under the compiled module: the module is compiled again, and runs.
+    // A chunk deleted under the compiled module: the module is compiled again (alone: the only
+    // module of this build), and runs.
     for (const c of chunkFiles()) fs.rmSync(path.join(compiled, c));
     r = rig.run(['two', '--force'], { RC1_NO_SERVER: '1' });
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -372,6 +396,82 @@ export default definePipeline({
   } finally {
     rig.cleanup();
   }
+});
+
+test('a module that imports another module of the same build by import() is compiled alone: editing the other changes what it runs', async () => {
+  const root = tempDir('rc1-compile-many-dyn-');
+  const write = (p: string, text: string): void => {
+    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+    fs.writeFileSync(path.join(root, p), text);
+  };
+  write('lib/shared.ts', 'export const shared = (s: string): string => `<${s}>`;\n');
+  write(
+    'rules/a.ts',
+    'import { shared } from "../lib/shared.ts";\nexport async function fromB(): Promise<string> { return shared((await import("./b.ts")).b); }\n',
+  );
+  write('rules/b.ts', 'import { shared } from "../lib/shared.ts";\nexport const b = shared("b version 1");\n');
+  const state = tempDir('rc1-compile-many-state-'); // one state dir: the second build sees what the first wrote
+  const run = async (): Promise<string> => {
+    const compiler = new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json')));
+    const got = await compiler.compileMany(['rules/a.ts', 'rules/b.ts']);
+    assert.ok(Object.keys(got.get('rules/a.ts') as object).includes('rules/b.ts'), 'b is in the closure of a');
+    const file = await compiler.compiled('rules/a.ts');
+    for (const f of compiledModuleFiles(file).slice(1)) assert.match(path.basename(f), /^chunk-/);
+    compiler.save();
+    return ((await import(pathToFileURL(file).href)) as { fromB(): Promise<string> }).fromB();
+  };
+  assert.equal(await run(), '<<b version 1>>');
+  write('rules/b.ts', 'import { shared } from "../lib/shared.ts";\nexport const b = shared("b version 2");\n');
+  assert.equal(await run(), '<<b version 2>>');
+});
+
+test("two processes compiling in one workspace at once, with different modules beside the same one: each record names the chunks its module's file imports, and every module runs", async () => {
+  const root = tempDir('rc1-compile-many-two-');
+  const write = (p: string, text: string): void => {
+    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+    fs.writeFileSync(path.join(root, p), text);
+  };
+  write('lib/one.ts', 'export const one = (): string => "one";\n');
+  write('lib/two.ts', 'export const two = (): string => "two";\n');
+  write(
+    'rules/a.ts',
+    'import { one } from "../lib/one.ts";\nimport { two } from "../lib/two.ts";\nexport const a = one() + two();\n',
+  );
+  write('rules/b.ts', 'import { one } from "../lib/one.ts";\nexport const b = one();\n');
+  write('rules/c.ts', 'import { two } from "../lib/two.ts";\nexport const c = two();\n');
+  const state = tempDir('rc1-compile-many-state-');
+  const make = (): ModuleCompiler =>
+    new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache.json')));
+  const p1 = make();
+  const p2 = make();
+  await p1.compileMany(['rules/a.ts', 'rules/b.ts']); // a's code split as {one} | {two}
+  await p2.compileMany(['rules/a.ts', 'rules/c.ts']); // a's code split as {one} | {two} the other way round
+  p2.save();
+  p1.save(); // the last writer's records stand
+  const dir = path.join(state, 'compiled');
+  const records = JSON.parse(fs.readFileSync(path.join(dir, 'closures-3.json'), 'utf8')) as Record<
+    string,
+    { out: string; chunks?: string[] }
+  >;
+  for (const [entry, r] of Object.entries(records)) {
+    const imported = compiledModuleFiles(path.join(dir, r.out))
+      .slice(1)
+      .map((f) => path.basename(f))
+      .sort();
+    assert.deepEqual([...(r.chunks ?? [])].sort(), imported, `${entry}: the record names the chunks its file imports`);
+  }
+  const fresh = make();
+  assert.ok(
+    fresh.knownClosure('rules/a.ts') && fresh.knownClosure('rules/b.ts'),
+    "the last writer's records are valid",
+  );
+  assert.equal(fresh.knownClosure('rules/c.ts'), null, "c's record went with the other process's index");
+  const mod = async (e: string): Promise<Record<string, string>> =>
+    (await import(pathToFileURL(await fresh.compiled(`rules/${e}.ts`)).href)) as Record<string, string>;
+  assert.equal((await mod('a')).a, 'onetwo');
+  assert.equal((await mod('b')).b, 'one');
+  assert.equal((await mod('c')).c, 'two');
+  assert.equal(fresh.compiles, 1, 'only c is compiled again');
 });
 
 /**

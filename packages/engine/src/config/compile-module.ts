@@ -19,7 +19,6 @@ import { createRequire, isBuiltin } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { StatCache } from '../hash/stat-cache.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
-import { canonicalJson } from '../util/canonical-json.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 
@@ -161,24 +160,31 @@ export class CompileError extends Error {
   }
 }
 
-/** A shared chunk's import in a compiled module: `from "./chunk-<hash>.mjs"`, `import("./chunk-<hash>.mjs")`. */
-const CHUNK_IMPORT = /["'](\.\/chunk-[A-Z0-9]+\.mjs)["']/g;
+/** A shared chunk's file name (compileMany: `chunkNames: 'chunk-[hash]'`, named by its content). */
+const CHUNK_NAME = /^chunk-[A-Z0-9]+\.mjs$/;
+/** A shared chunk's import in a compiled module, as esbuild writes it: `from "./chunk-<hash>.mjs"`, `import "./…"`, `import("./…")`. */
+const CHUNK_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.\/chunk-[A-Z0-9]+\.mjs)["']/g;
 
 /**
  * A compiled module and the shared chunks it imports, directly or not (compileMany): the files a
  * machine that runs it must have beside it (a Slurm job staged through the remote cache). Chunks
  * are found by their import specifiers in the module's text, which esbuild writes as
- * "./chunk-<hash>.mjs"; a name that no file in the folder has is left out.
+ * "./chunk-<hash>.mjs". A chunk missing from the folder is an error naming it.
  */
 export function compiledModuleFiles(module: string): string[] {
   const dir = path.dirname(module);
   const seen = new Set<string>([module]);
   const stack = [module];
   while (stack.length) {
-    const text = fs.readFileSync(stack.pop()!, 'utf8');
+    const from = stack.pop()!;
+    const text = fs.readFileSync(from, 'utf8');
     for (const m of text.matchAll(CHUNK_IMPORT)) {
       const file = path.join(dir, m[1]!);
-      if (seen.has(file) || !fs.existsSync(file)) continue;
+      if (seen.has(file)) continue;
+      if (!fs.existsSync(file))
+        throw new Error(
+          `${from} imports ${m[1]}, which is not in ${dir}: build again, and the module is compiled again`,
+        );
       seen.add(file);
       stack.push(file);
     }
@@ -270,9 +276,10 @@ export class ModuleCompiler {
    * of that module alone gives, read from the build's import graph (every local file reachable
    * from it, plus the package.json of each npm package those files import). The build splits
    * code: what several modules import is emitted once, in shared chunks (chunk-<hash>.mjs, named
-   * by their content) that each module imports, so a code base's 20 rules make ~1 MB of output
-   * rather than ~3.5 MB, and a thread that imports several of them (the params below, a rule
-   * worker) parses and runs a library once. When the build fails, the modules its errors name are compiled alone, so an error is
+   * by their content) that each module imports, so RC1's 21 rules make 1.2 MB of code and maps
+   * rather than 3.6 MB, and a thread that imports several of them (the params below, a rule
+   * worker) parses and runs a library once. A module that imports another module of the build by
+   * import() is compiled alone (esbuild would name the other by its place in this build). When the build fails, the modules its errors name are compiled alone, so an error is
    * reported against its module with the message compile() gives, and the others still compile.
    * A module that cannot be compiled gives its error in place of a closure.
    */
@@ -344,6 +351,8 @@ export class ModuleCompiler {
       const js = result.outputFiles.find((f) => f.path === jsPath)!;
       const map = result.outputFiles.find((f) => f.path === `${jsPath}.map`);
       const start = outputs[outputOf.get(jsPath)!]!.entryPoint!;
+      // null: the module imports another module of this build (esbuild names it by its place in
+      // the build, e<i>.mjs, not by its content): such a module is compiled alone.
       const chunks = this.chunksOf(outputOf.get(jsPath)!, outputs, result.outputFiles);
       // The files a build of this module alone reads: the ones its imports reach, tree-shaken or not.
       // An external import the resolve plugin did not make (a built-in's name or a package's
@@ -363,7 +372,7 @@ export class ModuleCompiler {
           stack.push(imp.path);
         }
       }
-      if (!sure) {
+      if (!sure || !chunks) {
         unsure.push(entry);
         continue;
       }
@@ -394,18 +403,20 @@ export class ModuleCompiler {
 
   /**
    * The shared chunks an output of a split build imports, directly or not, statically or by
-   * import(): each with its source map, in a stable order.
+   * import(): each with its source map, in a stable order. null when one of the files it reaches
+   * is not a shared chunk (another module of the build, imported by import()).
    */
   private chunksOf(
     key: string,
     outputs: import('esbuild').Metafile['outputs'],
     files: readonly import('esbuild').OutputFile[],
-  ): { name: string; js: import('esbuild').OutputFile; map: import('esbuild').OutputFile | undefined }[] {
+  ): { name: string; js: import('esbuild').OutputFile; map: import('esbuild').OutputFile | undefined }[] | null {
     const seen = new Set<string>();
     const stack = [key];
     while (stack.length) {
       for (const imp of outputs[stack.pop()!]?.imports ?? []) {
         if (imp.external || !outputs[imp.path] || seen.has(imp.path)) continue;
+        if (!CHUNK_NAME.test(path.basename(imp.path))) return null;
         seen.add(imp.path);
         stack.push(imp.path);
       }
@@ -598,7 +609,7 @@ export class ModuleCompiler {
   /**
    * Records a compiled module: its closure (each input file, a metafile key, and each package.json,
    * absolute, with its sha256; a file inside the workspace under its path relative to the root), and
-   * its compiled file and source map, named by the closure's hash, with the shared chunks it imports
+   * its compiled file and source map, named by the code's hash, with the shared chunks it imports
    * (a split build's; none for a module compiled alone).
    */
   private record(
@@ -628,25 +639,31 @@ export class ModuleCompiler {
     for (const k of Object.keys(files)) delete files[k];
     Object.assign(files, sorted);
     const base = entry.replace(/[^\w.-]+/g, '_');
-    const out = `${base}-${sha256Hex(canonicalJson(files)).slice(0, 16)}.mjs`;
+    // Named by its code (the source map's name left out): a name is always the same bytes, so a
+    // file is never rewritten in place, and the chunks a module's file imports are the chunks its
+    // record names, whichever build, alone or with other modules, wrote either.
+    const text = Buffer.from(js.contents)
+      .toString('utf8')
+      .replace(/\/\/# sourceMappingURL=\S+\s*$/, '');
+    const out = `${base}-${sha256Hex(text).slice(0, 16)}.mjs`;
     // The source map sits beside the module (linked): read only for stack traces and diagnostics.
     // Engine writes: a full disk here halts the build (EngineWriteError), unlike a rule it cannot read.
-    // A chunk is named by its content: one already there is the same bytes. The module is written
-    // after its chunks, and again when it is there already: the same closure compiled in another
-    // build (alone, or with other modules) imports other chunks, and the record names this build's.
+    // Chunks and modules are named by their content: one already there is the same bytes. A
+    // module is written after its chunks, its map before it.
     for (const c of chunks) {
       const file = path.join(this.dir, c.name);
       if (fs.existsSync(file)) continue;
       if (c.map) engineWrite('a compiled rule', `${file}.map`, () => writeFileAtomic(`${file}.map`, c.map!.contents));
       engineWrite('a compiled rule', file, () => writeFileAtomic(file, c.js.contents));
     }
-    const mapFile = path.join(this.dir, `${out}.map`);
-    if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
-    const code = Buffer.from(js.contents)
-      .toString('utf8')
-      .replace(/\/\/# sourceMappingURL=\S+\s*$/, `//# sourceMappingURL=${out}.map\n`);
     const outFile = path.join(this.dir, out);
-    engineWrite('a compiled rule', outFile, () => writeFileAtomic(outFile, code));
+    if (!fs.existsSync(outFile)) {
+      const mapFile = path.join(this.dir, `${out}.map`);
+      if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
+      engineWrite('a compiled rule', outFile, () =>
+        writeFileAtomic(outFile, `${text}//# sourceMappingURL=${out}.map\n`),
+      );
+    }
     const old = this.records[entry];
     const rec: ClosureRecord = chunks.length ? { files, out, chunks: chunks.map((c) => c.name) } : { files, out };
     this.records[entry] = rec;
