@@ -311,7 +311,8 @@ let loading: Promise<Qwen3Counter> | undefined;
 
 /**
  * The package's tokenizer, loaded once per thread (≈0.5 s) and checked against the published probe
- * ids; exported for the BPE table (lib/difficulty/qwen3-table.ts).
+ * ids; exported for the BPE table (lib/difficulty/qwen3-table.ts). Rules compiled together share
+ * this module in a worker, so a load that failed is forgotten, not handed to the next rule.
  */
 export function loadQwen3Tokenizer(): Promise<PackageTokenizer> {
   loadingTokenizer ??= (async () => {
@@ -336,12 +337,20 @@ export function loadQwen3Tokenizer(): Promise<PackageTokenizer> {
       }
     }
     return tok;
-  })();
+  })().catch((e: unknown) => {
+    loadingTokenizer = undefined; // a failed load is not kept: the thread's next rule tries again
+    throw e;
+  });
   return loadingTokenizer;
 }
 
 /** Loads the tokenizer once per thread (≈0.5 s), checks it against the published probe ids, and wraps it (qwen3Counter). */
 export function loadQwen3(): Promise<Qwen3Counter> {
-  loading ??= loadQwen3Tokenizer().then(qwen3Counter);
+  loading ??= loadQwen3Tokenizer()
+    .then(qwen3Counter)
+    .catch((e: unknown) => {
+      loading = undefined;
+      throw e;
+    });
   return loading;
 }
