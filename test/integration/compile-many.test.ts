@@ -67,10 +67,14 @@ function compiledSources(file: string): Set<string> {
   return all;
 }
 
-/** A compiled module's file is named by its code: the entry's name, then the sha256 of its text (source map comment left out). */
+/**
+ * A compiled module's file is named by its content: the entry's name, then the sha256 of the entry,
+ * its text (source map comment left out) and its source map.
+ */
 function assertNamedByCode(entry: string, file: string): void {
   const text = fs.readFileSync(file, 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, '');
-  const sha = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  const map = fs.readFileSync(`${file}.map`, 'utf8');
+  const sha = createHash('sha256').update(`${entry}\0${text}\0${map}`).digest('hex').slice(0, 16);
   assert.equal(path.basename(file), `${entry.replace(/[^\w.-]+/g, '_')}-${sha}.mjs`, `${entry}: named by its code`);
 }
 
@@ -305,7 +309,7 @@ export default definePipeline({
   }
 });
 
-test("rules compiled together share chunks: a throw in the shared library is reported at its TypeScript line, a rule edited alone keeps the others' chunks, a deleted chunk is rebuilt, and no chunk outlives every module that imports it", () => {
+test("rules compiled together share chunks: a throw in the shared library is reported at its TypeScript line, a rule edited alone keeps the others' chunks, a deleted chunk is rebuilt, no chunk outlives every module that imports it, and comment lines above a throw move its reported line", () => {
   const rule = (name: string): string => `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
 import { label } from '../lib/shared.ts';
@@ -393,6 +397,25 @@ export default definePipeline({
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(rig.read('out/two.txt'), 'made by two');
     chunksAccounted();
+
+    // A throw in the rule's own code, then comment lines above it (the same code, lines moved):
+    // the stack follows the line, so the map is the new one.
+    const throwing = rule('two').replace('run(ctx) {', "run(ctx) { throw new Error('own kaboom');");
+    const throwLine = throwing.split('\n').findIndex((l) => l.includes('own kaboom')) + 1;
+    const stackLine = (): number => {
+      const res = rig.run(['two', '--force'], { RC1_NO_SERVER: '1' });
+      assert.equal(res.code, 1, res.stdout + res.stderr);
+      const report = /error report (reports\/ERROR_\d{8}T\d{9}Z(?:-\d+)?\.json)/.exec(res.stdout);
+      assert.ok(report, res.stdout);
+      const err = (JSON.parse(rig.read(report[1]!)) as { error: string }).error;
+      const at = /rules\/two\.ts:(\d+):\d+/.exec(err);
+      assert.ok(at, err);
+      return Number(at[1]);
+    };
+    rig.write('rules/two.ts', throwing);
+    assert.equal(stackLine(), throwLine);
+    rig.write('rules/two.ts', `// one\n// two\n\n${throwing}`);
+    assert.equal(stackLine(), throwLine + 3);
   } finally {
     rig.cleanup();
   }
@@ -416,8 +439,17 @@ test('a module that imports another module of the same build by import() is comp
     const got = await compiler.compileMany(['rules/a.ts', 'rules/b.ts']);
     assert.ok(Object.keys(got.get('rules/a.ts') as object).includes('rules/b.ts'), 'b is in the closure of a');
     const file = await compiler.compiled('rules/a.ts');
-    for (const f of compiledModuleFiles(file).slice(1)) assert.match(path.basename(f), /^chunk-/);
     compiler.save();
+    const records = JSON.parse(fs.readFileSync(path.join(state, 'compiled', 'closures-3.json'), 'utf8')) as Record<
+      string,
+      { chunks?: string[] }
+    >;
+    assert.equal(records['rules/a.ts']?.chunks, undefined, 'a is compiled alone: no shared chunks');
+    assert.doesNotMatch(
+      fs.readFileSync(file, 'utf8'),
+      /import\(\s*["']\.\/e\d+\.mjs["']\)/,
+      'and imports no module of the build by its place',
+    );
     return ((await import(pathToFileURL(file).href)) as { fromB(): Promise<string> }).fromB();
   };
   assert.equal(await run(), '<<b version 1>>');

@@ -276,7 +276,7 @@ export class ModuleCompiler {
    * of that module alone gives, read from the build's import graph (every local file reachable
    * from it, plus the package.json of each npm package those files import). The build splits
    * code: what several modules import is emitted once, in shared chunks (chunk-<hash>.mjs, named
-   * by their content) that each module imports, so RC1's 21 rules make 1.2 MB of code and maps
+   * by their content) that each module imports, so RC1's 22 rules make 1.2 MB of code and maps
    * rather than 3.6 MB, and a thread that imports several of them (the params below, a rule
    * worker) parses and runs a library once. A module that imports another module of the build by
    * import() is compiled alone (esbuild would name the other by its place in this build). When the build fails, the modules its errors name are compiled alone, so an error is
@@ -639,13 +639,16 @@ export class ModuleCompiler {
     for (const k of Object.keys(files)) delete files[k];
     Object.assign(files, sorted);
     const base = entry.replace(/[^\w.-]+/g, '_');
-    // Named by its code (the source map's name left out): a name is always the same bytes, so a
-    // file is never rewritten in place, and the chunks a module's file imports are the chunks its
-    // record names, whichever build, alone or with other modules, wrote either.
+    // Named by the entry, its code (the source map's name left out) and its source map: a name is
+    // always the same bytes, so a file is never rewritten in place; the chunks a module's file
+    // imports are the chunks its record names, whichever build, alone or with other modules,
+    // wrote either; and an edit that moves lines without changing the code (a comment) gets a new
+    // map, under a new name.
     const text = Buffer.from(js.contents)
       .toString('utf8')
       .replace(/\/\/# sourceMappingURL=\S+\s*$/, '');
-    const out = `${base}-${sha256Hex(text).slice(0, 16)}.mjs`;
+    const mapText = map ? Buffer.from(map.contents).toString('utf8') : '';
+    const out = `${base}-${sha256Hex(`${entry}\0${text}\0${mapText}`).slice(0, 16)}.mjs`;
     // The source map sits beside the module (linked): read only for stack traces and diagnostics.
     // Engine writes: a full disk here halts the build (EngineWriteError), unlike a rule it cannot read.
     // Chunks and modules are named by their content: one already there is the same bytes. A
