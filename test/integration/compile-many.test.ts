@@ -166,6 +166,24 @@ test('every rule of the RC1 pipeline: compileMany gives the closure a compile al
   }
 });
 
+/** Writes a file under `root`, making its folders. */
+const writer =
+  (root: string) =>
+  (p: string, text: string): void => {
+    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+    fs.writeFileSync(path.join(root, p), text);
+  };
+
+/** A pipeline of two targets, one and two, each with its rule (rules/one.ts, rules/two.ts) and one output. */
+const ONE_AND_TWO = `import { definePipeline, defineTarget } from 'rc1-build';
+export default definePipeline({
+  targets: [
+    defineTarget({ name: 'one', rule: 'rules/one.ts', outputs: ['out/one.txt'] }),
+    defineTarget({ name: 'two', rule: 'rules/two.ts', outputs: ['out/two.txt'] }),
+  ],
+});
+`;
+
 /** A workspace whose modules import one another in the ways the closure walk must follow. */
 function shapes(): string {
   const root = tempDir('rc1-compile-many-');
@@ -320,14 +338,7 @@ export default defineRule({
 `;
   const shared = (body: string): string => `export function label(name: string): string {\n  ${body}\n}\n`;
   const rig = new TestRig({
-    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
-export default definePipeline({
-  targets: [
-    defineTarget({ name: 'one', rule: 'rules/one.ts', outputs: ['out/one.txt'] }),
-    defineTarget({ name: 'two', rule: 'rules/two.ts', outputs: ['out/two.txt'] }),
-  ],
-});
-`,
+    'rc1.build.ts': ONE_AND_TWO,
     'rules/one.ts': rule('one'),
     'rules/two.ts': rule('two'),
     'lib/shared.ts': shared("return 'made by ' + name;"),
@@ -423,10 +434,7 @@ export default definePipeline({
 
 test('a module that imports another module of the same build by import() is compiled alone: editing the other changes what it runs', async () => {
   const root = tempDir('rc1-compile-many-dyn-');
-  const write = (p: string, text: string): void => {
-    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
-    fs.writeFileSync(path.join(root, p), text);
-  };
+  const write = writer(root);
   write('lib/shared.ts', 'export const shared = (s: string): string => `<${s}>`;\n');
   write(
     'rules/a.ts',
@@ -459,10 +467,7 @@ test('a module that imports another module of the same build by import() is comp
 
 test("two processes compiling in one workspace at once, with different modules beside the same one: each record names the chunks its module's file imports, and every module runs", async () => {
   const root = tempDir('rc1-compile-many-two-');
-  const write = (p: string, text: string): void => {
-    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
-    fs.writeFileSync(path.join(root, p), text);
-  };
+  const write = writer(root);
   write('lib/one.ts', 'export const one = (): string => "one";\n');
   write('lib/two.ts', 'export const two = (): string => "two";\n');
   write(
@@ -651,14 +656,7 @@ function siblingLink(dir: string): string {
 
 test('a workspace opened through a symlink (-C): upgrading an npm package that two rules use re-runs them', () => {
   const rig = new TestRig({
-    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
-export default definePipeline({
-  targets: [
-    defineTarget({ name: 'one', rule: 'rules/one.ts', outputs: ['out/one.txt'] }),
-    defineTarget({ name: 'two', rule: 'rules/two.ts', outputs: ['out/two.txt'] }),
-  ],
-});
-`,
+    'rc1.build.ts': ONE_AND_TWO,
     'rules/one.ts': PKG_RULE('one'),
     'rules/two.ts': PKG_RULE('two'),
     'node_modules/pkg-v/package.json': '{ "name": "pkg-v", "version": "1.0.0", "main": "index.js" }\n',
