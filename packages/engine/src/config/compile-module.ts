@@ -279,8 +279,9 @@ export class ModuleCompiler {
    * by their content) that each module imports, so RC1's 22 rules make 1.2 MB of code and maps
    * rather than 3.6 MB, and a thread that imports several of them (the params below, a rule
    * worker) parses and runs a library once. A module that imports another module of the build by
-   * import() is compiled alone (esbuild would name the other by its place in this build). When the build fails, the modules its errors name are compiled alone, so an error is
-   * reported against its module with the message compile() gives, and the others still compile.
+   * import() is compiled alone (esbuild would name the other by its place in this build). When the
+   * build fails, the modules its errors name are compiled alone, so an error is reported against
+   * its module with the message compile() gives, and the others still compile.
    * A module that cannot be compiled gives its error in place of a closure.
    */
   async compileMany(entries: readonly string[]): Promise<Map<string, Record<string, string> | Error>> {
@@ -609,7 +610,7 @@ export class ModuleCompiler {
   /**
    * Records a compiled module: its closure (each input file, a metafile key, and each package.json,
    * absolute, with its sha256; a file inside the workspace under its path relative to the root), and
-   * its compiled file and source map, named by the code's hash, with the shared chunks it imports
+   * its compiled file and source map, named by their content, with the shared chunks it imports
    * (a split build's; none for a module compiled alone).
    */
   private record(
@@ -683,7 +684,6 @@ export class ModuleCompiler {
         fs.rmSync(path.join(this.dir, `${c}.map`), { force: true });
       }
     }
-    this.records[entry] = rec;
     this.checked.add(entry);
     this.dirty = true;
     return rec;

@@ -102,8 +102,9 @@ async function put(store: BlobStore, file: string, sha256: string, size: number)
 }
 
 /**
- * The build's side, before sbatch: hash the module (with the shared chunks it imports) and the inputs (directories walked, links kept
- * as links) and upload them. Returns what the node must fetch, and what was sent.
+ * The build's side, before sbatch: hash the module (with the shared chunks it imports) and the
+ * inputs (directories walked, links kept as links) and upload them. Returns what the node must
+ * fetch, and what was sent.
  */
 export async function stageInputs(
   store: BlobStore,
