@@ -442,3 +442,22 @@ test('a piece longer than QWEN3_MAX_PIECE_BYTES goes to the package (the BPE her
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a tokenizer load that failed is not kept: the next load in the same thread tries again and succeeds', async () => {
+  // A module instance of its own (nothing loaded yet in it), whose probe check is made to fail once.
+  const mod = (await import(
+    `../../lib/difficulty/qwen3-tokens.ts?fresh-${process.pid}`
+  )) as typeof import('../../lib/difficulty/qwen3-tokens.ts');
+  const probe = mod.QWEN3_PROBES[0] as { text: string; ids: readonly number[] };
+  const ids = probe.ids;
+  probe.ids = [...ids, 0];
+  try {
+    await assert.rejects(mod.loadQwen3(), /is not the Qwen3 tokenizer/);
+    await assert.rejects(mod.loadQwen3Tokenizer(), /is not the Qwen3 tokenizer/);
+  } finally {
+    probe.ids = ids;
+  }
+  const counter = await mod.loadQwen3();
+  assert.equal(counter.count(QWEN3_SELF_CHECK[0]!), QWEN3_SELF_CHECK_COUNTS[0]);
+  assert.equal(await mod.loadQwen3(), counter, 'a load that succeeded is kept for the thread');
+});
