@@ -432,6 +432,84 @@ export default defineRule({
   }
 });
 
+test('gc removes the compiled files no record names (a dry run of an edit, a rule removed from the pipeline, a crashed write) once they are older than the grace period; recorded modules stay and the build is still up to date', () => {
+  const rule = (name: string, text: string): string => `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({
+  name: '${name}', version: 1,
+  run(ctx) { fs.writeFileSync(ctx.output('out/${name}.txt'), '${text}'); },
+});
+`;
+  const rig = new TestRig({
+    'rc1.build.ts': ONE_AND_TWO,
+    'rules/one.ts': rule('one', 'one'),
+    'rules/two.ts': rule('two', 'two'),
+  });
+  const env = { RC1_NO_SERVER: '1' };
+  const compiled = path.join(rig.dir, '.rc1', 'compiled');
+  const records = (): Record<string, { out: string; chunks?: string[] }> =>
+    JSON.parse(fs.readFileSync(path.join(compiled, 'closures-3.json'), 'utf8'));
+  const modules = (): string[] =>
+    fs
+      .readdirSync(compiled)
+      .filter((f) => /\.mjs(\.map)?(\.tmp-.*)?$/.test(f))
+      .sort();
+  const age = (files: string[], ms: number): void => {
+    const t = new Date(Date.now() - ms);
+    for (const f of files) fs.utimesSync(path.join(compiled, f), t, t);
+  };
+  try {
+    assert.equal(rig.run([], env).code, 0);
+    const kept = records()['rules/two.ts']!.out;
+    // A dry run of an edit compiles the edited rule without saving the index: its module is named by no record.
+    rig.write('rules/one.ts', rule('one', 'one, edited'));
+    const dry = rig.run(['-n'], env);
+    assert.equal(dry.code, 0, dry.stdout + dry.stderr);
+    rig.write('rules/one.ts', rule('one', 'one'));
+    // A temp file of a write that crashed.
+    fs.writeFileSync(path.join(compiled, `${kept}.tmp-99999-abc-0`), 'partial');
+    // A rule removed from the pipeline (and its file deleted).
+    rig.write('rc1.build.ts', ONE_AND_TWO.replace(/\n.*name: 'two'.*/, ''));
+    fs.rmSync(path.join(rig.dir, 'rules/two.ts'));
+    const namedBy = (recs: { out: string; chunks?: string[] }[]): string[] =>
+      recs.flatMap((r) => [r.out, ...(r.chunks ?? [])]).flatMap((f) => [f, `${f}.map`]);
+    const named = new Set(namedBy(Object.values(records())));
+    const unnamed = modules().filter((f) => !named.has(f));
+    assert.equal(unnamed.length, 3, `the dry run's module and map, and the temp file: ${unnamed.join(', ')}`);
+
+    // Young files are spared (a command without the lock may be about to import them).
+    let r = rig.run(['gc'], env);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    for (const f of unnamed) assert.ok(fs.existsSync(path.join(compiled, f)), `${f} is younger than the grace period`);
+    assert.equal(records()['rules/two.ts'], undefined, 'the record of a module whose file is gone is dropped');
+
+    // Older than the grace period: every file no record names goes (the dry run's, the temp
+    // file, the removed rule's module, and whatever the rule that stays was compiled into before).
+    const nowNamed = new Set(namedBy(Object.values(records())));
+    const stale = modules().filter((f) => !nowNamed.has(f));
+    for (const f of [...unnamed, kept, `${kept}.map`]) assert.ok(stale.includes(f), f);
+    age(modules(), 3_600_000);
+    r = rig.run(['gc'], env);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, new RegExp(`gc: removed ${stale.length} compiled rule files no rule uses`));
+    const left = namedBy(Object.values(records())).sort();
+    assert.deepEqual(modules(), left);
+
+    // What is left is what the build uses: nothing runs, and one's output is as it was.
+    r = rig.run(['--json'], env);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(
+      r.events.filter((e) => e.event === 'start'),
+      [],
+      r.stdout,
+    );
+    assert.equal(rig.read('out/one.txt'), 'one');
+    assert.deepEqual(modules(), left);
+  } finally {
+    rig.cleanup();
+  }
+});
+
 test('a module that imports another module of the same build by import() is compiled alone: editing the other changes what it runs', async () => {
   const root = tempDir('rc1-compile-many-dyn-');
   const write = writer(root);

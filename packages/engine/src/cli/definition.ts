@@ -120,7 +120,7 @@ export const COMMANDS: readonly CommandDef[] = [
   {
     name: 'gc',
     maxArgs: 0,
-    summary: 'evict least recently used output-cache entries down to the cap',
+    summary: 'evict least recently used output-cache entries down to the cap; remove compiled rule files no rule uses',
     options: [
       { long: 'max-size', value: 'SIZE', description: "the cap (default: the pipeline's, else 10G)" },
       JSON_OPT,

@@ -71,6 +71,8 @@ export function afterBuildGc(ws: Workspace, changed: ReadonlyMap<string, { key: 
     }
   }
   if (touched.size === 0) return;
+  ws.compiler.sweep(); // compiled files no record names (dry runs', removed rules'), quietly
+  phase('gc: compiled files');
   const now = currentKeys(ws);
   markUsed(ws.cache, touched);
   phase('gc: mark used');
@@ -91,6 +93,7 @@ export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean,
   try {
     recordCurrent(cacheDir(ws), ws.profile, currentKeys(ws));
     const r = gcCache(ws.cache, { maxBytes, full: true });
+    const compiled = ws.compiler.sweep();
     if (json) {
       io.out(
         JSON.stringify({
@@ -101,6 +104,7 @@ export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean,
           maxBytes,
           orphanBytes: r.orphanBytes,
           removed: r.removed.map((x) => ({ ...x, lastUse: x.lastUse.toISOString() })),
+          compiled,
         }) + '\n',
       );
       return 0;
@@ -109,6 +113,10 @@ export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean,
       `gc: freed ${formatSize(r.freedBytes)} (${r.removed.length} entr${r.removed.length === 1 ? 'y' : 'ies'}); the cache holds ${formatSize(r.after)} of ${formatSize(maxBytes)} allowed\n`,
     );
     for (const l of describe(r, 50)) io.out(l + '\n');
+    if (compiled.files > 0 || compiled.records > 0)
+      io.out(
+        `gc: removed ${compiled.files} compiled rule file${compiled.files === 1 ? '' : 's'} no rule uses (${formatSize(compiled.bytes)})${compiled.records > 0 ? `, and the records of ${compiled.records} module${compiled.records === 1 ? '' : 's'} whose file is gone` : ''}\n`,
+      );
     return 0;
   } finally {
     ws.lock.release();

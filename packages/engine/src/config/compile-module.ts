@@ -662,12 +662,12 @@ export class ModuleCompiler {
     // module is written after its chunks, its map before it.
     for (const c of chunks) {
       const file = path.join(this.dir, c.name);
-      if (fs.existsSync(file)) continue;
+      if (reuse(file)) continue;
       if (c.map) engineWrite('a compiled rule', `${file}.map`, () => writeFileAtomic(`${file}.map`, c.map!.contents));
       engineWrite('a compiled rule', file, () => writeFileAtomic(file, c.js.contents));
     }
     const outFile = path.join(this.dir, out);
-    if (!fs.existsSync(outFile)) {
+    if (!reuse(outFile)) {
       const mapFile = path.join(this.dir, `${out}.map`);
       if (map) engineWrite('a compiled rule', mapFile, () => writeFileAtomic(mapFile, map.contents));
       engineWrite('a compiled rule', outFile, () =>
@@ -703,4 +703,77 @@ export class ModuleCompiler {
     for (const old of ['closures.json', 'closures-2.json']) fs.rmSync(path.join(this.dir, old), { force: true });
     this.dirty = false;
   }
+
+  /**
+   * Removes the compiled files no record names: modules, chunks, their maps and temp files left by
+   * a command that does not save the index (a dry run, a refused build), by a process whose index
+   * another process overwrote, or by a crash; and the records (with their files) of modules whose
+   * entry file is gone (a rule removed from the pipeline). The names kept are those of this
+   * process's records and of the index on disk. A file modified less than `graceMs` ago is kept: a
+   * command that does not take the workspace lock may have just written it and be about to import
+   * it. Call with the workspace lock held; saves the index when a record was dropped.
+   */
+  sweep(graceMs = SWEEP_GRACE_MS, now = Date.now()): { files: number; bytes: number; records: number } {
+    let records = 0;
+    for (const entry of Object.keys(this.records)) {
+      if (fs.existsSync(path.resolve(this.root, entry))) continue;
+      delete this.records[entry];
+      this.checked.delete(entry);
+      records++;
+      this.dirty = true;
+    }
+    this.save();
+    let onDisk: Record<string, ClosureRecord> = {};
+    try {
+      onDisk = JSON.parse(fs.readFileSync(this.indexFile, 'utf8')) as Record<string, ClosureRecord>;
+    } catch {
+      /* none yet */
+    }
+    const named = new Set<string>();
+    for (const rec of [...Object.values(this.records), ...Object.values(onDisk)])
+      for (const f of [rec.out, ...(rec.chunks ?? [])]) named.add(f).add(`${f}.map`);
+    let files = 0;
+    let bytes = 0;
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch {
+      /* nothing compiled yet */
+    }
+    for (const name of names) {
+      const compiled = /\.mjs(\.map)?(\.tmp-[\w-]+)?$/.test(name);
+      if (!compiled || named.has(name)) continue;
+      const file = path.join(this.dir, name);
+      let st: fs.Stats;
+      try {
+        st = fs.statSync(file);
+      } catch {
+        continue; // removed meanwhile
+      }
+      if (!st.isFile() || now - st.mtimeMs < graceMs) continue;
+      fs.rmSync(file, { force: true });
+      this.chunksSeen.delete(name);
+      files++;
+      bytes += st.size;
+    }
+    return { files, bytes, records };
+  }
 }
+
+/**
+ * Whether a compiled file is already there (the same bytes: files are named by content); one found
+ * is touched, so that a sweep by another process (which spares young files) leaves it to the
+ * module about to import it.
+ */
+function reuse(file: string): boolean {
+  try {
+    const now = new Date();
+    fs.utimesSync(file, now, now);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** sweep() keeps unnamed compiled files younger than this: a command without the lock may be about to import them. */
+export const SWEEP_GRACE_MS = 10 * 60_000;
