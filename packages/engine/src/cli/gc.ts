@@ -71,7 +71,9 @@ export function afterBuildGc(ws: Workspace, changed: ReadonlyMap<string, { key: 
     }
   }
   if (touched.size === 0) return;
-  ws.compiler.sweep(); // compiled files no record names (dry runs', removed rules'), quietly
+  // Compiled files no record names (dry runs', removed rules'), quietly; only after a build that
+  // compiled something (an edit), so a build of changed data alone lists no folder for it.
+  if (ws.compiler.compiles > 0) ws.compiler.sweep();
   phase('gc: compiled files');
   const now = currentKeys(ws);
   markUsed(ws.cache, touched);
