@@ -505,6 +505,15 @@ export default defineRule({
     );
     assert.equal(rig.read('out/one.txt'), 'one');
     assert.deepEqual(modules(), left);
+
+    // A build that compiled something sweeps too: an old stray goes, a young one stays.
+    fs.writeFileSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs'), 'export {};\n');
+    age(['rules_gone.ts-0123456789abcdef.mjs'], 3_600_000);
+    fs.writeFileSync(path.join(compiled, 'rules_new.ts-0123456789abcdef.mjs'), 'export {};\n');
+    rig.write('rules/one.ts', rule('one', 'one, again'));
+    assert.equal(rig.run([], env).code, 0);
+    assert.ok(!fs.existsSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs')));
+    assert.ok(fs.existsSync(path.join(compiled, 'rules_new.ts-0123456789abcdef.mjs')));
   } finally {
     rig.cleanup();
   }
