@@ -568,12 +568,10 @@ function serveScan(data: ScanData): void {
   void (async () => {
     const leakIndex = new LeakIndex(data.heldOut, data.ngram);
     let batch: Scanned[] = [];
-    let start = 0;
     try {
-      for await (const r of readLineRanges(data.pool)) {
-        const lineStart = start;
-        start = r.offset;
-        if (lineStart < data.from || blankRange(r.buf, r.start, r.end)) continue;
+      // Only the lines that start at or after `from`: the first half is not read here at all.
+      for await (const r of readLineRanges(data.pool, { from: data.from })) {
+        if (blankRange(r.buf, r.start, r.end)) continue;
         const scanned = scanLine(r.buf.toString('utf8', r.start, r.end), leakIndex);
         if (scanned.failure !== undefined) scanned.failure = toErrorData(scanned.failure);
         batch.push(scanned);

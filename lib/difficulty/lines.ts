@@ -8,27 +8,60 @@ import type { Scenario } from '../data/scenario.ts';
 import { RuleError } from 'rc1-build';
 import { DataError, describeValue, type Location } from '../data/data-error.ts';
 
-/** The lines of a file as byte ranges of a chunk, with 1-based line numbers and the byte offset after each ('\r\n' accepted; the '\r' is left out of the range). */
+/**
+ * The lines of a file as byte ranges of a chunk, with 1-based line numbers and the byte offset after
+ * each ('\r\n' accepted; the '\r' is left out of the range). With `from`, only the lines that start
+ * at or after byte `from` (the bytes before from - 1 are not read; line numbers count from the first
+ * line yielded). A line inside a chunk is a range of the chunk itself; only a line cut by a chunk's
+ * end is copied, into a buffer of its own.
+ */
 export async function* readLineRanges(
   path: string,
+  o: { from?: number } = {},
 ): AsyncGenerator<{ buf: Buffer; start: number; end: number; line: number; offset: number }> {
+  const from = o.from ?? 0;
+  // The first line that starts at or after `from` is the one after the first '\n' at or after from - 1.
+  let skipping = from > 0;
+  /** The file offset of the next chunk. */
+  let pos = skipping ? from - 1 : 0;
+  /** The head of a line cut by the end of the previous chunk(s). */
   let rest: Buffer = Buffer.alloc(0);
   let line = 0;
-  let base = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 })) {
-    const buf: Buffer = rest.length === 0 ? (chunk as Buffer) : Buffer.concat([rest, chunk as Buffer]);
+  const endOf = (buf: Buffer, start: number, end: number): number =>
+    end > start && buf[end - 1] === 13 ? end - 1 : end;
+  for await (const c of createReadStream(path, { highWaterMark: 1 << 22, start: pos })) {
+    const chunk = c as Buffer;
+    const base = pos;
+    pos += chunk.length;
     let start = 0;
-    for (let end = buf.indexOf(10, start); end !== -1; end = buf.indexOf(10, start)) {
+    if (skipping) {
+      const nl = chunk.indexOf(10);
+      if (nl === -1) continue;
+      skipping = false;
+      start = nl + 1;
+    }
+    let end = chunk.indexOf(10, start);
+    if (rest.length > 0) {
+      if (end === -1) {
+        rest = Buffer.concat([rest, chunk]);
+        continue;
+      }
+      const buf = Buffer.concat([rest, chunk.subarray(0, end)]);
       line += 1;
-      yield { buf, start, end: end > start && buf[end - 1] === 13 ? end - 1 : end, line, offset: base + end + 1 };
+      yield { buf, start: 0, end: endOf(buf, 0, buf.length), line, offset: base + end + 1 };
+      start = end + 1;
+      end = chunk.indexOf(10, start);
+    }
+    for (; end !== -1; end = chunk.indexOf(10, start)) {
+      line += 1;
+      yield { buf: chunk, start, end: endOf(chunk, start, end), line, offset: base + end + 1 };
       start = end + 1;
     }
-    base += start;
-    rest = buf.subarray(start);
+    rest = chunk.subarray(start);
   }
   if (rest.length > 0) {
     line += 1;
-    yield { buf: rest, start: 0, end: rest.length, line, offset: base + rest.length };
+    yield { buf: rest, start: 0, end: rest.length, line, offset: pos };
   }
 }
 
