@@ -19,7 +19,9 @@ export function countNgrams(corpus: Corpus, n: number): Map<string, number> {
   const counts = new Map<string, number>();
   for (const seg of corpus) {
     for (let i = 0; i + n <= seg.length; i++) {
-      const g = n === 1 ? seg[i]! : seg.slice(i, i + n).join(' ');
+      // seg.slice(i, i + n).join(' '), without the array
+      let g = seg[i]!;
+      for (let k = 1; k < n; k++) g += ` ${seg[i + k]!}`;
       counts.set(g, (counts.get(g) ?? 0) + 1);
     }
   }
