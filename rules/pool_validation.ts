@@ -47,8 +47,9 @@ import {
 import {
   corpusOf,
   corpusStats,
+  countNgrams,
   distinctNBatched,
-  ngramKl,
+  klFromCounts,
   normalizeText,
   TEXT_STAT_DEFINITIONS,
 } from '../lib/text/index.ts';
@@ -212,8 +213,10 @@ export default defineRule({
     });
     const stats = corpusStats(docs, statOpts('batches'));
     const baseStats = corpusStats(base, statOpts('batches'));
-    const kl = ngramKl(docs.flat(), base.flat(), v.kl.n, v.kl.alpha);
-    const klNoise = ngramKl(twins('control').flat(), base.flat(), v.kl.n, v.kl.alpha);
+    // KL(pool ‖ v1 twins) and the noise floor KL(second twins ‖ v1 twins): the twins' n-grams counted once for both.
+    const baseCounts = countNgrams(base.flat(), v.kl.n);
+    const kl = klFromCounts(countNgrams(docs.flat(), v.kl.n), baseCounts, v.kl.alpha);
+    const klNoise = klFromCounts(countNgrams(twins('control').flat(), v.kl.n), baseCounts, v.kl.alpha);
 
     const tally = (key: 'role' | 'style') => {
       const counts: Record<string, number> = {};
