@@ -17,7 +17,10 @@ import { DataError, describeValue, type Location } from '../data/data-error.ts';
  */
 export async function* readLineRanges(
   path: string,
-  o: { from?: number } = {},
+  o: {
+    from?: number /** Bytes read at a time (tests: small, to put lines across chunk ends). */;
+    chunkBytes?: number;
+  } = {},
 ): AsyncGenerator<{ buf: Buffer; start: number; end: number; line: number; offset: number }> {
   const from = o.from ?? 0;
   // The first line that starts at or after `from` is the one after the first '\n' at or after from - 1.
@@ -29,7 +32,7 @@ export async function* readLineRanges(
   let line = 0;
   const endOf = (buf: Buffer, start: number, end: number): number =>
     end > start && buf[end - 1] === 13 ? end - 1 : end;
-  for await (const c of createReadStream(path, { highWaterMark: 1 << 22, start: pos })) {
+  for await (const c of createReadStream(path, { highWaterMark: o.chunkBytes ?? 1 << 22, start: pos })) {
     const chunk = c as Buffer;
     const base = pos;
     pos += chunk.length;
