@@ -1,7 +1,8 @@
 // The end of a build makes what it committed durable (packages/engine/src/state/commit-outputs.ts,
 // syncTouched): up to SYNCFS_ABOVE paths into directories that already existed, by an fsync of each
 // committed file, each directory that received one or was created on the way, and their parents,
-// with no process spawned; above it by one `sync -f` per filesystem (faked here: recorded, not run).
+// with no process spawned; above it by one `sync -f` per filesystem (faked here: recorded, not run);
+// a file it may not open (EACCES, faked) by one `sync -f` of its folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import childProcess from 'node:child_process';
@@ -19,6 +20,8 @@ async function syncAfterCommits(
   n: number,
   sub = 'out',
   syncfsFails = false,
+  /** Committed files (relative) whose open fails with EACCES, as after a rule's chmod 000. */
+  denied: string[] = [],
 ): Promise<{ synced: string[]; spawned: string[][] }> {
   const { committer, trace, commit } = commitRig(root, true);
   for (let i = 0; i < n; i++) commit(`t${i}`, `${sub}/t${i}.txt`, `output ${i}\n`);
@@ -26,7 +29,10 @@ async function syncAfterCommits(
   const spawned: string[][] = [];
   const open = fsp.open;
   const execFile = childProcess.execFile;
+  const deniedAbs = new Set(denied.map((d) => path.join(root, d)));
   fsp.open = (async (p: fs.PathLike, ...rest: unknown[]) => {
+    if (deniedAbs.has(String(p)))
+      throw Object.assign(new Error(`EACCES: permission denied, open '${String(p)}'`), { code: 'EACCES' });
     const fh = await (open as (...a: unknown[]) => Promise<fsp.FileHandle>)(p, ...rest);
     const sync = fh.sync.bind(fh);
     fh.sync = async () => {
@@ -118,5 +124,30 @@ test('where sync -f fails, every committed file, the folders on the way and thei
       root,
     ];
     assert.deepEqual([...synced].sort(), expected.sort());
+  });
+});
+
+test('a committed file the engine may not open is made durable by one sync -f of its folder, the others fsynced one by one; if that fails too, the build reports a write error naming the file', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const denied = ['out/t1.txt', 'out/t2.txt'];
+    const { synced, spawned } = await syncAfterCommits(root, 4, 'out', false, denied);
+    assert.deepEqual(
+      spawned,
+      [['sync', '-f', path.join(root, 'out')]],
+      'one syncfs for the folder, however many such files',
+    );
+    assert.deepEqual(
+      [...synced].sort(),
+      [path.join(root, 'out', 't0.txt'), path.join(root, 'out', 't3.txt'), path.join(root, 'out'), root].sort(),
+    );
+  });
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    await assert.rejects(syncAfterCommits(root, 4, 'out', true, ['out/t1.txt']), (e: Error) => {
+      assert.match(e.message, /out\/t1\.txt/);
+      assert.match(e.message, /EACCES/);
+      return true;
+    });
   });
 });
