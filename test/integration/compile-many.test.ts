@@ -353,9 +353,14 @@ export default defineRule({
       .sort();
   /**
    * Every recorded module's chunks are the ones its file imports (all on disk: compiledModuleFiles
-   * throws on a missing one), and every chunk on disk is imported by a recorded module.
+   * throws on a missing one), and, once gc has swept what is older than its grace period (every
+   * compiled file is made an hour old first), every chunk on disk is imported by a recorded module.
    */
   const chunksAccounted = (): void => {
+    const old = new Date(Date.now() - 3_600_000);
+    for (const f of fs.readdirSync(compiled)) fs.utimesSync(path.join(compiled, f), old, old);
+    const gc = rig.run(['gc'], { RC1_NO_SERVER: '1' });
+    assert.equal(gc.code, 0, gc.stdout + gc.stderr);
     const used = new Set<string>();
     for (const [entry, r] of Object.entries(records())) {
       const imported = compiledModuleFiles(path.join(compiled, r.out))
@@ -432,7 +437,7 @@ export default defineRule({
   }
 });
 
-test('gc removes the compiled files no record names (a dry run of an edit, a rule removed from the pipeline, a crashed write) once they are older than the grace period; recorded modules stay and the build is still up to date', () => {
+test('gc removes the compiled files no record names (a dry run of an edit, a deleted rule file, a crashed write) once they are older than the grace period; recorded modules stay and the build is still up to date', () => {
   const rule = (name: string, text: string): string => `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
 export default defineRule({
@@ -468,7 +473,7 @@ export default defineRule({
     rig.write('rules/one.ts', rule('one', 'one'));
     // A temp file of a write that crashed.
     fs.writeFileSync(path.join(compiled, `${kept}.tmp-99999-abc-0`), 'partial');
-    // A rule removed from the pipeline (and its file deleted).
+    // A rule removed from the pipeline and its file deleted (the file's absence drops its record).
     rig.write('rc1.build.ts', ONE_AND_TWO.replace(/\n.*name: 'two'.*/, ''));
     fs.rmSync(path.join(rig.dir, 'rules/two.ts'));
     const namedBy = (recs: { out: string; chunks?: string[] }[]): string[] =>
@@ -506,10 +511,13 @@ export default defineRule({
     assert.equal(rig.read('out/one.txt'), 'one');
     assert.deepEqual(modules(), left);
 
-    // A build that compiled something sweeps too: an old stray goes, a young one stays.
+    // A build that compiled nothing does not look (a forced rerun here); one that compiled
+    // something sweeps too: an old stray goes, a young one stays.
     fs.writeFileSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs'), 'export {};\n');
     age(['rules_gone.ts-0123456789abcdef.mjs'], 3_600_000);
     fs.writeFileSync(path.join(compiled, 'rules_new.ts-0123456789abcdef.mjs'), 'export {};\n');
+    assert.equal(rig.run(['--force', 'one'], env).code, 0);
+    assert.ok(fs.existsSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs')));
     rig.write('rules/one.ts', rule('one', 'one, again'));
     assert.equal(rig.run([], env).code, 0);
     assert.ok(!fs.existsSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs')));
@@ -517,6 +525,45 @@ export default defineRule({
   } finally {
     rig.cleanup();
   }
+});
+
+test('a compile of an edited rule leaves the module it replaces for a process that is about to import it; a process that finds its files swept after waiting for the lock compiles them again (revalidate)', async () => {
+  const root = tempDir('rc1-compile-keep-');
+  writeFiles(root, {
+    'lib/shared.ts': 'export const word = "first";\n',
+    'rules/r.ts': 'import { word } from "../lib/shared.ts";\nexport default word;\n',
+    'rules/s.ts': 'import { word } from "../lib/shared.ts";\nexport default word + "!";\n',
+  });
+  const { compiler: a, state } = compilerFor(root);
+  await a.compileMany(['rules/r.ts', 'rules/s.ts']);
+  const first = await a.compiled('rules/r.ts');
+  const firstFiles = compiledModuleFiles(first);
+  assert.ok(firstFiles.length > 1, 'r imports a shared chunk');
+  a.save();
+
+  // Another process (a dry run, status) compiles r after an edit: r's earlier module and chunk stay.
+  writeFiles(root, { 'rules/r.ts': 'import { word } from "../lib/shared.ts";\nexport default word + "?";\n' });
+  const b = new ModuleCompiler(root, state, new StatCache(root, path.join(state, 'statcache-b.json')));
+  const second = await b.compiled('rules/r.ts');
+  assert.notEqual(second, first);
+  for (const f of firstFiles) assert.ok(fs.existsSync(f), `${path.basename(f)} stays for a build that imports it`);
+  assert.equal((await import(pathToFileURL(first).href)).default, 'first');
+  assert.equal((await import(pathToFileURL(second).href)).default, 'first?');
+
+  // b holds the lock and sweeps what its records and the saved index do not name, once old: a's
+  // records of r (compiled before the edit, in memory only) are not among them.
+  const old = new Date(Date.now() - 3_600_000);
+  for (const f of fs.readdirSync(path.join(state, 'compiled')))
+    fs.utimesSync(path.join(state, 'compiled', f), old, old);
+  writeFiles(root, { 'rules/r.ts': 'import { word } from "../lib/shared.ts";\nexport default word;\n' });
+  const swept = b.sweep();
+  assert.ok(swept.files > 0);
+  assert.ok(!fs.existsSync(first), "r's first module was swept");
+  // a gets the lock: what it compiled is looked for again and compiled again where gone.
+  a.revalidate();
+  const again = await a.compiled('rules/r.ts'); // compiled alone this time: self-contained
+  for (const f of compiledModuleFiles(again)) assert.ok(fs.existsSync(f), path.basename(f));
+  assert.equal((await import(`${pathToFileURL(again).href}?again`)).default, 'first');
 });
 
 test('a module that imports another module of the same build by import() is compiled alone: editing the other changes what it runs', async () => {

@@ -124,6 +124,9 @@ export async function runBuildOnce(
         ),
       );
     } else ws.lock.acquire(o.command);
+    // What was compiled before the lock is looked for on disk again: a build that held the lock
+    // meanwhile may have swept files no saved index named (ModuleCompiler.sweep).
+    ws.compiler.revalidate();
   }
   // From here on the lock is held (when not a dry run): whatever throws — trace repair on a full
   // disk too — releases it in the finally below.

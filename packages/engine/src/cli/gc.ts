@@ -71,10 +71,6 @@ export function afterBuildGc(ws: Workspace, changed: ReadonlyMap<string, { key: 
     }
   }
   if (touched.size === 0) return;
-  // Compiled files no record names (dry runs', removed rules'), quietly; only after a build that
-  // compiled something (an edit), so a build of changed data alone lists no folder for it.
-  if (ws.compiler.compiles > 0) ws.compiler.sweep();
-  phase('gc: compiled files');
   const now = currentKeys(ws);
   markUsed(ws.cache, touched);
   phase('gc: mark used');
@@ -83,6 +79,17 @@ export function afterBuildGc(ws: Workspace, changed: ReadonlyMap<string, { key: 
   // A remote tier stores downloaded objects itself (not through storeObject): then gc walks.
   const r = gcCache(ws.cache, { maxBytes: cacheCap(ws), bounded: ws.remote === null });
   phase('gc: size cap');
+  // Compiled files no record names (dry runs', deleted rules'), quietly; only after a build that
+  // compiled something (an edit), so a build of changed data alone lists no folder for it.
+  // Housekeeping: a failure here (a full disk saving the index) leaves them for the next time.
+  if (ws.compiler.compiles > 0) {
+    try {
+      ws.compiler.sweep();
+    } catch {
+      /* the next sweep */
+    }
+    phase('gc: compiled files');
+  }
   if (r.removed.length === 0 && r.orphanBytes === 0) return;
   io.err(
     `rc1-build: the output cache was over its cap (${formatSize(r.before)} > ${formatSize(r.maxBytes)}): freed ${formatSize(r.freedBytes)}, now ${formatSize(r.after)}\n${describe(r, 10).join('\n')}\n`,
@@ -95,7 +102,12 @@ export function runGc(ws: Workspace, maxSize: string | undefined, json: boolean,
   try {
     recordCurrent(cacheDir(ws), ws.profile, currentKeys(ws));
     const r = gcCache(ws.cache, { maxBytes, full: true });
-    const compiled = ws.compiler.sweep();
+    let compiled = { files: 0, bytes: 0, records: 0 };
+    try {
+      compiled = ws.compiler.sweep();
+    } catch (e) {
+      io.err(`rc1-build: warning: could not remove unused compiled rule files: ${(e as Error).message}\n`);
+    }
     if (json) {
       io.out(
         JSON.stringify({

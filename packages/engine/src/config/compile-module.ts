@@ -208,6 +208,8 @@ export class ModuleCompiler {
   private checked = new Set<string>();
   /** Shared chunks found on disk in this process: ~20 modules import the same ~50 (one stat each, not ~230). */
   private chunksSeen = new Set<string>();
+  /** Entries whose compiled file and chunks were found on disk (or written) since the last revalidate(). */
+  private present = new Set<string>();
 
   constructor(
     private readonly root: string,
@@ -233,16 +235,30 @@ export class ModuleCompiler {
 
   private stillValid(rec: ClosureRecord | undefined, entry: string): rec is ClosureRecord {
     if (!rec) return false;
-    if (this.checked.has(entry)) return true;
-    for (const [p, sha] of Object.entries(rec.files)) if (this.stat.hash(p)?.sha256 !== sha) return false;
-    if (!fs.existsSync(path.join(this.dir, rec.out))) return false;
-    for (const c of rec.chunks ?? []) {
-      if (this.chunksSeen.has(c)) continue;
-      if (!fs.existsSync(path.join(this.dir, c))) return false;
-      this.chunksSeen.add(c);
+    if (!this.checked.has(entry))
+      for (const [p, sha] of Object.entries(rec.files)) if (this.stat.hash(p)?.sha256 !== sha) return false;
+    if (!this.present.has(entry)) {
+      if (!fs.existsSync(path.join(this.dir, rec.out))) return false;
+      for (const c of rec.chunks ?? []) {
+        if (this.chunksSeen.has(c)) continue;
+        if (!fs.existsSync(path.join(this.dir, c))) return false;
+        this.chunksSeen.add(c);
+      }
+      this.present.add(entry);
     }
     this.checked.add(entry);
     return true;
+  }
+
+  /**
+   * Forget which compiled files were found on disk (not the closures checked): called once the
+   * workspace lock is held. A build that waited for the lock compiled before it; the build that
+   * held it may have swept files this process found (or wrote) then and no saved index named
+   * (sweep()), so they are looked for again, and compiled again where gone.
+   */
+  revalidate(): void {
+    this.present.clear();
+    this.chunksSeen.clear();
   }
 
   /** The code closure of a module: path → sha256 of every local file it imports (itself included). */
@@ -674,24 +690,14 @@ export class ModuleCompiler {
         writeFileAtomic(outFile, `${text}//# sourceMappingURL=${out}.map\n`),
       );
     }
-    const old = this.records[entry];
+    // The record's earlier module and chunks stay where they are: another process (a build
+    // started before this edit) may be about to import them. sweep(), under the workspace lock,
+    // removes them once no record names them and they are old enough.
     const rec: ClosureRecord = chunks.length ? { files, out, chunks: chunks.map((c) => c.name) } : { files, out };
     this.records[entry] = rec;
-    if (old) {
-      if (old.out !== out) {
-        fs.rmSync(path.join(this.dir, old.out), { force: true });
-        fs.rmSync(path.join(this.dir, `${old.out}.map`), { force: true });
-      }
-      // The old module's chunks that no module recorded now imports.
-      const used = new Set(Object.values(this.records).flatMap((r) => r.chunks ?? []));
-      for (const c of old.chunks ?? []) {
-        if (used.has(c)) continue;
-        fs.rmSync(path.join(this.dir, c), { force: true });
-        this.chunksSeen.delete(c);
-        fs.rmSync(path.join(this.dir, `${c}.map`), { force: true });
-      }
-    }
+    for (const c of chunks) this.chunksSeen.add(c.name);
     this.checked.add(entry);
+    this.present.add(entry);
     this.dirty = true;
     return rec;
   }
@@ -708,7 +714,8 @@ export class ModuleCompiler {
    * Removes the compiled files no record names: modules, chunks, their maps and temp files left by
    * a command that does not save the index (a dry run, a refused build), by a process whose index
    * another process overwrote, or by a crash; and the records (with their files) of modules whose
-   * entry file is gone (a rule removed from the pipeline). The names kept are those of this
+   * entry file is gone (a rule file deleted; a rule taken out of the pipeline whose file stays
+   * keeps its record and module until the file goes). The names kept are those of this
    * process's records and of the index on disk. A file modified less than `graceMs` ago is kept: a
    * command that does not take the workspace lock may have just written it and be about to import
    * it. Call with the workspace lock held; saves the index when a record was dropped.
@@ -719,6 +726,7 @@ export class ModuleCompiler {
       if (fs.existsSync(path.resolve(this.root, entry))) continue;
       delete this.records[entry];
       this.checked.delete(entry);
+      this.present.delete(entry);
       records++;
       this.dirty = true;
     }
@@ -751,7 +759,11 @@ export class ModuleCompiler {
         continue; // removed meanwhile
       }
       if (!st.isFile() || now - st.mtimeMs < graceMs) continue;
-      fs.rmSync(file, { force: true });
+      try {
+        fs.rmSync(file, { force: true });
+      } catch {
+        continue; // not ours to remove (EPERM in a shared folder, a read-only disk): left as it is
+      }
       this.chunksSeen.delete(name);
       files++;
       bytes += st.size;
@@ -766,13 +778,18 @@ export class ModuleCompiler {
  * module about to import it.
  */
 function reuse(file: string): boolean {
+  const now = new Date();
   try {
-    const now = new Date();
     fs.utimesSync(file, now, now);
-    return true;
   } catch {
-    return false;
+    return fs.existsSync(file); // a file this user may not touch (EPERM) is still the same bytes
   }
+  try {
+    fs.utimesSync(`${file}.map`, now, now); // its map goes with it (written before it)
+  } catch {
+    /* none, or not ours: stack traces fall back to the compiled lines */
+  }
+  return true;
 }
 
 /** sweep() keeps unnamed compiled files younger than this: a command without the lock may be about to import them. */
