@@ -107,31 +107,28 @@ function need(ok: boolean, at: Location, field: string, expected: string, got: u
   if (!ok) throw new DataError(at, field, expected, describeValue(got));
 }
 
-/** Checks the fields of a scenario that the difficulty metrics read (lib/data/scenario.ts). */
+/**
+ * Checks the fields of a scenario that the difficulty metrics read (lib/data/scenario.ts); v is a
+ * parsed JSON line (its arrays have no holes). Plain loops, and a field name such as
+ * `messages[3].content` is built only for the DataError: this runs for every message, document and
+ * step of every line of a pool.
+ */
 export function asScenario(v: Record<string, unknown>, at: Location): Scenario {
   need(typeof v.id === 'string' && v.id !== '', at, 'id', 'a non-empty string', v.id);
   need(typeof v.task === 'string' && v.task !== '', at, 'task', 'a non-empty string', v.task);
   need(Array.isArray(v.messages), at, 'messages', 'a list', v.messages);
-  (v.messages as unknown[]).forEach((m, i) =>
-    need(
-      typeof (m as { content?: unknown })?.content === 'string',
-      at,
-      `messages[${i}].content`,
-      'a string',
-      (m as { content?: unknown })?.content,
-    ),
-  );
+  const messages = v.messages as unknown[];
+  for (let i = 0; i < messages.length; i++) {
+    const content = (messages[i] as { content?: unknown } | null | undefined)?.content;
+    if (typeof content !== 'string') need(false, at, `messages[${i}].content`, 'a string', content);
+  }
   need(Array.isArray(v.context), at, 'context', 'a list', v.context);
-  (v.context as unknown[]).forEach((d, i) => {
-    const doc = d as { title?: unknown; text?: unknown; supporting?: unknown } | null;
-    need(
-      typeof doc?.title === 'string' && typeof doc.text === 'string' && typeof doc.supporting === 'boolean',
-      at,
-      `context[${i}]`,
-      'a document {title, text, supporting}',
-      d,
-    );
-  });
+  const context = v.context as unknown[];
+  for (let i = 0; i < context.length; i++) {
+    const doc = context[i] as { title?: unknown; text?: unknown; supporting?: unknown } | null | undefined;
+    if (!(typeof doc?.title === 'string' && typeof doc.text === 'string' && typeof doc.supporting === 'boolean'))
+      need(false, at, `context[${i}]`, 'a document {title, text, supporting}', context[i]);
+  }
   need(typeof v.needs_clarification === 'boolean', at, 'needs_clarification', 'true or false', v.needs_clarification);
   need(
     v.clarification === null || typeof v.clarification === 'string',
@@ -142,14 +139,15 @@ export function asScenario(v: Record<string, unknown>, at: Location): Scenario {
   );
   const ref = v.reference as { steps?: unknown } | undefined;
   need(Array.isArray(ref?.steps), at, 'reference.steps', 'a list', ref?.steps);
-  (ref!.steps as unknown[]).forEach((s, i) => {
-    const step = s as { type?: unknown; input?: unknown; text?: unknown } | null;
+  const steps = ref!.steps as unknown[];
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i] as { type?: unknown; input?: unknown; text?: unknown } | null | undefined;
     const ok =
       step?.type === 'clarify' ||
       (step?.type === 'tool_call' && typeof step.input === 'string') ||
       (step?.type === 'thought' && typeof step.text === 'string');
-    need(ok, at, `reference.steps[${i}]`, 'a clarify, tool_call or thought step', s);
-  });
+    if (!ok) need(false, at, `reference.steps[${i}]`, 'a clarify, tool_call or thought step', steps[i]);
+  }
   return v as unknown as Scenario;
 }
 

@@ -25,21 +25,27 @@ export function phraseIndex(...lists: readonly (readonly string[])[]): PhraseInd
   return index;
 }
 
+/**
+ * The length of the first phrase of a bucket (in bucket order: longest first) that occurs in tokens
+ * at i, or -1 if none does. A phrase running past the end of the list does not occur (tokens[i + k]
+ * is then undefined). A plain loop: this runs for every token of every request, five times.
+ */
+function phraseAt(tokens: readonly string[], i: number, candidates: readonly (readonly string[])[]): number {
+  for (const p of candidates) {
+    let k = 0;
+    while (k < p.length && tokens[i + k] === p[k]) k++;
+    if (k === p.length) return k;
+  }
+  return -1;
+}
+
 /** Non-overlapping occurrences of the phrases in a token list, longest match first, left to right. */
 export function countPhrases(tokens: readonly string[], index: PhraseIndex): number {
   let n = 0;
   let i = 0;
   while (i < tokens.length) {
     const candidates = index.get(tokens[i]!);
-    let len = 0;
-    if (candidates) {
-      for (const p of candidates) {
-        if (p.every((t, k) => tokens[i + k] === t)) {
-          len = p.length;
-          break;
-        }
-      }
-    }
+    const len = candidates === undefined ? -1 : phraseAt(tokens, i, candidates);
     if (len > 0) {
       n += 1;
       i += len;
@@ -52,7 +58,7 @@ export function countPhrases(tokens: readonly string[], index: PhraseIndex): num
 export function firstPhrase(tokens: readonly string[], index: PhraseIndex): number {
   for (let i = 0; i < tokens.length; i++) {
     const candidates = index.get(tokens[i]!);
-    if (candidates?.some((p) => p.every((t, k) => tokens[i + k] === t))) return i;
+    if (candidates !== undefined && phraseAt(tokens, i, candidates) >= 0) return i;
   }
   return -1;
 }
