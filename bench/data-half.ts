@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostSpeedNote } from './util.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
@@ -176,6 +177,7 @@ console.log(
       ' ',
     )}${BEFORE ? `; before = RC1 code of ${BEFORE}, after = the working tree, same engine, alternating` : ''}${BEFORE_CLI ? `; before = the engine of ${BEFORE_ENGINE}, after = this tree's, same RC1 code, alternating` : ''}`,
 );
+console.log(hostSpeedNote());
 const nodeMs = nodeStartup();
 
 interface Measured {

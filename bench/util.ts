@@ -102,6 +102,7 @@ export function machineReport(): string {
   return [
     `node ${process.version} (OpenSSL ${process.versions.openssl}), ${process.platform}-${process.arch}`,
     `CPU: ${c[0]?.model.trim() ?? 'unknown'} × ${c.length} logical cores; SHA extensions: ${shaExtensions()}`,
+    hostSpeedNote(),
     loadNote('at start'),
   ].join('\n');
 }
@@ -115,4 +116,21 @@ export function loadNote(when: string): string {
 
 export function hasFlag(name: string): boolean {
   return process.argv.slice(2).includes(name);
+}
+
+/**
+ * The host's speed right now: the best of 3 runs of a fixed integer loop (3·10⁸ additions) in a
+ * child process, in ms. Printed beside timings so that runs taken hours apart can be compared:
+ * this machine's shared cores drift by 1.3–1.7× over a day for the same code.
+ */
+export function hostSpeedMs(): number {
+  const loop =
+    'let t=performance.now();let x=0;for(let i=0;i<3e8;i++)x+=i%7;process.stdout.write(String(performance.now()-t))';
+  const runs = [0, 1, 2].map(() => Number(runChildOk(process.execPath, ['-e', loop]).stdout));
+  return Math.min(...runs);
+}
+
+/** hostSpeedMs() as a line of a benchmark's header. */
+export function hostSpeedNote(): string {
+  return `host speed: ${hostSpeedMs().toFixed(0)} ms for a fixed loop of 3·10⁸ integer additions (best of 3; lower is faster; compare figures taken at different times only with this beside them)`;
 }
