@@ -119,8 +119,8 @@ export function hasFlag(name: string): boolean {
 }
 
 /**
- * The host's speed right now: the best of 3 runs of a fixed integer loop (3·10⁸ additions) in a
- * child process, in ms. Printed beside timings so that runs taken hours apart can be compared:
+ * The host's speed right now: the best of 3 runs of a fixed integer loop (3·10⁸ iterations of a
+ * modulo and an addition) in a child process, in ms (~1.5 s of CPU at a benchmark's start). Printed beside timings so that runs taken hours apart can be compared:
  * this machine's shared cores drift by 1.3–1.7× over a day for the same code.
  */
 export function hostSpeedMs(): number {
@@ -132,5 +132,5 @@ export function hostSpeedMs(): number {
 
 /** hostSpeedMs() as a line of a benchmark's header. */
 export function hostSpeedNote(): string {
-  return `host speed: ${hostSpeedMs().toFixed(0)} ms for a fixed loop of 3·10⁸ integer additions (best of 3; lower is faster; compare figures taken at different times only with this beside them)`;
+  return `host speed: ${hostSpeedMs().toFixed(0)} ms for a fixed loop of 3·10⁸ integer modulos and additions (best of 3; lower is faster; compare figures taken at different times only with this beside them)`;
 }

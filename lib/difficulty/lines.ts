@@ -18,7 +18,8 @@ import { DataError, describeValue, type Location } from '../data/data-error.ts';
 export async function* readLineRanges(
   path: string,
   o: {
-    from?: number /** Bytes read at a time (tests: small, to put lines across chunk ends). */;
+    from?: number;
+    /** Bytes read at a time (tests: small, to put lines across chunk ends). */
     chunkBytes?: number;
   } = {},
 ): AsyncGenerator<{ buf: Buffer; start: number; end: number; line: number; offset: number }> {

@@ -18,6 +18,7 @@ import {
   stopCompilerService,
 } from '../../packages/engine/src/config/compile-module.ts';
 import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
+import { openWorkspace } from '../../packages/engine/src/workspace/workspace.ts';
 import { REPO, TestRig } from '../helpers/rig.ts';
 
 const temps: string[] = [];
@@ -445,8 +446,15 @@ export default defineRule({
   run(ctx) { fs.writeFileSync(ctx.output('out/${name}.txt'), '${text}'); },
 });
 `;
+  // one reads data/in.txt: an edit of it changes one's key without compiling anything.
+  const pipeline = ONE_AND_TWO.replace(
+    "name: 'one', rule: 'rules/one.ts',",
+    "name: 'one', rule: 'rules/one.ts', inputs: { src: 'data/in.txt' },",
+  );
+  assert.notEqual(pipeline, ONE_AND_TWO);
   const rig = new TestRig({
-    'rc1.build.ts': ONE_AND_TWO,
+    'rc1.build.ts': pipeline,
+    'data/in.txt': 'in\n',
     'rules/one.ts': rule('one', 'one'),
     'rules/two.ts': rule('two', 'two'),
   });
@@ -474,7 +482,7 @@ export default defineRule({
     // A temp file of a write that crashed.
     fs.writeFileSync(path.join(compiled, `${kept}.tmp-99999-abc-0`), 'partial');
     // A rule removed from the pipeline and its file deleted (the file's absence drops its record).
-    rig.write('rc1.build.ts', ONE_AND_TWO.replace(/\n.*name: 'two'.*/, ''));
+    rig.write('rc1.build.ts', pipeline.replace(/\n.*name: 'two'.*/, ''));
     fs.rmSync(path.join(rig.dir, 'rules/two.ts'));
     const namedBy = (recs: { out: string; chunks?: string[] }[]): string[] =>
       recs.flatMap((r) => [r.out, ...(r.chunks ?? [])]).flatMap((f) => [f, `${f}.map`]);
@@ -511,12 +519,19 @@ export default defineRule({
     assert.equal(rig.read('out/one.txt'), 'one');
     assert.deepEqual(modules(), left);
 
-    // A build that compiled nothing does not look (a forced rerun here); one that compiled
-    // something sweeps too: an old stray goes, a young one stays.
+    // A build that changed something but compiled nothing does not look (an input edited); one
+    // that compiled something sweeps too: an old stray goes, a young one stays.
     fs.writeFileSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs'), 'export {};\n');
     age(['rules_gone.ts-0123456789abcdef.mjs'], 3_600_000);
     fs.writeFileSync(path.join(compiled, 'rules_new.ts-0123456789abcdef.mjs'), 'export {};\n');
-    assert.equal(rig.run(['--force', 'one'], env).code, 0);
+    rig.write('data/in.txt', 'in, edited\n');
+    r = rig.run(['--json'], env);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(
+      r.events.filter((e) => e.event === 'start').map((e) => e.target),
+      ['one'],
+      'the edit re-ran one',
+    );
     assert.ok(fs.existsSync(path.join(compiled, 'rules_gone.ts-0123456789abcdef.mjs')));
     rig.write('rules/one.ts', rule('one', 'one, again'));
     assert.equal(rig.run([], env).code, 0);
@@ -564,6 +579,32 @@ test('a compile of an edited rule leaves the module it replaces for a process th
   const again = await a.compiled('rules/r.ts'); // compiled alone this time: self-contained
   for (const f of compiledModuleFiles(again)) assert.ok(fs.existsSync(f), path.basename(f));
   assert.equal((await import(`${pathToFileURL(again).href}?again`)).default, 'first');
+});
+
+test('taking the workspace lock (acquire or acquireWaiting) makes the compiler look for its compiled files again: one removed meanwhile is compiled again', async () => {
+  const rig = new TestRig({
+    'rc1.build.ts': ONE_AND_TWO,
+    'rules/one.ts':
+      "import { defineRule } from 'rc1-build';\nexport default defineRule({ name: 'one', version: 1, run() {} });\n",
+    'rules/two.ts':
+      "import { defineRule } from 'rc1-build';\nexport default defineRule({ name: 'two', version: 1, run() {} });\n",
+  });
+  try {
+    const ws = await openWorkspace(rig.dir, { ...process.env, RC1_NO_SERVER: '1' });
+    for (const take of [() => ws.lock.acquire('test'), () => ws.lock.acquireWaiting('test', 1, () => {})]) {
+      const file = await ws.compiler.compiled('rules/one.ts');
+      for (const f of compiledModuleFiles(file)) fs.rmSync(f); // as another holder's sweep would
+      await take();
+      try {
+        const again = await ws.compiler.compiled('rules/one.ts');
+        for (const f of compiledModuleFiles(again)) assert.ok(fs.existsSync(f), path.basename(f));
+      } finally {
+        ws.lock.release();
+      }
+    }
+  } finally {
+    rig.cleanup();
+  }
 });
 
 test('a module that imports another module of the same build by import() is compiled alone: editing the other changes what it runs', async () => {

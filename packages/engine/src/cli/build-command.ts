@@ -123,10 +123,7 @@ export async function runBuildOnce(
           `rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`,
         ),
       );
-    } else ws.lock.acquire(o.command);
-    // What was compiled before the lock is looked for on disk again: a build that held the lock
-    // meanwhile may have swept files no saved index named (ModuleCompiler.sweep).
-    ws.compiler.revalidate();
+    } else ws.lock.acquire(o.command); // the workspace's compiled modules are revalidated (openWorkspace)
   }
   // From here on the lock is held (when not a dry run): whatever throws — trace repair on a full
   // disk too — releases it in the finally below.

@@ -73,6 +73,11 @@ export class WorkspaceLock {
   private readonly token = crypto.randomBytes(12).toString('hex');
   /** Set when a dead holder's lock was broken while acquiring, with why it was judged dead. */
   brokeStale: { holder: LockHolder; why: string } | null = null;
+  /**
+   * Called each time acquire() or acquireWaiting() takes the lock: what the workspace knew of its
+   * files before holding it (compiled modules another holder may have swept) is looked at again.
+   */
+  onAcquired: (() => void) | null = null;
 
   constructor(private readonly dir: string) {}
 
@@ -202,6 +207,7 @@ export class WorkspaceLock {
   acquire(command: string): void {
     const r = this.tryAcquire(command);
     if (!r.ok) throw new LockedError(r.holder, this.dir, r.state);
+    this.onAcquired?.();
   }
 
   /**
@@ -213,7 +219,10 @@ export class WorkspaceLock {
     let told = false;
     for (;;) {
       const r = this.tryAcquire(command);
-      if (r.ok) return;
+      if (r.ok) {
+        this.onAcquired?.();
+        return;
+      }
       const waited = (Date.now() - t0) / 1000;
       if (waited >= waitS) throw new LockedError(r.holder, this.dir, r.state, Math.round(waited));
       if (!told) {

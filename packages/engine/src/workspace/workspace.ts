@@ -156,6 +156,9 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const cache = new OutputCache(path.join(stateDir, 'cache'));
   const committer = new OutputCommitter(root, path.join(stateDir, 'journal'), trace, stat, path.join(stateDir, 'tmp'));
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
+  // What was compiled before the lock is looked for on disk again once it is held: the holder
+  // before may have swept files no saved index named (ModuleCompiler.sweep).
+  lock.onAcquired = () => compiler.revalidate();
   const salt = loadSalt(stateDir);
   const ws: Workspace = {
     root,
