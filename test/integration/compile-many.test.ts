@@ -465,7 +465,7 @@ export default defineRule({
   const modules = (): string[] =>
     fs
       .readdirSync(compiled)
-      .filter((f) => /\.mjs(\.map)?(\.tmp-.*)?$/.test(f))
+      .filter((f) => /\.mjs(\.map)?$/.test(f) || /\.tmp-/.test(f))
       .sort();
   const age = (files: string[], ms: number): void => {
     const t = new Date(Date.now() - ms);
@@ -479,8 +479,9 @@ export default defineRule({
     const dry = rig.run(['-n'], env);
     assert.equal(dry.code, 0, dry.stdout + dry.stderr);
     rig.write('rules/one.ts', rule('one', 'one'));
-    // A temp file of a write that crashed.
+    // Temp files of writes that crashed (a module's, the index's).
     fs.writeFileSync(path.join(compiled, `${kept}.tmp-99999-abc-0`), 'partial');
+    fs.writeFileSync(path.join(compiled, 'closures-3.json.tmp-99999-abc-1'), '{');
     // A rule removed from the pipeline and its file deleted (the file's absence drops its record).
     rig.write('rc1.build.ts', pipeline.replace(/\n.*name: 'two'.*/, ''));
     fs.rmSync(path.join(rig.dir, 'rules/two.ts'));
@@ -488,16 +489,17 @@ export default defineRule({
       recs.flatMap((r) => [r.out, ...(r.chunks ?? [])]).flatMap((f) => [f, `${f}.map`]);
     const named = new Set(namedBy(Object.values(records())));
     const unnamed = modules().filter((f) => !named.has(f));
-    assert.equal(unnamed.length, 3, `the dry run's module and map, and the temp file: ${unnamed.join(', ')}`);
+    assert.equal(unnamed.length, 4, `the dry run's module and map, and the two temp files: ${unnamed.join(', ')}`);
 
     // Young files are spared (a command without the lock may be about to import them).
-    let r = rig.run(['gc'], env);
+    let r = rig.run(['gc', '--json'], env);
     assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual((JSON.parse(r.stdout) as { compiled: unknown }).compiled, { files: 0, bytes: 0, records: 1 });
     for (const f of unnamed) assert.ok(fs.existsSync(path.join(compiled, f)), `${f} is younger than the grace period`);
     assert.equal(records()['rules/two.ts'], undefined, 'the record of a module whose file is gone is dropped');
 
     // Older than the grace period: every file no record names goes (the dry run's, the temp
-    // file, the removed rule's module, and whatever the rule that stays was compiled into before).
+    // files, the removed rule's module, and whatever the rule that stays was compiled into before).
     const nowNamed = new Set(namedBy(Object.values(records())));
     const stale = modules().filter((f) => !nowNamed.has(f));
     for (const f of [...unnamed, kept, `${kept}.map`]) assert.ok(stale.includes(f), f);

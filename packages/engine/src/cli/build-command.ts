@@ -123,7 +123,8 @@ export async function runBuildOnce(
           `rc1-build: waiting for the build holding this workspace (pid ${h.pid} on ${h.host}, ${h.command ?? 'rc1-build'}) to finish\n`,
         ),
       );
-    } else ws.lock.acquire(o.command); // the workspace's compiled modules are revalidated (openWorkspace)
+    } else ws.lock.acquire(o.command);
+    // Taking the lock revalidated the compiled modules (openWorkspace sets lock.onAcquired).
   }
   // From here on the lock is held (when not a dry run): whatever throws — trace repair on a full
   // disk too — releases it in the finally below.

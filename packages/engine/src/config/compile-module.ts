@@ -711,8 +711,8 @@ export class ModuleCompiler {
   }
 
   /**
-   * Removes the compiled files no record names: modules, chunks, their maps and temp files left by
-   * a command that does not save the index (a dry run, a refused build), by a process whose index
+   * Removes the compiled files no record names: modules, chunks, their maps and temp files (any
+   * file's in the folder) left by a command that does not save the index (a dry run, a refused build), by a process whose index
    * another process overwrote, or by a crash; and the records (with their files) of modules whose
    * entry file is gone (a rule file deleted; a rule taken out of the pipeline whose file stays
    * keeps its record and module until the file goes). The names kept are those of this
@@ -749,8 +749,10 @@ export class ModuleCompiler {
       /* nothing compiled yet */
     }
     for (const name of names) {
-      const compiled = /\.mjs(\.map)?(\.tmp-[\w-]+)?$/.test(name);
-      if (!compiled || named.has(name)) continue;
+      // Compiled modules, chunks and maps, and any file's temp name (writeFileAtomic's, left by a
+      // crash: the index's and the config caches' too); never closures-3.json, config.json, ….
+      const sweepable = /\.mjs(\.map)?$/.test(name) || /\.tmp-[\w-]+$/.test(name);
+      if (!sweepable || named.has(name)) continue;
       const file = path.join(this.dir, name);
       let st: fs.Stats;
       try {
