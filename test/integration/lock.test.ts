@@ -41,7 +41,9 @@ export default defineRule({ name: 't', version: 1, async run(ctx) {
 const HOLD_RULE = `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
 export default defineRule({ name: 'hold', version: 1, async run(ctx) {
-  fs.writeFileSync(process.env.HOLD_ENTERED, String(process.pid));
+  // Written whole, then renamed: a test that sees the file can read the pid in it.
+  fs.writeFileSync(process.env.HOLD_ENTERED + '.tmp', String(process.pid));
+  fs.renameSync(process.env.HOLD_ENTERED + '.tmp', process.env.HOLD_ENTERED);
   for (let i = 0; i < 1000 && !fs.existsSync(process.env.HOLD_GO) && !ctx.signal.aborted; i++) await new Promise((r) => setTimeout(r, 20));
   fs.writeFileSync(ctx.output('out/hold.txt'), 'held');
 }});

@@ -46,7 +46,9 @@ export default defineRule({ name: 'copy', version: 1, run(ctx) {
 const HOLD = `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
 export default defineRule({ name: 'hold', version: 1, async run(ctx) {
-  fs.writeFileSync(process.env.HOLD_ENTERED, String(process.pid));
+  // Written whole, then renamed: a test that sees the file can read the pid in it.
+  fs.writeFileSync(process.env.HOLD_ENTERED + '.tmp', String(process.pid));
+  fs.renameSync(process.env.HOLD_ENTERED + '.tmp', process.env.HOLD_ENTERED);
   for (let i = 0; i < 1500 && !fs.existsSync(process.env.HOLD_GO) && !ctx.signal.aborted; i++) await new Promise((r) => setTimeout(r, 20));
   if (ctx.signal.aborted) fs.writeFileSync(process.env.HOLD_ENTERED + '.aborted', 'aborted');
   fs.writeFileSync(ctx.output('out/hold.txt'), 'held');
