@@ -142,7 +142,7 @@ export default defineRule({ name: 'long', version: 1, async run(ctx) {
   const tmux = (...a: string[]): string => spawnSync('tmux', ['-L', sock, ...a], { encoding: 'utf8' }).stdout ?? '';
   try {
     const done = path.join(r.dir, '..', `${path.basename(r.dir)}.done`);
-    const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} -j 2; echo $? > ${JSON.stringify(done)}; sleep 60`;
+    const cmd = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} -j 2; echo $? > ${JSON.stringify(`${done}.tmp`)}; mv ${JSON.stringify(`${done}.tmp`)} ${JSON.stringify(done)}; sleep 60`;
     spawnSync('tmux', ['-L', sock, '-f', '/dev/null', 'new-session', '-d', '-x', '80', '-y', '40', '-c', r.dir, cmd], {
       env: env({}),
     });
