@@ -229,7 +229,9 @@ export class WorkspaceLock {
         onWait(r.holder);
         told = true;
       }
-      await new Promise((res) => setTimeout(res, 100 + Math.random() * 100));
+      // A try every 100–200 ms, and one at the deadline: --wait=S gives up after S seconds, not up to 200 ms later.
+      const left = waitS * 1000 - (Date.now() - t0);
+      await new Promise((res) => setTimeout(res, Math.max(0, Math.min(100 + Math.random() * 100, left))));
     }
   }
 
