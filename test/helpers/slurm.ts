@@ -107,8 +107,20 @@ function alive(pid: number): boolean {
 function takeClusterLock(timeoutMs = 30 * 60_000): () => void {
   const t0 = Date.now();
   for (;;) {
+    // The pid is written whole under a name of our own, then linked to LOCK (atomic, EEXIST when
+    // held): a reader never sees the lock empty and judges a live holder dead.
+    const mine = `${LOCK}.${process.pid}`;
+    fs.writeFileSync(mine, String(process.pid));
+    let linked = false;
     try {
-      fs.writeFileSync(LOCK, String(process.pid), { flag: 'wx' });
+      fs.linkSync(mine, LOCK);
+      linked = true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      fs.rmSync(mine, { force: true });
+    }
+    if (linked) {
       return () => {
         try {
           if (fs.readFileSync(LOCK, 'utf8') === String(process.pid)) fs.rmSync(LOCK);
@@ -116,8 +128,6 @@ function takeClusterLock(timeoutMs = 30 * 60_000): () => void {
           /* gone */
         }
       };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     let holder = 0;
     try {
@@ -231,7 +241,7 @@ export async function requeueAndRelease(id: string, beforeRelease?: () => Promis
   execFileSync('scontrol', ['update', `JobId=${id}`, 'StartTime=now']);
 }
 
-/** A rule that counts to 8 in its state dir (0.3 s a step), resuming after the last step it saved; logs where its state is. */
+/** A rule that counts to 8 in its state dir (0.75 s a step: once a test sees step 2, ~4.5 s are left to interrupt it), resuming after the last step it saved; logs where its state is. */
 export const COUNT_RULE = `import { defineRule } from 'rc1-build';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -244,7 +254,7 @@ export default defineRule({
     ctx.log('count: state in ' + ctx.stateDir);
     if (step) ctx.log('count: resuming after step ' + step);
     while (step < 8 && !ctx.signal.aborted) {
-      await new Promise((r) => setTimeout(r, 300));
+      await new Promise((r) => setTimeout(r, 750));
       fs.writeFileSync(saved, String(++step));
       ctx.log('count: step ' + step);
       ctx.progress(step, 8, 'steps');

@@ -152,7 +152,11 @@ export default defineRule({ name: 'long', version: 1, async run(ctx) {
       screens.push(tmux('capture-pane', '-p', '-J'));
       await new Promise((res) => setTimeout(res, 150));
     }
-    screens.push(tmux('capture-pane', '-p', '-J'));
+    // tmux may draw the CLI's last output after the exit code is written: the last screen is the one with the summary.
+    for (const t1 = Date.now(); ; await new Promise((res) => setTimeout(res, 100))) {
+      screens.push(tmux('capture-pane', '-p', '-J'));
+      if (/rc1-build: ok/.test(screens.at(-1)!) || Date.now() - t1 > 5000) break;
+    }
     assert.equal(fs.readFileSync(done, 'utf8').trim(), '0', screens.at(-1));
     fs.rmSync(done);
     // -J joins lines the terminal wrapped: a line over 80 columns is one that wrapped

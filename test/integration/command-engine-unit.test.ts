@@ -92,7 +92,7 @@ test('an interrupted toy trainer stops on SIGTERM with a checkpoint, and the res
     await commandEngine.run(a.ctx);
     const want = fs.readFileSync(path.join(a.checkpoints.at(-1)!.dir, 'weights.json'));
 
-    const b = makeContext(split, trainConfig(8, ['python3', TOY, '--step-delay', '0.15']));
+    const b = makeContext(split, trainConfig(8, ['python3', TOY, '--step-delay', '0.3']));
     const first = commandEngine.run(b.ctx);
     while (b.checkpoints.length === 0) await new Promise((r) => setTimeout(r, 20));
     b.abort.abort();

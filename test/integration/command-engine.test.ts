@@ -219,7 +219,7 @@ test('with two seeds in ppo.seeds the trainer runs twice, each run with its own 
 
 test('a build killed with SIGKILL mid-run resumes from latest on the next build, and the weights match a straight run', async () => {
   const straight = commandRig(TOY, 8);
-  const killed = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.25' });
+  const killed = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.5' });
   try {
     assert.equal(straight.run(['train']).code, 0);
     const want = straight.read('checkpoints/rc1/seed_7/step_00008/weights.json');
@@ -253,7 +253,7 @@ test('a build killed with SIGKILL mid-run resumes from latest on the next build,
 });
 
 test("Ctrl-C of the build reaches the trainer's process group; the next build resumes and finishes", async () => {
-  const rig = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.25' });
+  const rig = commandRig(TOY, 8, { TOY_STEP_DELAY: '0.5' });
   try {
     const child = rig.spawn(['train']);
     const latest = path.join(rig.dir, '.rc1/state/train/seed_7/checkpoints/rc1/latest');

@@ -67,7 +67,7 @@ function rig(): TestRig {
 }
 
 async function readPid(file: string): Promise<number> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {
     const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
     if (/^\d+$/.test(text)) return Number(text);
     await sleep(25);

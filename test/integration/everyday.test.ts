@@ -115,12 +115,13 @@ test('a reader that closes the pipe ends output quietly: status, -n and a build 
 test('watch queues an edit made while a build runs and rebuilds right after it', async () => {
   const r = rig();
   const entered = path.join(r.dir, '..', `${path.basename(r.dir)}.entered`);
-  const child = r.spawn(['watch', 'a', '--json'], { SLOW_MS: '500', A_ENTERED: entered });
+  const child = r.spawn(['watch', 'a', '--json'], { SLOW_MS: '2000', A_ENTERED: entered });
   const events = collectEvents<{ event: string; state?: string; queued?: boolean }>(child);
   try {
-    for (let i = 0; i < 500 && !fs.existsSync(entered); i++) await sleep(20);
+    for (let i = 0; i < 3000 && !fs.existsSync(entered); i++) await sleep(20);
+    assert.ok(fs.existsSync(entered), 'the first build runs the rule');
     r.write('src/a.txt', 'two\n'); // the rule has already read 'one'
-    for (let i = 0; i < 500 && !(r.exists('out/a.txt') && r.read('out/a.txt') === 'two\n'); i++) await sleep(20);
+    for (let i = 0; i < 3000 && !(r.exists('out/a.txt') && r.read('out/a.txt') === 'two\n'); i++) await sleep(20);
     assert.equal(r.read('out/a.txt'), 'two\n', 'the queued edit was built');
     assert.ok(
       events.some((e) => e.event === 'watch' && e.state === 'rebuilding' && e.queued === true),

@@ -110,7 +110,7 @@ test('32 SIGKILLs, half inside the commit window, with edits and reverts: every 
       r.write('src/v.txt', `${v}\n`);
       r.write('src/s.txt', `${s}\n`);
       const commitWindow = i % 2 === 0;
-      const child = r.spawn(['-j', '2'], commitWindow ? { RC1_FAULT_COMMIT_PAUSE_MS: '40' } : {});
+      const child = r.spawn(['-j', '2'], commitWindow ? { RC1_FAULT_COMMIT_PAUSE_MS: '150' } : {});
       const exited = new Promise((res) => child.on('exit', res));
       if (commitWindow) {
         const t0 = Date.now();

@@ -204,7 +204,8 @@ test('a 429 with Retry-After in seconds or as an HTTP-date delays the retry by a
     const ta = server.arrivals(promptHash(a!.messages));
     assert.equal(ta.length, 2);
     assert.ok(ta[1]! - ta[0]! >= 1000, `retried after ${ta[1]! - ta[0]!} ms`);
-    const at = Math.floor((Date.now() + 2000) / 1000) * 1000;
+    // At least 2 s ahead (an HTTP-date has whole seconds): the request may reach the server a while after this.
+    const at = Math.floor((Date.now() + 3000) / 1000) * 1000;
     server.queue({ kind: '429', retryAfter: new Date(at).toUTCString() });
     await scoreLoop({ provider: testProvider(server.url, KEY), limiter, cache, items: [b!], k: 1, maxTokens: 64 });
     const tb = server.arrivals(promptHash(b!.messages));

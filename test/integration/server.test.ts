@@ -455,7 +455,14 @@ test('a command that comes while the server is busy runs in-process and meets th
       assert.match(b.stderr, new RegExp(`pid ${pid}`), 'refused by the lock the server holds');
       const c = r.spawn(['b', '--wait=60'], { LEDGER: ledger });
       const cCode = new Promise<number | null>((res) => c.on('exit', (x) => res(x)));
-      await sleep(300);
+      let cErr = '';
+      c.stderr!.on('data', (d) => {
+        cErr += d;
+      });
+      // Released only once c waits on the lock: a c that connects after the hold ends is served.
+      await waitFor('the second build to wait on the lock', () =>
+        cErr.includes('waiting for the build holding this workspace'),
+      );
       fs.writeFileSync(go, 'go');
       assert.equal(await aCode, 0);
       assert.equal(await cCode, 0);

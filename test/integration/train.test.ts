@@ -133,13 +133,13 @@ test('three seeds: SIGKILL during the second seed, then a rebuild keeps the firs
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline) {
       const n = fs.existsSync(metrics) ? fs.readFileSync(metrics, 'utf8').split('\n').filter(Boolean).length : 0;
-      if (n >= 5) break;
+      if (n >= 3) break; // seven steps left before the seed ends: room for a slow kill
       await new Promise((r) => setTimeout(r, 20));
     }
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     const latest = fs.readlinkSync(path.join(killed.dir, '.rc1/state/train/seed_12/checkpoints/rc1/latest'));
-    assert.ok(Number(latest.slice(5)) >= 4 && Number(latest.slice(5)) < 10, latest);
+    assert.ok(Number(latest.slice(5)) >= 2 && Number(latest.slice(5)) < 10, latest);
     assert.equal(
       fs.existsSync(path.join(killed.dir, '.rc1/state/train/seed_13')),
       false,

@@ -24,7 +24,7 @@ test('watch rebuilds exactly what an edit affects, survives a rule error, and st
   const events = collectEvents<Ev>(child);
   const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   const waitForWaiting = async (count: number): Promise<void> => {
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 2400; i++) {
       if (events.filter((e) => e.event === 'watch' && e.state === 'waiting').length >= count) return;
       await sleep(25);
     }
@@ -102,7 +102,7 @@ export default defineRule({ name: 'all', version: 1, run(ctx) {
   const count = (pred: (e: Ev) => boolean): number => events.filter(pred).length;
   const waiting = (e: Ev): boolean => e.event === 'watch' && e.state === 'waiting';
   const waitFor = async (n: number): Promise<void> => {
-    for (let i = 0; i < 400 && count(waiting) < n; i++) await sleep(25);
+    for (let i = 0; i < 2400 && count(waiting) < n; i++) await sleep(25);
     assert.ok(count(waiting) >= n, `watch did not settle (${n}); events: ${JSON.stringify(events.slice(-10))}`);
   };
   try {
