@@ -61,3 +61,24 @@ test("a second lock object in the same process does not break the first one's li
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('--wait=S gives up at its deadline: a wait of 20 ms ends without a 100–200 ms retry sleep past it', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-lock-'));
+  try {
+    const a = new WorkspaceLock(path.join(dir, 'lock'));
+    a.acquire('first');
+    const b = new WorkspaceLock(path.join(dir, 'lock'));
+    let told = 0;
+    const t0 = performance.now();
+    await assert.rejects(
+      b.acquireWaiting('second', 0.02, () => told++),
+      (e) => e instanceof LockedError && e.diagnostics[0]!.context?.waited === '0 s',
+    );
+    // Every retry sleep is 100–200 ms, so a wait that slept past its deadline takes ≥ 100 ms.
+    assert.ok(performance.now() - t0 < 95, `gave up after ${Math.round(performance.now() - t0)} ms`);
+    assert.equal(told, 1, 'told once that it waits');
+    a.release();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
