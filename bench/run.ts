@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 const BENCHMARKS = [
   'hash.ts',
   'build-graph.ts',
+  'floor.ts',
   'durability.ts',
   'config-load.ts',
   'data-half.ts',
