@@ -35,6 +35,7 @@ const i = process.argv.indexOf('--rounds');
 const ROUNDS = i !== -1 ? Number(process.argv[i + 1]) : process.argv.includes('--quick') ? 2 : 5;
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('bench/floor.ts: --rounds takes a positive integer');
 const CHANGED = sourcePath(0);
+const GNU_TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
 
 if (toolVersion('ninja') === 'not found') {
   console.log('bench/floor.ts: ninja is not installed; it is the baseline of both goals (apt-get install ninja-build)');
@@ -96,7 +97,9 @@ if (RC1) col('rc1-build', process.execPath, [RC1_BIN, '-j', '2'], ['.rc1', 'repo
 
 /** Wall ms and CPU s (user + system, GNU time) of one command. */
 function timed(c: Col, env: NodeJS.ProcessEnv = process.env): { ms: number; cpu: number } {
-  const r = runChild('/usr/bin/time', ['-f', 'CPU_S=%U+%S', c.cmd, ...c.args], { cwd: c.dir, env });
+  const r = GNU_TIME
+    ? runChild(GNU_TIME, ['-f', 'CPU_S=%U+%S', c.cmd, ...c.args], { cwd: c.dir, env })
+    : runChild(c.cmd, c.args, { cwd: c.dir, env });
   if (r.status !== 0) throw new Error(`${c.label} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const m = /CPU_S=([\d.]+)\+([\d.]+)/.exec(r.stderr);
   return { ms: r.ms, cpu: m ? Number(m[1]) + Number(m[2]) : Number.NaN };
@@ -143,7 +146,7 @@ for (const way of ['delete', 'move'] as const) {
         return [
           c.label,
           `${fmtMs(s.best)} / ${fmtMs(s.median)}`,
-          summarize(c.cpu[way]).median.toFixed(2),
+          GNU_TIME ? summarize(c.cpu[way]).median.toFixed(2) : '— (no /usr/bin/time)',
           `${rb.toFixed(2)} / ${rm.toFixed(2)}`,
           c === ninja ? '—' : rb <= 0.8 && rm <= 0.8 ? 'met' : 'NO',
         ];
