@@ -192,6 +192,7 @@ function serve(graph, socket) {
       for (const p of [...t.inputs, t.output]) stats.set(p, key(fs.statSync(p)));
     }
     let seq = 1_000_000;
+    const trace = fs.openSync(`${STATE}/trace.jsonl`, 'a');
     const server = net.createServer((conn) => {
       conn.once('data', () => {
         const t0 = performance.now();
@@ -210,37 +211,32 @@ function serve(graph, socket) {
           }
         }
         // Rebuild downstream of a changed source, in layer order (the graph is in layer order).
-        const rebuilt = new Set();
+        const rebuilt = [];
+        const names = new Set();
         for (const t of graph) {
-          if (!(t.source && changed.has(t.source)) && !t.deps.some((d) => rebuilt.has(d))) continue;
+          if (!(t.source && changed.has(t.source)) && !t.deps.some((d) => names.has(d))) continue;
           const r = runTarget(t, 2, seq++);
           shas.set(t.name, r.sha);
           sizes.set(t.name, r.size);
-          fs.writeFileSync(
-            `${STATE}/trace.jsonl`,
-            `${JSON.stringify({ target: t.name, sha256: shas.get(t.name) })}\n`,
-            {
-              flag: 'a',
-            },
-          );
+          fs.writeSync(trace, `${JSON.stringify({ target: t.name, sha256: r.sha })}\n`);
           stats.set(t.output, key(fs.statSync(t.output)));
-          rebuilt.add(t.name);
+          rebuilt.push(t);
+          names.add(t.name);
         }
-        if (rebuilt.size > 0) {
-          for (const name of rebuilt) {
-            const t = graph.find((x) => x.name === name);
+        if (rebuilt.length > 0) {
+          for (const t of rebuilt) {
             const file = sidecarPath(t.output);
-            fs.writeFileSync(`${file}.tmp`, sidecarText(t.output, shas.get(name)));
+            fs.writeFileSync(`${file}.tmp`, sidecarText(t.output, shas.get(t.name)));
             fs.renameSync(`${file}.tmp`, file);
           }
           const t1 = performance.now();
           writeDurably('reports/manifest.json', manifestText(graph, shas, sizes, sourceSha));
-          for (const name of rebuilt) fsyncPath(graph.find((x) => x.name === name).output);
+          for (const t of rebuilt) fsyncPath(t.output);
           for (const dir of ['out', 'reports/sha256/out', `${STATE}/entries`, `${STATE}/objects`]) fsyncPath(dir);
           if (process.env.FLOOR_TIMING)
             process.stderr.write(`rebuild ${(t1 - t0).toFixed(1)} durable ${(performance.now() - t1).toFixed(1)}\n`);
         }
-        conn.end(`ok ${rebuilt.size} ${(performance.now() - t0).toFixed(1)}\n`);
+        conn.end(`ok ${rebuilt.length} ${(performance.now() - t0).toFixed(1)}\n`);
       });
     });
     fs.rmSync(socket, { force: true });

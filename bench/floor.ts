@@ -1,6 +1,6 @@
 // The floor of two goals of issue 12, item 8 on this machine, measured in the same run as ninja:
-// how fast could any Node.js build of bench/graph-workspace.ts's 1 000-target graph be, doing no
-// more file work than each of rc1-build's guarantees needs (bench/floor-build.mjs says what each
+// how fast is a plain Node.js build of bench/graph-workspace.ts's 1 000-target graph that does
+// only the file work each of rc1-build's guarantees needs (bench/floor-build.mjs says what each
 // level does)? Two cases, as in bench/build-graph.ts:
 //   full build from clean — ninja -j2, the four floor levels, rc1-build (a fresh process), each
 //     after its own clean, in rounds (every tool once per round, in the same order), so the disk's
