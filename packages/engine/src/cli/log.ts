@@ -3,7 +3,7 @@
 // what ran, was restored or was up to date, duration and the command.
 import { parseArgs } from 'node:util';
 import { UsageError } from '../config/usage-error.ts';
-import { formatMs } from '../report/console-reporter.ts';
+import { formatMs } from '../util/timing.ts';
 import { historyOf } from '../report/run-recorder.ts';
 import type { RunRecord } from '../state/run-history.ts';
 import { openWorkspace } from '../workspace/workspace.ts';

@@ -9,6 +9,7 @@ import type { BuildEvent, Reporter } from './events.ts';
 import type { RootCause } from '../rebuild/root-cause.ts';
 import { formatReason } from '../hash/fingerprint.ts';
 import { type Paint, painter } from '../util/colour.ts';
+import { formatMs } from '../util/timing.ts';
 
 export interface ConsoleOptions {
   explain: boolean;
@@ -40,10 +41,6 @@ export function barLine(name: string, b: Bar, width: number): string {
   const fill = Math.round(pct * cells);
   const line = `${label}${label ? ' ' : ''}[${'#'.repeat(fill)}${'.'.repeat(cells - fill)}]${suffix}`;
   return line.length > width ? line.slice(0, Math.max(0, width)) : line;
-}
-
-export function formatMs(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(2)}s`;
 }
 
 function fmtValue(v: unknown): string {

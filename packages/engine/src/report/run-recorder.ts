@@ -4,7 +4,6 @@
 // key and output hashes, every gate's checks (from the trace, already in memory), every declared
 // param's value and every declared metric (state/run-history.ts stores only what changed). Metrics
 // files are read only for targets this build changed, so a no-op reads no file.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { getKey, type ConfigObject } from '../config/load-configs.ts';
 import type { ResolvedPipeline } from '../graph/resolved.ts';
@@ -14,6 +13,7 @@ import {
   type RunLine,
   type RunOutcome,
   RunHistory,
+  traceStamp,
 } from '../state/run-history.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import type { TargetRecord } from '../state/trace-log.ts';
@@ -66,11 +66,6 @@ export class RunRecorder implements Reporter {
   close(): void {
     this.inner.close();
   }
-}
-
-function traceStamp(file: string): string {
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  return st ? `${st.size}:${st.mtimeMs}` : 'none';
 }
 
 export interface RecordWorkspace {

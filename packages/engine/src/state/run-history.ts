@@ -148,6 +148,12 @@ export function replayAt(lines: readonly RunLine[], at: number): { run: RunRecor
   return { run, runs: k + 1 };
 }
 
+/** The trace log's size:mtime as a run line records it ('none': no trace). */
+export function traceStamp(file: string): string {
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  return st ? `${st.size}:${st.mtimeMs}` : 'none';
+}
+
 const ID_RE = /^\{"id":(\d+),/;
 
 export class RunHistory {

@@ -11,3 +11,8 @@ export function phase(name: string): void {
   );
   last = now;
 }
+
+/** A duration as the build's lines print it: `37ms`, `1.25s`. */
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(2)}s`;
+}
