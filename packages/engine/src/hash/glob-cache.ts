@@ -51,6 +51,8 @@ export class GlobCache {
   private entries = new Map<string, Entry>();
   private dirty = false;
   misses = 0;
+  /** The patterns expand() was asked for in this process (what the up-to-date stamp lists). */
+  private readonly used = new Set<string>();
 
   constructor(
     private readonly root: string,
@@ -90,6 +92,7 @@ export class GlobCache {
     pattern: string,
     escapes?: (files: readonly string[]) => { file: string; real: string } | null,
   ): Promise<string[]> {
+    this.used.add(pattern);
     const cached = this.entries.get(pattern);
     if (cached && this.valid(cached)) return cached.files;
     this.misses++;
@@ -131,6 +134,20 @@ export class GlobCache {
       this.dirty = true;
     } else if (this.entries.delete(pattern)) this.dirty = true;
     return files;
+  }
+
+  /**
+   * The directories the results of this process's globs rest on → `mtime ino` ('-': absent), as
+   * valid() compares them; null when one glob's result is not cached (a racy directory).
+   */
+  dirLines(): Map<string, string> | null {
+    const out = new Map<string, string>();
+    for (const pattern of this.used) {
+      const e = this.entries.get(pattern);
+      if (!e) return null;
+      for (const [rel, mtime, ino] of e.dirs) out.set(rel, mtime === '' ? '-' : `${mtime} ${ino}`);
+    }
+    return out;
   }
 
   save(): void {

@@ -45,6 +45,8 @@ export class StatCache {
   /** The root and a '/' when it is normalised (path.resolve gives it back unchanged), else null. */
   private readonly base: string | null;
   readonly counters: StatCacheCounters = { statHits: 0, hashed: 0, hashedPaths: [] };
+  /** Every path hash() was asked for in this process (what the up-to-date stamp lists). */
+  private readonly asked = new Set<string>();
 
   constructor(
     private readonly root: string,
@@ -67,6 +69,7 @@ export class StatCache {
 
   /** sha256 and size of a workspace file, or null when it does not exist (or is not a file). */
   hash(rel: string): FileHash | null {
+    this.asked.add(rel);
     const abs = this.abs(rel);
     const st = fs.statSync(abs, { bigint: true, throwIfNoEntry: false });
     if (!st?.isFile()) {
@@ -132,6 +135,22 @@ export class StatCache {
       String(st.ctimeNs - st.mtimeNs),
     ]);
     this.dirty = true;
+  }
+
+  /**
+   * Each path hash() was asked for in this process → the stat its answer rested on, as
+   * uptodate-stamp.ts's fileLine() writes it ('-': not a file); null when one of them was racy
+   * (its answer may not hold for a later write in the same tick).
+   */
+  statLines(): Map<string, string> | null {
+    const out = new Map<string, string>();
+    for (const rel of this.asked) {
+      const e = this.entries.get(rel);
+      if (!e) out.set(rel, '-');
+      else if (e[4] === 1) return null;
+      else out.set(rel, `${e[0]} ${e[1]} ${e[2]} ${BigInt(e[1]) + BigInt(e[5])}`);
+    }
+    return out;
   }
 
   forget(rel: string): void {
