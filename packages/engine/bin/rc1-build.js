@@ -236,8 +236,40 @@ async function tryServer() {
   return typeof info.token === 'string' && ownSocket(info.socket) ? await served(file, info) : false;
 }
 
+/**
+ * The no-op fast path (dist/noop.cjs, src/cli/fast-noop.ts): only where the workspace holds an
+ * up-to-date stamp. Its exit code, or null: the full build runs. RC1_NO_FAST_NOOP=1 turns it off;
+ * RC1_DEBUG=timing skips it (the phases are the full build's); RC1_DEBUG=fastpath says why it
+ * did not answer.
+ */
+async function tryFast() {
+  const env = process.env;
+  const debug = (env.RC1_DEBUG ?? '').split(',');
+  if (env.RC1_NO_FAST_NOOP === '1' || debug.includes('timing') || argv[0]?.startsWith('__')) return null;
+  const cwd = process.cwd();
+  const root = rootOf(argv, cwd);
+  if (!fs.existsSync(path.join(root, '.rc1', 'uptodate.json'))) return null;
+  const why = debug.includes('fastpath') ? (r) => process.stderr.write(`rc1 fastpath: ${r}\n`) : undefined;
+  try {
+    return await require('../dist/noop.cjs').fastNoop(root, argv, cwd, env, {
+      out: (s) => process.stdout.write(s),
+      err: (s) => process.stderr.write(s),
+      stdout: process.stdout,
+      why,
+    });
+  } catch (e) {
+    why?.(`error: ${e && e.message}`);
+    return null; // the full build decides
+  }
+}
+
 void tryServer().then(async (served) => {
   if (served) return;
+  const fast = await tryFast();
+  if (fast !== null) {
+    process.exitCode = fast;
+    return;
+  }
   const { main } = await import('../dist/cli.js');
   process.exitCode = await main(argv);
 });

@@ -45,3 +45,18 @@ await esbuild.build({
   plugins: [lazyModules],
   logLevel: 'warning',
 });
+
+// The no-op fast path (src/cli/fast-noop.ts), which bin/rc1-build.js (CommonJS) requires before
+// it loads the CLI: one small CommonJS file, so a no-op that it answers never parses dist/cli.js.
+await esbuild.build({
+  entryPoints: { noop: './src/cli/fast-noop.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});

@@ -14,7 +14,9 @@ import { type Workspace, assertNoRuleSourceOutputs, assertPathsOnDisk } from '..
 import { phase } from '../util/timing.ts';
 import { validateParams } from '../config/validate-params.ts';
 import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts';
-import { RunRecorder, recordRun } from '../report/run-recorder.ts';
+import { RunRecorder, historyOf, recordRun } from '../report/run-recorder.ts';
+import type { RunCounts } from '../state/run-history.ts';
+import { forgetStamp, writeStamp } from '../state/uptodate-stamp.ts';
 import { gitState } from '../util/git-state.ts';
 import { colourEnabled } from '../util/colour.ts';
 import { stderrColumns, stdoutStream } from '../util/terminal.ts';
@@ -73,6 +75,60 @@ function noteProfileSwitch(ws: Workspace, targets: string[], io: Io): void {
   }
 }
 
+/**
+ * After a build that found every planned target up to date (none ran, none restored, nothing
+ * failed, no remote cache), the up-to-date stamp for its command line: the next identical
+ * command line answers from it (cli/fast-noop.ts). A stamp that cannot be written soundly is not.
+ */
+function leaveStamp(
+  ws: Workspace,
+  o: BuildCommandOptions,
+  c: RunCounts,
+  plan: readonly string[],
+  s: NonNullable<Parameters<typeof runBuildOnce>[3]['stamp']>,
+): void {
+  if (c.upToDate !== plan.length || c.ran || c.restored || c.failed || c.gateFailed || c.blocked || ws.remote) return;
+  try {
+    const history = historyOf(ws);
+    const last = history.lastLine();
+    if (!last) return;
+    const targetEnv = new Set<string>();
+    for (const n of plan) for (const v of ws.pipeline.targets.get(n)!.env) targetEnv.add(v);
+    const dirOutputs: string[] = [];
+    for (const n of plan)
+      for (const out of ws.trace.records.get(n)?.outputs ?? []) if (out.dir) dirOutputs.push(out.path);
+    writeStamp(
+      {
+        root: ws.root,
+        stateDir: ws.stateDir,
+        salt: ws.salt,
+        statLines: () => ws.stat.statLines(),
+        globDirs: () => ws.glob.dirLines(),
+        manifestDir: ws.pipeline.manifestDir,
+        dirOutputs,
+      },
+      {
+        argv: s.argv,
+        cwd: s.cwd,
+        env: process.env,
+        targetEnv,
+        engine: s.engine,
+        run: {
+          command: o.command,
+          ...(last.asked ? { asked: last.asked } : {}),
+          profile: ws.profile,
+          ...(ws.pipeline.name ? { pipeline: ws.pipeline.name } : {}),
+          keep: history.keep,
+          paramsHash: last.paramsHash,
+          upToDate: plan.length,
+        },
+      },
+    );
+  } catch {
+    forgetStamp(ws.stateDir); // only a saving: the next build decides in full
+  }
+}
+
 /** A build in progress, so a signal handler outside (watch) can interrupt it. */
 export interface Running {
   interrupt(): Promise<void>;
@@ -89,6 +145,11 @@ export async function runBuildOnce(
     signals?: (handler: (sig: 'SIGINT' | 'SIGTERM') => void) => () => void;
     /** The resident server's rule workers started ahead (WorkerPool). */
     takeWorker?: () => import('node:worker_threads').Worker | undefined;
+    /**
+     * An in-process build of this command line that may leave an up-to-date stamp (only options
+     * that do not change a no-op's output: main.ts), with the engine files the stamp names.
+     */
+    stamp?: { argv: string[]; cwd: string; engine: string[] };
   },
 ): Promise<number> {
   // Before the lock and before anything runs: symlinks that lead an output or input out of the
@@ -215,6 +276,10 @@ export async function runBuildOnce(
       try {
         afterBuildGc(ws, ws.trace.changedSince, io); // the records changed since Build.run() began
         phase('cache cap');
+        if (hooks.stamp && recorder && code === 0 && !interrupting) {
+          leaveStamp(ws, o, recorder.counts, plan, hooks.stamp);
+          phase('up-to-date stamp');
+        }
       } catch (e) {
         io.err(
           `rc1-build: warning: could not apply the output cache's size cap: ${(e as Error).message}; the build itself is complete\n`,

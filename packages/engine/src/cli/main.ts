@@ -11,7 +11,7 @@ import { type BuildCommandOptions, runBuildOnce } from './build-command.ts';
 import { runWatch } from './watch.ts';
 import { STATE_DIR, type Workspace, findRoot, openWorkspace } from '../workspace/workspace.ts';
 import { prestartWorkers } from '../runner/worker-pool.ts';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CommandContext, PipelineCommand } from '../api/index.ts';
 import { COMMAND_NAMES, VALUE_FLAGS, commandDef, parseArgsOptions } from './definition.ts';
 import type { Invocation, PipelineCommandInfo } from './program.ts';
@@ -186,6 +186,11 @@ interface Io {
   tty: boolean;
 }
 
+/** Build options a no-op prints alike with or without (the rest leave no up-to-date stamp). */
+const STAMP_OPTIONS = new Set(['jobs', 'keep-going', 'directory']);
+/** The engine's files an up-to-date stamp names (dist/, beside this bundle): a rebuilt engine decides in full. */
+const ENGINE_FILES = ['./cli.js', './worker.js', './noop.cjs'];
+
 const isHelpFlag = (a: string): boolean => a === '-h' || a === '--help' || a === '--version';
 
 /**
@@ -357,7 +362,19 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
       io,
       served
         ? { installSignals: false, signals: (h) => served.onSignal(h), takeWorker: () => served.takeWorker() }
-        : { installSignals: true },
+        : {
+            installSignals: true,
+            // Options that leave a no-op's output as it is may leave an up-to-date stamp (cli/fast-noop.ts).
+            ...(command === 'build' && Object.keys(values).every((k) => STAMP_OPTIONS.has(k))
+              ? {
+                  stamp: {
+                    argv: [...argv],
+                    cwd,
+                    engine: ENGINE_FILES.map((f) => fileURLToPath(new URL(f, import.meta.url))),
+                  },
+                }
+              : {}),
+          },
     );
   } catch (e) {
     if (e instanceof NotServed) throw e;

@@ -26,6 +26,7 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   'determinism.json': { what: 'check-determinism verdicts (read before uploading to a remote cache)', clean: 'keep' },
   determinism: { what: 'scratch runs of check-determinism', clean: 'keep' },
   'runs.jsonl': { what: 'run history (rc1-build log / diff)', clean: 'keep' },
+  'uptodate.json': { what: "the last no-op build's up-to-date stamp (the no-op's fast path)", clean: 'remove' },
   'server.json': { what: 'the resident server of this workspace (rc1-build server)', clean: 'keep' },
   'server.sock': { what: "the resident server's socket", clean: 'keep' },
   'server.log': { what: "the resident server's log", clean: 'keep' },

@@ -22,6 +22,7 @@ import type { DecideEnv } from '../rebuild/decide.ts';
 import { OutputCommitter } from '../state/commit-outputs.ts';
 import { TraceLog } from '../state/trace-log.ts';
 import { WorkspaceLock } from '../state/workspace-lock.ts';
+import { forgetStamp } from '../state/uptodate-stamp.ts';
 import { phase } from '../util/timing.ts';
 
 export const STATE_DIR = '.rc1';
@@ -157,8 +158,13 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const committer = new OutputCommitter(root, path.join(stateDir, 'journal'), trace, stat, path.join(stateDir, 'tmp'));
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
   // What was compiled before the lock is looked for on disk again once it is held: the holder
-  // before may have swept files no saved index named (ModuleCompiler.sweep).
-  lock.onAcquired = () => compiler.revalidate();
+  // before may have swept files no saved index named (ModuleCompiler.sweep). And the up-to-date
+  // stamp goes: whatever this command changes, no later command line may take the state before
+  // it for up to date (state/uptodate-stamp.ts).
+  lock.onAcquired = () => {
+    forgetStamp(stateDir);
+    compiler.revalidate();
+  };
   const salt = loadSalt(stateDir);
   const ws: Workspace = {
     root,
