@@ -298,3 +298,38 @@ test('the manifest or a sidecar removed is rewritten by the full build', () => {
     r.cleanup();
   }
 });
+
+test('a served no-op leaves the stamp too, and the stamp answers before the server is asked', () => {
+  const r = rig();
+  const served = (): number => {
+    const st = r.run(['server', 'status']);
+    const m = /commands served: (\d+)/.exec(st.stdout);
+    assert.ok(m, st.stdout + st.stderr);
+    return Number(m[1]);
+  };
+  try {
+    const first = r.run([], ENV);
+    assert.equal(first.code, 0, first.stderr);
+    r.runs();
+    const start = r.run(['server', 'start'], ENV);
+    assert.equal(start.code, 0, start.stdout + start.stderr);
+    settle();
+    const before = served();
+    const noop = r.run([], ENV);
+    assert.equal(noop.code, 0, noop.stderr);
+    assert.equal(served(), before + 1, 'the no-op was served');
+    const fast = r.run([], ENV);
+    assert.match(fast.stderr, FAST);
+    assert.equal(served(), before + 1, 'the stamp answered; the server was not asked');
+    // A change: the stamp steps aside, the server builds it.
+    r.write('src/a.txt', 'ALPHA\n');
+    const after = r.run([], ENV);
+    assert.equal(after.code, 0, after.stderr);
+    assert.doesNotMatch(after.stderr, FAST);
+    assert.equal(served(), before + 2);
+    assert.deepEqual(r.runs(), ['cat', 'tree']);
+  } finally {
+    r.run(['server', 'stop']);
+    r.cleanup();
+  }
+});

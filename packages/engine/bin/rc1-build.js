@@ -263,13 +263,13 @@ async function tryFast() {
   }
 }
 
-void tryServer().then(async (served) => {
-  if (served) return;
-  const fast = await tryFast();
+// The stamp first: where it answers, it is quicker than a round trip to the server.
+void tryFast().then(async (fast) => {
   if (fast !== null) {
     process.exitCode = fast;
     return;
   }
+  if (await tryServer()) return;
   const { main } = await import('../dist/cli.js');
   process.exitCode = await main(argv);
 });

@@ -94,9 +94,14 @@ function leaveStamp(
     if (!last) return;
     const targetEnv = new Set<string>();
     for (const n of plan) for (const v of ws.pipeline.targets.get(n)!.env) targetEnv.add(v);
-    const dirOutputs: string[] = [];
+    const dirOutputs: { path: string; files: string[]; links: string[] }[] = [];
+    const fileOutputs = new Set<string>();
     for (const n of plan)
-      for (const out of ws.trace.records.get(n)?.outputs ?? []) if (out.dir) dirOutputs.push(out.path);
+      for (const out of ws.trace.records.get(n)?.outputs ?? []) {
+        if (out.dir)
+          dirOutputs.push({ path: out.path, files: Object.keys(out.files ?? {}), links: Object.keys(out.links ?? {}) });
+        else fileOutputs.add(out.path);
+      }
     writeStamp(
       {
         root: ws.root,
@@ -106,6 +111,7 @@ function leaveStamp(
         globDirs: () => ws.glob.dirLines(),
         manifestDir: ws.pipeline.manifestDir,
         dirOutputs,
+        fileOutputs,
       },
       {
         argv: s.argv,

@@ -5,14 +5,14 @@
 // and write nothing but a line of run history. So this takes the workspace lock, checks the
 // stamp's paths under it, appends that line and prints the build's last line. On any difference,
 // or anything it cannot tell, it answers null and the full build runs as if it had never looked.
+// Only what a check that fails needs is loaded with it; the lock, the history, git and colours
+// are imported once the quick look found nothing changed (esbuild keeps them lazy in the bundle).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { RunHistory, traceStamp } from '../state/run-history.ts';
 import { changedOnDisk, readStamp, stampMismatch, stampText } from '../state/uptodate-stamp.ts';
-import { WorkspaceLock } from '../state/workspace-lock.ts';
-import { painter, colourEnabled } from '../util/colour.ts';
-import { gitState } from '../util/git-state.ts';
-import { formatMs } from '../util/timing.ts';
+
+/** Files the quick look (before the lock) compares: the inputs and code edited last. */
+const QUICK_FILES = 64;
 
 export interface FastIo {
   out: (s: string) => void;
@@ -48,6 +48,16 @@ export async function fastNoop(
   }
   const differs = stampMismatch(s, { root, cwd, argv, env, salt });
   if (differs) return no(differs);
+  const early = changedOnDisk(s, QUICK_FILES);
+  if (early) return no(`changed: ${early}`);
+  const [{ RunHistory, traceStamp }, { WorkspaceLock }, { painter, colourEnabled }, { gitState }, { formatMs }] =
+    await Promise.all([
+      import('../state/run-history.ts'),
+      import('../state/workspace-lock.ts'),
+      import('../util/colour.ts'),
+      import('../util/git-state.ts'),
+      import('../util/timing.ts'),
+    ]);
   const git = gitState(root); // as the full build does: asked now, awaited at the end
   const lock = new WorkspaceLock(path.join(stateDir, 'lock'));
   const got = lock.tryAcquire(s.run.command);

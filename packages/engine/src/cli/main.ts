@@ -356,25 +356,24 @@ export async function main(argv: string[], io: Io = processIo(), served?: Served
       notServed('check-determinism');
       return await runCheckDeterminism(root, ws, targetsArgs, options, io);
     }
+    // Options that leave a no-op's output as it is may leave an up-to-date stamp (cli/fast-noop.ts),
+    // in-process or served alike (a served command has the request's cwd and environment).
+    const stamp =
+      command === 'build' && Object.keys(values).every((k) => STAMP_OPTIONS.has(k))
+        ? { argv: [...argv], cwd, engine: ENGINE_FILES.map((f) => fileURLToPath(new URL(f, import.meta.url))) }
+        : undefined;
     return await runBuildOnce(
       ws,
       options,
       io,
       served
-        ? { installSignals: false, signals: (h) => served.onSignal(h), takeWorker: () => served.takeWorker() }
-        : {
-            installSignals: true,
-            // Options that leave a no-op's output as it is may leave an up-to-date stamp (cli/fast-noop.ts).
-            ...(command === 'build' && Object.keys(values).every((k) => STAMP_OPTIONS.has(k))
-              ? {
-                  stamp: {
-                    argv: [...argv],
-                    cwd,
-                    engine: ENGINE_FILES.map((f) => fileURLToPath(new URL(f, import.meta.url))),
-                  },
-                }
-              : {}),
-          },
+        ? {
+            installSignals: false,
+            signals: (h) => served.onSignal(h),
+            takeWorker: () => served.takeWorker(),
+            ...(stamp ? { stamp } : {}),
+          }
+        : { installSignals: true, ...(stamp ? { stamp } : {}) },
     );
   } catch (e) {
     if (e instanceof NotServed) throw e;

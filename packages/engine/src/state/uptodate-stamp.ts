@@ -24,10 +24,9 @@
 //   NODE_OPTIONS, each target's env): salted sha256 hashes, never values.
 // Every command that takes the workspace lock removes the stamp first (workspace.ts), so a build
 // that changes anything never leaves the stamp of the state before it.
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomic } from '../util/fs.ts';
+import { listTree, writeFileAtomic } from '../util/fs.ts';
 
 export const STAMP_FILE = 'uptodate.json';
 const STAMP_FORMAT = 1;
@@ -99,8 +98,16 @@ function racy(mtimeNs: bigint, nowNs: bigint): boolean {
 /** RC1_* variables that change what is printed about a build, not what it decides (bin/rc1-build.js reads them). */
 const DIAGNOSTIC_ENV = new Set(['RC1_DEBUG', 'RC1_NO_FAST_NOOP', 'RC1_NO_SERVER']);
 
+/**
+ * sha256 of the salt, the name and the value (null: unset). node:crypto is loaded only for a value
+ * that is set (the fast path's require of it costs ~3 ms), through process.getBuiltinModule
+ * (Node.js ≥ 20.16; before it, throws: no stamp is written, and none is read).
+ */
 export function envHash(salt: string, name: string, value: string | undefined): string | null {
-  return value === undefined ? null : createHash('sha256').update(`${salt}\0${name}\0${value}`).digest('hex');
+  if (value === undefined) return null;
+  const crypto = process.getBuiltinModule?.('node:crypto');
+  if (!crypto) throw new Error('process.getBuiltinModule is missing (Node.js < 20.16)');
+  return crypto.createHash('sha256').update(`${salt}\0${name}\0${value}`).digest('hex');
 }
 
 /** The variables a stamp lists: every RC1_* one set, the profile's, NODE_OPTIONS and the targets' own. */
@@ -161,8 +168,10 @@ export interface StampWorkspace {
   /** The directories the cached globs of this process rest on; null when one glob's result was not cached. */
   globDirs(): Map<string, string> | null;
   manifestDir: string;
-  /** Directory outputs of the planned targets. */
-  dirOutputs: string[];
+  /** Directory outputs of the planned targets, with the files and links their records list. */
+  dirOutputs: { path: string; files: string[]; links: string[] }[];
+  /** Paths of the planned targets' file outputs (checked after the other files: rarely the ones edited). */
+  fileOutputs: ReadonlySet<string>;
 }
 
 /**
@@ -188,21 +197,55 @@ export function writeStamp(
   const state = stateEntries(ws.stateDir, ws.root, ws.manifestDir);
   if (!lines || !globs || !state) return false;
   const now = BigInt(Date.now()) * 1_000_000n;
-  const files: [string, string][] = [];
-  for (const [rel, line] of lines) {
-    // Still as the decision saw it (an edit meanwhile: no stamp; the next build sees the edit).
-    if (fileLine(path.resolve(ws.root, rel)) !== line) return false;
-    files.push([rel, line]);
-  }
+  // The lines are the stats the decisions saw (the stat cache's entries), not taken now: a file
+  // edited since then no longer matches its line, and the next build decides in full. The files
+  // most likely to be edited are compared first, so that a check that fails fails early: inputs
+  // and code, the most recently modified first; then the outputs.
+  const keyed = [...lines].map(([rel, line]) => ({
+    rel,
+    line,
+    output: ws.fileOutputs.has(rel),
+    mtime: line === '-' ? 0n : BigInt(line.split(' ')[1]!),
+  }));
+  keyed.sort((a, b) =>
+    a.output !== b.output
+      ? a.output
+        ? 1
+        : -1
+      : a.mtime > b.mtime
+        ? -1
+        : a.mtime < b.mtime
+          ? 1
+          : a.rel < b.rel
+            ? -1
+            : a.rel > b.rel
+              ? 1
+              : 0,
+  );
+  const files = keyed.map((k): [string, string] => [k.rel, k.line]);
   const dirs = new Map(globs);
   for (const out of ws.dirOutputs) {
-    const tree = treeDirs(ws.root, out);
+    // The tree as the decision saw it: the record's files and links (each file's stat is among
+    // the lines). Its directories' stats stand for that listing: taken before the listing is
+    // compared with the record, and compared again after it (below), so no entry came between.
+    const tree = treeDirs(ws.root, out.path);
     if (!tree) return false;
     for (const d of tree) {
       const st = fs.statSync(path.resolve(ws.root, d), { bigint: true });
       if (racy(st.mtimeNs, now)) return false;
       dirs.set(d, `${st.mtimeNs} ${st.ino}`);
     }
+    let listing: { files: string[]; links: [string, string][] };
+    try {
+      listing = listTree(path.resolve(ws.root, out.path));
+    } catch {
+      return false;
+    }
+    if (
+      listing.files.join('\0') !== [...out.files].sort().join('\0') ||
+      listing.links.map(([l]) => l).join('\0') !== [...out.links].sort().join('\0')
+    )
+      return false;
   }
   for (const [d, line] of dirs) if (dirLine(path.resolve(ws.root, d)) !== line) return false;
   const above = new Map<string, string>();
@@ -273,11 +316,17 @@ export function stampMismatch(
   return null;
 }
 
-/** The first listed path that is no longer as recorded, or null when all are. */
-export function changedOnDisk(s: Stamp): string | null {
+/**
+ * The first listed path that is no longer as recorded, or null when all are. `firstFiles`: only
+ * the state and the first that many files (the inputs edited last come first): a quick look that
+ * spares a changed workspace the rest.
+ */
+export function changedOnDisk(s: Stamp, firstFiles?: number): string | null {
   const abs = (rel: string): string => path.resolve(s.root, rel);
   for (const [rel, line] of s.state) if (stateLine(abs(rel)) !== line) return rel;
-  for (const [rel, line] of s.files) if (fileLine(abs(rel)) !== line) return rel;
+  const n = Math.min(firstFiles ?? s.files.length, s.files.length);
+  for (let i = 0; i < n; i++) if (fileLine(abs(s.files[i]![0])) !== s.files[i]![1]) return s.files[i]![0];
+  if (firstFiles !== undefined) return null;
   for (const [rel, line] of s.dirs) if (dirLine(abs(rel)) !== line) return rel;
   for (const [d, line] of s.above) if (aboveLine(d) !== line) return d;
   return null;
