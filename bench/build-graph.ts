@@ -3,8 +3,10 @@
 // ninja -j2, each in its own copy of the workspace, with `node -e 0` as the floor of any Node.js
 // tool. The served column's workspace is built in-process first, then its server is started and
 // warmed by a few no-ops before the no-op case (none of that counted); its full build is not
-// measured (a build from clean removes .rc1/, and with it the server). Cases: full build from clean, no-op, one source changed by a
-// byte, one source touched without change. Every figure is the wall time of the whole process,
+// measured (a build from clean removes .rc1/, and with it the server). Cases: full build from clean, no-op, the no-op decided in
+// full (RC1_NO_FAST_NOOP=1: what the first no-op after a change costs, the up-to-date stamp not yet written), one source changed
+// by a byte, one source touched without change. rc1-build's commands run with RC1_DEBUG=fastpath, and how many of each case
+// the up-to-date stamp answered (without loading the engine) is printed. Every figure is the wall time of the whole process,
 // best and median of 3 (runs of all tools interleaved, so drift hits them alike). Which targets
 // re-ran is read from the outputs' (mtime, inode), never from the tools' own reports.
 // The rc1-build column needs the compiled engine (dist/cli.js); without it the column says so.
@@ -52,11 +54,12 @@ const FULL_VS_NINJA = 0.8;
 /** No-ops run by the server before the measured cases (its JIT warms up on them); not counted. */
 const SERVER_WARMUP = 3;
 
-type CaseId = 'full' | 'noop' | 'change' | 'touch';
+type CaseId = 'full' | 'noop' | 'noopFull' | 'change' | 'touch';
 type ToolId = 'rc1' | 'rc1s' | 'make' | 'ninja' | 'node';
 const CASES: { id: CaseId; label: string }[] = [
   { id: 'full', label: 'full build from clean' },
   { id: 'noop', label: 'no-op build' },
+  { id: 'noopFull', label: 'no-op, decided in full (RC1_NO_FAST_NOOP=1)' },
   { id: 'change', label: `one-leaf change (+1 byte in ${CHANGED_SOURCE})` },
   { id: 'touch', label: `touch without change (${TOUCHED_SOURCE})` },
 ];
@@ -81,6 +84,7 @@ const outputs = graph.map((t) => t.output);
 const expectedReran: Record<CaseId, { make: number; ninja: number; rc1: number; rc1s: number }> = {
   full: { make: graph.length, ninja: graph.length, rc1: graph.length, rc1s: graph.length },
   noop: { make: 0, ninja: 0, rc1: 0, rc1s: 0 },
+  noopFull: { make: 0, ninja: 0, rc1: 0, rc1s: 0 },
   change: {
     make: affectedBy(graph, CHANGED_SOURCE).size,
     ninja: affectedBy(graph, CHANGED_SOURCE).size,
@@ -162,21 +166,43 @@ function makeTools(root: string): Tool[] {
   ];
 }
 
+/**
+ * rc1-build's commands run with RC1_DEBUG=fastpath (its server is started with it too: a pinned
+ * variable), so each says on stderr whether the up-to-date stamp answered it; counted per case.
+ */
+const RC1_ENV = { RC1_DEBUG: 'fastpath' };
+const STAMP_ANSWER = /^rc1 fastpath: answered from/m;
+const stampAnswers: Partial<Record<CaseId, { rc1: number; rc1s: number }>> = {};
+let currentCase: CaseId | null = null;
+/** The served column's extra no-op, when the stamp answered it (not served). */
+let extraFromStamp = 0;
+
 /** Runs a tool once in its workspace; returns wall ms and how many targets re-ran. */
-function runOnce(t: Tool, extraArgs: string[] = []): { ms: number; reran: number; stdout: string } {
+function runOnce(
+  t: Tool,
+  extraArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+): { ms: number; reran: number; stdout: string; stderr: string } {
   const before = t.id === 'node' ? [] : snapshot(t.dir);
   const r = runChild(t.cmd, [...t.args, ...extraArgs], {
     cwd: t.id === 'node' ? REPO : t.dir,
     // The fresh-process column never meets a server; the served one must not fall back (checked in servedCount).
-    env: t.id === 'rc1' ? { ...process.env, RC1_NO_SERVER: '1' } : process.env,
+    env:
+      t.id === 'rc1'
+        ? { ...process.env, ...RC1_ENV, RC1_NO_SERVER: '1', ...extraEnv }
+        : t.id === 'rc1s'
+          ? { ...process.env, ...RC1_ENV, ...extraEnv }
+          : process.env,
   });
+  if ((t.id === 'rc1' || t.id === 'rc1s') && currentCase && STAMP_ANSWER.test(r.stderr))
+    (stampAnswers[currentCase] ??= { rc1: 0, rc1s: 0 })[t.id]++;
   if (r.status !== 0) {
     throw new Error(
       `${t.label} exited ${r.status}\n${(r.stderr || r.stdout).trim().split('\n').slice(-15).join('\n')}`,
     );
   }
   const reran = t.id === 'node' ? 0 : countChanged(before, snapshot(t.dir));
-  return { ms: r.ms, reran, stdout: r.stdout };
+  return { ms: r.ms, reran, stdout: r.stdout, stderr: r.stderr };
 }
 
 let rc1LastWrite = 0;
@@ -192,7 +218,10 @@ let servedAtStart = 0;
 /** The served column: built in-process, then its server started and warmed (none of it measured). */
 function startServer(t: Tool): void {
   runOnce(t); // a build from clean, in-process (no server yet)
-  const r = runChild(process.execPath, [RC1_BIN, 'server', 'start'], { cwd: t.dir });
+  const r = runChild(process.execPath, [RC1_BIN, 'server', 'start'], {
+    cwd: t.dir,
+    env: { ...process.env, ...RC1_ENV },
+  });
   if (r.status !== 0) throw new Error(`rc1-build server start exited ${r.status}: ${r.stderr}`);
   settleRc1();
   for (let i = 0; i < SERVER_WARMUP; i++) runOnce(t);
@@ -212,11 +241,15 @@ function prepare(t: Tool, c: CaseId, run: number): void {
     case 'full':
       t.clean();
       return;
+    case 'noopFull':
+      return;
     case 'noop':
       if (t.id === 'rc1s' && run === 0) startServer(t);
       if ((t.id === 'rc1' || t.id === 'rc1s') && run === 0) {
         settleRc1();
-        runOnce(t); // the extra no-op: re-hashes the racy files once, records them as settled
+        // The extra no-op: re-hashes the racy files once, records them as settled (and leaves the up-to-date stamp).
+        if (t.id === 'rc1s' && STAMP_ANSWER.test(runOnce(t).stderr)) extraFromStamp++;
+        else if (t.id === 'rc1') runOnce(t);
       }
       return;
     case 'change':
@@ -240,7 +273,9 @@ function measure(tools: Tool[]): void {
         if (t.id === 'rc1s' && c === 'full') continue; // in-process: the rc1-build column
         try {
           if (t.id !== 'node') prepare(t, c, run);
-          const r = runOnce(t);
+          currentCase = c;
+          const r = runOnce(t, [], c === 'noopFull' ? { RC1_NO_FAST_NOOP: '1' } : {});
+          currentCase = null;
           (t.samples[c] ??= []).push(r.ms);
           (t.reran[c] ??= []).push(r.reran);
           if ((t.id === 'rc1' || t.id === 'rc1s') && (c === 'full' || c === 'change')) rc1LastWrite = performance.now();
@@ -356,6 +391,11 @@ function report(tools: Tool[]): void {
   const goals: Record<CaseId, [string, boolean | undefined, boolean | undefined]> = {
     full: [`≤ ${FULL_VS_NINJA} × ninja`, atMost(rc1, 'full', ninjaTimes('full', FULL_VS_NINJA)), undefined],
     noop: [`≤ node -e 0 + ${NOOP_SLACK_MS} ms`, atMost(rc1, 'noop', nodePlus), atMost(rc1s, 'noop', nodePlus)],
+    noopFull: [
+      `≤ node -e 0 + ${NOOP_SLACK_MS} ms`,
+      atMost(rc1, 'noopFull', nodePlus),
+      atMost(rc1s, 'noopFull', nodePlus),
+    ],
     change: [
       `≤ ${CHANGE_VS_NINJA} × ninja, re-runs only the ${expectedReran.change.rc1} affected`,
       both(
@@ -396,6 +436,15 @@ function report(tools: Tool[]): void {
   );
   console.log(
     `\nrc1-build: a fresh process per command (RC1_NO_SERVER=1). rc1-build (server): the same command line through the thin client to the workspace's resident server (rc1-build server start), started after an in-process build from clean and warmed by ${SERVER_WARMUP} + 1 no-ops, none of it counted; its full build is n/a (a build from clean removes .rc1/ and the server with it: the rc1-build column is that case).`,
+  );
+  const answered = CASES.filter(({ id }) => id !== 'full')
+    .map(({ id, label }) => {
+      const a = stampAnswers[id] ?? { rc1: 0, rc1s: 0 };
+      return `${label}: ${a.rc1} / ${a.rc1s}`;
+    })
+    .join('; ');
+  console.log(
+    `\nanswered from the up-to-date stamp, without loading the engine (rc1-build / rc1-build (server), of ${RUNS} each): ${answered}. Every other rc1-build command decided in full.`,
   );
   console.log('\ntargets re-run per run (outputs whose mtime or inode changed; expected in brackets):\n');
   const reranCell = (t: Tool, c: CaseId): string => {
@@ -447,10 +496,11 @@ function main(): void {
     } finally {
       if (!rc1s.skip) {
         const n = servedCount(rc1s);
-        const want = CASES.filter((c) => c.id !== 'full').length * RUNS + 1;
+        const fromStamp = Object.values(stampAnswers).reduce((a, x) => a + x.rc1s, 0);
+        const want = CASES.filter((c) => c.id !== 'full').length * RUNS + 1 - fromStamp - extraFromStamp;
         if (n >= 0)
           console.log(
-            `served commands in the measured cases: ${n - servedAtStart} (want ${want}: the ${RUNS} runs of each case and the extra no-op): ${n - servedAtStart === want ? 'ok' : 'NOT OK'}`,
+            `served commands in the measured cases: ${n - servedAtStart} (want ${want}: the ${RUNS} runs of each case and the extra no-op, less the ${fromStamp + extraFromStamp} the up-to-date stamp answered): ${n - servedAtStart === want ? 'ok' : 'NOT OK'}`,
           );
         stopServer(rc1s);
       }
