@@ -117,6 +117,11 @@ test('writeStamp lists the decisions and the check finds each kind of change; wh
     const same = { root: w.root, cwd: '/somewhere', argv: ['-j', '2'], env: { TOKEN: 'secret-1' }, salt: 'salt' };
     assert.equal(stampMismatch(s, same), null);
     assert.equal(stampMismatch(s, { ...same, argv: ['-j', '1'] }), 'another command line');
+    assert.equal(
+      stampMismatch(s, { ...same, engineFile: '/another/engine/dist/noop.cjs' }),
+      'another engine',
+      'a stamp written by another engine (node_modules/rc1-build pointed elsewhere) does not answer',
+    );
     assert.equal(stampMismatch(s, { ...same, cwd: '/elsewhere' }), 'another workspace or working directory');
     assert.equal(stampMismatch(s, { ...same, env: { TOKEN: 'secret-2' } }), 'variable TOKEN');
     assert.equal(stampMismatch(s, { ...same, env: { TOKEN: 'secret-1', RUN_MODE: 'prod' } }), 'variable RUN_MODE');

@@ -251,7 +251,9 @@ async function tryFast() {
   if (!fs.existsSync(path.join(root, '.rc1', 'uptodate.json'))) return null;
   const why = debug.includes('fastpath') ? (r) => process.stderr.write(`rc1 fastpath: ${r}\n`) : undefined;
   try {
-    return await require('../dist/noop.cjs').fastNoop(root, argv, cwd, env, {
+    const engineFile = require.resolve('../dist/noop.cjs');
+    return await require(engineFile).fastNoop(root, argv, cwd, env, {
+      engineFile,
       out: (s) => process.stdout.write(s),
       err: (s) => process.stderr.write(s),
       stdout: process.stdout,

@@ -20,6 +20,8 @@ export interface FastIo {
   stdout: { isTTY?: boolean };
   /** Why the fast path did not answer, or that it did (RC1_DEBUG=fastpath; tests). */
   why?: (reason: string) => void;
+  /** This engine's dist/noop.cjs: a stamp another engine wrote (node_modules/rc1-build re-pointed) does not answer. */
+  engineFile?: string;
 }
 
 /** The exit code of the no-op this command line would be (0), or null: run the full build. */
@@ -46,7 +48,14 @@ export async function fastNoop(
   } catch {
     return no('no salt');
   }
-  const differs = stampMismatch(s, { root, cwd, argv, env, salt });
+  const differs = stampMismatch(s, {
+    root,
+    cwd,
+    argv,
+    env,
+    salt,
+    ...(io.engineFile !== undefined ? { engineFile: io.engineFile } : {}),
+  });
   if (differs) return no(differs);
   const early = changedOnDisk(s, QUICK_FILES);
   if (early) return no(`changed: ${early}`);

@@ -307,9 +307,18 @@ export function stampText(stateDir: string): string {
 /** Why the stamp does not answer for this command line (null: it matches): what a change looks like. */
 export function stampMismatch(
   s: Stamp,
-  o: { root: string; cwd: string; argv: readonly string[]; env: NodeJS.ProcessEnv; salt: string },
+  o: {
+    root: string;
+    cwd: string;
+    argv: readonly string[];
+    env: NodeJS.ProcessEnv;
+    salt: string;
+    /** A file of the engine that is checking (its dist/noop.cjs): the stamp must be this engine's. */
+    engineFile?: string;
+  },
 ): string | null {
   if (s.root !== o.root || s.cwd !== o.cwd) return 'another workspace or working directory';
+  if (o.engineFile !== undefined && !s.engine.some(([f]) => f === o.engineFile)) return 'another engine';
   if (s.argv.length !== o.argv.length || s.argv.some((a, i) => a !== o.argv[i])) return 'another command line';
   if (s.node !== `${process.version} ${process.execPath}`) return 'another Node.js';
   for (const [f, line] of s.engine) if (stateLine(f) !== line) return `engine file ${f}`;
