@@ -101,7 +101,8 @@ const DIAGNOSTIC_ENV = new Set(['RC1_DEBUG', 'RC1_NO_FAST_NOOP', 'RC1_NO_SERVER'
 /**
  * sha256 of the salt, the name and the value (null: unset). node:crypto is loaded only for a value
  * that is set (the fast path's require of it costs ~3 ms), through process.getBuiltinModule
- * (Node.js ≥ 20.16; before it, throws: no stamp is written, and none is read).
+ * (Node.js ≥ 20.16; before it, throws: a stamp is written and read only where no listed variable
+ * is set).
  */
 export function envHash(salt: string, name: string, value: string | undefined): string | null {
   if (value === undefined) return null;
