@@ -122,9 +122,17 @@ async function served(file, info) {
       for (const [sig, h] of signals) process.off(sig, h);
       resolve(v);
     };
-    // Until the server has accepted the request nothing has run: a signal ends the client now.
+    // One handler per signal for the whole request. Until the server has accepted the request
+    // nothing has run: a signal ends the client now. After it, the first signal is the build's to
+    // handle (forwarded); a second one ends this client at once, as it would end an in-process
+    // build. The handler is never swapped: a signal that arrives in the loop turn that reads
+    // 'accepted' would be dispatched to a handler already removed, and be lost (libuv drops it).
+    let forwarded = 0;
     for (const sig of ['SIGINT', 'SIGTERM']) {
-      const h = () => process.exit(sig === 'SIGINT' ? 130 : 143);
+      const h = () => {
+        if (!accepted || ++forwarded > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
+        sock.write(frame({ t: 'signal', sig }));
+      };
       signals.set(sig, h);
       process.on(sig, h);
     }
@@ -140,20 +148,6 @@ async function served(file, info) {
       finish(false);
     };
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {}); // a closed reader: output dropped, as in-process
-    const forwardSignals = () => {
-      for (const [sig, h] of signals) process.off(sig, h);
-      signals.clear();
-      let count = 0;
-      for (const sig of ['SIGINT', 'SIGTERM']) {
-        const h = () => {
-          // The first is the build's to handle; a second one ends this client at once, as it would end an in-process build.
-          if (++count > 1) process.exit(sig === 'SIGINT' ? 130 : 143);
-          sock.write(frame({ t: 'signal', sig }));
-        };
-        signals.set(sig, h);
-        process.on(sig, h);
-      }
-    };
     const request = () => {
       sock.write(
         frame({
@@ -195,7 +189,6 @@ async function served(file, info) {
           if (m.t === 'accepted') {
             accepted = true;
             clearTimeout(timer);
-            forwardSignals();
           } else if (m.t === 'refused') finish(false);
           else if (m.t === 'exit') {
             process.exitCode = m.code;
