@@ -152,8 +152,8 @@ export async function runBuildOnce(
     /** The resident server's rule workers started ahead (WorkerPool). */
     takeWorker?: () => import('node:worker_threads').Worker | undefined;
     /**
-     * An in-process build of this command line that may leave an up-to-date stamp (only options
-     * that do not change a no-op's output: main.ts), with the engine files the stamp names.
+     * A build of this command line (in-process or served) that may leave an up-to-date stamp (only
+     * options that do not change a no-op's output: main.ts), with the engine files the stamp names.
      */
     stamp?: { argv: string[]; cwd: string; engine: string[] };
   },

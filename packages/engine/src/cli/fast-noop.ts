@@ -1,5 +1,6 @@
 // The no-op build's fast path, run by bin/rc1-build.js before the engine is loaded (bundled
-// alone as dist/noop.cjs: node:fs, node:path, node:crypto, and node:child_process for git).
+// alone as dist/noop.cjs: node:fs and node:path; node:crypto only for a variable that is set,
+// node:child_process only for git in a git checkout).
 // When the workspace's up-to-date stamp (state/uptodate-stamp.ts) was written for this very
 // command line, and nothing it lists has changed, the build would decide every target up to date
 // and write nothing but a line of run history. So this takes the workspace lock, checks the
