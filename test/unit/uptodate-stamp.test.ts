@@ -9,6 +9,11 @@ import * as path from 'node:path';
 import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
 import { GlobCache } from '../../packages/engine/src/hash/glob-cache.ts';
 import {
+  type StateWorkspace,
+  checkedManifestPaths,
+  recordManifestState,
+} from '../../packages/engine/src/report/manifest-state.ts';
+import {
   type Stamp,
   type StampWorkspace,
   changedOnDisk,
@@ -32,9 +37,21 @@ function workspace(): { root: string; stateDir: string; done: () => void } {
   fs.writeFileSync(path.join(root, 'src/b.txt'), 'beta\n');
   fs.writeFileSync(path.join(stateDir, 'salt'), 'salt');
   fs.writeFileSync(path.join(stateDir, 'trace.log'), '{"format":1}\n');
-  fs.writeFileSync(path.join(stateDir, 'manifest-state.json'), JSON.stringify({ dirs: [], verify: {} }));
   sleep(150);
+  recordManifestState(manifestWs(root), new Map()); // the manifest checked (none yet, no sidecars)
   return { root, stateDir, done: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** The workspace as the manifest's state sees it: no targets, the manifest under reports/build. */
+function manifestWs(root: string): StateWorkspace {
+  const stateDir = path.join(root, '.rc1');
+  return {
+    root,
+    stateDir,
+    profile: 'default',
+    pipeline: { targets: new Map(), manifestDir: 'reports/build' },
+    trace: { file: path.join(stateDir, 'trace.log') },
+  };
 }
 
 function stampWs(
@@ -50,7 +67,7 @@ function stampWs(
     salt: 'salt',
     statLines: () => stat.statLines(),
     globDirs: () => glob.dirLines(),
-    manifestDir: 'reports/build',
+    manifestPaths: () => checkedManifestPaths(manifestWs(root)),
     dirOutputs: [],
     fileOutputs: new Set(),
     ...over,
@@ -179,10 +196,19 @@ test('writeStamp lists the decisions and the check finds each kind of change; wh
     }
 
     // What cannot be listed soundly leaves no stamp (and removes the one before).
-    fs.writeFileSync(path.join(w.stateDir, 'manifest-state.json'), JSON.stringify({ dirs: [], verify: { x: 'y' } }));
+    // The manifest's check was recorded for the trace before the record appended above.
+    assert.equal(checkedManifestPaths(manifestWs(w.root)), null);
     assert.equal(writeStamp(stampWs(w.root, w.stateDir, s2.st2, s2.g2), stampOpts()), false);
     assert.equal(readStamp(w.stateDir), null);
-    fs.writeFileSync(path.join(w.stateDir, 'manifest-state.json'), JSON.stringify({ dirs: [], verify: {} }));
+    // A manifest written within its tick: its content is to be verified by the next build.
+    fs.mkdirSync(path.join(w.root, 'reports/build'), { recursive: true });
+    fs.writeFileSync(path.join(w.root, 'reports/build/manifest.json'), '{}\n');
+    recordManifestState(manifestWs(w.root), new Map([['reports/build/manifest.json', '{}\n']]));
+    assert.equal(checkedManifestPaths(manifestWs(w.root)), null);
+    assert.equal(writeStamp(stampWs(w.root, w.stateDir, s2.st2, s2.g2), stampOpts()), false);
+    sleep(150);
+    recordManifestState(manifestWs(w.root), new Map());
+    assert.deepEqual(checkedManifestPaths(manifestWs(w.root)), ['reports/build/manifest.json', 'reports/build/sha256']);
     fs.mkdirSync(path.join(w.root, 'out/tree'), { recursive: true });
     fs.writeFileSync(path.join(w.root, 'out/tree/one.txt'), '1');
     sleep(150);

@@ -15,6 +15,7 @@ import { phase } from '../util/timing.ts';
 import { validateParams } from '../config/validate-params.ts';
 import { type RemoteFlag, openRemoteCache } from '../cache/remote/open-remote.ts';
 import { RunRecorder, historyOf, recordRun } from '../report/run-recorder.ts';
+import { checkedManifestPaths } from '../report/manifest-state.ts';
 import type { RunCounts } from '../state/run-history.ts';
 import { forgetStamp, writeStamp } from '../state/uptodate-stamp.ts';
 import { gitState } from '../util/git-state.ts';
@@ -109,7 +110,7 @@ function leaveStamp(
         salt: ws.salt,
         statLines: () => ws.stat.statLines(),
         globDirs: () => ws.glob.dirLines(),
-        manifestDir: ws.pipeline.manifestDir,
+        manifestPaths: () => checkedManifestPaths(ws),
         dirOutputs,
         fileOutputs,
       },

@@ -109,6 +109,18 @@ export function manifestUnchangedSince(ws: StateWorkspace, traceLine: string): b
   return true;
 }
 
+/**
+ * The manifest and the sidecar folders the last full check recorded, when that record is of this
+ * format, for the trace as it is now, and holds no file still to verify (the next build would
+ * then read nothing of them); else null. What the up-to-date stamp lists of the manifest.
+ */
+export function checkedManifestPaths(ws: StateWorkspace): string[] | null {
+  const s = readJsonOrNull<State>(stateFile(ws));
+  if (!s || s.format !== FORMAT || s.key !== stateKey(ws) || !Array.isArray(s.dirs)) return null;
+  if (typeof s.verify !== 'object' || s.verify === null || Object.keys(s.verify).length > 0) return null;
+  return [manifestRel(ws), ...s.dirs];
+}
+
 /** Written within the timestamp granularity before `now`: a same-tick write would not show. */
 function racyAt(s: { lastNs: bigint; coarse: boolean }, now: bigint): boolean {
   return s.lastNs + (s.coarse ? 2_000_000_000n : 100_000_000n) > now;

@@ -120,28 +120,14 @@ export function stampEnv(salt: string, env: NodeJS.ProcessEnv, targetEnv: Iterab
   return out;
 }
 
-/** The engine's state files and folders a build reads before deciding (relative to the root). */
-function stateEntries(stateDir: string, root: string, manifestDir: string): string[] | null {
+/**
+ * The engine's state files and folders a build reads before deciding (relative to the root), with
+ * the manifest's paths; null when the manifest has no clean record of its last check.
+ */
+function stateEntries(stateDir: string, root: string, manifest: string[] | null): string[] | null {
+  if (!manifest) return null; // the next build checks the manifest (no stamp)
   const rel = (f: string): string => path.relative(root, path.join(stateDir, f));
-  const out = ['trace.log', 'salt', 'journal', 'tmp', 'compiled', 'manifest-state.json'].map(rel);
-  type ManifestState = { dirs?: unknown; verify?: unknown } | null;
-  let ms: ManifestState;
-  try {
-    ms = JSON.parse(fs.readFileSync(path.join(stateDir, 'manifest-state.json'), 'utf8')) as ManifestState;
-  } catch {
-    return null; // no record of a checked manifest: the next build checks it (no stamp)
-  }
-  if (
-    !ms ||
-    !Array.isArray(ms.dirs) ||
-    typeof ms.verify !== 'object' ||
-    ms.verify === null ||
-    Object.keys(ms.verify).length > 0
-  )
-    return null;
-  out.push(path.posix.join(manifestDir, 'manifest.json'));
-  for (const d of ms.dirs) if (typeof d === 'string') out.push(d);
-  return out;
+  return [...['trace.log', 'salt', 'journal', 'tmp', 'compiled', 'manifest-state.json'].map(rel), ...manifest];
 }
 
 /** Every directory under (and including) a directory output, relative to the root; null when absent or unreadable. */
@@ -168,7 +154,8 @@ export interface StampWorkspace {
   statLines(): Map<string, string> | null;
   /** The directories the cached globs of this process rest on; null when one glob's result was not cached. */
   globDirs(): Map<string, string> | null;
-  manifestDir: string;
+  /** The manifest and its sidecar folders as its last full check recorded them (manifest-state.ts), or null. */
+  manifestPaths(): string[] | null;
   /** Directory outputs of the planned targets, with the files and links their records list. */
   dirOutputs: { path: string; files: string[]; links: string[] }[];
   /** Paths of the planned targets' file outputs (checked after the other files: rarely the ones edited). */
@@ -195,7 +182,7 @@ export function writeStamp(
   fs.rmSync(file, { force: true });
   const lines = ws.statLines();
   const globs = ws.globDirs();
-  const state = stateEntries(ws.stateDir, ws.root, ws.manifestDir);
+  const state = stateEntries(ws.stateDir, ws.root, ws.manifestPaths());
   if (!lines || !globs || !state) return false;
   const now = BigInt(Date.now()) * 1_000_000n;
   // The lines are the stats the decisions saw (the stat cache's entries), not taken now: a file
