@@ -23,7 +23,6 @@ import {
   QWEN3_SELF_CHECK,
   QWEN3_SELF_CHECK_COUNTS,
   QWEN3_SPLIT,
-  QWEN3_TOKENIZER_JSON_SHA256,
   QWEN3_TOKENIZER_SHA256,
   escapeRe,
   loadQwen3,
@@ -258,18 +257,18 @@ export function qwen3TableFromJson(json: TokenizerJson): Qwen3Table {
 }
 
 /**
- * Refuses a tokenizer.json (parsed; where: how to name it) that is not the pinned Qwen3 file: the
+ * Refuses a tokenizer.json (its bytes; where: how to name it) that is not the pinned Qwen3 file: the
  * self-check counts and probe ids the table is checked against are pinned for that file, so a
  * package upgrade (or a change of the file in place) must re-check them before the pin moves.
  */
-export function checkPinnedTokenizer(json: unknown, where: string): void {
-  const sha = createHash('sha256').update(JSON.stringify(json)).digest('hex');
-  if (sha !== QWEN3_TOKENIZER_JSON_SHA256)
+export function checkPinnedTokenizer(bytes: Uint8Array, where: string): void {
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  if (sha !== QWEN3_TOKENIZER_SHA256)
     throw new Error(
-      `${where} is not the pinned Qwen3 tokenizer.json (the sha256 of its JSON is ${sha}, expected ${QWEN3_TOKENIZER_JSON_SHA256}, ` +
-        `the file published as sha256 ${QWEN3_TOKENIZER_SHA256}): re-check QWEN3_SELF_CHECK_COUNTS and QWEN3_PROBES against ` +
-        "the package's encode() (test/integration/difficulty-qwen3.test.ts), then update QWEN3_TOKENIZER_SHA256 and " +
-        'QWEN3_TOKENIZER_JSON_SHA256 in lib/difficulty/qwen3-tokens.ts',
+      `${where} is not the pinned Qwen3 tokenizer.json (its sha256 is ${sha}, expected ${QWEN3_TOKENIZER_SHA256}, ` +
+        'the file published with the Qwen3 models): re-check QWEN3_SELF_CHECK_COUNTS and QWEN3_PROBES against ' +
+        "the package's encode() (test/integration/difficulty-qwen3.test.ts), then update QWEN3_TOKENIZER_SHA256 " +
+        'in lib/difficulty/qwen3-tokens.ts',
     );
 }
 

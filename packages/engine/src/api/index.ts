@@ -506,6 +506,15 @@ export interface RuleContext<P> {
    * `status`). The target's own state needs no declaring: ctx.stateDir.
    */
   state(path: string): string;
+  /**
+   * The absolute path of a file of an npm package (`'pkg/models/data.json'`), found as the rule's own
+   * bare imports are when it is compiled: from the rule's folder up, else from rc1-build's own
+   * folder (its dependencies serve rules that do not install them). For reading a package's data
+   * file as bytes instead of importing it. The package's package.json is in the rule's code closure
+   * only where the rule's code also imports the package; the file itself never is, so a rule that
+   * reads one checks what it read (a pinned sha256). A contract error when neither place has it.
+   */
+  resolve(specifier: string): string;
   /** A deterministic PRNG for a seed. */
   rng(seed: number): Rng;
   log(message: string): void;

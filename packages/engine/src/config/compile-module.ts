@@ -21,6 +21,7 @@ import type { StatCache } from '../hash/stat-cache.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
+import { engineRoot } from '../util/engine-root.ts';
 
 /** esbuild, once a compile has loaded it: its long-lived service child was started then. */
 let esbuildLoaded: typeof import('esbuild') | null = null;
@@ -35,16 +36,7 @@ export async function stopCompilerService(): Promise<void> {
   if (esbuildLoaded) await esbuildLoaded.stop();
 }
 
-/** Root of the rc1-build package (dist/cli.js or packages/engine/src/config/compile-module.ts → ..). */
-export function engineRoot(): string {
-  let d = path.dirname(fileURLToPath(import.meta.url));
-  while (!fs.existsSync(path.join(d, 'package.json')) || !fs.existsSync(path.join(d, 'src', 'api'))) {
-    const up = path.dirname(d);
-    if (up === d) throw new Error('internal error: cannot find the rc1-build package root; please report');
-    d = up;
-  }
-  return d;
-}
+export { engineRoot };
 
 /** The real path of a file (symlinks resolved), or the path itself when it cannot be resolved. */
 function realPath(p: string): string {

@@ -6,9 +6,11 @@
 // abort), runs the rule, writes a gate's report from its checks, and checks that the rule wrote
 // every declared output — as a file or a directory, as declared — and nothing else beside them.
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { type Check, type Rule, type RuleContext, type RuleResult, createRng, gatePasses } from '../api/index.ts';
 import { prettyJson } from '../util/canonical-json.ts';
+import { engineRoot } from '../util/engine-root.ts';
 import type { Job, ParamIssue } from './protocol.ts';
 
 /** A rule broke the contract (a missing output, an undeclared input group…): its message is the whole story. */
@@ -122,6 +124,18 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
       const abs = path.join(inv.root, rel);
       fs.mkdirSync(path.dirname(abs), { recursive: true });
       return abs;
+    },
+    resolve(specifier: string): string {
+      // The two places the compile looks for a rule's bare import (config/compile-module.ts), in its order.
+      const from = [path.resolve(inv.root, inv.ruleFile), path.join(engineRoot(), 'package.json')];
+      for (const f of from) {
+        try {
+          return createRequire(f).resolve(specifier);
+        } catch {}
+      }
+      throw new ContractError(
+        `${inv.ruleFile}: ctx.resolve('${specifier}'): no such package file from ${path.dirname(inv.ruleFile) || '.'}/ up nor from rc1-build's folder`,
+      );
     },
     rng: createRng,
     log: (line: string) => hooks.log(String(line)),
