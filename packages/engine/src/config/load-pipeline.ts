@@ -129,7 +129,8 @@ async function validateShape(root: string, stateDir: string, decl: UserPipeline)
   writeFileAtomic(stamp, digest);
 }
 
-function normalizeRel(p: string): string {
+/** A workspace-relative path as targets record it (forward slashes, normalised, no leading ./). */
+export function normalizeRel(p: string): string {
   return path.posix.normalize(p.replace(/\\/g, '/')).replace(/^\.\//, '');
 }
 

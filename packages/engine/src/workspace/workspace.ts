@@ -8,7 +8,14 @@ import type { RemoteCache } from '../cache/remote/remote-cache.ts';
 import { ModuleCompiler } from '../config/compile-module.ts';
 import { unreadKeyDiagnostics, recordingConfig } from '../config/config-reads.ts';
 import { type LoadedConfig, loadConfigs, locateKey } from '../config/load-configs.ts';
-import { PIPELINE_FILE, configFiles, evaluatePipeline, importPipeline, loadPipeline } from '../config/load-pipeline.ts';
+import {
+  PIPELINE_FILE,
+  configFiles,
+  evaluatePipeline,
+  importPipeline,
+  loadPipeline,
+  normalizeRel,
+} from '../config/load-pipeline.ts';
 import { pipelineCacheKey, readCachedPipeline, writeCachedPipeline } from '../config/pipeline-cache.ts';
 import { cachedProfiles, chooseProfile } from '../config/profiles.ts';
 import { withRuleParams } from '../config/rule-params.ts';
@@ -132,6 +139,9 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     // config key is read by something (a target's params, the pipeline function, or freeFormConfig).
     const rec = recordingConfig(config.values);
     const decl = evaluatePipeline(await importPipeline(root, compiler), profile, { ...config, values: rec.config });
+    // The rules' modules compile (esbuild, off this thread) while the declaration is checked;
+    // withRuleParams then finds them compiled.
+    compiler.prefetch(decl.targets.map((t) => normalizeRel(t.rule)));
     pipeline = await withRuleParams(
       { stateDir, compiler, config },
       await loadPipeline({ root, stateDir, compiler, config, profile, decl }),
