@@ -1,7 +1,7 @@
 // loadSources: task detection per file, the shipped data/raw tree, merging, and skip-and-count
 // across files.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -173,4 +173,34 @@ test('records that share an id but not their question are reported as an id coll
   const loaded = await loadSources([a, b], { onError: 'skip', root: dir });
   assert.deepEqual([loaded.items.length, loaded.duplicates, loaded.skipped], [2, 0, 1]);
   assert.equal(loaded.issues[0]!.message, message);
+});
+
+test('a second load of unchanged files is the first result, read-only; an edited file, another file list or other options load again', async () => {
+  const a = await jsonl('again/a.jsonl', [gsm]);
+  const b = await jsonl('again/b.jsonl', [sqa]);
+  const first = await loadSources([a, b], { onError: 'fail' });
+  assert.equal(await loadSources([a, b], { onError: 'fail' }), first);
+  assert.ok(Object.isFrozen(first) && Object.isFrozen(first.items) && Object.isFrozen(first.items[0]));
+  assert.throws(() => {
+    (first.items as unknown as object[]).push({});
+  }, TypeError);
+  assert.throws(() => {
+    (first.items[0] as { question: string }).question = 'changed';
+  }, TypeError);
+
+  assert.notEqual(await loadSources([a, b], { onError: 'skip' }), first);
+  assert.notEqual(await loadSources([a], { onError: 'fail' }), first);
+  const again = await loadSources([a, b], { onError: 'fail' });
+  assert.deepEqual(again, first);
+
+  // Same size, new content: the stat (mtime, ctime) tells.
+  const size = (await stat(a)).size;
+  await writeFile(a, `${JSON.stringify({ ...gsm, question: 'Two plus six?' })}\n`);
+  assert.equal((await stat(a)).size, size);
+  const edited = await loadSources([a, b], { onError: 'fail' });
+  assert.notEqual(edited, again);
+  assert.deepEqual(
+    edited.items.map((i) => i.question),
+    ['Two plus six?', 'Is it?'],
+  );
 });
