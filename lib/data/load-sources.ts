@@ -8,7 +8,6 @@
 // `duplicateRecords` names both locations of each. Records that share an id but not their
 // question are an id collision, not a duplicate: the later one is a DataIssue. Files with no
 // records (SOURCE.md) are passed over.
-import { statSync } from 'node:fs';
 import {
   DataError,
   IssueLog,
@@ -24,6 +23,7 @@ import { parseHotpotqa } from './hotpotqa.ts';
 import { questionKey } from './question-key.ts';
 import type { SourceRecord } from './jsonl.ts';
 import { dataFileFormat, readRecordsInto } from './read-records.ts';
+import { LastRead } from './thread-memo.ts';
 import { sourceKey, type SourceFormat, type SourceItem, type Task } from './source-item.ts';
 import { parseStrategyqa } from './strategyqa.ts';
 
@@ -160,33 +160,8 @@ function loadFile(
   return { task, items };
 }
 
-/**
- * The last load of this thread, with the stat of each file it read (taken before reading): the
- * rules of one worker thread share this module (the compiled rules' shared chunks), and shadow_set,
- * seed_pool and pool_validation load the same raw files one after another, often in the same thread
- * (seed_pool after shadow_set: ~0.15 s of the data half's critical path at 30 000 scenarios).
- */
-let lastLoad: { key: string; stamp: string; result: LoadResult } | null = null;
-
-/** Each file's identity and stat (size, mtime and ctime in ns, inode); null when one cannot be stat'ed. */
-function filesStamp(paths: readonly string[]): string | null {
-  const parts: string[] = [];
-  for (const p of paths) {
-    const st = statSync(p, { bigint: true, throwIfNoEntry: false });
-    if (!st) return null;
-    parts.push(`${p}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
-  }
-  return parts.join('\n');
-}
-
-/** Makes a value and everything it holds read-only (a load shared by several rules must not be changed by one). */
-function deepFreeze<T>(v: T): T {
-  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
-    Object.freeze(v);
-    for (const x of Object.values(v)) deepFreeze(x);
-  }
-  return v;
-}
+/** This thread's last load (thread-memo.ts): seed_pool runs after shadow_set, mostly in the same worker. */
+const lastLoad = new LastRead<LoadResult>();
 
 /**
  * Loads and merges source items from data files; other files (e.g. SOURCE.md) are passed over.
@@ -197,11 +172,7 @@ function deepFreeze<T>(v: T): T {
 export async function loadSources(paths: readonly string[], options: LoadOptions = {}): Promise<LoadResult> {
   const data = paths.filter((p) => dataFileFormat(p) !== null);
   const key = JSON.stringify([paths, options.onError ?? null, options.root ?? null, options.task ?? null]);
-  const stamp = filesStamp(data);
-  if (stamp !== null && lastLoad !== null && lastLoad.key === key && lastLoad.stamp === stamp) return lastLoad.result;
-  const result = deepFreeze(await loadSourcesNow(data, options));
-  lastLoad = stamp === null ? null : { key, stamp, result };
-  return result;
+  return lastLoad.get(key, data, () => loadSourcesNow(data, options));
 }
 
 async function loadSourcesNow(paths: readonly string[], options: LoadOptions): Promise<LoadResult> {

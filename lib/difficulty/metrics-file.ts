@@ -4,6 +4,7 @@
 // text; any line that does not look like that is parsed in full instead.
 import { isUtf8 } from 'node:buffer';
 import { DataError, describeValue, displayPath, type Location } from '../data/data-error.ts';
+import { LastRead } from '../data/thread-memo.ts';
 import { BUCKETS, type Bucket } from './bands.ts';
 import { readLines, parseObject } from './lines.ts';
 import { AMBIGUITY_FLAGS, type DifficultyMetrics } from './metrics.ts';
@@ -40,8 +41,18 @@ function asMetrics(v: Record<string, unknown>, at: Location): DifficultyMetrics 
   return v as unknown as DifficultyMetrics;
 }
 
-/** Every line of a metrics file, checked; ids must be unique. */
-export async function readMetrics(path: string, root: string): Promise<DifficultyMetrics[]> {
+/** This thread's last read (lib/data/thread-memo.ts): difficulty_report runs after balanced_pool, mostly in the same worker. */
+const lastRead = new LastRead<DifficultyMetrics[]>();
+
+/**
+ * Every line of a metrics file, checked; ids must be unique. Read-only: an unchanged file read
+ * again in the same thread gives the same array (lib/data/thread-memo.ts).
+ */
+export function readMetrics(path: string, root: string): Promise<DifficultyMetrics[]> {
+  return lastRead.get(JSON.stringify([path, root]), [path], () => readMetricsNow(path, root));
+}
+
+async function readMetricsNow(path: string, root: string): Promise<DifficultyMetrics[]> {
   const file = displayPath(path, root);
   const out: DifficultyMetrics[] = [];
   const seen = new Map<string, number>();
