@@ -3,7 +3,7 @@
 // sentence 3-gram sets of every supporting document and the Qwen3 count of every long text, because
 // a seed pool renders each source item many times with the same documents.
 import type { Scenario } from '../data/scenario.ts';
-import { jaccard, ngrams, tokenize, TOKENIZATION } from '../text/tokenize.ts';
+import { ngrams, tokenize, TOKENIZATION } from '../text/tokenize.ts';
 import {
   CONNECTIVES_EN,
   CONNECTIVES_ZH,
@@ -118,8 +118,58 @@ export function requestText(s: Scenario): string {
   return parts.join('\n');
 }
 
+/**
+ * The sentences of a document as clue_overlap compares them: each sentence's 3-gram count, and per
+ * 3-gram the sentences holding it (an inverted index, so a request sentence is compared only with
+ * the sentences it shares a 3-gram with; the others' Jaccard is 0).
+ */
+export interface DocGrams {
+  sizes: number[];
+  holders: Map<string, number[]>;
+}
+
+export function docGrams(text: string): DocGrams {
+  const sets = sentenceGrams(text);
+  const holders = new Map<string, number[]>();
+  for (let i = 0; i < sets.length; i++) {
+    for (const g of sets[i]!) {
+      const list = holders.get(g);
+      if (list) list.push(i);
+      else holders.set(g, [i]);
+    }
+  }
+  return { sizes: sets.map((x) => x.size), holders };
+}
+
+/**
+ * The largest Jaccard similarity of `asked` (a sentence's 3-gram set) with a sentence of the
+ * document: |A ∩ B| / (|A| + |B| − |A ∩ B|), as jaccard() computes it, over the sentences sharing
+ * a 3-gram with it; 0 when none does. `counts` is scratch space of at least sizes.length zeros,
+ * left zeroed.
+ */
+export function bestJaccard(asked: ReadonlySet<string>, doc: DocGrams, counts: Int32Array): number {
+  const touched: number[] = [];
+  for (const g of asked) {
+    const list = doc.holders.get(g);
+    if (list === undefined) continue;
+    for (const i of list) {
+      const c = counts[i]!;
+      counts[i] = c + 1;
+      if (c === 0) touched.push(i);
+    }
+  }
+  let best = 0;
+  for (const i of touched) {
+    const inter = counts[i]!;
+    counts[i] = 0;
+    best = Math.max(best, inter / (asked.size + doc.sizes[i]! - inter));
+  }
+  return best;
+}
+
 export class MetricsComputer {
-  private readonly docGrams = new Map<string, Set<string>[]>();
+  private readonly docGrams = new Map<string, DocGrams>();
+  private counts = new Int32Array(64);
 
   constructor(
     private readonly counter: Qwen3Counter,
@@ -195,10 +245,11 @@ export class MetricsComputer {
     for (const doc of supporting) {
       let grams = this.docGrams.get(doc.text);
       if (!grams) {
-        grams = sentenceGrams(doc.text);
+        grams = docGrams(doc.text);
         this.docGrams.set(doc.text, grams);
       }
-      for (const a of asked) for (const g of grams) best = Math.max(best, jaccard(a, g));
+      if (this.counts.length < grams.sizes.length) this.counts = new Int32Array(2 * grams.sizes.length);
+      for (const a of asked) best = Math.max(best, bestJaccard(a, grams, this.counts));
     }
     return round4(best);
   }

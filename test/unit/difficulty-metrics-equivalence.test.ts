@@ -224,3 +224,39 @@ test('asScenario accepts and rejects exactly what the reference does, with the s
   }
   assert.ok(rejected > 1000, `only ${rejected} corrupted scenarios were rejected`);
 });
+
+test("clue_overlap's inverted index gives jaccard()'s maximum over every pair of sentences, on random texts sharing words", async () => {
+  const { bestJaccard, docGrams } = await import('../../lib/difficulty/metrics.ts');
+  const { jaccard, ngrams, tokenize } = await import('../../lib/text/tokenize.ts');
+  const SENTENCE_END = /(?<=[.!?])\s+|(?<=[。！？])|\n+/u;
+  const sentenceSets = (t: string) =>
+    t
+      .split(SENTENCE_END)
+      .map((x) => new Set(ngrams(tokenize(x), 3)))
+      .filter((g) => g.size > 0);
+  const r = rng(7);
+  const words = 'the cat sat on a mat 1923 北京'.split(' ');
+  const text = (sentences: number) =>
+    Array.from({ length: sentences }, () =>
+      Array.from({ length: 2 + Math.floor(r() * 9) }, () => words[Math.floor(r() * words.length)]).join(' '),
+    ).join(r() < 0.5 ? '. ' : '\n');
+  const counts = new Int32Array(64);
+  let positive = 0;
+  for (let trial = 0; trial < 400; trial++) {
+    const doc = text(1 + Math.floor(r() * 6));
+    const request = text(1 + Math.floor(r() * 4));
+    let expected = 0;
+    for (const a of sentenceSets(request))
+      for (const g of sentenceSets(doc)) expected = Math.max(expected, jaccard(a, g));
+    const index = docGrams(doc);
+    let got = 0;
+    for (const a of sentenceSets(request)) got = Math.max(got, bestJaccard(a, index, counts));
+    assert.equal(got, expected, JSON.stringify({ doc, request }));
+    assert.ok(
+      counts.every((c) => c === 0),
+      'the scratch counts are left zeroed',
+    );
+    if (expected > 0) positive++;
+  }
+  assert.ok(positive > 100, `expected many overlapping pairs, got ${positive}`);
+});
