@@ -38,7 +38,7 @@ async function rawItems(): Promise<SourceItem[]> {
         .map((f) => path.join(d, f)),
     )
     .sort();
-  items = (await loadSources(files, { onError: 'fail', root: REPO })).items.sort(compareSourceItems);
+  items = [...(await loadSources(files, { onError: 'fail', root: REPO })).items].sort(compareSourceItems);
   return items;
 }
 
