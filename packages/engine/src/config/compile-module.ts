@@ -368,7 +368,7 @@ export class ModuleCompiler {
       else {
         const [, rest] = await Promise.all([
           alone(broken),
-          this.compileMany(pending.filter((entry) => !broken.includes(entry))),
+          this.compileManyNow(pending.filter((entry) => !broken.includes(entry))),
         ]);
         for (const [entry, got] of rest) out.set(entry, got);
       }
