@@ -170,3 +170,25 @@ export default defineRule({ name: 'long', version: 1, async run(ctx) {
     r.cleanup();
   }
 });
+
+test('a command that stops waiting on a promise that never settles (a top-level await in rc1.build.ts) exits 70 and says so, instead of exiting 0 with nothing printed', () => {
+  const rig = new TestRig({
+    'rc1.build.ts': `import { definePipeline, defineTarget } from 'rc1-build';
+await new Promise(() => {}); // never settles: nothing is left for node to wait on
+export default definePipeline({ targets: [defineTarget({ name: 'a', rule: 'rules/write.ts', outputs: ['out/a.txt'] })] });
+`,
+    'rules/write.ts': `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'write', version: 1, run(ctx) { fs.writeFileSync(ctx.output('out/a.txt'), 'a'); } });
+`,
+  });
+  try {
+    const r = rig.run(['a'], { RC1_NO_SERVER: '1' });
+    assert.equal(r.code, 70, r.stdout + r.stderr);
+    assert.match(r.stderr, /rc1-build: internal error: the command stopped before it finished/);
+    assert.doesNotMatch(r.stdout, /ok ·/);
+    assert.equal(rig.exists('out/a.txt'), false);
+  } finally {
+    rig.cleanup();
+  }
+});

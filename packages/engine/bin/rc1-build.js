@@ -258,13 +258,24 @@ async function tryFast() {
   }
 }
 
+// A command whose promise never settles (something awaited that never comes: a pipeline file whose
+// top-level await never resolves, a wedged engine path) must not pass for a success: node exits 0
+// once nothing is left to wait for. 'beforeExit' comes only then, never after process.exit().
+let finished = false;
+process.on('beforeExit', () => {
+  if (finished || process.exitCode === 70) return;
+  process.stderr.write(
+    'rc1-build: internal error: the command stopped before it finished: it waited on something that will never come (a promise that never settled); nothing it started was reported done. If rc1.build.ts or a rule awaits at the top level, check what it waits for; otherwise please report this\n',
+  );
+  process.exitCode = 70;
+});
+
 // The stamp first: where it answers, it is quicker than a round trip to the server.
 void tryFast().then(async (fast) => {
-  if (fast !== null) {
-    process.exitCode = fast;
-    return;
+  if (fast !== null) process.exitCode = fast;
+  else if (!(await tryServer())) {
+    const { main } = await import('../dist/cli.js');
+    process.exitCode = await main(argv);
   }
-  if (await tryServer()) return;
-  const { main } = await import('../dist/cli.js');
-  process.exitCode = await main(argv);
+  finished = true;
 });

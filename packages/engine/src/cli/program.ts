@@ -56,7 +56,7 @@ function valuesOf(cmd: Command, defs: readonly OptionDef[]): Record<string, stri
 }
 
 const EXIT_NOTE =
-  '\nexit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error, 130/143 interrupted\n';
+  '\nexit codes: 0 ok, 1 a rule failed, 2 a gate failed, 64 usage or configuration error, 70 stopped unfinished, 130/143 interrupted\n';
 
 /** The program: the plain build at the root, every engine command and the pipeline's commands. */
 export function makeProgram(
