@@ -231,6 +231,35 @@ test('the dependents made ready by a target that ran start ahead of the targets 
   assert.equal(r.outcomes.get('c'), 'ran');
 });
 
+test('a target that ran has its dependents started at the next dispatch, not after the rest of its batch', async () => {
+  // edit (runs) --> next, beside 600 up-to-date roots: all 601 roots are one batch. The dependent
+  // of the target that ran starts at the first dispatch after its result, within the batch
+  // (before, at position 602: after every root of the batch).
+  const deps: Record<string, string[]> = { edit: [] };
+  for (let i = 0; i < 600; i++) deps[`u_${i}`] = [];
+  deps.next = ['edit'];
+  const ex = new DecidingExecutor(new Set(['edit', 'next']));
+  const r = await schedule(deps, ex, { jobs: 2 }).done;
+  const at = ex.started.indexOf('next');
+  assert.ok(at > 0 && at <= 3 * YIELD_EVERY, `next started at position ${at} of ${ex.started.length}`);
+  assert.equal(ex.started.length, 602);
+  assert.equal(r.outcomes.get('next'), 'ran');
+});
+
+test('after a failure, the dependents of a target that ran are blocked, not started', async () => {
+  // f (a recorded gate failure, replayed at its decision) and a (runs) in one batch with 40
+  // up-to-date roots: a's result arrives after the stop, so its dependent b never starts
+  const deps: Record<string, string[]> = { f: [], a: [] };
+  for (let i = 0; i < 40; i++) deps[`u_${i}`] = [];
+  deps.b = ['a'];
+  const ex = new DecidingExecutor(new Set(['a']), 'ran', { f: 'gate-failed' });
+  const { done, blocked } = schedule(deps, ex, { jobs: 2 });
+  const r = await done;
+  assert.equal(r.outcomes.get('a'), 'ran');
+  assert.ok(!ex.started.includes('b'), `started: ${ex.started.join(' ')}`);
+  assert.deepEqual(blocked, [['b', STOPPED_AFTER_FAILURE]]);
+});
+
 test('a failure known at its decision stops the build as before the turns: its batch is decided, the next is blocked', async () => {
   // 40 up-to-date roots, then f (a recorded gate failure, replayed at its decision, past the first
   // turn), each root with a dependent: without -k every root is decided and every dependent blocked

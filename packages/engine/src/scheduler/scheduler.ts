@@ -103,6 +103,8 @@ export class Scheduler implements BuildState {
     const waiting = new Map<string, number>();
     const dependents = new Map<string, string[]>();
     let ready: string[] = [];
+    /** Dependents of a target that ran, ready: started at the next dispatch, ahead of the batch's rest. */
+    let urgent: string[] = [];
     for (const n of graph.plan) {
       const deps = graph.deps(n).filter((d) => inPlan.has(d));
       waiting.set(n, deps.length);
@@ -115,16 +117,21 @@ export class Scheduler implements BuildState {
     const settle = (n: string, o: Outcome): void => {
       outcome.set(n, o);
       if ((o === 'failed' || o === 'gate-failed') && !opts.keepGoing) stop = true;
-      const first: string[] = [];
-      for (const r of dependents.get(n) ?? []) {
-        const left = waiting.get(r)! - 1;
-        waiting.set(r, left);
-        if (left === 0) (o === 'ran' ? first : ready).push(r);
-      }
       // The dependents of a target that ran go first (in plan order): an input of theirs changed,
       // so they will most likely run too, and a chain of such targets (one edited source under a
       // large graph) advances at every turn instead of after the up-to-date decisions queued before it.
-      if (first.length) ready = first.concat(ready);
+      for (const r of dependents.get(n) ?? []) {
+        const left = waiting.get(r)! - 1;
+        waiting.set(r, left);
+        if (left === 0) (o === 'ran' ? urgent : ready).push(r);
+      }
+    };
+    /** Starts the urgent targets (none after a stop: they wait, as the next batch would). */
+    const startUrgent = (): void => {
+      if (stop || urgent.length === 0) return;
+      const now = urgent;
+      urgent = [];
+      for (const n of now) start(n);
     };
     const start = (n: string): void => {
       pending.delete(n);
@@ -152,10 +159,14 @@ export class Scheduler implements BuildState {
     };
     let sinceTurn = 0;
     outer: while (!this.interrupted) {
+      startUrgent();
       while (!stop && ready.length > 0) {
         // One batch: the targets ready now, all handed out, as when no turn was taken (a failure
         // that settles during the batch's turns stops the batches after it, not the rest of this
-        // one: which targets a stop leaves blocked does not depend on when a turn falls).
+        // one: which targets a stop leaves blocked does not depend on when a turn falls). The
+        // dependents of a target that ran during the batch's turns start at the next dispatch:
+        // only a rule's result makes them ready, so a build that runs no rule hands out the same
+        // batches, and a stop still keeps them from starting.
         const batch = ready;
         ready = [];
         for (const n of batch) {
@@ -164,8 +175,10 @@ export class Scheduler implements BuildState {
             await nextTurn();
             if (this.interrupted) break outer; // the rest stays pending, neither started nor blocked
           }
+          startUrgent();
           start(n);
         }
+        startUrgent();
         // Before the next batch, every decision of this one settles (as when the loop waited for
         // the first result): a failure among them stops the build before its dependents' batch.
         if (ready.length > 0) {
@@ -174,6 +187,7 @@ export class Scheduler implements BuildState {
           if (this.interrupted) break outer;
         }
       }
+      if (!stop && urgent.length > 0) continue;
       if (inFlight === 0) break;
       await new Promise<void>((r) => {
         wake = r;
