@@ -175,8 +175,22 @@ async function handleRun(
       signal('SIGTERM');
     }
   });
+  // The command's output goes out once per turn of the event loop: the lines written in one turn
+  // (a build's decisions and commits print dozens) leave in one write, and the client wakes once
+  // for them, not once a line. Every write to the connection goes through the same cork, so the
+  // order is kept; end() sends what is corked.
+  let corked = false;
   const out = (type: number) => (text: string) => {
-    if (open) conn.write(frame(type, text));
+    if (!open) return;
+    if (!corked) {
+      corked = true;
+      conn.cork();
+      setImmediate(() => {
+        corked = false;
+        conn.uncork();
+      });
+    }
+    conn.write(frame(type, text));
   };
   const served: Served = {
     onSignal(h) {
