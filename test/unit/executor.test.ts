@@ -85,6 +85,8 @@ function rig(
     result?: RuleOutcome;
     materializes?: boolean;
     usesLocalSlot?: boolean;
+    /** The runner holds the job a while before it starts it (the worker pool's hand-off) and says so. */
+    startsLater?: boolean;
     elsewhere?: CacheEntry;
     previous?: TargetRecord;
   } = {},
@@ -105,6 +107,12 @@ function rig(
     run: async (job, hooks) => {
       calls.push('run');
       jobs.push(job);
+      if (opts.startsLater) {
+        calls.push(`started told yet: ${events.some((e) => e.event === 'start')}`);
+        await new Promise((r) => setImmediate(r));
+        t += 1000; // a second waiting behind another rule
+        hooks.started!();
+      }
       hooks.log(`calling the API with ${SECRET}`);
       return (
         opts.result ?? {
@@ -365,6 +373,24 @@ test('a job its runner schedules elsewhere (a batch system) takes no -j slot', a
   assert.equal(outcome, 'ran');
   assert.equal(sl.taken, 0);
   assert.deepEqual(r.calls, ['decide', 'lookup', 'compile', 'git-start', 'run', 'commit', 'cache-put']);
+});
+
+test("a rule's start is told when its runner starts it, not when the job is handed over, and its time counts from then", async () => {
+  const r = rig({ kind: 'run', key: 'k1', fp, reasons }, { startsLater: true });
+  assert.equal((await execute(r)).outcome, 'ran');
+  assert.ok(r.calls.includes('started told yet: false'), 'no start event while the job waited');
+  assert.deepEqual(
+    r.events.map((e) => e.event),
+    ['explain', 'start', 'log', 'done'],
+  );
+  assert.equal(r.commits[0]!.ms, 10, "the second it waited is not the rule's time");
+  // A runner that never says (the default above): the start is told at the hand-over.
+  const plain = rig({ kind: 'run', key: 'k1', fp, reasons });
+  await execute(plain);
+  assert.deepEqual(
+    plain.events.map((e) => e.event),
+    ['explain', 'start', 'log', 'done'],
+  );
 });
 
 test('a failed rule commits and stores nothing: temp outputs dropped, the failure recorded, a redacted error report written', async () => {

@@ -80,11 +80,12 @@ class FakeExecutor implements TargetExecutor {
 function schedule(
   deps: Record<string, string[]>,
   ex: TargetExecutor,
-  o: { jobs: number; keepGoing?: boolean },
+  o: { jobs: number; handOff?: number; keepGoing?: boolean },
 ): { s: Scheduler; blocked: [string, string][]; done: Promise<ScheduleResult> } {
   const blocked: [string, string][] = [];
   const s = new Scheduler({ plan: Object.keys(deps), deps: (n) => deps[n]! }, ex, {
     jobs: o.jobs,
+    ...(o.handOff ? { handOff: o.handOff } : {}),
     keepGoing: o.keepGoing ?? false,
     onBlocked: (n, by) => blocked.push([n, by]),
   });
@@ -114,6 +115,15 @@ test('-j bounds how many targets hold a slot at once, and every target still run
   const one = new FakeExecutor(Object.fromEntries(Object.keys(deps).map((n) => [n, 'ran' as const])));
   await schedule(deps, one, { jobs: 1 }).done;
   assert.equal(one.maxRunning, 1);
+});
+
+test('a runner that takes two jobs per -j slot (the worker pool) is handed 2 × -j at once, and every target still runs', async () => {
+  const deps = Object.fromEntries(['t1', 't2', 't3', 't4', 't5', 't6', 't7'].map((n) => [n, [] as string[]]));
+  const ex = new FakeExecutor(Object.fromEntries(Object.keys(deps).map((n) => [n, 'ran' as const])));
+  const r = await schedule(deps, ex, { jobs: 2, handOff: 4 }).done;
+  assert.equal(ex.maxRunning, 4);
+  assert.equal(ex.started.length, 7);
+  assert.ok([...r.outcomes.values()].every((o) => o === 'ran'));
 });
 
 test('after a failure without -k nothing new starts; what was left is blocked by the stop', async () => {

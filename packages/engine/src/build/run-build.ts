@@ -143,6 +143,7 @@ export class Build {
     this.executor = executor;
     const scheduler = new Scheduler({ plan, deps: (n) => ws.pipeline.targets.get(n)!.deps }, executor, {
       jobs: opts.jobs,
+      handOff: opts.jobs * this.runners.handOffDepth,
       keepGoing: opts.keepGoing,
       onBlocked: (target, by) => {
         this.counts.blocked++;

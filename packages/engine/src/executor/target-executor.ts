@@ -197,9 +197,17 @@ export class TargetExecutor implements SchedulerExecutor {
       release();
       return 'failed';
     }
-    p.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
     p.git.start();
-    const t0 = p.clock.now();
+    // The start is told when the rule really starts: a runner may hold the job behind a running
+    // rule first (the worker pool), so -j 2 never shows more than 2 rules running.
+    let t0 = 0;
+    let began = false;
+    const begin = (): void => {
+      if (began) return;
+      began = true;
+      t0 = p.clock.now();
+      p.emit({ event: 'start', target: t.name, reason: reasons[0] ?? 'out of date', reasons });
+    };
     const tmp = p.disk.tempPaths(t);
     let res: RuleOutcome;
     const logLines: string[] = [];
@@ -242,13 +250,16 @@ export class TargetExecutor implements SchedulerExecutor {
           })),
         },
         {
+          started: begin,
           log: (raw) => {
+            begin();
             const line = redact(raw);
             logLines.push(line);
             if (logLines.length > LOG_TAIL * 5) logLines.splice(0, logLines.length - LOG_TAIL);
             p.emit({ event: 'log', target: t.name, line });
           },
           progress: (done, total, unit) => {
+            begin();
             const now = p.clock.now();
             if (now - lastProgress < 100 && done < total) return;
             lastProgress = now;
@@ -258,6 +269,7 @@ export class TargetExecutor implements SchedulerExecutor {
         target,
       );
     } finally {
+      begin(); // a runner that does not tell the start (or a failure before the hand-over)
       release();
     }
     const ms = p.clock.now() - t0;

@@ -81,7 +81,10 @@ export interface JobFailure {
 }
 
 export type ToWorker =
-  | { type: 'run'; job: Job }
+  /** claim: posted behind a running job, the cell the pool may take it back on until the worker claims it (job-queue.ts). */
+  | { type: 'run'; job: Job; claim?: number }
+  /** The cells the claims are settled on, sent once before any job (job-queue.ts). */
+  | { type: 'claims'; cells: Int32Array }
   | { type: 'abort'; id: number }
   /** A worker the resident server started ahead takes the build's environment before its first job. */
   | { type: 'env'; env: Record<string, string | undefined> };

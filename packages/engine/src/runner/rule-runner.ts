@@ -15,6 +15,11 @@ export type RuleJob = Omit<Job, 'id'>;
 
 /** How a rule reports while it runs. */
 export interface JobHooks {
+  /**
+   * The rule starts now. A runner may take a job before it can start it (the worker pool queues
+   * one behind a running rule); one that never calls this leaves the start at the hand-over.
+   */
+  started?(): void;
   log(line: string): void;
   progress(done: number, total: number, unit?: string): void;
 }
@@ -34,6 +39,11 @@ export interface RunTarget {
 export interface RuleRunner {
   /** Whether a running rule holds one of the build's -j slots (a cluster job does not). */
   readonly usesLocalSlot: boolean;
+  /**
+   * How many jobs it takes per -j slot (default 1): the worker pool takes 2, one running and one
+   * waiting behind it on the same worker, while still running at most -j at once.
+   */
+  readonly handOffDepth?: number;
   run(job: RuleJob, hooks: JobHooks, target: RunTarget): Promise<RuleOutcome>;
   /** Stop every rule in flight (Ctrl-C, a halted build) and wait, up to about graceMs, until they stopped. */
   abortAll(graceMs: number): Promise<void>;

@@ -18,6 +18,11 @@ export class RuleRunners implements RunnerChoice {
     },
   ) {}
 
+  /** Jobs the local runner takes per -j slot (the scheduler hands out -j × this many). */
+  get handOffDepth(): number {
+    return this.opts.local.handOffDepth ?? 1;
+  }
+
   for(t: RunTarget): RuleRunner {
     if (t.executor?.kind === 'slurm') {
       if (!this.slurm) {
@@ -25,7 +30,10 @@ export class RuleRunners implements RunnerChoice {
         this.slurm = {
           runner: slurm,
           usesLocalSlot: false,
-          run: (job, hooks, target) => slurm.run(job, hooks, { executor: target.executor!, secrets: target.secrets }),
+          run: (job, hooks, target) => {
+            hooks.started?.(); // submitted: the cluster's queue is the job's to tell
+            return slurm.run(job, hooks, { executor: target.executor!, secrets: target.secrets });
+          },
           abortAll: (g) => slurm.abortAll(g),
           close: () => slurm.close(),
         };

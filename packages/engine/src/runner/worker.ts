@@ -13,6 +13,7 @@ import { INLINE_MAX, OutputCache } from '../cache/output-cache.ts';
 import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 import { ContractError, ParamError, invokeRule } from './rule-harness.ts';
 import { installLazySourceMaps } from './lazy-source-maps.ts';
+import { JobQueue } from './job-queue.ts';
 
 // Stacks name the user's .ts files (the bundle's source map), read only when a stack is formatted.
 installLazySourceMaps([import.meta.url]);
@@ -140,11 +141,21 @@ async function run(job: Job): Promise<void> {
   }
 }
 
+// One job at a time; a job posted behind the running one may be taken back by the pool (job-queue.ts).
+const queue = new JobQueue<Job>(run);
+
 port.on('message', (m: ToWorker) => {
-  if (m.type === 'run') void run(m.job);
+  if (m.type === 'run') queue.push({ job: m.job, ...(m.claim !== undefined ? { claim: m.claim } : {}) });
+  else if (m.type === 'claims') queue.share(m.cells);
   else if (m.type === 'env') {
     // This thread's copy of the environment becomes the build's (a worker started ahead by the server).
     for (const k of Object.keys(process.env)) delete process.env[k];
     for (const [k, v] of Object.entries(m.env)) if (v !== undefined) process.env[k] = v;
-  } else aborts.get(m.id)?.abort();
+  } else if (queue.drop(m.id))
+    post({
+      type: 'error',
+      id: m.id,
+      error: { kind: 'aborted', message: 'the build stopped before this rule started' },
+    });
+  else aborts.get(m.id)?.abort();
 });

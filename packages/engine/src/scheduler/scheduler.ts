@@ -1,11 +1,13 @@
 // Decides WHEN targets run (Shake's scheduler; ninja's Builder over its CommandRunner): a target
 // starts once all its dependencies have finished up to date, restored or built; at most -j rules
-// run at once (the executor takes a slot around the rule itself, so up-to-date checks and
-// restores never wait behind running rules); after a failure nothing new starts unless -k, in
-// which case only the failed target's dependents are blocked. What happens to one target
-// (decide → restore or run → commit → cache) is the executor's (executor/target-executor.ts);
-// the scheduler knows only names, their dependencies and the TargetExecutor interface, so it is
-// tested in memory with a fake executor (test/unit/scheduler.test.ts).
+// run at once (the executor takes a slot around handing the rule to its runner, so up-to-date
+// checks and restores never wait behind running rules; the worker pool takes two jobs per slot,
+// one running and one waiting behind it on the same worker, and still runs at most -j); after a
+// failure nothing new starts unless -k, in which case only the failed target's dependents are
+// blocked. What happens to one target (decide → restore or run → commit → cache) is the
+// executor's (executor/target-executor.ts); the scheduler knows only names, their dependencies
+// and the TargetExecutor interface, so it is tested in memory with a fake executor
+// (test/unit/scheduler.test.ts).
 import { Semaphore } from '../util/semaphore.ts';
 
 /** How one target ended. */
@@ -50,6 +52,11 @@ export interface SchedulerGraph {
 
 export interface SchedulerOptions {
   jobs: number;
+  /**
+   * Rules handed to local runners at once (default `jobs`): more than -j when the runner queues
+   * a job behind a running rule (the worker pool: 2 × -j), which still runs at most -j at once.
+   */
+  handOff?: number;
   keepGoing: boolean;
   /** A target that will not run because `by` failed or was blocked (or the build stopped). */
   onBlocked(name: string, by: string): void;
@@ -96,7 +103,7 @@ export class Scheduler implements BuildState {
   async run(): Promise<ScheduleResult> {
     const { graph, opts } = this;
     const outcome = new Map<string, Outcome>();
-    const slots = new Semaphore(opts.jobs);
+    const slots = new Semaphore(opts.handOff ?? opts.jobs);
     let stop = false;
     // Ready queue by remaining-dependency counts: O(targets + edges), not a rescan per event.
     const inPlan = new Set(graph.plan);
