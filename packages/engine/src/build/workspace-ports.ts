@@ -10,7 +10,7 @@ import { hashOutput } from '../runner/hash-output.ts';
 import type { RunnerChoice } from '../runner/rule-runner.ts';
 import { writeErrorReport } from '../report/error-report.ts';
 import type { BuildEvent, Counts } from '../report/events.ts';
-import { ruleLogPath, writeRuleLog } from '../report/rule-log.ts';
+import { ruleLogPath, ruleLogsPresent, writeRuleLog } from '../report/rule-log.ts';
 import { locateKey, pickParams } from '../config/load-configs.ts';
 import { targetStateDir } from '../state/target-state-dir.ts';
 import { rmrf } from '../util/fs.ts';
@@ -21,6 +21,8 @@ import type { Clock, ExecutorDisk, ExecutorPorts, GitPort } from '../executor/po
 export function workspaceDisk(ws: Pick<Workspace, 'root' | 'stateDir'>, pid = process.pid): ExecutorDisk {
   const tmpDir = path.join(ws.stateDir, 'tmp');
   let jobSeq = 0;
+  /** The rule logs there are (report/rule-log.ts), listed at the first rule's end. */
+  let logs: Set<string> | null | undefined;
   return {
     tmpDir,
     tempPaths(t: ResolvedTarget) {
@@ -32,7 +34,7 @@ export function workspaceDisk(ws: Pick<Workspace, 'root' | 'stateDir'>, pid = pr
       for (const f of fs.readdirSync(tmpDir)) if (f.startsWith(prefix)) rmrf(path.join(tmpDir, f));
     },
     hashOutput,
-    writeRuleLog: (target, lines) => writeRuleLog(ws.root, target, lines),
+    writeRuleLog: (target, lines) => writeRuleLog(ws.root, target, lines, (logs ??= ruleLogsPresent(ws.root))),
     ruleLogPath,
     writeErrorReport: (r) => writeErrorReport(ws.root, r),
   };

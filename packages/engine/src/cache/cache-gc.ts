@@ -99,12 +99,13 @@ export function forgetSize(dir: string): void {
  * Before a build, under the lock, with no remote tier: a cache that does not exist yet is created
  * with a recorded total of 0. Every file a new cache gets then comes through storeObject or
  * putEntry (each counted in added.log first), so the bound holds from its first file and the cap
- * check after a build from clean needs no walk.
+ * check after a build from clean needs no walk. True when it created the cache (it is empty).
  */
-export function startSize(dir: string): void {
-  if (fs.existsSync(dir)) return;
+export function startSize(dir: string): boolean {
+  if (fs.existsSync(dir)) return false;
   fs.mkdirSync(dir, { recursive: true });
   writeFileAtomic(path.join(dir, SIZE_FILE), JSON.stringify({ bytes: 0 }));
+  return true;
 }
 
 /** After a walk (lock held, no store running): the exact total, then an empty added.log. */

@@ -122,6 +122,14 @@ export class OutputCache {
   /** Keys of the entries this process wrote (put(), or a rule worker: stored()). */
   readonly written = new Set<string>();
 
+  /**
+   * Set for a build that created the cache (cache-gc.ts startSize; no remote tier), cleared when
+   * it ends: the cache then holds only what this process wrote, so get() of any other key is a
+   * miss without a look at the disk (a build from clean asks once per target). Another process
+   * writing to a shared cache meanwhile can only cost a hit, never serve a wrong entry.
+   */
+  emptyAtStart = false;
+
   private addedFd: number | null = null;
 
   /**
@@ -165,6 +173,7 @@ export class OutputCache {
   }
 
   get(key: string): CacheEntry | null {
+    if (this.emptyAtStart && !this.written.has(key)) return null;
     const file = this.entryPath(key);
     // A miss (every target of a first build) costs one stat, not a thrown ENOENT (~10 µs more).
     if (!fs.statSync(file, { throwIfNoEntry: false })) return null;

@@ -222,7 +222,8 @@ export async function runBuildOnce(
       ws.remote?.attach((e) => rep.emit(e));
       // Its downloads do not pass storeObject's size accounting: the cap check after it walks.
       if (ws.remote) forgetSize(ws.cache.dir);
-      else startSize(ws.cache.dir); // a new cache's size is known: no walk after a build from clean
+      // A new cache's size is known (no walk after a build from clean), and it holds nothing yet.
+      else ws.cache.emptyAtStart = startSize(ws.cache.dir);
     }
     const runner = new WorkerPool(
       o.jobs,
@@ -295,6 +296,7 @@ export async function runBuildOnce(
     }
     return interrupting ? await interrupting : code;
   } finally {
+    ws.cache.emptyAtStart = false;
     stopRequestSignals();
     await (build as Build | null)?.close();
     await ws.remote?.close();

@@ -54,17 +54,42 @@ export function checkLogPaths(targets: Iterable<{ name: string; outputs: readonl
   }
 }
 
-/** Replace logs/<target>.log with these lines (or remove it when there are none). */
-export function writeRuleLog(root: string, target: string, lines: readonly string[]): void {
+/**
+ * Replace logs/<target>.log with these lines (or remove it when there are none). `present`: the
+ * names in logs/ when the build began (ruleLogsPresent), kept up to date here: a target with
+ * nothing to log and no log there (the common case) costs no system call.
+ */
+export function writeRuleLog(
+  root: string,
+  target: string,
+  lines: readonly string[],
+  present?: Set<string> | null,
+): void {
   const file = path.join(root, ruleLogPath(target));
+  const name = `${target}.log`;
   engineWrite(
     'the rule log',
     file,
     () => {
-      if (lines.length) writeFileAtomic(file, lines.map((l) => l + '\n').join(''));
-      // none is there (the common case): one lstat, where rmSync makes two
-      else if (fs.lstatSync(file, { throwIfNoEntry: false })) fs.rmSync(file, { force: true });
+      if (lines.length) {
+        writeFileAtomic(file, lines.map((l) => l + '\n').join(''));
+        present?.add(name);
+      } else if (present && !target.includes('/') && !present.has(name)) {
+        // none was there when the build began, and this build wrote none
+      } else if (fs.lstatSync(file, { throwIfNoEntry: false })) {
+        fs.rmSync(file, { force: true }); // one lstat first, where rmSync makes two
+        present?.delete(name);
+      }
     },
     root,
   );
+}
+
+/** The names in logs/ now (none when there is no such folder); null when it cannot be listed. */
+export function ruleLogsPresent(root: string): Set<string> | null {
+  try {
+    return new Set(fs.readdirSync(path.join(root, LOG_DIR)));
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? new Set() : null;
+  }
 }

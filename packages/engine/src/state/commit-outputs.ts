@@ -158,9 +158,12 @@ async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
 /**
  * `beforeCopy` runs once before a cross-filesystem copy (the commit journals it there if it had
  * not). Returns the first directory the move created on the way to its destination, if any.
+ * `replay`: a journal's move after a crash, which may have been made already (its source is
+ * gone); a commit's own move has its source (the rule's output, just hashed), and a missing one
+ * is an error, not a move to skip.
  */
-function applyMove(m: Move, beforeCopy: () => void, aside?: Aside): string | undefined {
-  if (!fs.existsSync(m.from)) return undefined; // already moved before a crash
+function applyMove(m: Move, beforeCopy: () => void, aside: Aside | undefined, replay: boolean): string | undefined {
+  if (replay && !fs.existsSync(m.from)) return undefined; // already moved before a crash
   const created = ensureDir(path.dirname(m.to));
   try {
     renameInto(m.from, m.to, m.dir, aside);
@@ -235,11 +238,11 @@ export class OutputCommitter {
   ) {}
 
   /** Any refusal (errno) of a move — ENOSPC as much as a file where a directory should be — names its path. */
-  private move(m: Move, beforeCopy: () => void = () => {}): void {
+  private move(m: Move, beforeCopy: () => void = () => {}, replay = false): void {
     try {
       // Folders the move created are new entries of their parents: the first one's parent and
       // each of them down to the output's folder join the folders to make durable.
-      const first = applyMove(m, beforeCopy, this.aside);
+      const first = applyMove(m, beforeCopy, this.aside, replay);
       if (first !== undefined) this.touchChain(path.dirname(first), path.dirname(m.to));
     } catch (e) {
       if (e instanceof EngineWriteError || typeof (e as NodeJS.ErrnoException | null)?.code !== 'string') throw e;
@@ -404,7 +407,7 @@ export class OutputCommitter {
           for (const m of j.moves) dropLeftover(`${m.to}.rc1-new`);
           this.wholeFs = true; // the recovered files were never counted as unsynced
           for (const m of j.moves) {
-            this.move(m);
+            this.move(m, undefined, true);
             // A directory whose rename was done before the kill: its old copy may be left aside.
             if (m.dir) dropLeftover(`${m.to}.rc1-old`);
           }
