@@ -88,40 +88,27 @@ test('a commit whose output vanished before its move is an engine write error na
   const root = tmpRoot();
   const { tmp, committer, trace } = commitRig(root, true);
   try {
-    const from = path.join(tmp, 'gone-0-t.txt');
+    const hashed = {
+      path: 'out/t.txt',
+      tmp: path.join(tmp, 'gone-0-t.txt'), // never written: the rule's output is not there
+      dir: false,
+      sha256: 'a'.repeat(64),
+      size: 1,
+      files: { '': ['a'.repeat(64), 1, 0n, 0n, 0n] as [string, number, bigint, bigint, bigint] },
+      statTimeNs: 0n,
+    };
     const record = {
       name: 't',
       key: 'k',
       fingerprint: { inputs: {} },
-      outputs: outputRecords([
-        {
-          path: 'out/t.txt',
-          tmp: from,
-          dir: false,
-          sha256: 'a'.repeat(64),
-          size: 1,
-          files: { '': ['a'.repeat(64), 1, 0n, 0n, 0n] },
-          statTimeNs: 0n,
-        },
-      ]),
+      outputs: outputRecords([hashed]),
       result: 'ok',
       how: 'ran',
       ms: 1,
       at: '2026-01-01T00:00:00.000Z',
     } as unknown as TargetRecord;
     assert.throws(
-      () =>
-        committer.commit(record, [
-          {
-            path: 'out/t.txt',
-            tmp: from,
-            dir: false,
-            sha256: 'a'.repeat(64),
-            size: 1,
-            files: { '': ['a'.repeat(64), 1, 0n, 0n, 0n] },
-            statTimeNs: 0n,
-          },
-        ]),
+      () => committer.commit(record, [hashed]),
       (e: unknown) => e instanceof EngineWriteError && /out\/t\.txt/.test(e.message),
     );
     assert.equal(trace.records.has('t'), false, 'nothing recorded');
