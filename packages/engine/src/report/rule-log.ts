@@ -56,8 +56,9 @@ export function checkLogPaths(targets: Iterable<{ name: string; outputs: readonl
 
 /**
  * Replace logs/<target>.log with these lines (or remove it when there are none). `present`: the
- * names in logs/ when the build began (ruleLogsPresent), kept up to date here: a target with
- * nothing to log and no log there (the common case) costs no system call.
+ * names in logs/, listed once in this build (ruleLogsPresent, at its first rule's end; the build
+ * holds the workspace lock, so no one else writes logs meanwhile) and kept up to date here: a
+ * target with nothing to log and no log there (the common case) costs no system call.
  */
 export function writeRuleLog(
   root: string,
@@ -75,7 +76,7 @@ export function writeRuleLog(
         writeFileAtomic(file, lines.map((l) => l + '\n').join(''));
         present?.add(name);
       } else if (present && !target.includes('/') && !present.has(name)) {
-        // none was there when the build began, and this build wrote none
+        // none was there when listed, and this build wrote none since
       } else if (fs.lstatSync(file, { throwIfNoEntry: false })) {
         fs.rmSync(file, { force: true }); // one lstat first, where rmSync makes two
         present?.delete(name);
