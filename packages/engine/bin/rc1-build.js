@@ -16,6 +16,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const argv = process.argv.slice(2);
+// The native client (client/rc1-client.c) asked the server and was refused: not again.
+const serverTried = process.env.RC1_CLIENT_SERVER_TRIED === '1';
+delete process.env.RC1_CLIENT_SERVER_TRIED;
 
 /** `-C DIR` / `--directory DIR` / `--directory=DIR` / `-CDIR`, as main.ts's directoryBefore reads it. */
 function directoryOf(args) {
@@ -40,15 +43,15 @@ function rootOf(args, cwd) {
   }
 }
 
-/** engineIdentity() of server-files.ts, for this client's engine. */
+/** engineIdentity() of server-files.ts, for this client's engine (client/rc1-client.c computes it too). */
 function identity() {
   const dist = path.join(__dirname, '..', 'dist');
   const key = (f) => {
-    const st = fs.statSync(f, { throwIfNoEntry: false });
-    return st ? `${st.ino} ${st.size} ${st.mtimeMs}` : 'missing';
+    const st = fs.statSync(f, { bigint: true, throwIfNoEntry: false });
+    return st ? `${st.ino} ${st.size} ${st.mtimeNs}` : 'missing';
   };
   const lines = [
-    `node ${process.version} ${process.execPath}`,
+    `node ${process.execPath} ${key(process.execPath)}`,
     `bin ${key(path.join(dist, '..', 'bin', 'rc1-build.js'))}`,
   ];
   for (const n of fs
@@ -210,7 +213,7 @@ async function served(file, info) {
 
 async function tryServer() {
   const env = process.env;
-  if (env.RC1_NO_SERVER === '1' || argv[0]?.startsWith('__')) return false;
+  if (serverTried || env.RC1_NO_SERVER === '1' || argv[0]?.startsWith('__')) return false;
   if (env.npm_command === 'exec' || env.npm_lifecycle_event === 'npx') return false;
   const file = path.join(rootOf(argv, process.cwd()), '.rc1', 'server.json');
   let info;

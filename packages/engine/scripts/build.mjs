@@ -60,3 +60,26 @@ await esbuild.build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+// The native thin client (client/rc1-client.c): a served command then starts no node process
+// (docs/engine.md, "The resident server"). Optional: with no C compiler ($CC, else cc) the
+// launcher bin/rc1-build runs the JavaScript client, bin/rc1-build.js, which does the same.
+{
+  const { spawnSync } = await import('node:child_process');
+  const { rmSync } = await import('node:fs');
+  const cc = process.env.CC || 'cc';
+  const out = 'dist/rc1-client';
+  const r = spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', '-o', `${out}.tmp`, 'client/rc1-client.c'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (r.status === 0) {
+    const { renameSync } = await import('node:fs');
+    renameSync(`${out}.tmp`, out);
+  } else {
+    rmSync(`${out}.tmp`, { force: true });
+    rmSync(out, { force: true }); // never a client older than the engine beside it
+    console.warn(
+      `rc1-build: the native client was not built (${r.error ? `${cc}: ${r.error.code}` : `${cc} exited ${r.status}`}); served commands start node instead (~60 ms more each)`,
+    );
+  }
+}

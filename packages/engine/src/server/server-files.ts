@@ -76,17 +76,19 @@ export function ensurePrivateDir(dir: string): void {
 }
 
 /**
- * The engine's identity: node's version and executable, then (inode, size, mtime) of the client
- * script and of every compiled module in dist/. A rebuilt engine, an upgraded node or another
- * checkout gives another identity. bin/rc1-build.js computes the same string.
+ * The engine's identity: the node executable, then bin/rc1-build.js and every compiled module in
+ * dist/, each as "inode size mtime-in-ns" (stat, links followed). A rebuilt engine, another node
+ * binary (an upgrade replaces the file) or another checkout gives another identity. Both thin
+ * clients compute the same string: bin/rc1-build.js for the node it runs in, client/rc1-client.c
+ * for the node on PATH that it would exec.
  */
-export function engineIdentity(distDir: string): string {
+export function engineIdentity(distDir: string, execPath: string = process.execPath): string {
   const bin = path.join(distDir, '..', 'bin', 'rc1-build.js');
   const key = (f: string): string => {
-    const st = fs.statSync(f, { throwIfNoEntry: false });
-    return st ? `${st.ino} ${st.size} ${st.mtimeMs}` : 'missing';
+    const st = fs.statSync(f, { bigint: true, throwIfNoEntry: false });
+    return st ? `${st.ino} ${st.size} ${st.mtimeNs}` : 'missing';
   };
-  const lines = [`node ${process.version} ${process.execPath}`, `bin ${key(bin)}`];
+  const lines = [`node ${execPath} ${key(execPath)}`, `bin ${key(bin)}`];
   for (const n of fs
     .readdirSync(distDir)
     .filter((n) => n.endsWith('.js'))
