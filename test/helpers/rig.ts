@@ -1,5 +1,5 @@
 // TestRig: a throwaway workspace in a temp dir, driven through the real CLI (packages/engine/bin/rc1-build.js,
-// compiled dist/). Rules in these workspaces append their target name to a counter file, so a
+// compiled dist/; with RC1_TEST_CLIENT=native, the launcher bin/rc1-build and the native client). Rules in these workspaces append their target name to a counter file, so a
 // test can assert exactly which rules ran.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -9,6 +9,17 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = path.join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
+
+/**
+ * The command line that runs an engine's client: `node bin/rc1-build.js`, or with
+ * RC1_TEST_CLIENT=native the launcher beside it (bin/rc1-build), which runs the native client
+ * (dist/rc1-client). `cli` is an engine's bin/rc1-build.js (another copy of the engine's).
+ */
+export function clientCommand(cli: string = CLI): [string, ...string[]] {
+  return process.env.RC1_TEST_CLIENT === 'native'
+    ? [path.join(path.dirname(cli), 'rc1-build')]
+    : [process.execPath, cli];
+}
 
 export interface RunResult {
   code: number;
@@ -69,7 +80,8 @@ export class TestRig {
   }
 
   run(args: string[], env: Record<string, string> = {}): RunResult {
-    const r = spawnSync(process.execPath, [CLI, ...args], {
+    const [cmd, ...pre] = clientCommand();
+    const r = spawnSync(cmd, [...pre, ...args], {
       cwd: this.dir,
       encoding: 'utf8',
       env: { ...process.env, RC1_TEST_COUNTER: this.counter, ...env },
@@ -86,7 +98,8 @@ export class TestRig {
   }
 
   spawn(args: string[], env: Record<string, string> = {}): import('node:child_process').ChildProcess {
-    return spawn(process.execPath, [CLI, ...args], {
+    const [cmd, ...pre] = clientCommand();
+    return spawn(cmd, [...pre, ...args], {
       cwd: this.dir,
       env: { ...process.env, RC1_TEST_COUNTER: this.counter, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
