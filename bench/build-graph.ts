@@ -43,6 +43,9 @@ const RUNS = QUICK ? 1 : 3;
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const ENGINE_BUILT = existsSync(join(REPO, 'packages', 'engine', 'dist', 'cli.js'));
 const RC1_BIN = join(REPO, 'packages', 'engine', 'bin', 'rc1-build.js');
+/** What a user runs (package.json "bin"): the native client when built, else node and RC1_BIN. */
+const RC1_LAUNCHER = join(REPO, 'packages', 'engine', 'bin', 'rc1-build');
+const NATIVE_CLIENT = existsSync(join(REPO, 'packages', 'engine', 'dist', 'rc1-client'));
 /** rc1-build's stat cache does not trust a file modified within ~2 s of being hashed (racy). */
 const RACY_SETTLE_MS = 2200;
 const CHANGED_SOURCE = sourcePath(0); // feeds the chain t_0000 → t_0100 → … → t_0900
@@ -140,19 +143,12 @@ function makeTools(root: string): Tool[] {
     rmSync(join(dir, 'reports'), { recursive: true, force: true });
   };
   return [
-    tool(
-      'rc1',
-      'rc1-build',
-      process.execPath,
-      [RC1_BIN, '-j', '2'],
-      ENGINE_BUILT ? null : 'n/a (engine not built)',
-      rc1Clean,
-    ),
+    tool('rc1', 'rc1-build', RC1_LAUNCHER, ['-j', '2'], ENGINE_BUILT ? null : 'n/a (engine not built)', rc1Clean),
     tool(
       'rc1s',
       'rc1-build (server)',
-      process.execPath,
-      [RC1_BIN, '-j', '2'],
+      RC1_LAUNCHER,
+      ['-j', '2'],
       ENGINE_BUILT ? null : 'n/a (engine not built)',
       rc1Clean,
     ),
@@ -472,7 +468,7 @@ function main(): void {
   console.log(`# rc1-build build-graph benchmark${QUICK ? ' (--quick)' : ''}\n`);
   console.log(machineReport());
   console.log(
-    `${toolVersion('make')}; ninja ${toolVersion('ninja')}; rc1-build: ${ENGINE_BUILT ? `dist/cli.js via ${RC1_BIN}` : 'engine not built (no dist/cli.js)'}`,
+    `${toolVersion('make')}; ninja ${toolVersion('ninja')}; rc1-build: ${ENGINE_BUILT ? `dist/cli.js via ${RC1_LAUNCHER} (${NATIVE_CLIENT ? 'the native client, dist/rc1-client: node only where the command runs in-process' : 'no native client built: node and bin/rc1-build.js'})` : 'engine not built (no dist/cli.js)'}`,
   );
   console.log(
     `graph: ${graph.length} targets in 10 layers, ${defaultTargets(graph).length} default targets; ` +

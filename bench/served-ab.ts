@@ -5,8 +5,11 @@
 // server's own wall and CPU (`rc1-build server status`); medians and the pair-by-pair ratio A/B.
 // With --timing the servers run with RC1_DEBUG=timing and the phases of every counted command
 // (from each server's .rc1/server.log) are summarised as min–max and median per phase.
-// Run: node --import tsx bench/served-ab.ts ENGINE_A ENGINE_B [PAIRS] [--timing] [--noop]
+// Run: node --import tsx bench/served-ab.ts ENGINE_A[:CLIENT] ENGINE_B[:CLIENT] [PAIRS] [--timing] [--noop]
 //   ENGINE_*: a packages/engine directory with a built dist/ (and node_modules reachable from it).
+//   CLIENT: js (default: node bin/rc1-build.js, the JavaScript client) or native (bin/rc1-build,
+//   the launcher, which runs dist/rc1-client): one engine against itself with each client
+//   measures what the client costs.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +22,11 @@ if (args.length < 2) {
   console.error('usage: served-ab.ts ENGINE_A ENGINE_B [PAIRS] [--timing] [--noop]');
   process.exit(2);
 }
-const ENGINES = [resolve(args[0]!), resolve(args[1]!)] as const;
+const SPECS = [args[0]!, args[1]!].map((a) => {
+  const m = /^(.*):(js|native)$/.exec(a);
+  return { engine: resolve(m ? m[1]! : a), client: (m ? m[2] : 'js') as 'js' | 'native' };
+});
+const ENGINES = [SPECS[0]!.engine, SPECS[1]!.engine] as const;
 const PAIRS = Number(args[2] ?? 10);
 const TIMING = hasFlag('--timing');
 const CHANGE = !hasFlag('--noop');
@@ -29,10 +36,15 @@ else delete env.RC1_DEBUG;
 delete env.RC1_NO_SERVER;
 for (const e of ENGINES)
   if (!existsSync(join(e, 'dist', 'cli.js'))) throw new Error(`${e}/dist/cli.js is missing: build it first`);
+for (const sp of SPECS)
+  if (sp.client === 'native' && !existsSync(join(sp.engine, 'dist', 'rc1-client')))
+    throw new Error(`${sp.engine}/dist/rc1-client is missing: build the engine where a C compiler is`);
 
 interface Side {
   engine: string;
   bin: string;
+  /** The command a user runs: [node, bin/rc1-build.js] or [bin/rc1-build]. */
+  command: string[];
   dir: string;
   client: { wall: number[]; cpu: number[] };
   server: { wall: number[]; cpu: number[] };
@@ -41,7 +53,7 @@ interface Side {
 
 function sh(side: Side, argv: string[], extra: NodeJS.ProcessEnv = {}): { wall: number; cpu: number; out: string } {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, side.bin, ...argv], {
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', ...side.command, ...argv], {
     cwd: side.dir,
     encoding: 'utf8',
     env: { ...env, ...extra },
@@ -61,12 +73,14 @@ function served(side: Side): { client: { wall: number; cpu: number }; server: { 
   return { client, server: { wall: Number(m[1]), cpu: Number(m[2]) } };
 }
 
-const sides: Side[] = ENGINES.map((engine) => {
+const sides: Side[] = SPECS.map(({ engine, client }) => {
   const dir = mkdtempSync(join(tmpdir(), 'rc1-bench-ab-'));
   writeRc1Workspace(dir, makeGraph(), engine);
+  const bin = join(engine, 'bin', 'rc1-build.js');
   return {
     engine,
-    bin: join(engine, 'bin', 'rc1-build.js'),
+    bin,
+    command: client === 'native' ? [join(engine, 'bin', 'rc1-build')] : [process.execPath, bin],
     dir,
     client: { wall: [], cpu: [] },
     server: { wall: [], cpu: [] },
@@ -74,7 +88,9 @@ const sides: Side[] = ENGINES.map((engine) => {
   };
 });
 
-console.log(`# served ${CHANGE ? 'one-leaf change' : 'no-op'}: A = ${ENGINES[0]}, B = ${ENGINES[1]}, ${PAIRS} pairs\n`);
+console.log(
+  `# served ${CHANGE ? 'one-leaf change' : 'no-op'}: A = ${ENGINES[0]} (${SPECS[0]!.client} client), B = ${ENGINES[1]} (${SPECS[1]!.client} client), ${PAIRS} pairs\n`,
+);
 console.log(loadNote('at start'));
 try {
   for (const s of sides) sh(s, ['-j', '2'], { RC1_NO_SERVER: '1' }); // full build, in-process
