@@ -64,14 +64,18 @@ await esbuild.build({
 // The native thin client (client/rc1-client.c): a served command then starts no node process
 // (docs/engine.md, "The resident server"). Optional: with no C compiler ($CC, else cc) the
 // launcher bin/rc1-build runs the JavaScript client, bin/rc1-build.js, which does the same.
+// Linux only: it reads /proc (its own path, the server's start time) and uses pipe2.
 {
   const { spawnSync } = await import('node:child_process');
   const { rmSync } = await import('node:fs');
   const cc = process.env.CC || 'cc';
   const out = 'dist/rc1-client';
-  const r = spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', '-o', `${out}.tmp`, 'client/rc1-client.c'], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const r =
+    process.platform !== 'linux'
+      ? { status: null, error: { code: `not Linux (${process.platform})` } }
+      : spawnSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', '-o', `${out}.tmp`, 'client/rc1-client.c'], {
+          stdio: ['ignore', 'inherit', 'inherit'],
+        });
   if (r.status === 0) {
     const { renameSync } = await import('node:fs');
     renameSync(`${out}.tmp`, out);
@@ -79,7 +83,7 @@ await esbuild.build({
     rmSync(`${out}.tmp`, { force: true });
     rmSync(out, { force: true }); // never a client older than the engine beside it
     console.warn(
-      `rc1-build: the native client was not built (${r.error ? `${cc}: ${r.error.code}` : `${cc} exited ${r.status}`}); served commands start node instead (~60 ms more each)`,
+      `rc1-build: the native client was not built (${r.error ? `${r.error.code === 'ENOENT' ? `${cc}: not found` : r.error.code}` : `${cc} exited ${r.status}`}); served commands start node instead (~60 ms more each)`,
     );
   }
 }
