@@ -2,7 +2,8 @@
 // every test of server.test.ts and client-signals.test.ts again with their commands sent by the
 // native client, then what is
 // the native client's own: it is the process that talks to the server (no node), it and the
-// JavaScript client are one engine to the server, the environment and the command line reach the
+// JavaScript client are one engine to the server, on a terminal it prints what the JavaScript one
+// does, the environment and the command line reach the
 // build byte for byte, a refused command is asked of the server once, the launcher finds the
 // package through npm's links, and without the native client the launcher runs the JavaScript one.
 import { test } from 'node:test';
@@ -12,13 +13,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI, REPO } from '../helpers/rig.ts';
-import { engineCopy, ledgerPids, servedCount, serverRig, waitFor, withServer } from '../helpers/server-rig.ts';
+import { engineCopy, ledgerPids, mask, servedCount, serverRig, waitFor, withServer } from '../helpers/server-rig.ts';
 
 const ENGINE = path.join(REPO, 'packages', 'engine');
 const NATIVE = path.join(ENGINE, 'dist', 'rc1-client');
 const LAUNCHER = path.join(ENGINE, 'bin', 'rc1-build');
 const compiler = process.env.CC || 'cc';
 const haveCompiler = spawnSync('sh', ['-c', 'command -v "$0"', compiler]).status === 0;
+/** script(1) (util-linux) runs a command on a pseudo-terminal. */
+const haveScript = spawnSync('sh', ['-c', 'command -v script']).status === 0;
 
 if (!fs.existsSync(NATIVE)) {
   // Built by `npm run build` wherever a C compiler is: missing then is a defect, not n/a.
@@ -108,6 +111,28 @@ if (!fs.existsSync(NATIVE)) {
       } finally {
         inproc.cleanup();
       }
+    });
+  });
+
+  test('on a terminal a served build prints what the JavaScript client prints there (colour); in a pipe, no colour', {
+    skip: haveScript ? false : 'n/a: no script(1) here to give the client a terminal',
+  }, async () => {
+    const r = serverRig();
+    await withServer(r, async () => {
+      const onTerminal = (cmd: string[]): string => {
+        const line = `stty cols 91; ${cmd.map((a) => `'${a}'`).join(' ')} a --force`;
+        const t = spawnSync('script', ['-qec', line, '/dev/null'], { cwd: r.dir, encoding: 'utf8', env: process.env });
+        assert.equal(t.status, 0, t.stdout + t.stderr);
+        return mask(t.stdout.replace(/\r/g, ''));
+      };
+      const native = onTerminal([LAUNCHER]);
+      const js = onTerminal([process.execPath, CLI]);
+      assert.match(native, /\x1b\[/, `colour on a terminal:\n${native}`);
+      assert.equal(native, js);
+      const piped = launch([LAUNCHER, 'a', '--force'], r.dir);
+      assert.equal(piped.code, 0, piped.stderr);
+      assert.doesNotMatch(piped.stdout + piped.stderr, /\x1b\[/);
+      assert.equal(servedCount(r), 3);
     });
   });
 
