@@ -1,11 +1,10 @@
 // The native thin client (packages/engine/client/rc1-client.c, run by the launcher bin/rc1-build):
 // every test of server.test.ts and client-signals.test.ts again with their commands sent by the
-// native client, then what is
-// the native client's own: it is the process that talks to the server (no node), it and the
-// JavaScript client are one engine to the server, on a terminal it prints what the JavaScript one
-// does, the environment and the command line reach the
-// build byte for byte, a refused command is asked of the server once, the launcher finds the
-// package through npm's links, and without the native client the launcher runs the JavaScript one.
+// native client, then what is the native client's own: it is the process that talks to the server
+// (no node); it and the JavaScript client are one engine to the server; on a terminal it prints
+// what the JavaScript one does; the environment and the command line reach the build byte for
+// byte; a refused command is asked of the server once; the launcher finds the package through
+// npm's links, and without the native client runs the JavaScript one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
