@@ -130,6 +130,7 @@ static void run_in_process(int server_tried) {
   args[1] = script;
   for (int i = 1; i < g_argc; i++) args[i + 1] = g_argv[i];
   if (server_tried) setenv(TRIED_VAR, "1", 1);
+  signal(SIGPIPE, SIG_DFL); /* an ignored signal would stay ignored across exec */
   if (g_node[0]) execv(g_node, args);
   execvp("node", args);
   fprintf(stderr, "rc1-build: cannot run node (%s): it must be on PATH\n", strerror(errno));
@@ -426,10 +427,16 @@ static int j_fields(const char *s, size_t n, Fields *f) {
       if (flag) *flag = 1;
     } else if ((strcmp(key.p, "pid") == 0 || strcmp(key.p, "code") == 0) && j.s < j.end &&
                (*j.s == '-' || (*j.s >= '0' && *j.s <= '9'))) {
+      /* Copied out first: a frame's payload is not NUL-terminated. */
+      char num[40];
+      size_t len = 0;
+      while (j.s + len < j.end && len < sizeof num - 1 && strchr("+-.eE0123456789", j.s[len])) len++;
+      memcpy(num, j.s, len);
+      num[len] = '\0';
       char *e;
-      double v = strtod(j.s, &e);
-      if (e == j.s || e > j.end) goto out;
-      j.s = e;
+      double v = strtod(num, &e);
+      if (e == num || (size_t)(e - num) != len) goto out;
+      j.s += len;
       if (key.p[0] == 'p') { f->pid = v; f->has_pid = 1; }
       else { f->code = v; f->has_code = 1; }
     } else if (!j_skip(&j, 0))
@@ -718,7 +725,7 @@ static int served(const Fields *info, long pid, const char *cwd) {
             close(sock);
             return 1;
           } else if (strcmp(t, "exit") == 0) {
-            int code = m.has_code ? (int)m.code : 1;
+            int code = m.has_code && m.code >= 0 && m.code <= 255 ? (int)m.code : 1;
             fields_free(&m);
             _exit(code);
           }
