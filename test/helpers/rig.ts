@@ -1,6 +1,7 @@
 // TestRig: a throwaway workspace in a temp dir, driven through the real CLI (packages/engine/bin/rc1-build.js,
-// compiled dist/; with RC1_TEST_CLIENT=native, the launcher bin/rc1-build and the native client). Rules in these workspaces append their target name to a counter file, so a
-// test can assert exactly which rules ran.
+// compiled dist/; with RC1_TEST_CLIENT=native, the launcher bin/rc1-build and the native client).
+// Rules in these workspaces append their target name to a counter file, so a test can assert
+// exactly which rules ran.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -82,13 +82,13 @@ export function ensurePrivateDir(dir: string): void {
  * clients compute the same string: bin/rc1-build.js for the node it runs in, client/rc1-client.c
  * for the node on PATH that it would exec.
  */
-export function engineIdentity(distDir: string, execPath: string = process.execPath): string {
+export function engineIdentity(distDir: string): string {
   const bin = path.join(distDir, '..', 'bin', 'rc1-build.js');
   const key = (f: string): string => {
     const st = fs.statSync(f, { bigint: true, throwIfNoEntry: false });
     return st ? `${st.ino} ${st.size} ${st.mtimeNs}` : 'missing';
   };
-  const lines = [`node ${execPath} ${key(execPath)}`, `bin ${key(bin)}`];
+  const lines = [`node ${process.execPath} ${key(process.execPath)}`, `bin ${key(bin)}`];
   for (const n of fs
     .readdirSync(distDir)
     .filter((n) => n.endsWith('.js'))
