@@ -15,9 +15,14 @@ import { StatCache } from '../../packages/engine/src/hash/stat-cache.ts';
 
 const parse = (text: string): { v: unknown } => JSON.parse(text) as { v: unknown };
 
-/** Sets the file's mtime 10 s back, so that it is settled (no same-tick rewrite can hide). */
+/**
+ * Sets the file's mtime ~10 s back, so that it is settled (no same-tick rewrite can hide). Never on
+ * a whole second: parsed-state.ts takes a whole-second mtime for a coarse filesystem and waits 2 s
+ * of ctime for it, which waitPastTick() does not (the test failed when Date.now() - 10 000 fell
+ * on a whole second, one run in a thousand).
+ */
 function age(file: string): void {
-  const t = new Date(Date.now() - 10_000);
+  const t = new Date(Math.floor((Date.now() - 10_000) / 1000) * 1000 + 500);
   fs.utimesSync(file, t, t);
 }
 
