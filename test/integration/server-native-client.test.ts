@@ -135,6 +135,22 @@ if (!fs.existsSync(NATIVE)) {
     });
   });
 
+  test('a server.json that is not JSON, or names no socket, pid or token: the command runs in-process', () => {
+    const r = serverRig();
+    try {
+      const bad = ['{"socket": "/nowhere", "pid": ', '[1, 2]', '{"socket": 7, "pid": "x", "token": null}', ''];
+      for (const [i, text] of bad.entries()) {
+        r.write('.rc1/server.json', text);
+        fs.appendFileSync(path.join(r.dir, 'src/s.txt'), String(i));
+        const b = launch([LAUNCHER, 'b'], r.dir);
+        assert.equal(b.code, 0, `${JSON.stringify(text)}: ${b.stderr}`);
+        assert.equal(r.read('out/b.txt'), `source\n${'0123'.slice(0, i + 1)}+a+b`);
+      }
+    } finally {
+      r.cleanup();
+    }
+  });
+
   test('a command the server refuses is asked of it once, then runs in-process', async () => {
     const r = serverRig();
     const ledger = path.join(r.dir, '..', `${path.basename(r.dir)}.ledger`);

@@ -393,7 +393,7 @@ static void fields_free(Fields *f) {
 static int j_fields(const char *s, size_t n, Fields *f) {
   memset(f, 0, sizeof *f);
   Json j = {s, s + n};
-  Buf key = {0}, val = {0};
+  Buf key = {0};
   int ok = 0;
   j_ws(&j);
   if (j.s >= j.end || *j.s != '{') goto out;
@@ -451,7 +451,6 @@ static int j_fields(const char *s, size_t n, Fields *f) {
   ok = j.s == j.end;
 out:
   free(key.p);
-  free(val.p);
   return ok;
 }
 
