@@ -22,11 +22,14 @@ async function syncAfterCommits(
   syncfsFails = false,
   /** Committed files (relative) whose open fails with EACCES, as after a rule's chmod 000. */
   denied: string[] = [],
-): Promise<{ synced: string[]; spawned: string[][] }> {
+  /** Given to syncTouched; `order` records it beside the fsyncs, the spawns and their answers. */
+  meanwhile?: (order: string[]) => void,
+): Promise<{ synced: string[]; spawned: string[][]; order: string[] }> {
   const { committer, trace, commit } = commitRig(root, true);
   for (let i = 0; i < n; i++) commit(`t${i}`, `${sub}/t${i}.txt`, `output ${i}\n`);
   const synced: string[] = [];
   const spawned: string[][] = [];
+  const order: string[] = [];
   const open = fsp.open;
   const execFile = childProcess.execFile;
   const deniedAbs = new Set(denied.map((d) => path.join(root, d)));
@@ -38,24 +41,29 @@ async function syncAfterCommits(
     fh.sync = async () => {
       await sync();
       synced.push(String(p));
+      order.push('fsync');
     };
     return fh;
   }) as typeof fsp.open;
   childProcess.execFile = ((file: string, args: string[], _opts: unknown, cb: (err: Error | null) => void) => {
     spawned.push([file, ...args]);
+    order.push('spawned');
     // a syncfs that succeeded (or failed, as where `sync -f` is missing), without running one over /tmp
-    setImmediate(() => cb(syncfsFails ? new Error('sync: unrecognized option -f') : null));
+    setImmediate(() => {
+      order.push('answered');
+      cb(syncfsFails ? new Error('sync: unrecognized option -f') : null);
+    });
   }) as unknown as typeof childProcess.execFile;
   syncBuiltinESMExports();
   try {
-    await committer.syncTouched();
+    await committer.syncTouched(meanwhile && (() => meanwhile(order)));
   } finally {
     fsp.open = open;
     childProcess.execFile = execFile;
     syncBuiltinESMExports();
     trace.close();
   }
-  return { synced, spawned };
+  return { synced, spawned, order };
 }
 
 /** A temp workspace root (real path) for `body`, removed afterwards whatever happens. */
@@ -149,5 +157,50 @@ test('a committed file the engine may not open is made durable by one sync -f of
       assert.match(e.message, /EACCES/);
       return true;
     });
+  });
+});
+
+test('the work a build gives syncTouched (its sidecars) runs once, while sync -f flushes: after the spawn, before its answer', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { order } = await syncAfterCommits(root, SYNCFS_ABOVE + 1, 'out', false, [], (o) => o.push('meanwhile'));
+    assert.deepEqual(order, ['spawned', 'meanwhile', 'answered']);
+  });
+});
+
+test('with few outputs (no sync -f), that work runs once, after every file and folder is fsynced', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { order } = await syncAfterCommits(root, 3, 'out', false, [], (o) => o.push('meanwhile'));
+    assert.equal(order.filter((x) => x === 'meanwhile').length, 1);
+    assert.equal(order.at(-1), 'meanwhile');
+    assert.ok(order.includes('fsync'));
+  });
+});
+
+test('where sync -f fails, that work still runs once, and the files are fsynced one by one as before', async () => {
+  await inRoot(async (root) => {
+    const { order, synced } = await syncAfterCommits(root, SYNCFS_ABOVE + 1, 'out/new', true, [], (o) =>
+      o.push('meanwhile'),
+    );
+    assert.deepEqual(order.slice(0, 3), ['spawned', 'meanwhile', 'answered']);
+    assert.equal(order.filter((x) => x === 'meanwhile').length, 1);
+    assert.equal(synced.length, SYNCFS_ABOVE + 1 + 3, 'every file, out/new, out and the root');
+  });
+});
+
+test('what that work throws (a sidecar the disk refused) is thrown by syncTouched once the sync has answered', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    let seen: string[] = [];
+    await assert.rejects(
+      syncAfterCommits(root, SYNCFS_ABOVE + 1, 'out', false, [], (o) => {
+        seen = o;
+        o.push('meanwhile');
+        throw new Error('ENOSPC: no space left on device, open reports/build/sha256/out/t0.txt.sha256');
+      }),
+      /ENOSPC/,
+    );
+    assert.deepEqual(seen, ['spawned', 'meanwhile', 'answered'], 'the sync was awaited before the error');
   });
 });

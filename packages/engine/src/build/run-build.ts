@@ -13,7 +13,7 @@ import { decide } from '../rebuild/decide.ts';
 import type { RuleRunner } from '../runner/rule-runner.ts';
 import { RuleRunners } from '../runner/rule-runners.ts';
 import type { BuildEvent, Counts, Reporter } from '../report/events.ts';
-import { type ManifestBase, writeManifest } from '../report/manifest.ts';
+import { type ManifestBase, type ManifestPlan, completeManifest, writeSidecars } from '../report/manifest.ts';
 import { traceStatLine } from '../report/manifest-state.ts';
 import { checkLogPaths } from '../report/rule-log.ts';
 import { lstatOrNull, rmrf } from '../util/fs.ts';
@@ -201,13 +201,19 @@ export class Build {
    */
   private async finish(): Promise<void> {
     const { ws } = this;
-    await ws.committer.syncTouched();
-    phase('sync');
+    const changed = (this.executor?.committedAny ?? false) || ws.trace.writes !== this.traceWritesAtStart;
+    const git = changed ? await this.git.get() : null;
+    // The sidecars are written while the sync flushes the outputs (they need nothing durable);
+    // manifest.json, written durably, and the manifest state come after it.
+    let plan: ManifestPlan | null = null;
+    await ws.committer.syncTouched(() => {
+      plan = writeSidecars(ws, git, () => gitInfoSync(ws.root), this.manifestBase);
+    });
+    phase('sync, sidecars meanwhile');
     ws.trace.compactIfNeeded();
     ws.trace.close();
     phase('trace close');
-    const changed = (this.executor?.committedAny ?? false) || ws.trace.writes !== this.traceWritesAtStart;
-    writeManifest(ws, changed ? await this.git.get() : null, () => gitInfoSync(ws.root), this.manifestBase);
+    if (plan) completeManifest(ws, plan);
     phase('manifest');
     ws.saveCaches();
   }

@@ -390,9 +390,39 @@ export function writeManifest(
   gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null }),
   base?: ManifestBase,
 ): string[] {
+  const plan = writeSidecars(ws, git, gitNow, base);
+  return plan ? completeManifest(ws, plan) : [];
+}
+
+/** What writeSidecars leaves for completeManifest: the manifest's text and what was written so far. */
+export interface ManifestPlan {
+  file: string;
+  text: string;
+  /** The manifest's text on disk before (null: none). */
+  current: string | null;
+  /** Sidecars written or removed (workspace paths), in order. */
+  changed: string[];
+  /** path → content written (null: removed). */
+  written: Map<string, string | null>;
+}
+
+/**
+ * The first half of writeManifest: the manifest's text is made and every sidecar made to match
+ * it (created, rewritten, stale ones removed), but manifest.json is not written and the manifest
+ * state not recorded. A build runs it while the end-of-build sync flushes the outputs (sidecars
+ * are derived, and checked again by any build that finds the state unrecorded), then
+ * completeManifest once the sync is done. Null when nothing recorded changed and the files are as
+ * last checked.
+ */
+export function writeSidecars(
+  ws: ManifestWorkspace,
+  git: Manifest['git'] | null,
+  gitNow: () => Manifest['git'] = () => ({ commit: null, dirty: null }),
+  base?: ManifestBase,
+): ManifestPlan | null {
   const dir = ws.pipeline.manifestDir;
   // Nothing recorded changed and the files are as last checked (manifest-state.ts): done.
-  if (git === null && manifestUnchanged(ws)) return [];
+  if (git === null && manifestUnchanged(ws)) return null;
   const incremental = base !== undefined && manifestUnchangedSince(ws, base.traceLine);
   const mfile = path.join(ws.root, manifestPath(dir));
   const current = readOrNull(mfile);
@@ -400,11 +430,6 @@ export function writeManifest(
   const text = manifestText(m);
   const changed: string[] = [];
   const written = new Map<string, string | null>(); // path → content written (null: removed)
-  if (text !== current) {
-    engineWrite('the manifest', mfile, () => writeFileAtomic(mfile, text, { durable: true }), ws.root);
-    changed.push(manifestPath(dir));
-    written.set(manifestPath(dir), text);
-  }
   const wanted = new Set<string>();
   for (const a of m.artifacts) wanted.add(sidecarPath(dir, a.path));
   // No sidecar folder at all (a build from clean, reports/ removed): every sidecar is created, none
@@ -449,6 +474,22 @@ export function writeManifest(
       written.set(rel, null);
     }
   }
-  recordManifestState(ws, written);
+  return { file: mfile, text, current, changed, written };
+}
+
+/**
+ * The second half: manifest.json written (durably) where its text changed, then the manifest
+ * state recorded, last, so a kill before it leaves a state that the next build checks in full.
+ * Returns the workspace paths written or removed, the manifest first.
+ */
+export function completeManifest(ws: ManifestWorkspace, plan: ManifestPlan): string[] {
+  const rel = manifestPath(ws.pipeline.manifestDir);
+  const changed = [...plan.changed];
+  if (plan.text !== plan.current) {
+    engineWrite('the manifest', plan.file, () => writeFileAtomic(plan.file, plan.text, { durable: true }), ws.root);
+    changed.unshift(rel);
+    plan.written.set(rel, plan.text);
+  }
+  recordManifestState(ws, plan.written);
   return changed;
 }

@@ -132,7 +132,7 @@ function copyInto(m: Move): void {
  * One syncfs(2) per filesystem holding these directories (`sync -f`, coreutils); false when one
  * failed or `sync -f` is missing (busybox, coreutils before 8.24).
  */
-async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
+async function syncFilesystemsOf(dirs: Iterable<string>, started?: () => void): Promise<boolean> {
   const { execFile } = await import('node:child_process'); // loaded only when a build wrote something
   const byDev = new Map<bigint, string>();
   for (const d of dirs) {
@@ -144,14 +144,14 @@ async function syncFilesystemsOf(dirs: Iterable<string>): Promise<boolean> {
     }
     if (st && !byDev.has(st.dev)) byDev.set(st.dev, d);
   }
-  const ok = await Promise.all(
-    [...byDev.values()].map(
-      (d) =>
-        new Promise<boolean>((resolve) => {
-          execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
-        }),
-    ),
+  const syncs = [...byDev.values()].map(
+    (d) =>
+      new Promise<boolean>((resolve) => {
+        execFile('sync', ['-f', d], { timeout: 600_000 }, (err) => resolve(!err));
+      }),
   );
+  started?.(); // the children are flushing: the caller's other work runs meanwhile
+  const ok = await Promise.all(syncs);
   return ok.every(Boolean);
 }
 
@@ -313,8 +313,22 @@ export class OutputCommitter {
    * tree), and each such folder's parent is fsynced, concurrently on libuv's thread pool
    * (the filesystem batches them into few journal commits). Above it one syncfs(2) per
    * filesystem (`sync -f`, coreutils) does it in one call; where that fails, per-file fsync again.
+   * `meanwhile` runs once, on this thread, while the syncfs children flush (else before the trace's
+   * fsync): work that needs none of this durable (the sidecars, writeSidecars). What it throws is
+   * thrown once the syncs are done.
    */
-  async syncTouched(): Promise<void> {
+  async syncTouched(meanwhile?: () => void): Promise<void> {
+    let ran = false;
+    let failed: { error: unknown } | null = null;
+    const runMeanwhile = (): void => {
+      if (ran || !meanwhile) return;
+      ran = true;
+      try {
+        meanwhile();
+      } catch (e) {
+        failed = { error: e };
+      }
+    };
     await this.freed(); // the replaced outputs' blocks, freed off the commits
     // This build's lists, taken now: a commit that lands while these syncs run (a restore decided
     // before an interrupt) goes to the next call's lists instead of being cleared unsynced.
@@ -325,7 +339,7 @@ export class OutputCommitter {
     this.touched = new Set();
     this.wholeFs = false;
     if (FSYNC && (wholeFs || unsynced.size + touched.size > SYNCFS_ABOVE)) {
-      if (await syncFilesystemsOf(touched)) {
+      if (await syncFilesystemsOf(touched, runMeanwhile)) {
         unsynced = new Set();
         touched = new Set();
       }
@@ -377,7 +391,9 @@ export class OutputCommitter {
       await syncAll(unsynced, 'output');
       await syncAll(touched, 'directory');
     }
+    runMeanwhile();
     this.trace.sync();
+    if (failed) throw (failed as { error: unknown }).error;
   }
 
   /** Resolves once every unlink of a replaced output's aside name started so far is done. */
