@@ -2,8 +2,9 @@
 // none is named), their records, their state dirs (.rc1/state/<target>/: a training run's
 // checkpoints and previous runs, say; all of .rc1/state/ when none is named) and any other state
 // their rules declare under .rc1/ (`state`), and rewrites the manifest. Caches stay unless --cache: the
-// output cache (so a clean followed by a build restores instead of re-running) and rule caches
-// declared `cache: true` (e.g. paid judge calls). A clean of everything also removes the engine's
+// output cache (so a clean followed by a build restores instead of re-running), rule caches
+// declared `cache: true` (e.g. paid judge calls) and the compiled code's copy in
+// node_modules/.cache (config/compiled-seed.ts; .rc1/compiled itself is always kept). A clean of everything also removes the engine's
 // scratch (tmp, journal of an interrupted commit is recovered first) and names what it left.
 // Every path removed or kept is printed. With -n (--dry-run) nothing is removed, locked or
 // rewritten: every path that would be removed is listed with its size.
@@ -100,6 +101,13 @@ export async function runClean(
       }
       if (cache) drop(path.join('.rc1', 'cache'), ENGINE_STATE.cache!.what);
       else keep(path.join('.rc1', 'cache'), ENGINE_STATE.cache!.what, '--cache removes it; rc1-build gc trims it');
+      // The compiled code's copy outside .rc1 (config/compiled-seed.ts): a cache like the others.
+      const seed = ws.compiledSeed();
+      if (seed) {
+        const rel = path.relative(ws.root, seed);
+        if (cache) drop(rel, 'compiled code kept outside .rc1 for a state dir made anew');
+        else keep(rel, 'compiled code kept outside .rc1 for a state dir made anew', '--cache removes it');
+      }
       // Anything else under .rc1/ that neither the engine nor a target declares is named, not removed.
       for (const e of fs.readdirSync(ws.stateDir)) {
         const rel = `.rc1/${e}`;

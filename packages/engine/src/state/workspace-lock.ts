@@ -81,6 +81,11 @@ export class WorkspaceLock {
 
   constructor(private readonly dir: string) {}
 
+  /** Whether this process holds the lock now. */
+  get holding(): boolean {
+    return this.held !== null;
+  }
+
   get path(): string {
     return this.dir;
   }

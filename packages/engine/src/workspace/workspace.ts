@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { OutputCache } from '../cache/output-cache.ts';
 import type { RemoteCache } from '../cache/remote/remote-cache.ts';
 import { ModuleCompiler } from '../config/compile-module.ts';
+import { compiledSeedDir, seedCompiled, updateSeed } from '../config/compiled-seed.ts';
 import { unreadKeyDiagnostics, recordingConfig } from '../config/config-reads.ts';
 import { type LoadedConfig, loadConfigs, locateKey } from '../config/load-configs.ts';
 import {
@@ -51,8 +52,16 @@ export interface Workspace {
   pipeline: ResolvedPipeline;
   salt: string;
   decideEnv(forced: ReadonlySet<string>): DecideEnv;
-  /** Persist the stat, glob and compile caches. */
+  /** Persist the stat, glob and compile caches (and bring the compiled code's seed up to date). */
   saveCaches(): void;
+  /** The folder of the compiled code's copy outside .rc1 (config/compiled-seed.ts), or null. */
+  compiledSeed(): string | null;
+}
+
+/** A folder's inode and modification time (an entry made, renamed or removed changes it); '' when missing. */
+function folderStamp(dir: string): string {
+  const st = fs.statSync(dir, { bigint: true, throwIfNoEntry: false });
+  return st ? `${st.ino}:${st.mtimeNs}` : '';
 }
 
 function loadSalt(stateDir: string): string {
@@ -108,6 +117,14 @@ export function findRoot(dir: string | undefined, cwd: string = process.cwd()): 
 export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Workspace> {
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
+  // A state dir without compiled code starts from the workspace's transpile cache, when there is
+  // one (config/compiled-seed.ts); the seed is brought up to date when a command holding the lock
+  // saves its caches, if the compiled folder changed since this point.
+  const compiledDir = path.join(stateDir, 'compiled');
+  let seedDir: string | null | undefined;
+  const seedOf = (): string | null => (seedDir === undefined ? (seedDir = compiledSeedDir(root, env)) : seedDir);
+  if (!fs.existsSync(compiledDir)) seedCompiled(compiledDir, seedOf());
+  const compiledAtOpen = folderStamp(compiledDir);
   phase('start');
   const stat = new StatCache(root, path.join(stateDir, 'statcache.json'));
   phase('load stat cache');
@@ -196,7 +213,9 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
       stat.save();
       glob.save();
       compiler.save();
+      if (lock.holding && folderStamp(compiledDir) !== compiledAtOpen) updateSeed(compiledDir, seedOf());
     },
+    compiledSeed: seedOf,
   };
   return ws;
 }
