@@ -3,7 +3,8 @@
 // ninja -j2, each in its own copy of the workspace, with `node -e 0` as the floor of any Node.js
 // tool. The served column's workspace is built in-process first, then its server is started and
 // warmed by a few no-ops before the no-op case (none of that counted); its full build is not
-// measured (a build from clean removes .rc1/, and with it the server). Cases: full build from clean, no-op, the no-op decided in
+// measured (a build from clean removes .rc1/, and with it the server). Cases: full build from clean with rc1-build's
+// transpile cache (node_modules/.cache/rc1-build) removed too, full build from clean, no-op, the no-op decided in
 // full (RC1_NO_FAST_NOOP=1: what the first no-op after a change costs, the up-to-date stamp not yet written), one source changed
 // by a byte, one source touched without change. rc1-build's commands run with RC1_DEBUG=fastpath, and how many of each case
 // the up-to-date stamp answered (without loading the engine) is printed. Every figure is the wall time of the whole process,
@@ -57,15 +58,20 @@ const FULL_VS_NINJA = 0.8;
 /** No-ops run by the server before the measured cases (its JIT warms up on them); not counted. */
 const SERVER_WARMUP = 3;
 
-type CaseId = 'full' | 'noop' | 'noopFull' | 'change' | 'touch';
+type CaseId = 'fullCold' | 'full' | 'noop' | 'noopFull' | 'change' | 'touch';
 type ToolId = 'rc1' | 'rc1s' | 'make' | 'ninja' | 'node';
+// fullCold first: the workspace is new, so its first build finds no transpile cache either; the
+// full builds after it find the one the last cold build left (as a user's build after rm -rf .rc1).
 const CASES: { id: CaseId; label: string }[] = [
+  { id: 'fullCold', label: 'full build from clean, transpile cache removed too' },
   { id: 'full', label: 'full build from clean' },
   { id: 'noop', label: 'no-op build' },
   { id: 'noopFull', label: 'no-op, decided in full (RC1_NO_FAST_NOOP=1)' },
   { id: 'change', label: `one-leaf change (+1 byte in ${CHANGED_SOURCE})` },
   { id: 'touch', label: `touch without change (${TOUCHED_SOURCE})` },
 ];
+
+const isFull = (c: CaseId): boolean => c === 'full' || c === 'fullCold';
 
 interface Tool {
   id: ToolId;
@@ -85,6 +91,7 @@ interface Tool {
 const graph = makeGraph();
 const outputs = graph.map((t) => t.output);
 const expectedReran: Record<CaseId, { make: number; ninja: number; rc1: number; rc1s: number }> = {
+  fullCold: { make: graph.length, ninja: graph.length, rc1: graph.length, rc1s: graph.length },
   full: { make: graph.length, ninja: graph.length, rc1: graph.length, rc1s: graph.length },
   noop: { make: 0, ninja: 0, rc1: 0, rc1s: 0 },
   noopFull: { make: 0, ninja: 0, rc1: 0, rc1s: 0 },
@@ -234,6 +241,12 @@ function settleRc1(): void {
 
 function prepare(t: Tool, c: CaseId, run: number): void {
   switch (c) {
+    case 'fullCold':
+      t.clean();
+      // rc1-build's copy of its compiled code outside .rc1 (packages/engine/src/config/compiled-seed.ts)
+      if (t.id === 'rc1' || t.id === 'rc1s')
+        rmSync(join(t.dir, 'node_modules', '.cache'), { recursive: true, force: true });
+      return;
     case 'full':
       t.clean();
       return;
@@ -266,7 +279,7 @@ function measure(tools: Tool[]): void {
     for (let run = 0; run < RUNS; run++) {
       for (const t of tools) {
         if (t.skip || t.failed) continue;
-        if (t.id === 'rc1s' && c === 'full') continue; // in-process: the rc1-build column
+        if (t.id === 'rc1s' && (c === 'full' || c === 'fullCold')) continue; // in-process: the rc1-build column
         try {
           if (t.id !== 'node') prepare(t, c, run);
           currentCase = c;
@@ -274,7 +287,8 @@ function measure(tools: Tool[]): void {
           currentCase = null;
           (t.samples[c] ??= []).push(r.ms);
           (t.reran[c] ??= []).push(r.reran);
-          if ((t.id === 'rc1' || t.id === 'rc1s') && (c === 'full' || c === 'change')) rc1LastWrite = performance.now();
+          if ((t.id === 'rc1' || t.id === 'rc1s') && (c === 'full' || c === 'fullCold' || c === 'change'))
+            rc1LastWrite = performance.now();
         } catch (e) {
           t.failed = `${CASES.find((x) => x.id === c)!.label}: ${(e as Error).message}`;
         }
@@ -385,6 +399,11 @@ function report(tools: Tool[]): void {
     a === undefined || b === undefined ? undefined : a && b;
   // Per case: the goal, and whether the fresh process and the served command meet it.
   const goals: Record<CaseId, [string, boolean | undefined, boolean | undefined]> = {
+    fullCold: [
+      `(reported) ≤ ${FULL_VS_NINJA} × ninja`,
+      atMost(rc1, 'fullCold', ninjaTimes('fullCold', FULL_VS_NINJA)),
+      undefined,
+    ],
     full: [`≤ ${FULL_VS_NINJA} × ninja`, atMost(rc1, 'full', ninjaTimes('full', FULL_VS_NINJA)), undefined],
     noop: [`≤ node -e 0 + ${NOOP_SLACK_MS} ms`, atMost(rc1, 'noop', nodePlus), atMost(rc1s, 'noop', nodePlus)],
     noopFull: [
@@ -405,7 +424,7 @@ function report(tools: Tool[]): void {
     ],
     touch: ['runs no target', reranAll(rc1, 'touch', 0), reranAll(rc1s, 'touch', 0)],
   };
-  const served = (c: CaseId): string => (c === 'full' ? 'in-process (see note)' : cell(rc1s, c));
+  const served = (c: CaseId): string => (isFull(c) ? 'in-process (see note)' : cell(rc1s, c));
   console.log(
     table(
       [
@@ -426,14 +445,14 @@ function report(tools: Tool[]): void {
         cell(ninja, id),
         cell(node, id),
         goals[id][0],
-        `${yes(goals[id][1])} / ${id === 'full' ? 'n/a' : yes(goals[id][2])}`,
+        `${yes(goals[id][1])} / ${isFull(id) ? 'n/a' : yes(goals[id][2])}`,
       ]),
     ),
   );
   console.log(
     `\nrc1-build: a fresh process per command (RC1_NO_SERVER=1). rc1-build (server): the same command line through the thin client to the workspace's resident server (rc1-build server start), started after an in-process build from clean and warmed by ${SERVER_WARMUP} + 1 no-ops, none of it counted; its full build is n/a (a build from clean removes .rc1/ and the server with it: the rc1-build column is that case).`,
   );
-  const answered = CASES.filter(({ id }) => id !== 'full')
+  const answered = CASES.filter(({ id }) => !isFull(id))
     .map(({ id, label }) => {
       const a = stampAnswers[id] ?? { rc1: 0, rc1s: 0 };
       return `${label}: ${a.rc1} / ${a.rc1s}`;
@@ -455,7 +474,7 @@ function report(tools: Tool[]): void {
       CASES.map(({ id, label }) => [
         label,
         reranCell(rc1, id),
-        id === 'full' ? 'n/a' : reranCell(rc1s, id),
+        isFull(id) ? 'n/a' : reranCell(rc1s, id),
         reranCell(make, id),
         reranCell(ninja, id),
       ]),
@@ -493,7 +512,8 @@ function main(): void {
       if (!rc1s.skip) {
         const n = servedCount(rc1s);
         const fromStamp = Object.values(stampAnswers).reduce((a, x) => a + x.rc1s, 0);
-        const want = CASES.filter((c) => c.id !== 'full').length * RUNS + 1 - fromStamp - extraFromStamp;
+        const want =
+          CASES.filter((c) => c.id !== 'full' && c.id !== 'fullCold').length * RUNS + 1 - fromStamp - extraFromStamp;
         if (n >= 0)
           console.log(
             `served commands in the measured cases: ${n - servedAtStart} (want ${want}: the ${RUNS} runs of each case and the extra no-op, less the ${fromStamp + extraFromStamp} the up-to-date stamp answered): ${n - servedAtStart === want ? 'ok' : 'NOT OK'}`,
