@@ -117,6 +117,7 @@ export function findRoot(dir: string | undefined, cwd: string = process.cwd()): 
 export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = process.env): Promise<Workspace> {
   const stateDir = path.join(root, STATE_DIR);
   fs.mkdirSync(stateDir, { recursive: true });
+  phase('start');
   // A state dir without compiled code starts from the workspace's transpile cache, when there is
   // one (config/compiled-seed.ts); the seed is brought up to date when a command holding the lock
   // saves its caches, if the compiled folder changed since this point.
@@ -125,7 +126,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   const seedOf = (): string | null => (seedDir === undefined ? (seedDir = compiledSeedDir(root, env)) : seedDir);
   if (!fs.existsSync(compiledDir)) seedCompiled(compiledDir, seedOf());
   const compiledAtOpen = folderStamp(compiledDir);
-  phase('start');
+  phase('compiled code seed');
   const stat = new StatCache(root, path.join(stateDir, 'statcache.json'));
   phase('load stat cache');
   const glob = new GlobCache(root, path.join(stateDir, 'globcache.json'));
