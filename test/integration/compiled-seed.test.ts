@@ -132,6 +132,7 @@ test('clean names the seed as kept, and clean --cache removes it', (t) => {
   t.after(() => rig.cleanup());
   build(rig);
   const seed = compiledSeedDir(rig.dir)!;
+  assert.equal(fs.readFileSync(`${seed}.root`, 'utf8'), fs.realpathSync(rig.dir), 'beside it: the workspace it is for');
   const rel = path.relative(fs.realpathSync(rig.dir), seed);
   const kept = rig.run(['clean']);
   assert.equal(kept.code, 0, kept.stderr);
@@ -141,4 +142,5 @@ test('clean names the seed as kept, and clean --cache removes it', (t) => {
   assert.equal(removed.code, 0, removed.stderr);
   assert.match(removed.stdout, /removed .*node_modules\/\.cache\/rc1-build\/compiled-/);
   assert.equal(fs.existsSync(seed), false);
+  assert.equal(fs.existsSync(`${seed}.root`), false);
 });

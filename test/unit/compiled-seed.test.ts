@@ -97,3 +97,35 @@ test('a seed that cannot be written (node_modules/.cache is a file here) leaves 
   assert.equal(fs.readFileSync(path.join(nm, '.cache'), 'utf8'), 'not a folder');
   assert.equal(seedCompiled(path.join(d, 'fresh'), path.join(nm, '.cache', 'rc1-build', 'compiled-x')), false);
 });
+
+test('replacing a seed names its workspace beside it, and removes the seeds of workspaces gone and the leftovers of killed commands', (t) => {
+  const d = tempDir(t);
+  const cacheDir = path.join(d, 'node_modules', '.cache', 'rc1-build');
+  fs.mkdirSync(path.join(d, 'node_modules'));
+  const live = path.join(d, 'live');
+  const gone = path.join(d, 'gone');
+  for (const w of [live, gone]) {
+    fs.mkdirSync(path.join(w, '.rc1', 'compiled'), { recursive: true });
+    fs.writeFileSync(path.join(w, 'rc1.build.ts'), 'export default {};\n');
+    fs.writeFileSync(path.join(w, '.rc1', 'compiled', 'closures-3.json'), '{}');
+  }
+  const seedOf = (w: string): string => compiledSeedDir(w)!;
+  updateSeed(path.join(gone, '.rc1', 'compiled'), seedOf(gone), gone);
+  assert.equal(fs.readFileSync(`${seedOf(gone)}.root`, 'utf8'), gone);
+  // A killed command's temp folder (old) and another one's in progress (young).
+  const oldTmp = `${seedOf(live)}.tmp-999-deadbeef`;
+  const youngTmp = `${seedOf(live)}.old-998-cafecafe`;
+  fs.mkdirSync(oldTmp);
+  fs.mkdirSync(youngTmp);
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(oldTmp, hourAgo, hourAgo);
+  fs.rmSync(gone, { recursive: true });
+  updateSeed(path.join(live, '.rc1', 'compiled'), seedOf(live), live);
+  assert.deepEqual(fs.readdirSync(cacheDir).sort(), [
+    path.basename(seedOf(live)),
+    `${path.basename(seedOf(live))}.old-998-cafecafe`,
+    `${path.basename(seedOf(live))}.root`,
+  ]);
+  assert.equal(removeSeed(seedOf(live)), true);
+  assert.deepEqual(fs.readdirSync(cacheDir), [`${path.basename(seedOf(live))}.old-998-cafecafe`]);
+});

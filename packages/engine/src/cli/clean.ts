@@ -105,8 +105,10 @@ export async function runClean(
       const seed = ws.compiledSeed();
       if (seed) {
         const rel = path.relative(ws.root, seed);
-        if (cache) drop(rel, 'compiled code kept outside .rc1 for a state dir made anew');
-        else keep(rel, 'compiled code kept outside .rc1 for a state dir made anew', '--cache removes it');
+        if (cache) {
+          drop(rel, 'compiled code kept outside .rc1 for a state dir made anew');
+          if (!dryRun) fs.rmSync(`${seed}.root`, { force: true }); // which workspace it was for
+        } else keep(rel, 'compiled code kept outside .rc1 for a state dir made anew', '--cache removes it');
       }
       // Anything else under .rc1/ that neither the engine nor a target declares is named, not removed.
       for (const e of fs.readdirSync(ws.stateDir)) {

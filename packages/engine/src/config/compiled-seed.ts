@@ -14,7 +14,9 @@
 // node_modules at or above the workspace root (the folder find-cache-dir names, and the one the
 // compiled modules import npm packages from by absolute path: a reinstall that empties
 // node_modules drops both together). None when there is no node_modules, or with
-// RC1_COMPILE_SEED=off. `rc1-build clean --cache` removes it with the other caches.
+// RC1_COMPILE_SEED=off. `rc1-build clean --cache` removes it with the other caches; `<seed>.root`
+// beside it names the workspace, so the seed of a workspace since deleted is removed the next
+// time another workspace's seed is replaced.
 //
 // Files are shared by hard link (a copy where links fail): the engine never writes a compiled
 // file in place (every write is a temp file and a rename, and a new name for new code), so neither
@@ -109,13 +111,18 @@ export function seedCompiled(compiledDir: string, seedDir: string | null): boole
   }
 }
 
+/** Temp and old folders younger than this are another process's work in progress. */
+const LEFTOVER_AGE_MS = 10 * 60_000;
+
 /**
  * Makes the seed the same files as the compiled folder, when they differ (a name or an inode):
  * a new folder of links renamed in place of the old. Called at the end of a command that holds
- * the workspace lock, after the compiled indexes are saved. Never throws (the seed only saves
- * time): a read-only node_modules leaves it as it is.
+ * the workspace lock, after the compiled indexes are saved. Beside the seed, `<seed>.root` names
+ * the workspace it is for; each time a seed is replaced, the seeds of workspaces that no longer
+ * hold an rc1.build.ts and the temp and old folders a killed command left are removed. Never
+ * throws (the seed only saves time): a read-only node_modules leaves it as it is.
  */
-export function updateSeed(compiledDir: string, seedDir: string | null): void {
+export function updateSeed(compiledDir: string, seedDir: string | null, root?: string): void {
   if (!seedDir) return;
   try {
     const now = listing(compiledDir);
@@ -131,8 +138,30 @@ export function updateSeed(compiledDir: string, seedDir: string | null): void {
     }
     linkFolder(compiledDir, now.keys(), seedDir);
     fs.rmSync(old, { recursive: true, force: true });
+    if (root !== undefined) fs.writeFileSync(`${seedDir}.root`, fs.realpathSync(root));
+    sweepSeeds(path.dirname(seedDir));
   } catch {
     /* the seed stays as it was */
+  }
+}
+
+/** Removes the seeds of workspaces gone (no rc1.build.ts where `.root` says) and old leftovers. */
+function sweepSeeds(dir: string, now = Date.now()): void {
+  for (const name of fs.readdirSync(dir)) {
+    const p = path.join(dir, name);
+    try {
+      if (/^compiled-[0-9a-f]{16}\.(tmp|old)-/.test(name)) {
+        if (now - fs.statSync(p).mtimeMs > LEFTOVER_AGE_MS) fs.rmSync(p, { recursive: true, force: true });
+      } else if (/^compiled-[0-9a-f]{16}\.root$/.test(name)) {
+        const root = fs.readFileSync(p, 'utf8');
+        if (!fs.existsSync(path.join(root, 'rc1.build.ts'))) {
+          fs.rmSync(p.slice(0, -'.root'.length), { recursive: true, force: true });
+          fs.rmSync(p, { force: true });
+        }
+      }
+    } catch {
+      /* removed meanwhile, or not ours to remove */
+    }
   }
 }
 
@@ -140,5 +169,6 @@ export function updateSeed(compiledDir: string, seedDir: string | null): void {
 export function removeSeed(seedDir: string | null): boolean {
   if (!seedDir || !fs.existsSync(seedDir)) return false;
   fs.rmSync(seedDir, { recursive: true, force: true });
+  fs.rmSync(`${seedDir}.root`, { force: true });
   return true;
 }

@@ -214,7 +214,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
       stat.save();
       glob.save();
       compiler.save();
-      if (lock.holding && folderStamp(compiledDir) !== compiledAtOpen) updateSeed(compiledDir, seedOf());
+      if (lock.holding && folderStamp(compiledDir) !== compiledAtOpen) updateSeed(compiledDir, seedOf(), root);
     },
     compiledSeed: seedOf,
   };
