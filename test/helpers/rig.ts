@@ -209,3 +209,33 @@ export function collectEvents<T = Record<string, unknown>>(child: import('node:c
   });
   return events;
 }
+
+/**
+ * A rule with no params that copies its `src` inputs into out/<target>.txt, then `tag` and the
+ * target's name on a line; it counts its runs (RC1_TEST_COUNTER).
+ */
+export const chainCopyRule = (tag = ''): string => `import { defineRule } from 'rc1-build';
+import * as fs from 'node:fs';
+export default defineRule({ name: 'copy', version: 1, run(ctx) {
+  fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
+  const text = ctx.inputs('src').map((p) => fs.readFileSync(p, 'utf8')).join('');
+  fs.writeFileSync(ctx.output(\`out/\${ctx.target}.txt\`), text + '${tag}' + ctx.target + '\\n');
+}});
+`;
+
+/** src/a.txt → a → out/a.txt → b → out/b.txt; `withC` adds src/c.txt → c → out/c.txt. Rule: rules/copy.ts (chainCopyRule). */
+export const chainPipeline = (
+  withC: boolean,
+): string => `import { definePipeline, defineTarget, target } from 'rc1-build';
+export default definePipeline({
+  defaultTargets: ['b'${withC ? ", 'c'" : ''}],
+  targets: [
+    defineTarget({ name: 'a', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/a.txt'] }),
+    defineTarget({ name: 'b', rule: 'rules/copy.ts', inputs: { src: target('a') }, outputs: ['out/b.txt'] }),${
+      withC
+        ? "\n    defineTarget({ name: 'c', rule: 'rules/copy.ts', inputs: { src: 'src/c.txt' }, outputs: ['out/c.txt'] }),"
+        : ''
+    }
+  ],
+});
+`;

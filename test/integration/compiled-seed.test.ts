@@ -7,33 +7,18 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { compiledSeedDir } from '../../packages/engine/src/config/compiled-seed.ts';
-import { type RunResult, TestRig } from '../helpers/rig.ts';
+import { type RunResult, TestRig, chainCopyRule, chainPipeline } from '../helpers/rig.ts';
 
-const rule = (tag: string): string => `import { defineRule } from 'rc1-build';
-import * as fs from 'node:fs';
-export default defineRule({ name: 'copy', version: 1, run(ctx) {
-  fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
-  const text = ctx.inputs('src').map((p) => fs.readFileSync(p, 'utf8')).join('');
-  fs.writeFileSync(ctx.output(\`out/\${ctx.target}.txt\`), text + '${tag}' + ctx.target + '\\n');
-}});
-`;
-
-const pipeline = (withC: boolean): string => `import { definePipeline, defineTarget, target } from 'rc1-build';
-export default definePipeline({
-  defaultTargets: ['b'${withC ? ", 'c'" : ''}],
-  targets: [
-    defineTarget({ name: 'a', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/a.txt'] }),
-    defineTarget({ name: 'b', rule: 'rules/copy.ts', inputs: { src: target('a') }, outputs: ['out/b.txt'] }),${
-      withC
-        ? "\n    defineTarget({ name: 'c', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/c.txt'] }),"
-        : ''
-    }
-  ],
-});
-`;
+const rule = chainCopyRule;
+const pipeline = chainPipeline;
 
 function workspace(withNodeModules = true): TestRig {
-  const rig = new TestRig({ 'rc1.build.ts': pipeline(false), 'rules/copy.ts': rule(''), 'src/a.txt': 'one\n' });
+  const rig = new TestRig({
+    'rc1.build.ts': pipeline(false),
+    'rules/copy.ts': rule(''),
+    'src/a.txt': 'one\n',
+    'src/c.txt': 'see\n',
+  });
   if (withNodeModules) fs.mkdirSync(path.join(rig.dir, 'node_modules'));
   return rig;
 }

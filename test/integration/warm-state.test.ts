@@ -11,30 +11,10 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { REPO, TestRig } from '../helpers/rig.ts';
+import { REPO, TestRig, chainCopyRule, chainPipeline } from '../helpers/rig.ts';
 
-const COPY_RULE = `import { defineRule } from 'rc1-build';
-import * as fs from 'node:fs';
-export default defineRule({ name: 'copy', version: 1, run(ctx) {
-  fs.appendFileSync(process.env.RC1_TEST_COUNTER, ctx.target + '\\n');
-  const text = ctx.inputs('src').map((p) => fs.readFileSync(p, 'utf8')).join('');
-  fs.writeFileSync(ctx.output(\`out/\${ctx.target}.txt\`), text + ctx.target + '\\n');
-}});
-`;
-
-const pipeline = (withC: boolean): string => `import { definePipeline, defineTarget, target } from 'rc1-build';
-export default definePipeline({
-  defaultTargets: ['b'${withC ? ", 'c'" : ''}],
-  targets: [
-    defineTarget({ name: 'a', rule: 'rules/copy.ts', inputs: { src: 'src/a.txt' }, outputs: ['out/a.txt'] }),
-    defineTarget({ name: 'b', rule: 'rules/copy.ts', inputs: { src: target('a') }, outputs: ['out/b.txt'] }),${
-      withC
-        ? "\n    defineTarget({ name: 'c', rule: 'rules/copy.ts', inputs: { src: 'src/c.txt' }, outputs: ['out/c.txt'] }),"
-        : ''
-    }
-  ],
-});
-`;
+const COPY_RULE = chainCopyRule();
+const pipeline = chainPipeline;
 
 /** A process that runs main() once per line it reads, answering with the exit code. */
 const CHILD = `
