@@ -129,3 +129,19 @@ test('replacing a seed names its workspace beside it, and removes the seeds of w
   assert.equal(removeSeed(seedOf(live)), true);
   assert.deepEqual(fs.readdirSync(cacheDir), [`${path.basename(seedOf(live))}.old-998-cafecafe`]);
 });
+
+test('a folder of links a killed command left in .rc1 is removed by the next seeding once it is old, and kept while young', (t) => {
+  const d = tempDir(t);
+  const seed = path.join(d, 'seed');
+  fs.mkdirSync(seed);
+  fs.writeFileSync(path.join(seed, 'closures-3.json'), '{}');
+  const state = path.join(d, '.rc1');
+  const old = path.join(state, 'compiled.tmp-123-deadbeef');
+  const young = path.join(state, 'compiled.tmp-124-cafecafe');
+  fs.mkdirSync(old, { recursive: true });
+  fs.mkdirSync(young);
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  fs.utimesSync(old, hourAgo, hourAgo);
+  assert.equal(seedCompiled(path.join(state, 'compiled'), seed), true);
+  assert.deepEqual(fs.readdirSync(state).sort(), ['compiled', 'compiled.tmp-124-cafecafe']);
+});

@@ -51,6 +51,9 @@ export function compiledSeedDir(root: string, env: NodeJS.ProcessEnv = process.e
   }
 }
 
+/** Temp and old folders younger than this are another process's work in progress. */
+const LEFTOVER_AGE_MS = 10 * 60_000;
+
 /** Each plain file of a folder by name, with its inode (none when the folder is missing). */
 function listing(dir: string): Map<string, bigint> {
   const out = new Map<string, bigint>();
@@ -103,6 +106,13 @@ function linkFolder(from: string, names: Iterable<string>, to: string): boolean 
 export function seedCompiled(compiledDir: string, seedDir: string | null): boolean {
   if (!seedDir || fs.existsSync(compiledDir)) return false;
   try {
+    // A folder of links a killed command left (it never got its name): gone once old enough.
+    const prefix = `${path.basename(compiledDir)}.tmp-`;
+    for (const n of fs.readdirSync(path.dirname(compiledDir)))
+      if (n.startsWith(prefix)) {
+        const p = path.join(path.dirname(compiledDir), n);
+        if (Date.now() - fs.statSync(p).mtimeMs > LEFTOVER_AGE_MS) fs.rmSync(p, { recursive: true, force: true });
+      }
     const names = listing(seedDir);
     if (names.size === 0) return false;
     return linkFolder(seedDir, names.keys(), compiledDir);
@@ -110,9 +120,6 @@ export function seedCompiled(compiledDir: string, seedDir: string | null): boole
     return false;
   }
 }
-
-/** Temp and old folders younger than this are another process's work in progress. */
-const LEFTOVER_AGE_MS = 10 * 60_000;
 
 /**
  * Makes the seed the same files as the compiled folder, when they differ (a name or an inode):

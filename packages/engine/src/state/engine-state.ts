@@ -19,6 +19,11 @@ export const ENGINE_STATE: Readonly<Record<string, EngineStateEntry>> = {
   'globcache.json': { what: 'glob expansion cache', clean: 'keep' },
   'manifest-state.json': { what: 'digest of the manifest and sidecars last checked', clean: 'keep' },
   compiled: { what: 'compiled rc1.build.ts and rules', clean: 'keep' },
+  // Every name starting "compiled." (a key ending ".*" stands for all names with its prefix).
+  'compiled.*': {
+    what: 'compiled code being put in place from its copy in node_modules/.cache (left by a command killed then; the next one removes it)',
+    clean: 'keep',
+  },
   journal: { what: 'commit journal', clean: 'keep' },
   lock: { what: 'workspace lock', clean: 'keep' },
   salt: { what: 'salt of hashed env values', clean: 'keep' },
