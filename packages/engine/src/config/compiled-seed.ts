@@ -5,8 +5,9 @@
 // resolved pipeline, profiles, params and config caches carry the key they were made for. So a
 // copy of the folder is as good as the folder, and a state dir made from nothing (`rm -rf .rc1`,
 // a fresh clone with node_modules installed) starts from that copy instead of bundling
-// rc1.build.ts, evaluating its 1 000 declarations and compiling every rule again (~120–180 ms of
-// the 1 000-target bench graph's build from clean, bench/results/speed.md, sixteenth pass).
+// rc1.build.ts, evaluating its 1 000 declarations and compiling every rule again (~100 ms of the
+// 1 000-target bench graph's build from clean, ~400 ms of RC1's; bench/results/speed.md,
+// sixteenth pass).
 // Nothing in it is build state: no record, output, cache entry or stamp; deleting .rc1 still
 // forgets every build, and an edit to any source is seen exactly as in a state dir kept.
 //
