@@ -27,6 +27,7 @@ import {
   writeRc1Workspace,
 } from './graph-workspace.ts';
 import {
+  filesystemNote,
   fmtMs,
   hasFlag,
   loadNote,
@@ -494,6 +495,7 @@ function main(): void {
       `a +1 byte change of ${CHANGED_SOURCE} re-runs ${expectedReran.change.make}, a touch of ${TOUCHED_SOURCE} ${expectedReran.touch.make} (mtime tools)\n`,
   );
   const root = mkdtempSync(join(tmpdir(), 'rc1-bench-graph-'));
+  console.log(`${filesystemNote(root)}\n`);
   const cleanup = (): void => rmSync(root, { recursive: true, force: true });
   process.once('SIGINT', () => {
     cleanup();

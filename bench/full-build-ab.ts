@@ -22,7 +22,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, 
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { makeGraph, writeRc1Workspace } from './graph-workspace.ts';
-import { hasFlag, summarize } from './util.ts';
+import { filesystemNote, hasFlag, summarize } from './util.ts';
 
 const args = process.argv.slice(2).filter((a) => a !== '--own' && a !== '--phases');
 const ri = args.indexOf('--rounds');
@@ -113,6 +113,7 @@ const cell = (xs: number[]): string => {
   const s = summarize(xs);
   return `${s.median.toFixed(0)} (${s.best.toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
 };
+console.log(`\n${filesystemNote(dir)}`);
 console.log('\n| engine | wall ms | user ms | sys ms | user+sys ms | load (1 min) |\n|---|---|---|---|---|---|');
 for (const e of engines) {
   const loads = e.rows.map((x) => x.load);

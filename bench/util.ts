@@ -2,7 +2,7 @@
 // processes, best/median summaries, the markdown table printer and the machine description that
 // heads every report. Benchmarks print; nothing here decides what is measured.
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 
 export interface Sample {
@@ -133,4 +133,48 @@ export function hostSpeedMs(): number {
 /** hostSpeedMs() as a line of a benchmark's header. */
 export function hostSpeedNote(): string {
   return `host speed: ${hostSpeedMs().toFixed(0)} ms for a fixed loop of 3·10⁸ integer modulos and additions (best of 3; lower is faster; compare figures taken at different times only with this beside them)`;
+}
+
+/**
+ * The filesystem a benchmark's workspaces are on, and for ext4 whether it has a journal. Without
+ * one, ext4 makes each new file by scanning past every inode deleted near it in the last 1–6
+ * minutes (fs/ext4/ialloc.c, find_inode_bit and recently_deleted), so a build that follows a clean
+ * pays for what the clean deleted, in proportion to how many files it makes: read full builds
+ * from clean with this in mind (bench/results/speed.md, sixteenth pass).
+ */
+export function filesystemNote(dir: string): string {
+  let mounts: string[] = [];
+  try {
+    mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+  } catch {
+    return 'filesystem of the workspaces: unknown (no /proc/self/mountinfo)';
+  }
+  let real = dir;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    /* as given */
+  }
+  let best: { point: string; type: string; source: string } | null = null;
+  for (const line of mounts) {
+    const [pre, post] = line.split(' - ');
+    if (!pre || !post) continue;
+    const point = pre.split(' ')[4] ?? '';
+    const [type = '?', source = '?'] = post.split(' ');
+    const under = point === '/' || real === point || real.startsWith(`${point}/`);
+    if (under && (!best || point.length >= best.point.length)) best = { point, type, source };
+  }
+  if (!best) return 'filesystem of the workspaces: unknown';
+  const where = `${best.type} (${best.source} on ${best.point})`;
+  if (best.type !== 'ext4') return `filesystem of the workspaces: ${where}`;
+  let journals: string[] = [];
+  try {
+    journals = readdirSync('/proc/fs/jbd2');
+  } catch {
+    /* no jbd2 at all: no ext4 journal is open */
+  }
+  const dev = best.source.split('/').pop() ?? '';
+  return journals.some((j) => j.startsWith(`${dev}-`))
+    ? `filesystem of the workspaces: ${where}, with a journal`
+    : `filesystem of the workspaces: ${where}, no journal: each new file skips the inodes deleted near it in the last 1–6 minutes, so a build right after a clean pays for what the clean deleted (bench/results/speed.md, sixteenth pass)`;
 }
