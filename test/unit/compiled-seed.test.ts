@@ -20,6 +20,14 @@ function tempDir(t: { after: (f: () => void) => void }): string {
 
 const ino = (p: string): bigint => fs.statSync(p, { bigint: true }).ino;
 
+/** A folder `parent/name` holding `files` (name → content). */
+function folderWith(parent: string, name: string, files: Record<string, string>): string {
+  const dir = path.join(parent, name);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [f, body] of Object.entries(files)) fs.writeFileSync(path.join(dir, f), body);
+  return dir;
+}
+
 test('the seed lives in the nearest node_modules at or above the workspace (a hoisted one in a monorepo), one folder per workspace', (t) => {
   const repo = tempDir(t);
   fs.mkdirSync(path.join(repo, 'node_modules'));
@@ -40,11 +48,11 @@ test('the seed lives in the nearest node_modules at or above the workspace (a ho
 
 test('a state dir without compiled code gets a folder of hard links to the seed; one that has compiled code keeps it', (t) => {
   const d = tempDir(t);
-  const seed = path.join(d, 'seed');
-  fs.mkdirSync(seed);
-  fs.writeFileSync(path.join(seed, 'closures-3.json'), '{}');
-  fs.writeFileSync(path.join(seed, 'rule-1234.mjs'), 'export default 1;\n');
-  fs.writeFileSync(path.join(seed, 'rule-1234.mjs.tmp-9-x-0'), 'half'); // a write in progress: not taken
+  const seed = folderWith(d, 'seed', {
+    'closures-3.json': '{}',
+    'rule-1234.mjs': 'export default 1;\n',
+    'rule-1234.mjs.tmp-9-x-0': 'half', // a write in progress: not taken
+  });
   const compiled = path.join(d, '.rc1', 'compiled');
   fs.mkdirSync(path.dirname(compiled));
   assert.equal(seedCompiled(compiled, seed), true);
@@ -60,11 +68,8 @@ test('a state dir without compiled code gets a folder of hard links to the seed;
 
 test('the seed is replaced whole when the compiled folder differs from it, and left alone when it is the same files', (t) => {
   const d = tempDir(t);
-  const compiled = path.join(d, 'compiled');
+  const compiled = folderWith(d, 'compiled', { 'closures-3.json': '{"a":1}', 'old-1.mjs': '1' });
   const seed = path.join(d, 'nm', '.cache', 'rc1-build', 'compiled-x');
-  fs.mkdirSync(compiled);
-  fs.writeFileSync(path.join(compiled, 'closures-3.json'), '{"a":1}');
-  fs.writeFileSync(path.join(compiled, 'old-1.mjs'), '1');
   updateSeed(compiled, seed);
   assert.deepEqual(fs.readdirSync(seed).sort(), ['closures-3.json', 'old-1.mjs']);
   const seedIno = ino(seed);
@@ -86,12 +91,8 @@ test('the seed is replaced whole when the compiled folder differs from it, and l
 
 test('a seed that cannot be written (node_modules/.cache is a file here) leaves the build as it is', (t) => {
   const d = tempDir(t);
-  const compiled = path.join(d, 'compiled');
-  fs.mkdirSync(compiled);
-  fs.writeFileSync(path.join(compiled, 'a.mjs'), '1');
-  const nm = path.join(d, 'node_modules');
-  fs.mkdirSync(nm);
-  fs.writeFileSync(path.join(nm, '.cache'), 'not a folder');
+  const compiled = folderWith(d, 'compiled', { 'a.mjs': '1' });
+  const nm = folderWith(d, 'node_modules', { '.cache': 'not a folder' });
   assert.doesNotThrow(() => updateSeed(compiled, path.join(nm, '.cache', 'rc1-build', 'compiled-x')));
   assert.deepEqual(fs.readdirSync(nm), ['.cache']);
   assert.equal(fs.readFileSync(path.join(nm, '.cache'), 'utf8'), 'not a folder');
@@ -105,9 +106,8 @@ test('replacing a seed names its workspace beside it, and removes the seeds of w
   const live = path.join(d, 'live');
   const gone = path.join(d, 'gone');
   for (const w of [live, gone]) {
-    fs.mkdirSync(path.join(w, '.rc1', 'compiled'), { recursive: true });
+    folderWith(w, '.rc1/compiled', { 'closures-3.json': '{}' });
     fs.writeFileSync(path.join(w, 'rc1.build.ts'), 'export default {};\n');
-    fs.writeFileSync(path.join(w, '.rc1', 'compiled', 'closures-3.json'), '{}');
   }
   const seedOf = (w: string): string => compiledSeedDir(w)!;
   updateSeed(path.join(gone, '.rc1', 'compiled'), seedOf(gone), gone);
@@ -132,9 +132,7 @@ test('replacing a seed names its workspace beside it, and removes the seeds of w
 
 test('a folder of links a killed command left in .rc1 is removed by the next seeding once it is old, and kept while young', (t) => {
   const d = tempDir(t);
-  const seed = path.join(d, 'seed');
-  fs.mkdirSync(seed);
-  fs.writeFileSync(path.join(seed, 'closures-3.json'), '{}');
+  const seed = folderWith(d, 'seed', { 'closures-3.json': '{}' });
   const state = path.join(d, '.rc1');
   const old = path.join(state, 'compiled.tmp-123-deadbeef');
   const young = path.join(state, 'compiled.tmp-124-cafecafe');
