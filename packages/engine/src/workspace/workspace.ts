@@ -125,7 +125,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
   let seedDir: string | null | undefined;
   const seedOf = (): string | null => (seedDir === undefined ? (seedDir = compiledSeedDir(root, env)) : seedDir);
   if (!fs.existsSync(compiledDir)) seedCompiled(compiledDir, seedOf());
-  const compiledAtOpen = folderStamp(compiledDir);
+  let compiledSeen = folderStamp(compiledDir); // as of the last seed update (or the open)
   phase('compiled code seed');
   const stat = new StatCache(root, path.join(stateDir, 'statcache.json'));
   phase('load stat cache');
@@ -214,7 +214,12 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
       stat.save();
       glob.save();
       compiler.save();
-      if (lock.holding && folderStamp(compiledDir) !== compiledAtOpen) updateSeed(compiledDir, seedOf(), root);
+      // A resident server keeps this workspace across commands: compared with the last update, not the open.
+      const now = lock.holding ? folderStamp(compiledDir) : compiledSeen;
+      if (now !== compiledSeen) {
+        updateSeed(compiledDir, seedOf(), root);
+        compiledSeen = now;
+      }
     },
     compiledSeed: seedOf,
   };
