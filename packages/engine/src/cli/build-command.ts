@@ -21,6 +21,7 @@ import { forgetStamp, writeStamp } from '../state/uptodate-stamp.ts';
 import { gitState } from '../util/git-state.ts';
 import { colourEnabled } from '../util/colour.ts';
 import { stderrColumns, stdoutStream } from '../util/terminal.ts';
+import { type CoalescedIo, coalescedIo } from './stdio.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -144,7 +145,7 @@ export interface Running {
 export async function runBuildOnce(
   ws: Workspace,
   o: BuildCommandOptions,
-  io: Io,
+  commandIo: Io,
   hooks: {
     installSignals: boolean;
     onStart?: (r: Running) => void;
@@ -158,6 +159,23 @@ export async function runBuildOnce(
      */
     stamp?: { argv: string[]; cwd: string; engine: string[] };
   },
+): Promise<number> {
+  // Its lines (one or two a target) are written in batches; whatever ends the process writes the rest.
+  const io = coalescedIo(commandIo);
+  process.on('exit', io.flush);
+  try {
+    return await buildWith(ws, o, io, hooks);
+  } finally {
+    io.flush();
+    process.off('exit', io.flush);
+  }
+}
+
+async function buildWith(
+  ws: Workspace,
+  o: BuildCommandOptions,
+  io: CoalescedIo,
+  hooks: Parameters<typeof runBuildOnce>[3],
 ): Promise<number> {
   // Before the lock and before anything runs: symlinks that lead an output or input out of the
   // workspace and outputs that would overwrite a rule's code are refused, everything the targets
@@ -250,6 +268,7 @@ export async function runBuildOnce(
         await b.interrupt(t0);
         ws.lock.release();
         rep.close();
+        io.flush(); // a signal's handler exits the process next
       },
     };
     hooks.onStart?.(running);
