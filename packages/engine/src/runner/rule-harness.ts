@@ -32,7 +32,10 @@ export type RuleInvocation = Omit<Job, 'id' | 'module' | 'cacheDir' | 'cacheKey'
 export interface RuleHooks {
   log(line: string): void;
   progress(done: number, total: number, unit?: string): void;
+  /** ctx.signal; read only when the rule reads ctx.signal (the worker makes it then). */
   signal: AbortSignal;
+  /** Whether the job was asked to stop, without making the signal (else signal.aborted). */
+  aborted?(): boolean;
 }
 
 export interface RuleOutcome {
@@ -140,7 +143,9 @@ export function ruleContext(inv: RuleInvocation, params: unknown, hooks: RuleHoo
     rng: createRng,
     log: (line: string) => hooks.log(String(line)),
     progress: (done: number, total: number, unit?: string) => hooks.progress(done, total, unit),
-    signal: hooks.signal,
+    get signal() {
+      return hooks.signal;
+    },
   };
   return ctx;
 }
@@ -172,7 +177,7 @@ export async function invokeRule(
   const started = performance.now();
   const result = (await rule.run(ctx)) ?? {};
   const elapsedMs = performance.now() - started;
-  if (hooks.signal.aborted) throw new Error('interrupted');
+  if (hooks.aborted ? hooks.aborted() : hooks.signal.aborted) throw new Error('interrupted');
   let checks: Check[] | undefined;
   if (inv.gate) {
     if (!Array.isArray(result.checks) || result.checks.length === 0)

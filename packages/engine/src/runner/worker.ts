@@ -14,18 +14,19 @@ import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
 import { ContractError, ParamError, invokeRule } from './rule-harness.ts';
 import { installLazySourceMaps } from './lazy-source-maps.ts';
 import { JobQueue } from './job-queue.ts';
+import { JobAbort } from './job-abort.ts';
 
 // Stacks name the user's .ts files (the bundle's source map), read only when a stack is formatted.
 installLazySourceMaps([import.meta.url]);
 const port = parentPort!;
-const aborts = new Map<number, AbortController>();
+const aborts = new Map<number, JobAbort>();
 
 function post(m: FromWorker): void {
   port.postMessage(m);
 }
 
 async function run(job: Job): Promise<void> {
-  const ac = new AbortController();
+  const ac = new JobAbort();
   aborts.set(job.id, ac);
   let cache: OutputCache | null = null;
   try {
@@ -34,7 +35,10 @@ async function run(job: Job): Promise<void> {
       log: (line: string) => post({ type: 'log', id: job.id, line }),
       progress: (done: number, total: number, unit?: string) =>
         post({ type: 'progress', id: job.id, done, total, ...(unit ? { unit } : {}) }),
-      signal: ac.signal,
+      get signal() {
+        return ac.signal;
+      },
+      aborted: () => ac.aborted(),
     };
     let outcome;
     try {
@@ -121,7 +125,7 @@ async function run(job: Job): Promise<void> {
     // Expected failures (a broken contract, an error carrying the expected-error marker: RuleError,
     // a pipeline library's bad-data errors) print their message alone.
     const expected = e instanceof ContractError || isExpectedError(e);
-    const kind = ac.signal.aborted ? 'aborted' : expected ? 'contract-error' : 'rule-error';
+    const kind = ac.aborted() ? 'aborted' : expected ? 'contract-error' : 'rule-error';
     post({
       type: 'error',
       id: job.id,
