@@ -1,6 +1,7 @@
 // A build's stdout in batches (packages/engine/src/cli/stdio.ts coalescedIo): the lines of one
 // event-loop turn go out in one write, in order, at the end of the turn; stderr never overtakes
-// stdout; a large batch goes at once; flush() and the exit of the process write what is left.
+// stdout; a large batch goes at once; flush() and the exit of the process write what is left
+// (flushOnExit: the builds still in progress, however many).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
@@ -65,11 +66,14 @@ test('a process that exits in the middle of a turn still prints what it gathered
       '--import',
       'tsx',
       '-e',
-      `import(${JSON.stringify(stdio)}).then(({ coalescedIo, processIo }) => {
-        const io = coalescedIo(processIo());
-        process.on('exit', io.flush);
-        io.out('run a\\n');
-        io.out('done a\\n');
+      `import(${JSON.stringify(stdio)}).then(({ coalescedIo, flushOnExit, processIo }) => {
+        const ended = coalescedIo(processIo());
+        flushOnExit(ended)(); // a build that ended: no longer written at exit
+        ended.out('never\\n');
+        const builds = Array.from({ length: 12 }, () => coalescedIo(processIo()));
+        for (const io of builds) flushOnExit(io); // twelve at once: one listener, no warning
+        builds[0].out('run a\\n');
+        builds[11].out('done a\\n');
         process.exit(3);
       });`,
     ],
@@ -77,4 +81,5 @@ test('a process that exits in the middle of a turn still prints what it gathered
   );
   assert.equal(r.status, 3, r.stderr);
   assert.equal(r.stdout, 'run a\ndone a\n');
+  assert.doesNotMatch(r.stderr, /MaxListeners/);
 });

@@ -21,7 +21,7 @@ import { forgetStamp, writeStamp } from '../state/uptodate-stamp.ts';
 import { gitState } from '../util/git-state.ts';
 import { colourEnabled } from '../util/colour.ts';
 import { stderrColumns, stdoutStream } from '../util/terminal.ts';
-import { type CoalescedIo, coalescedIo } from './stdio.ts';
+import { type CoalescedIo, coalescedIo, flushOnExit } from './stdio.ts';
 
 export interface BuildCommandOptions {
   targets: string[];
@@ -162,12 +162,12 @@ export async function runBuildOnce(
 ): Promise<number> {
   // Its lines (one or two a target) are written in batches; whatever ends the process writes the rest.
   const io = coalescedIo(commandIo);
-  process.on('exit', io.flush);
+  const endExitFlush = flushOnExit(io);
   try {
     return await buildWith(ws, o, io, hooks);
   } finally {
     io.flush();
-    process.off('exit', io.flush);
+    endExitFlush();
   }
 }
 

@@ -84,3 +84,25 @@ export function coalescedIo(io: Io): CoalescedIo {
     flush,
   };
 }
+
+/** The batched outputs of the builds in progress, written when the process exits. */
+const open = new Set<CoalescedIo>();
+let exitHook = false;
+
+/**
+ * Writes what `io` holds if the process exits before it is flushed (a signal's handler, a
+ * process.exit anywhere); returns the function that ends this. One 'exit' listener serves every
+ * build of the process (the resident server runs many, some waiting on the lock at once).
+ */
+export function flushOnExit(io: CoalescedIo): () => void {
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => {
+      for (const x of open) x.flush();
+    });
+  }
+  open.add(io);
+  return () => {
+    open.delete(io);
+  };
+}
