@@ -25,7 +25,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeGraph, sourcePath, writeNinjaWorkspace, writeRc1Workspace } from './graph-workspace.ts';
-import { fmtMs, loadNote, machineReport, runChild, sleepMs, summarize, table, toolVersion } from './util.ts';
+import {
+  filesystemNote,
+  fmtMs,
+  loadNote,
+  machineReport,
+  runChild,
+  sleepMs,
+  summarize,
+  table,
+  toolVersion,
+} from './util.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const FLOOR = join(REPO, 'bench', 'floor-build.mjs');
@@ -109,7 +119,8 @@ function timed(c: Col, env: NodeJS.ProcessEnv = process.env): { ms: number; cpu:
 
 console.log(`# The floor of the full build and of the one-leaf change (bench/floor.ts), ${new Date().toISOString()}`);
 console.log(machineReport());
-console.log(`ninja: ${toolVersion('ninja')}; ${ROUNDS} rounds; workspaces in ${root}\n`);
+console.log(`ninja: ${toolVersion('ninja')}; ${ROUNDS} rounds; workspaces in ${root}`);
+console.log(`${filesystemNote(root)}\n`);
 
 // Full build from clean, in rounds: every tool once a round, the two ways of cleaning alternating.
 const loads: string[] = [loadNote('before the full builds')];
