@@ -4,7 +4,9 @@
 //      `train`, with the repository's rule and configs (test/helpers/train-fixtures.ts: 60
 //      fixture scenarios, small model), PPO steps raised to make the run a real one.
 //   2. What fsync costs (outputs of rules that ran ≥ 1 s before their rename; the others, the
-//      receiving directories and the trace log at the end of the build, concurrently): full
+//      receiving directories and the trace log at the end of the build, concurrently, unless the
+//      committed rules ran for less than 1 s in all: then nothing is synced and the stat-keyed
+//      records are marked for this boot only, packages/engine/src/state/durability.ts): full
 //      builds from clean with fsync on (the
 //      default) and off (RC1_FSYNC=off), interleaved, for the 1 000-target graph of
 //      bench/build-graph.ts (1 000 small outputs) and for one target writing a 128 MiB directory

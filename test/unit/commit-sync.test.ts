@@ -11,7 +11,7 @@ import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SYNCFS_ABOVE } from '../../packages/engine/src/state/commit-outputs.ts';
+import { type OutputCommitter, SYNCFS_ABOVE } from '../../packages/engine/src/state/commit-outputs.ts';
 import { commitRig } from '../fixtures/commit/commit-rig.ts';
 
 /** A workspace with `n` outputs committed (out/t<i>.txt, not synced when hashed), and what syncTouched fsynced and spawned. */
@@ -24,9 +24,13 @@ async function syncAfterCommits(
   denied: string[] = [],
   /** Given to syncTouched; `order` records it beside the fsyncs, the spawns and their answers. */
   meanwhile?: (order: string[]) => void,
-): Promise<{ synced: string[]; spawned: string[][]; order: string[] }> {
+  /** Each commit's rule run time and whether it was fsynced when hashed. */
+  each: { redoMs?: number; synced?: boolean } = {},
+  /** The end of the build (default: syncTouched); what it returns is `result`. */
+  end: (c: OutputCommitter, meanwhile: (() => void) | undefined) => Promise<unknown> = (c, m) => c.syncTouched(m),
+): Promise<{ synced: string[]; spawned: string[][]; order: string[]; result: unknown }> {
   const { committer, trace, commit } = commitRig(root, true);
-  for (let i = 0; i < n; i++) commit(`t${i}`, `${sub}/t${i}.txt`, `output ${i}\n`);
+  for (let i = 0; i < n; i++) commit(`t${i}`, `${sub}/t${i}.txt`, `output ${i}\n`, each);
   const synced: string[] = [];
   const spawned: string[][] = [];
   const order: string[] = [];
@@ -55,15 +59,16 @@ async function syncAfterCommits(
     });
   }) as unknown as typeof childProcess.execFile;
   syncBuiltinESMExports();
+  let result: unknown;
   try {
-    await committer.syncTouched(meanwhile && (() => meanwhile(order)));
+    result = await end(committer, meanwhile && (() => meanwhile(order)));
   } finally {
     fsp.open = open;
     childProcess.execFile = execFile;
     syncBuiltinESMExports();
     trace.close();
   }
-  return { synced, spawned, order };
+  return { synced, spawned, order, result };
 }
 
 /** A temp workspace root (real path) for `body`, removed afterwards whatever happens. */
@@ -202,5 +207,129 @@ test('what that work throws (a sidecar the disk refused) is thrown by syncTouche
       /ENOSPC/,
     );
     assert.deepEqual(seen, ['spawned', 'meanwhile', 'answered'], 'the sync was awaited before the error');
+  });
+});
+
+// The end of a build decides first whether to sync at all (finishBuild, state/durability.ts).
+const finish =
+  (durableBefore: boolean, moreDirs: string[] = []) =>
+  (c: OutputCommitter, meanwhile: (() => void) | undefined): Promise<boolean> =>
+    c.finishBuild(meanwhile ?? (() => {}), durableBefore, () => moreDirs);
+
+test('a build whose rules ran for less than a second in all syncs nothing at its end, runs its other work, and reports its outputs not durable', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { synced, spawned, order, result } = await syncAfterCommits(
+      root,
+      SYNCFS_ABOVE + 1,
+      'out',
+      false,
+      [],
+      (o) => o.push('meanwhile'),
+      { redoMs: 5 },
+      finish(true),
+    );
+    assert.equal(result, false, 'not durable: the stat-keyed records are marked so');
+    assert.deepEqual(spawned, [], 'no syncfs');
+    assert.deepEqual(synced, [], 'no fsync');
+    assert.deepEqual(order, ['meanwhile']);
+  });
+});
+
+test('a build whose rules ran for a second or more in all makes its outputs durable, as before', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { synced, spawned, result } = await syncAfterCommits(
+      root,
+      4,
+      'out',
+      false,
+      [],
+      undefined,
+      { redoMs: 260 },
+      finish(true),
+    );
+    assert.equal(result, true);
+    assert.deepEqual(spawned, []);
+    assert.equal(synced.filter((p) => p.endsWith('.txt')).length, 4, 'each output fsynced (4 × 260 ms ≥ 1 s)');
+  });
+});
+
+test('a build that committed an output fsynced when hashed (a rule of a second or more) makes the rest durable too', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { synced, result } = await syncAfterCommits(
+      root,
+      1,
+      'out',
+      false,
+      [],
+      undefined,
+      { redoMs: 1, synced: true },
+      finish(true),
+    );
+    assert.equal(result, true);
+    assert.ok(synced.includes(path.join(root, 'out')), 'the folder that received it (its rename) is fsynced');
+  });
+});
+
+test('after builds that left their outputs to write-back, a build that syncs does it with one syncfs per filesystem, which covers theirs', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    fs.mkdirSync(path.join(root, 'elsewhere'));
+    const { spawned, synced, result } = await syncAfterCommits(
+      root,
+      2,
+      'out',
+      false,
+      [],
+      undefined,
+      { redoMs: 900 },
+      finish(false, [path.join(root, 'elsewhere')]),
+    );
+    assert.equal(result, true);
+    assert.equal(
+      spawned.length,
+      1,
+      'one filesystem: one sync -f, not per-file fsyncs that would miss the earlier files',
+    );
+    assert.equal(spawned[0]![1], '-f');
+    assert.deepEqual(synced, []);
+  });
+});
+
+test('a build that committed nothing keeps what was known of durability, and syncs nothing', async () => {
+  for (const before of [true, false])
+    await inRoot(async (root) => {
+      const { synced, spawned, result } = await syncAfterCommits(
+        root,
+        0,
+        'out',
+        false,
+        [],
+        undefined,
+        {},
+        finish(before),
+      );
+      assert.equal(result, before);
+      assert.deepEqual([synced, spawned], [[], []]);
+    });
+});
+
+test('where that syncfs fails, the build fsyncs its own files one by one and reports the earlier ones still not durable', async () => {
+  await inRoot(async (root) => {
+    fs.mkdirSync(path.join(root, 'out'));
+    const { synced, result } = await syncAfterCommits(
+      root,
+      2,
+      'out',
+      true,
+      [],
+      undefined,
+      { redoMs: 900 },
+      finish(false),
+    );
+    assert.equal(result, false);
+    assert.equal(synced.filter((p) => p.endsWith('.txt')).length, 2);
   });
 });

@@ -70,8 +70,9 @@ function stampWs(
     manifestPaths: () => checkedManifestPaths(manifestWs(root)),
     dirOutputs: [],
     fileOutputs: new Set(),
+    durable: true,
     ...over,
-  };
+  } as StampWorkspace;
 }
 
 const RUN = { command: 'rc1-build', profile: 'default', keep: 200, paramsHash: 'h', upToDate: 2 };
@@ -140,6 +141,12 @@ test('writeStamp lists the decisions and the check finds each kind of change; wh
       'a stamp written by another engine (node_modules/rc1-build pointed elsewhere) does not answer',
     );
     assert.equal(stampMismatch(s, { ...same, cwd: '/elsewhere' }), 'another workspace or working directory');
+    assert.equal(
+      stampMismatch({ ...s, boot: 'a boot before a power cut', durable: false }, same),
+      'written in another boot, before the outputs it lists were durable',
+      'a stamp of outputs left to write-back does not answer after a reboot (state/durability.ts)',
+    );
+    assert.equal(stampMismatch({ ...s, boot: 'a boot before a reboot', durable: true }, same), null);
     assert.equal(stampMismatch(s, { ...same, env: { TOKEN: 'secret-2' } }), 'variable TOKEN');
     assert.equal(stampMismatch(s, { ...same, env: { TOKEN: 'secret-1', RUN_MODE: 'prod' } }), 'variable RUN_MODE');
     assert.equal(stampMismatch(s, { ...same, env: { TOKEN: 'secret-1', RC1_NEW: '1' } }), 'variable RC1_NEW');

@@ -66,6 +66,17 @@ function freshTmpDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
 }
 
+/**
+ * The folders the pipeline's outputs are in (those that exist), for a sync that must reach what
+ * earlier builds wrote: one syncfs per filesystem among them (OutputCommitter.finishBuild).
+ */
+function outputFolders(ws: Workspace): string[] {
+  const dirs = new Set<string>([ws.stateDir]);
+  for (const t of ws.pipeline.targets.values())
+    for (const o of t.outputs) dirs.add(path.dirname(path.resolve(ws.root, o.path)));
+  return [...dirs].filter((d) => lstatOrNull(d)?.isDirectory());
+}
+
 export class Build {
   private readonly counts: Counts = { ran: 0, restored: 0, upToDate: 0, failed: 0, gateFailed: 0, blocked: 0 };
   private readonly clock: Clock;
@@ -205,10 +216,17 @@ export class Build {
     const git = changed ? await this.git.get() : null;
     // The sidecars are written while the sync flushes the outputs (they need nothing durable);
     // manifest.json, written durably, and the manifest state come after it.
+    // A build of quick work only leaves its outputs to the kernel's write-back and marks the stat
+    // cache (and every stat-keyed record written after it) as not durable: state/durability.ts.
     let plan: ManifestPlan | null = null;
-    await ws.committer.syncTouched(() => {
-      plan = writeSidecars(ws, git, () => gitInfoSync(ws.root), this.manifestBase);
-    });
+    const durable = await ws.committer.finishBuild(
+      () => {
+        plan = writeSidecars(ws, git, () => gitInfoSync(ws.root), this.manifestBase);
+      },
+      ws.stat.durable,
+      () => outputFolders(ws),
+    );
+    ws.stat.setDurable(durable);
     phase('sync, sidecars meanwhile');
     ws.trace.compactIfNeeded();
     ws.trace.close();

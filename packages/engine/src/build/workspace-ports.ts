@@ -67,7 +67,7 @@ export function workspacePorts(ws: Workspace, deps: WorkspacePortsDeps): Executo
     },
     state: {
       previous: (name) => ws.trace.records.get(name),
-      commit: (record, hashed) => ws.committer.commit(record, hashed),
+      commit: (record, hashed, redoMs) => ws.committer.commit(record, hashed, redoMs),
       recordFailure: (record) => ws.trace.put(record),
     },
     disk: workspaceDisk(ws),

@@ -114,6 +114,7 @@ function leaveStamp(
         manifestPaths: () => checkedManifestPaths(ws),
         dirOutputs,
         fileOutputs,
+        durable: ws.stat.durable,
       },
       {
         argv: s.argv,

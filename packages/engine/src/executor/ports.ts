@@ -56,7 +56,8 @@ export interface TargetState {
   /** The target's record before this build (early cutoff: were its outputs unchanged?). */
   previous(name: string): TargetRecord | undefined;
   /** Move the temporary outputs into place and record the target (journaled, crash-safe). */
-  commit(record: TargetRecord, hashed: HashedOutput[]): void;
+  /** `redoMs`: what running the target again would cost (its rule's run time; default record.ms). */
+  commit(record: TargetRecord, hashed: HashedOutput[], redoMs?: number): void;
   /** Record a failed run (no outputs move). */
   recordFailure(record: TargetRecord): void;
 }

@@ -297,7 +297,7 @@ export class TargetExecutor implements SchedulerExecutor {
       at: p.clock.date().toISOString(),
     };
     const unchanged = sameOutputs(p.state.previous(t.name), record);
-    p.state.commit(record, r.outputs);
+    p.state.commit(record, r.outputs, r.ruleMs);
     this.committedAny = true;
     // Copies (never links) of the outputs just committed: nothing written to the workspace later can reach them.
     // A worker that stored them (and the entry) already did; the remote tier still hears of it.

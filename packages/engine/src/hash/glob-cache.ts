@@ -4,6 +4,7 @@
 // fast-glob only when a directory changed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { type DurabilityMark, markNow, trusted } from '../state/durability.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 
 const GLOB_CACHE_FORMAT = 1;
@@ -59,8 +60,13 @@ export class GlobCache {
     private readonly file: string,
   ) {
     try {
-      const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: number; entries: Record<string, Entry> };
-      if (doc.format === GLOB_CACHE_FORMAT) this.entries = new Map(Object.entries(doc.entries));
+      const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+        format: number;
+        entries: Record<string, Entry>;
+      } & DurabilityMark;
+      // Written in another boot while outputs were not durable: a power cut may have undone what
+      // its folder stamps describe (state/durability.ts), so every glob is walked once.
+      if (doc.format === GLOB_CACHE_FORMAT && trusted(doc)) this.entries = new Map(Object.entries(doc.entries));
     } catch {
       // first run or unreadable: every glob is walked once
     }
@@ -150,11 +156,12 @@ export class GlobCache {
     return out;
   }
 
-  save(): void {
+  /** `durable`: whether everything the builds wrote is on disk now (its mark, state/durability.ts). */
+  save(durable: boolean): void {
     if (!this.dirty) return;
     writeFileAtomic(
       this.file,
-      JSON.stringify({ format: GLOB_CACHE_FORMAT, entries: Object.fromEntries(this.entries) }),
+      JSON.stringify({ format: GLOB_CACHE_FORMAT, ...markNow(durable), entries: Object.fromEntries(this.entries) }),
     );
     this.dirty = false;
   }

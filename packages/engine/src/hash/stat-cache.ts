@@ -4,11 +4,14 @@
 // ("racy" entries, as in git's index): an entry whose
 // mtime is within RACY_WINDOW of the moment it was hashed is stored but not trusted; the next
 // lookup re-hashes it, by which time any later write would carry a later mtime.
+// Across a power cut: the cache carries a durability mark (state/durability.ts); one written when
+// the builds' outputs were not all durable is dropped in a later boot, and every file is hashed.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashFileWithStatSync } from './hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
+import { type DurabilityMark, markNow, trusted } from '../state/durability.ts';
 import { deepFreeze, readParsed } from '../state/parsed-state.ts';
 
 export const STAT_CACHE_FORMAT = 2;
@@ -47,6 +50,15 @@ export class StatCache {
   readonly counters: StatCacheCounters = { statHits: 0, hashed: 0, hashedPaths: [] };
   /** Every path hash() was asked for in this process (what the up-to-date stamp lists). */
   private readonly asked = new Set<string>();
+  /**
+   * Whether everything the builds wrote is known to be on disk (state/durability.ts): as the
+   * loaded cache says in its boot; false with no cache (nothing known), true after a drop for a
+   * new boot (what survived it is on disk). A build sets it at its end; every stat-keyed record
+   * is written with it.
+   */
+  private isDurable = false;
+  /** The loaded cache was dropped: written in another boot, before its outputs were durable. */
+  readonly droppedForReboot: boolean = false;
 
   constructor(
     private readonly root: string,
@@ -58,10 +70,19 @@ export class StatCache {
     try {
       const doc = readParsed(
         file,
-        (text) => JSON.parse(text) as { format: number; entries: Record<string, Entry> },
+        (text) => JSON.parse(text) as { format: number; entries: Record<string, Entry> } & DurabilityMark,
         deepFreeze,
       );
-      if (doc?.format === STAT_CACHE_FORMAT) this.entries = new Map(Object.entries(doc.entries));
+      if (doc?.format === STAT_CACHE_FORMAT) {
+        if (trusted(doc)) {
+          this.entries = new Map(Object.entries(doc.entries));
+          this.isDurable = doc.durable !== false;
+        } else {
+          this.droppedForReboot = true;
+          this.isDurable = true;
+          this.dirty = true; // written again, with this boot's mark
+        }
+      }
     } catch {
       // No cache or an unreadable one: every file is hashed once, nothing else changes.
     }
@@ -157,9 +178,24 @@ export class StatCache {
     if (this.entries.delete(rel)) this.dirty = true;
   }
 
+  /** Whether everything the builds wrote is known to be on disk (see isDurable). */
+  get durable(): boolean {
+    return this.isDurable;
+  }
+
+  /** A build's end: what it wrote is durable now (it synced), or not (it left that to the kernel). */
+  setDurable(durable: boolean): void {
+    if (durable !== this.isDurable) this.dirty = true;
+    this.isDurable = durable;
+  }
+
   save(): void {
     if (!this.dirty) return;
-    const body = JSON.stringify({ format: STAT_CACHE_FORMAT, entries: Object.fromEntries(this.entries) });
+    const body = JSON.stringify({
+      format: STAT_CACHE_FORMAT,
+      ...markNow(this.isDurable),
+      entries: Object.fromEntries(this.entries),
+    });
     engineWrite('the stat cache', this.file, () => writeFileAtomic(this.file, body), this.root);
     this.dirty = false;
   }

@@ -19,11 +19,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sha256Hex } from '../hash/hash-file.ts';
+import { type DurabilityMark, markNow, trusted } from '../state/durability.ts';
 import { readJsonOrNull, writeFileAtomic } from '../util/fs.ts';
 import { engineWrite } from '../util/write-error.ts';
 
 const FORMAT = 3;
-interface State {
+interface State extends DurabilityMark {
   format: number;
   key: string;
   dirs: string[];
@@ -38,6 +39,8 @@ export interface StateWorkspace {
   profile: string;
   pipeline: { targets: ReadonlyMap<string, unknown>; manifestDir: string };
   trace: { file: string };
+  /** Whether everything the builds wrote is on disk (the state's mark: state/durability.ts); absent: not known. */
+  stat?: { readonly durable: boolean };
 }
 
 function stateFile(ws: StateWorkspace): string {
@@ -82,7 +85,8 @@ export function manifestUnchanged(ws: StateWorkspace): boolean {
  */
 export function manifestUnchangedSince(ws: StateWorkspace, traceLine: string): boolean {
   const s = readJsonOrNull<State>(stateFile(ws));
-  if (!s || s.format !== FORMAT || s.key !== stateKey(ws, traceLine) || !Array.isArray(s.dirs)) return false;
+  if (!s || s.format !== FORMAT || !trusted(s) || s.key !== stateKey(ws, traceLine) || !Array.isArray(s.dirs))
+    return false;
   let text = '';
   for (const rel of [manifestRel(ws), ...s.dirs]) text += statLine(ws, rel).line;
   if (sha256Hex(text) !== s.digest || typeof s.verify !== 'object' || s.verify === null) return false;
@@ -116,7 +120,7 @@ export function manifestUnchangedSince(ws: StateWorkspace, traceLine: string): b
  */
 export function checkedManifestPaths(ws: StateWorkspace): string[] | null {
   const s = readJsonOrNull<State>(stateFile(ws));
-  if (!s || s.format !== FORMAT || s.key !== stateKey(ws) || !Array.isArray(s.dirs)) return null;
+  if (!s || s.format !== FORMAT || !trusted(s) || s.key !== stateKey(ws) || !Array.isArray(s.dirs)) return null;
   if (typeof s.verify !== 'object' || s.verify === null || Object.keys(s.verify).length > 0) return null;
   return [manifestRel(ws), ...s.dirs];
 }
@@ -186,6 +190,7 @@ export function recordManifestState(ws: StateWorkspace, written: ReadonlyMap<str
           file,
           JSON.stringify({
             format: FORMAT,
+            ...markNow(ws.stat?.durable ?? false),
             key: stateKey(ws),
             dirs,
             digest: sha256Hex(text),

@@ -10,8 +10,7 @@ import { hashFileWithStatSync, sha256Hex } from '../hash/hash-file.ts';
 import { FSYNC, fsyncPath, listTree, treeListing } from '../util/fs.ts';
 import type { HashedOutput } from './protocol.ts';
 
-/** A rule that ran at least this long has its outputs fsynced before their commit. */
-export const DURABLE_AFTER_MS = 1000;
+export { DURABLE_AFTER_MS } from '../state/durability.ts';
 
 /**
  * `onSmall`: called for each file that fit the hash's read buffer, at once, with the bytes just

@@ -66,6 +66,8 @@ export interface JobSuccess {
   outputs: HashedOutput[];
   /** The worker stored the objects and wrote the cache entry (Job.cacheKey). */
   cached?: boolean;
+  /** How long the rule itself ran (ms): what running it again would cost. */
+  ruleMs?: number;
 }
 
 export interface ParamIssue {

@@ -118,6 +118,7 @@ async function run(job: Job): Promise<void> {
         rule: ruleId,
         outputs: hashed,
         ...(cached ? { cached } : {}),
+        ruleMs: outcome.elapsedMs,
       },
     });
   } catch (e) {

@@ -11,9 +11,13 @@
 // Durability: a target whose rule ran ≥ 1 s had its outputs' bytes fsynced when they were hashed
 // (runner/hash-output.ts), before the rename. Quicker targets' outputs, the directories that
 // received outputs and the trace log are made durable once, at the end of the build (syncTouched:
-// an fsync per path for a few, one syncfs per filesystem for many), before the stat cache is saved. That is safe because content decides: until the
-// stat cache records an output's (size, mtime, inode, ctime), a later build re-hashes it, so a
-// file or rename that a power cut lost reads as stale, never as up to date.
+// an fsync per path for a few, one syncfs per filesystem for many), before the stat cache is
+// saved. That is safe because content decides: until the stat cache records an output's (size,
+// mtime, inode, ctime), a later build re-hashes it, so a file or rename that a power cut lost
+// reads as stale, never as up to date. A build of quick work only (finishBuild: no output synced
+// when hashed, run times summing to under a second) skips that sync and marks the stat cache and
+// the other stat-keyed records as not durable, which a later boot does not trust
+// (state/durability.ts): the same guarantee, without waiting on the disk for work cheaper to redo.
 // Recovery never wedges the workspace: a journal it cannot roll forward (a move the filesystem
 // refuses, or any other error) is reported, removed, and its target recorded as failed so that
 // it rebuilds. It also removes the `<path>.rc1-old` a directory replacement left aside.
@@ -26,6 +30,7 @@ import type { StatCache } from '../hash/stat-cache.ts';
 import type { HashedOutput } from '../runner/protocol.ts';
 import { FSYNC, ensureDir, fsyncPath, fsyncTree, readJsonOrNull, rmrf, writeFileAtomic } from '../util/fs.ts';
 import { EngineWriteError, engineWrite } from '../util/write-error.ts';
+import { DURABLE_AFTER_MS, bootId } from './durability.ts';
 import type { OutputRecord, TargetRecord, TraceLog } from './trace-log.ts';
 
 interface Move {
@@ -196,6 +201,10 @@ export class OutputCommitter {
    * whatever the number of paths.
    */
   private wholeFs = false;
+  /** Run time (ms) of the targets committed since the last syncTouched() with outputs not yet fsynced. */
+  private atRiskMs = 0;
+  /** A target committed since the last syncTouched() had its outputs fsynced when hashed (a long rule). */
+  private syncedAny = false;
 
   /** `top` and every folder below it down to `bottom` (inclusive), as folders to make durable. */
   private touchChain(top: string, bottom: string): void {
@@ -251,8 +260,11 @@ export class OutputCommitter {
     this.touched.add(path.dirname(m.to));
   }
 
-  commit(record: TargetRecord, hashed: HashedOutput[]): void {
+  /** `redoMs`: what running the target again would cost (its rule's own run time; default record.ms). */
+  commit(record: TargetRecord, hashed: HashedOutput[], redoMs: number = record.ms): void {
     const moves: Move[] = hashed.map((h) => ({ from: h.tmp, to: path.join(this.root, h.path), dir: h.dir }));
+    if (hashed.some((h) => h.synced)) this.syncedAny = true;
+    if (hashed.some((h) => !h.synced)) this.atRiskMs += redoMs;
     // One file: its rename is atomic by itself, and a kill before the trace line leaves the old
     // record, whose hash no longer matches: stale, never fresh. Sets and directories: journal.
     // A single file copied across filesystems is journaled just before its copy, so a kill
@@ -315,9 +327,10 @@ export class OutputCommitter {
    * filesystem (`sync -f`, coreutils) does it in one call; where that fails, per-file fsync again.
    * `meanwhile` runs once, on this thread, while the syncfs children flush (else before the trace's
    * fsync): work that needs none of this durable (the sidecars, writeSidecars). What it throws is
-   * thrown once the syncs are done.
+   * thrown once the syncs are done. True when one syncfs per filesystem did it (which covers every
+   * file there, not only this build's).
    */
-  async syncTouched(meanwhile?: () => void): Promise<void> {
+  async syncTouched(meanwhile?: () => void): Promise<boolean> {
     let ran = false;
     let failed: { error: unknown } | null = null;
     const runMeanwhile = (): void => {
@@ -338,10 +351,14 @@ export class OutputCommitter {
     this.unsynced = new Set();
     this.touched = new Set();
     this.wholeFs = false;
+    this.atRiskMs = 0;
+    this.syncedAny = false;
+    let whole = false;
     if (FSYNC && (wholeFs || unsynced.size + touched.size > SYNCFS_ABOVE)) {
       if (await syncFilesystemsOf(touched, runMeanwhile)) {
         unsynced = new Set();
         touched = new Set();
+        whole = true;
       }
     }
     if (FSYNC) {
@@ -394,6 +411,41 @@ export class OutputCommitter {
     runMeanwhile();
     this.trace.sync();
     if (failed) throw (failed as { error: unknown }).error;
+    return whole;
+  }
+
+  /**
+   * The end of a build (also an interrupted one): make what it committed durable (syncTouched), or
+   * leave it to the kernel's write-back where that work is cheaper to redo after a power cut than
+   * a sync is to wait for (state/durability.ts): no output was fsynced when hashed, no journal was
+   * recovered, the committed targets' run times sum to less than DURABLE_AFTER_MS, and the boot
+   * can be read. `durableBefore`: whether all that earlier builds wrote is known to be on disk;
+   * when not, a sync is one syncfs per filesystem of the root, of this build's folders and of
+   * `moreDirs()` (where earlier builds may have written), which covers their files too (where
+   * that fails, this build's files are fsynced one by one and earlier ones stay not durable).
+   * RC1_FSYNC=off syncs nothing. Returns whether everything the builds wrote is on disk now.
+   */
+  async finishBuild(
+    meanwhile: () => void,
+    durableBefore: boolean,
+    moreDirs: () => Iterable<string> = () => [],
+  ): Promise<boolean> {
+    const committed = this.unsynced.size > 0 || this.touched.size > 0 || this.wholeFs || this.syncedAny;
+    if (!committed || !FSYNC || (!this.syncedAny && !this.wholeFs && this.atRiskMs < DURABLE_AFTER_MS && bootId())) {
+      await this.freed();
+      this.unsynced = new Set();
+      this.touched = new Set();
+      this.atRiskMs = 0;
+      meanwhile();
+      return committed ? false : durableBefore && FSYNC;
+    }
+    if (!durableBefore) {
+      this.wholeFs = true;
+      this.touched.add(this.root);
+      for (const d of moreDirs()) this.touched.add(d);
+    }
+    const whole = await this.syncTouched(meanwhile);
+    return durableBefore || whole;
   }
 
   /** Resolves once every unlink of a replaced output's aside name started so far is done. */

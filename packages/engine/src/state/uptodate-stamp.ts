@@ -23,10 +23,13 @@
 // - the environment variables the engine and the planned targets read (RC1_*, RUN_MODE,
 //   NODE_OPTIONS, each target's env): salted sha256 hashes, never values.
 // Every command that takes the workspace lock removes the stamp first (workspace.ts), so a build
-// that changes anything never leaves the stamp of the state before it.
+// that changes anything never leaves the stamp of the state before it. Like the stat cache it is
+// marked with its boot and whether the builds' outputs were durable (state/durability.ts): one
+// written before they were is not trusted in a later boot.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listTree, writeFileAtomic } from '../util/fs.ts';
+import { type DurabilityMark, markNow, trusted } from './durability.ts';
 
 export const STAMP_FILE = 'uptodate.json';
 const STAMP_FORMAT = 1;
@@ -45,7 +48,7 @@ export interface StampRun {
   upToDate: number;
 }
 
-export interface Stamp {
+export interface Stamp extends DurabilityMark {
   format: number;
   root: string;
   cwd: string;
@@ -160,6 +163,8 @@ export interface StampWorkspace {
   dirOutputs: { path: string; files: string[]; links: string[] }[];
   /** Paths of the planned targets' file outputs (checked after the other files: rarely the ones edited). */
   fileOutputs: ReadonlySet<string>;
+  /** Whether everything the builds wrote is on disk (the stamp's mark: state/durability.ts). */
+  durable: boolean;
 }
 
 /**
@@ -251,6 +256,7 @@ export function writeStamp(
   for (const p of parents) climb(path.resolve(ws.root, p));
   const stamp: Stamp = {
     format: STAMP_FORMAT,
+    ...markNow(ws.durable),
     root: ws.root,
     cwd: o.cwd,
     argv: o.argv,
@@ -306,6 +312,7 @@ export function stampMismatch(
   },
 ): string | null {
   if (s.root !== o.root || s.cwd !== o.cwd) return 'another workspace or working directory';
+  if (!trusted(s)) return 'written in another boot, before the outputs it lists were durable';
   if (o.engineFile !== undefined && !s.engine.some(([f]) => f === o.engineFile)) return 'another engine';
   if (s.argv.length !== o.argv.length || s.argv.some((a, i) => a !== o.argv[i])) return 'another command line';
   if (s.node !== `${process.version} ${process.execPath}`) return 'another Node.js';

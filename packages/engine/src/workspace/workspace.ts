@@ -212,7 +212,7 @@ export async function openWorkspace(root: string, env: NodeJS.ProcessEnv = proce
     decideEnv: (forced) => ({ root, pipeline, config, stat, glob, compiler, trace, cache, salt, env, forced }),
     saveCaches() {
       stat.save();
-      glob.save();
+      glob.save(stat.durable);
       compiler.save();
       // A resident server keeps this workspace across commands: compared with the last update, not the open.
       const now = lock.holding ? folderStamp(compiledDir) : compiledSeen;
