@@ -15,7 +15,8 @@
 //              what ninja does with two processes per target, in Node.js
 //   atomic   — the output is written under a temporary name and renamed into place (a killed build
 //              never leaves half an output), its sha256 is taken, one trace line is written per
-//              target, and the filesystem is synced before the build reports success (durable)
+//              target; nothing is synced (rules that ran for less than 1 s in all: rc1-build leaves
+//              their outputs to the kernel's write-back and marks its records for this boot only)
 //   cache    — one cache entry per target (a file, written under a temporary name and renamed; an
 //              output of at most 64 KiB inline in it as base64, a larger one as an object file of
 //              its own), so that a revert is restored without running the rule
@@ -24,13 +25,11 @@
 // The served build stats every source and output (the up-to-date check), hashes a source whose
 // (size, mtime) changed, rebuilds the targets downstream of a changed hash on the server's main
 // thread, layer by layer, with the work of `sidecar` (a rewritten sidecar goes under a temporary
-// name and is renamed, the manifest is rewritten whole and fsynced, the outputs' folders are
-// synced; fsync of each path was cheaper here than one `sync -f`: 66–82 against 90–102 ms a
-// command), and answers the client with the targets it re-ran and its own time.
+// name and is renamed, the manifest is rewritten whole and fsynced; the outputs are not synced:
+// quick rules, as in rc1-build), and answers the client with the targets it re-ran and its own time.
 //
 // Environment: FLOOR_WORKERS (default 2) worker threads for a full build; FLOOR_TIMING=1 prints
 // the served build's split (rebuild, then making it durable) on stderr.
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -85,17 +84,6 @@ function manifestText(graph, shas, sizes, sourceSha) {
     inputs: t.inputs.map((p) => ({ path: p, sha256: shaOf(p) })),
   }));
   return `${JSON.stringify({ artifacts }, null, 2)}\n`;
-}
-
-function syncFs(dir) {
-  const r = spawnSync('sync', ['-f', dir]);
-  if (r.status !== 0) throw new Error(`sync -f ${dir} failed`);
-}
-
-function fsyncPath(p) {
-  const fd = fs.openSync(p, 'r');
-  fs.fsyncSync(fd);
-  fs.closeSync(fd);
 }
 
 function writeDurably(file, text) {
@@ -177,9 +165,8 @@ function fullBuild(graph, level) {
         fs.writeSync(fd, sidecarText(t.output, shas.get(t.name)));
         fs.closeSync(fd);
       }
-      fs.writeFileSync('reports/manifest.json', manifestText(graph, shas, sizes, sourceSha));
+      writeDurably('reports/manifest.json', manifestText(graph, shas, sizes, sourceSha));
     }
-    if (level >= 1) syncFs('.');
     return { shas, sizes, sourceSha };
   });
 }
@@ -231,8 +218,6 @@ function serve(graph, socket) {
           }
           const t1 = performance.now();
           writeDurably('reports/manifest.json', manifestText(graph, shas, sizes, sourceSha));
-          for (const t of rebuilt) fsyncPath(t.output);
-          for (const dir of ['out', 'reports/sha256/out', `${STATE}/entries`, `${STATE}/objects`]) fsyncPath(dir);
           if (process.env.FLOOR_TIMING)
             process.stderr.write(`rebuild ${(t1 - t0).toFixed(1)} durable ${(performance.now() - t1).toFixed(1)}\n`);
         }
