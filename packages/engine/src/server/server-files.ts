@@ -252,6 +252,7 @@ export const PINNED_ENV: readonly string[] = [
   'RC1_FSYNC', // util/fs.ts: FSYNC
   'RC1_DEBUG', // util/timing.ts
   'RC1_FAULT_COMMIT_PAUSE_MS', // state/commit-outputs.ts (fault injection)
+  'RC1_FAULT_BOOT_ID', // state/durability.ts (fault injection: read from the process's own environment)
   'NODE_OPTIONS', // node, at start
   'UV_THREADPOOL_SIZE', // libuv, at the first use of its thread pool
   'NODE_EXTRA_CA_CERTS', // node, at start (remote cache over HTTPS)
