@@ -18,7 +18,7 @@
 // record not durable, so a reboot after such builds costs one re-hash, never a stale output.
 //
 // Fault injection for tests: RC1_FAULT_BOOT_ID=X reads as the boot id (a test's "reboot").
-import * as fs from 'node:fs';
+import { readBootId } from './process-identity.ts';
 
 /**
  * A rule that ran at least this long has its outputs fsynced before their commit
@@ -39,12 +39,7 @@ let boot: string | null | undefined;
 export function bootId(): string | null {
   const fault = process.env.RC1_FAULT_BOOT_ID;
   if (fault) return fault;
-  if (boot !== undefined) return boot;
-  try {
-    boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
-  } catch {
-    boot = null;
-  }
+  if (boot === undefined) boot = readBootId();
   return boot;
 }
 
@@ -57,7 +52,8 @@ export function markNow(durable: boolean): Required<DurabilityMark> {
  * Whether a record with this mark may be trusted now: written when everything was durable (a
  * record without a mark predates this rule and was written after a sync), or in this boot.
  */
-export function trusted(mark: DurabilityMark | null | undefined, now: string | null = bootId()): boolean {
-  if (!mark || mark.durable !== false) return true;
-  return now !== null && mark.boot === now;
+export function trusted(mark: DurabilityMark | null | undefined, now?: string | null): boolean {
+  if (!mark || mark.durable !== false) return true; // no boot id read on this path
+  const current = now === undefined ? bootId() : now;
+  return current !== null && mark.boot === current;
 }

@@ -37,7 +37,8 @@ export function procStat(pid: number, procRoot = '/proc'): { state: string; star
   return state && startTicks ? { state, startTicks } : null;
 }
 
-function readBootId(): string | null {
+/** This machine's boot id (/proc/sys/kernel/random/boot_id), or null where there is none. */
+export function readBootId(): string | null {
   try {
     return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
   } catch {
