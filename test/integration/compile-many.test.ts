@@ -254,6 +254,52 @@ test('compileMany follows every import shape as a compile alone does: types-only
   assert.ok(!keys('rules/d.ts').some((f) => f.includes('pkg-a')));
 });
 
+test('one bare name imported from several folders in one compileMany: each folder gets the package its node_modules holds, every importer lists that package.json, built-ins stay external', async () => {
+  const root = tempDir('rc1-compile-many-');
+  const files: Record<string, string> = {
+    'node_modules/pkg/package.json': '{ "name": "pkg", "version": "2.0.0", "main": "index.js" }\n',
+    'node_modules/pkg/index.js': 'module.exports = { v: 2 };\n',
+    'rules/old/node_modules/pkg/package.json': '{ "name": "pkg", "version": "1.0.0", "main": "index.js" }\n',
+    'rules/old/node_modules/pkg/index.js': 'module.exports = { v: 1 };\n',
+    // Two importers in each folder: the second finds the first one's resolve.
+    'rules/old/a.ts':
+      'import pkg from "pkg";\nimport * as fs from "node:fs";\nexport default [pkg.v, typeof fs.existsSync];\n',
+    'rules/old/b.ts':
+      'import pkg from "pkg";\nimport * as fs from "fs";\nexport default [pkg.v, typeof fs.existsSync];\n',
+    'rules/new/c.ts':
+      'import pkg from "pkg";\nimport { readFileSync } from "node:fs";\nexport default [pkg.v, typeof readFileSync];\n',
+    'rules/new/d.ts': 'import pkg from "pkg";\nexport default [pkg.v];\n',
+  };
+  for (const [p, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+    fs.writeFileSync(path.join(root, p), text);
+  }
+  const entries = ['rules/old/a.ts', 'rules/old/b.ts', 'rules/new/c.ts', 'rules/new/d.ts'];
+  const singles = await alone(root, entries);
+  const { compiler } = compilerFor(root);
+  const many = await compiler.compileMany(entries);
+  const want: Record<string, [number, string]> = {
+    'rules/old/a.ts': [1, 'rules/old/node_modules/pkg/package.json'],
+    'rules/old/b.ts': [1, 'rules/old/node_modules/pkg/package.json'],
+    'rules/new/c.ts': [2, 'node_modules/pkg/package.json'],
+    'rules/new/d.ts': [2, 'node_modules/pkg/package.json'],
+  };
+  for (const e of entries) {
+    const single = singles.get(e)!;
+    assert.ok(!(single instanceof Error), `${e} compiles alone: ${single}`);
+    const got = many.get(e);
+    assert.ok(got && !(got instanceof Error), `${e}: ${got}`);
+    assertSameCompile(e, single, got, await compiler.compiled(e));
+    const [v, pj] = want[e]!;
+    const keys = Object.keys(got);
+    assert.ok(keys.includes(pj), `${e} lists ${pj}: ${keys.join(', ')}`);
+    assert.equal(keys.filter((k) => k.endsWith('pkg/package.json')).length, 1, `${e}: one pkg`);
+    const mod = (await import(pathToFileURL(await compiler.compiled(e)).href)) as { default: unknown[] };
+    assert.equal(mod.default[0], v, `${e} runs pkg ${v}`);
+    if (mod.default.length > 1) assert.equal(mod.default[1], 'function', `${e}: the built-in is Node's`);
+  }
+});
+
 test('a module that does not compile is reported against itself with the message of a compile alone, and the others still compile (errors in a rule, in an import, in a shared library)', async () => {
   const root = shapes();
   const entries = [
