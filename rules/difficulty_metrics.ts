@@ -6,8 +6,8 @@
 // the shipped pipeline declares it), Qwen3's BPE table, the tokenizer_table output: the threads count
 // with it instead of each loading the tokenizer package, the same counts; without it they load the
 // package. Output `metrics` (JSONL). Params: difficulty.metrics. The output is byte-identical for the same pool and params,
-// whatever difficulty.metrics.workers is. The pool is streamed; with workers, each source item's
-// scenarios go to one worker (lib/difficulty/metrics-workers.ts).
+// whatever difficulty.metrics.workers is. The pool is streamed; on several threads (this one and
+// worker_threads), each source item's scenarios go to one thread (lib/difficulty/metrics-workers.ts).
 import { stat } from 'node:fs/promises';
 import { defineRule } from 'rc1-build';
 import { displayPath } from '../lib/data/index.ts';

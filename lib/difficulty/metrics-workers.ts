@@ -1,11 +1,15 @@
-// Computes the metrics JSONL of a pool, in this thread or on worker_threads (one per 16 MiB of pool,
-// up to difficulty.metrics.workers and the CPUs available). With workers, each worker reads the
-// pool itself and computes the scenarios of its shard — chosen by the bytes of the line's
-// source_id, so a source item's documents are tokenised (and their sentence 3-grams built) by one
-// worker only — and decodes no other line; this thread only puts the results back in pool order
-// and writes them. A worker stays at most MAX_AHEAD scenarios ahead of the written ones.
+// Computes the metrics JSONL of a pool on one thread or several (one per 16 MiB of pool, up to
+// difficulty.metrics.workers threads and the CPUs available). With n threads, the pool's lines are
+// cut into n shards by the bytes of each line's source_id, so a source item's documents are
+// tokenised (and their sentence 3-grams built) by one thread only: this thread computes shard 0 —
+// its code is already loaded and warm, where a worker starts cold (module load, the Qwen3 table,
+// the JIT: in a profile of the RC1 data half, ~0.2–0.3 s of the metrics' time went to a third,
+// coordinating thread and the second worker's start; bench/results/speed.md, twenty-first pass) —
+// and n − 1 worker_threads the others. Each thread reads the pool itself and decodes only its own
+// lines; this thread also puts every result back in pool order and writes it. A worker stays at
+// most MAX_AHEAD scenarios ahead of the written ones.
 // Metrics are a pure function of the scenario, so the output is byte-identical for any number of
-// workers. The first problem in pool order (a malformed line, a duplicate id) is the one thrown.
+// threads. The first problem in pool order (a malformed line, a duplicate id) is the one thrown.
 // A worker runs this same module's file (import.meta.url: the rule's bundle, or the shared chunk
 // of the compiled rules that holds this file, since esbuild splits by whole files): see the `role`
 // check at the bottom, which is in the same file.
@@ -34,7 +38,7 @@ export interface MetricsJob {
   multiEntityMin: number;
   /** A Qwen3 BPE table (the tokenizer_table target's output) to count with; none: the tokenizer package (loadQwen3). */
   table?: string;
-  /** At most this many worker_threads, one per BYTES_PER_WORKER of pool and per CPU; 1 (or a small pool): this thread. */
+  /** At most this many threads (this one and workers − 1 worker_threads), one per BYTES_PER_WORKER of pool and per CPU; 1 (or a small pool): this thread alone. */
   workers: number;
   /** Pool bytes per worker (default BYTES_PER_WORKER). */
   bytesPerWorker?: number;
@@ -213,8 +217,9 @@ async function runWorkers(
   drain: () => void,
   summary: MetricsSummary,
 ): Promise<void> {
+  // Shard 0 is computed here (this thread is started and its code warm); shards 1..n−1 by workers.
   const pool = Array.from(
-    { length: n },
+    { length: n - 1 },
     (_, k) =>
       new Worker(new URL(import.meta.url), {
         workerData: {
@@ -223,7 +228,7 @@ async function runWorkers(
           file: job.file,
           multiEntityMin: job.multiEntityMin,
           ...(job.table !== undefined ? { table: job.table } : {}),
-          shard: k,
+          shard: k + 1,
           shards: n,
         } satisfies ServeData,
       }),
@@ -236,29 +241,33 @@ async function runWorkers(
     w?.();
   };
   const modes = new Set<string>();
-  /** Per worker: the byte offset it has read to, and the number of pool lines once it has read them all. */
-  const offsets = pool.map(() => 0);
-  const totals: (number | undefined)[] = pool.map(() => undefined);
+  /** Per thread (this one first, then each worker): the byte offset it has read to, and the number of pool lines once it has read them all. */
+  const offsets = [0, ...pool.map(() => 0)];
+  const totals: (number | undefined)[] = [undefined, ...pool.map(() => undefined)];
   let acked = 0;
   let cursor = 0;
   const written = (): number => summary.scenarios;
+  /** Writes what is in order; tells the workers how far that is, every FLUSH_EVERY scenarios. */
+  const advance = (): void => {
+    try {
+      drain();
+    } catch (e) {
+      failure ??= e as Error;
+    }
+    cursor = written();
+    if (cursor - acked >= FLUSH_EVERY) {
+      acked = cursor;
+      for (const x of pool) x.postMessage({ cursor });
+      job.progress(Math.min(...offsets));
+    }
+  };
   pool.forEach((w, k) => {
     w.on('message', (m: { ready?: string; results?: Result[]; offset?: number; lines?: number }) => {
       if (m.ready) modes.add(m.ready);
       for (const r of m.results ?? []) results.set(r.idx, r);
-      if (m.offset !== undefined) offsets[k] = m.offset;
-      if (m.lines !== undefined) totals[k] = m.lines;
-      try {
-        drain();
-      } catch (e) {
-        failure ??= e as Error;
-      }
-      cursor = written();
-      if (cursor - acked >= FLUSH_EVERY) {
-        acked = cursor;
-        for (const x of pool) x.postMessage({ cursor });
-        job.progress(Math.min(...offsets));
-      }
+      if (m.offset !== undefined) offsets[k + 1] = m.offset;
+      if (m.lines !== undefined) totals[k + 1] = m.lines;
+      advance();
       notify();
     });
     w.on('error', (e) => {
@@ -273,8 +282,36 @@ async function runWorkers(
   const onAbort = (): void => notify();
   job.signal.addEventListener('abort', onAbort);
   try {
-    // Done when every worker has read the whole pool and every scenario is written (a problem
-    // stops the drain at its line: then the workers' count of lines is not reached).
+    // Shard 0, here: the worker's loop (serve) without the messages. Between the pool's reads the
+    // workers' results are taken in (their 'message' events).
+    const counter = await loadCounter(job.table);
+    modes.add(counter.mode);
+    const mc = new MetricsComputer(counter, { multiEntityMin: job.multiEntityMin });
+    let idx = 0;
+    let since = 0;
+    for await (const r of readLineRanges(job.pool)) {
+      if (failure) throw failure;
+      if (job.signal.aborted) throw job.signal.reason;
+      offsets[0] = r.offset;
+      if (blankRange(r.buf, r.start, r.end)) continue;
+      if (shardOf(r.buf, r.start, r.end, n) === 0) {
+        const res = computeLine(mc, counter, job.file, {
+          idx,
+          line: r.line,
+          text: r.buf.toString('utf8', r.start, r.end),
+        });
+        results.set(idx, res instanceof Promise ? await res : res);
+        if (++since >= BATCH) {
+          since = 0;
+          advance();
+        }
+      }
+      idx += 1;
+    }
+    totals[0] = idx;
+    advance();
+    // Done when every thread has read the whole pool and every scenario is written (a problem
+    // stops the drain at its line: then the count of lines is not reached).
     const finished = (): boolean => totals.every((t) => t !== undefined) && written() === totals[0];
     while (!finished() && failure === undefined) {
       if (job.signal.aborted) throw job.signal.reason;
