@@ -56,6 +56,55 @@ test('a small output lives in its cache entry only, and an edit-build-revert res
   }
 });
 
+test('a large output is stored as an object copied while it was hashed: its bytes, read-only, counted once, no temp left; an edit-build-revert restores it', () => {
+  const rig = standardRig();
+  try {
+    // 3 MiB of text: above the size whose cache copy starts before the hash (1 MiB).
+    const big = Array.from({ length: 3 * 16384 }, (_, i) => `line ${i} ${'x'.repeat(50)}\n`).join('');
+    rig.write('src/c.txt', big);
+    rig.write('src/a.txt', big); // a, b and after_gate carry the same bytes plus suffixes
+    assert.equal(rig.run([]).code, 0);
+    const objects = path.join(rig.dir, '.rc1/cache/objects');
+    for (const out of ['out/c.txt', 'out/a.txt', 'out/b.txt']) {
+      const bytes = fs.readFileSync(path.join(rig.dir, out));
+      assert.ok(bytes.length > 1 << 20);
+      const obj = path.join(objects, sha256Hex(bytes).slice(0, 2), sha256Hex(bytes));
+      assert.ok(fs.readFileSync(obj).equals(bytes), `${out}: the object holds its bytes`);
+      assert.equal(fs.statSync(obj).mode & 0o777, 0o444, `${out}: the object is read-only`);
+    }
+    assert.deepEqual(fs.existsSync(path.join(objects, 'tmp')) ? fs.readdirSync(path.join(objects, 'tmp')) : [], []);
+    let onDisk = 0;
+    for (const sub of ['objects', 'entries']) {
+      const d = path.join(rig.dir, '.rc1/cache', sub);
+      for (const f of fs.readdirSync(d, { recursive: true, withFileTypes: true }))
+        if (f.isFile()) onDisk += fs.statSync(path.join(f.parentPath, f.name)).size;
+    }
+    assert.equal(sizeBound(path.join(rig.dir, '.rc1/cache')), onDisk, 'each object counted once');
+    // The same bytes again (c rebuilt from a changed and reverted source): the object is already
+    // there, so the new copy is dropped, and the cache does not grow.
+    rig.write('src/c.txt', 'small\n');
+    assert.equal(rig.run(['c']).code, 0);
+    rig.runs();
+    rig.write('src/c.txt', big);
+    const back = rig.run(['c']);
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(rig.runs(), [], 'restored, not rerun');
+    assert.equal(rig.read('out/c.txt'), `${big}!`);
+    rig.write('src/c.txt', `${big}more\n`);
+    assert.equal(rig.run(['c']).code, 0);
+    rig.runs();
+    rig.write('src/c.txt', big);
+    fs.rmSync(path.join(rig.dir, '.rc1/cache/entries'), { recursive: true });
+    assert.equal(rig.run(['c']).code, 0, 'rerun: its entry is gone, its object is not');
+    assert.deepEqual(rig.runs(), ['c']);
+    assert.deepEqual(fs.existsSync(path.join(objects, 'tmp')) ? fs.readdirSync(path.join(objects, 'tmp')) : [], []);
+    assert.equal(rig.read('out/c.txt'), `${big}!`);
+    assert.equal(rig.run(['audit']).code, 0);
+  } finally {
+    rig.cleanup();
+  }
+});
+
 test('a flipped byte in an inline entry is a miss: the entry is dropped, the rule runs again, the output is right', () => {
   const rig = standardRig();
   try {

@@ -219,6 +219,47 @@ export class OutputCache {
   }
 
   /**
+   * Starts copying a file into the cache before its sha256 is known, on libuv's threads (resolves
+   * false where the copy failed): the rule worker starts the copies of its large outputs, then
+   * hashes them while they run. adoptCopy() makes the copy the object once the hash is known, and
+   * dropCopy() removes it. The temporary name is under objects/tmp/, which gc's walk skips, as it
+   * skips a storeObject() temp.
+   */
+  beginCopy(from: string): { tmp: string; done: Promise<boolean> } {
+    const tmp = tempName(path.join(this.dir, 'objects', 'tmp', 'copy'));
+    ensureDir(path.dirname(tmp));
+    const done = fs.promises.copyFile(from, tmp, fs.constants.COPYFILE_FICLONE).then(
+      () => true,
+      () => false,
+    );
+    return { tmp, done };
+  }
+
+  /** The finished copy of beginCopy(), of `size` bytes, as the object of `sha`: as storeObject() stores it. */
+  adoptCopy(tmp: string, sha: string, size: number): void {
+    const obj = this.objectPath(sha);
+    try {
+      const st = fs.statSync(obj, { throwIfNoEntry: false });
+      if (st && st.nlink === 1) {
+        fs.rmSync(tmp, { force: true });
+        return;
+      }
+      ensureDir(path.dirname(obj));
+      this.account(size);
+      fs.chmodSync(tmp, 0o444);
+      fs.renameSync(tmp, obj);
+    } catch (e) {
+      fs.rmSync(tmp, { force: true });
+      throw e;
+    }
+  }
+
+  /** Removes a copy of beginCopy() that is not to become an object. */
+  dropCopy(tmp: string): void {
+    fs.rmSync(tmp, { force: true });
+  }
+
+  /**
    * Store an entry's outputs, read from `sourceOf(output)` (a file, or a directory holding the
    * output's files): a file of at most INLINE_MAX bytes inline in the entry, others as objects.
    * Objects first, then the entry (atomically): a kill in between leaves only unreferenced

@@ -2,6 +2,7 @@
 // contract (rule-harness.ts: params, context, gate report, declared outputs), then hashes the
 // outputs and stores them in the output cache. Runs off the main thread so -j gives
 // real CPU parallelism and an interrupted build can terminate rules.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
@@ -10,7 +11,7 @@ import { isExpectedError } from '../util/expected-error.ts';
 import { DURABLE_AFTER_MS, hashOutput } from './hash-output.ts';
 import { outputRecords } from '../state/commit-outputs.ts';
 import { INLINE_MAX, OutputCache } from '../cache/output-cache.ts';
-import type { FromWorker, Job, JobFailure, ToWorker } from './protocol.ts';
+import type { FromWorker, HashedOutput, Job, JobFailure, ToWorker } from './protocol.ts';
 import { ContractError, ParamError, invokeRule } from './rule-harness.ts';
 import { installLazySourceMaps } from './lazy-source-maps.ts';
 import { JobQueue } from './job-queue.ts';
@@ -19,6 +20,8 @@ import { JobAbort } from './job-abort.ts';
 // Stacks name the user's .ts files (the bundle's source map), read only when a stack is formatted.
 installLazySourceMaps([import.meta.url]);
 const port = parentPort!;
+/** File outputs above this size are copied into the cache while they are hashed (smaller ones: from the hash's bytes, or after). */
+const EARLY_COPY_MIN = 1 << 20;
 const aborts = new Map<number, JobAbort>();
 
 function post(m: FromWorker): void {
@@ -80,14 +83,54 @@ async function run(job: Job): Promise<void> {
         cacheFailed = true;
       }
     };
-    const hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable, ...(cache ? { onSmall } : {}) }));
+    // A large file output's copy into the cache starts before it is hashed (libuv's threads copy
+    // while this one hashes): its object is that copy where the file's stat (size, mtime, ctime,
+    // inode) is the same before the copy, when the hash opened it and after both; else it is copied
+    // again after the hash, as a smaller file is (a 97 MB seed pool: ~60 ms off the target;
+    // bench/results/speed.md, twenty-first pass).
+    const early = new Map<string, { tmp: string; done: Promise<boolean>; stat: fs.BigIntStats }>();
+    if (cache)
+      for (const o of job.outputs) {
+        if (o.dir) continue;
+        const stat = fs.statSync(o.tmp, { bigint: true, throwIfNoEntry: false });
+        if (stat?.isFile() && stat.size > EARLY_COPY_MIN) early.set(o.tmp, { ...cache.beginCopy(o.tmp), stat });
+      }
+    let hashed: HashedOutput[];
+    try {
+      hashed = job.outputs.map((o) => hashOutput(o, { fsync: durable, ...(cache ? { onSmall } : {}) }));
+    } catch (e) {
+      for (const c of early.values()) await c.done.then(() => cache!.dropCopy(c.tmp));
+      throw e;
+    }
     const ruleId = outcome.rule;
     let cached = false;
     if (cache && !cacheFailed) {
       try {
         for (const h of hashed) {
-          for (const [rel, [sha]] of Object.entries(h.files)) {
+          for (const [rel, [sha, size, mtimeNs, ino, ctimeNs]] of Object.entries(h.files)) {
             const file = rel === '' ? h.tmp : path.join(h.tmp, rel);
+            const copy = rel === '' ? early.get(file) : undefined;
+            if (copy) {
+              early.delete(file);
+              const st = copy.stat;
+              // The stat before the copy, when the hash opened the file and after both: unchanged.
+              const after = (await copy.done) ? fs.statSync(file, { bigint: true, throwIfNoEntry: false }) : undefined;
+              if (
+                after !== undefined &&
+                after.size === st.size &&
+                after.mtimeNs === st.mtimeNs &&
+                after.ctimeNs === st.ctimeNs &&
+                after.ino === st.ino &&
+                st.size === BigInt(size) &&
+                st.mtimeNs === mtimeNs &&
+                st.ino === ino &&
+                st.ctimeNs === ctimeNs
+              ) {
+                cache.adoptCopy(copy.tmp, sha, size);
+                continue;
+              }
+              cache.dropCopy(copy.tmp);
+            }
             if (!stored.has(file)) cache.storeObject(file, sha);
           }
         }
@@ -109,6 +152,7 @@ async function run(job: Job): Promise<void> {
         /* put() retries and reports a write error */
       }
     }
+    for (const c of early.values()) await c.done.then(() => cache!.dropCopy(c.tmp)); // not adopted
     post({
       type: 'done',
       id: job.id,
