@@ -26,6 +26,8 @@ export interface Summary {
 
 /** n, min, p10, p50, p90, max and mean of the non-null values. */
 export function summarise(values: readonly (number | null)[]): Summary {
+  const counted = summariseCounts(values);
+  if (counted) return counted;
   // A Float64Array sorts numerically without a comparator call per pair (metrics are never NaN;
   // a -0 would sort before 0, which JSON writes as 0 either way).
   const xs = Float64Array.from(values.filter((x): x is number => x !== null)).sort();
@@ -44,6 +46,50 @@ export function summarise(values: readonly (number | null)[]): Summary {
   };
 }
 
+/** Integer values spanning at most this many: summarised from their counts, without a sort. */
+const MAX_COUNTED_SPAN = 1 << 16;
+
+/**
+ * summarise() of integer values in a small range (most metrics are counts), from a count per value
+ * instead of a sort: the same order statistics, and the same mean (a sum of integers below 2^53 is
+ * exact in any order). null where a value is not an integer or the range is wide.
+ */
+function summariseCounts(values: readonly (number | null)[]): Summary | null {
+  let n = 0;
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  for (const x of values) {
+    if (x === null) continue;
+    if (!Number.isSafeInteger(x)) return null;
+    n += 1;
+    sum += x;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  if (n === 0 || max - min >= MAX_COUNTED_SPAN || !Number.isSafeInteger(sum)) return null;
+  const counts = new Uint32Array(max - min + 1);
+  for (const x of values) if (x !== null) counts[x - min]! += 1;
+  /** The i-th smallest value (0-based). */
+  const at = (i: number): number => {
+    let seen = 0;
+    for (let v = 0; v < counts.length; v++) {
+      seen += counts[v]!;
+      if (seen > i) return v + min;
+    }
+    return max;
+  };
+  const q = (p: number): number => {
+    const pos = (n - 1) * p;
+    const lo = Math.floor(pos);
+    const hi = Math.ceil(pos);
+    const a = at(lo);
+    const b = hi === lo ? a : at(hi);
+    return round4(a + (b - a) * (pos - lo));
+  };
+  return { n, min, p10: q(0.1), p50: q(0.5), p90: q(0.9), max, mean: round4(sum / n) };
+}
+
 export interface Histogram {
   /** Bin width; bin k holds values in [k*width, (k+1)*width). */
   bin_width: number;
@@ -53,14 +99,24 @@ export interface Histogram {
 
 /** A fixed-width histogram of the non-null values. */
 export function histogram(values: readonly (number | null)[], width: number): Histogram {
-  const counts = new Map<number, number>();
+  // Bin indices 0..SMALL_BINS−1 (every metric's, at the shipped widths) are counted in an array;
+  // any other (a negative value, a very long text) in a Map. Bins in ascending order either way.
+  const small = new Uint32Array(SMALL_BINS);
+  let other: Map<number, number> | undefined;
   for (const x of values) {
     if (x === null) continue;
     const k = Math.floor(x / width + 1e-9);
-    counts.set(k, (counts.get(k) ?? 0) + 1);
+    if (k >= 0 && k < SMALL_BINS) small[k]! += 1;
+    else {
+      other ??= new Map();
+      other.set(k, (other.get(k) ?? 0) + 1);
+    }
   }
-  const bins = [...counts.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([k, count]) => ({ from: round4(k * width), to: round4((k + 1) * width), count }));
+  const counted: [number, number][] = other ? [...other.entries()] : [];
+  for (let k = 0; k < SMALL_BINS; k++) if (small[k]! > 0) counted.push([k, small[k]!]);
+  if (other) counted.sort((a, b) => a[0] - b[0]);
+  const bins = counted.map(([k, count]) => ({ from: round4(k * width), to: round4((k + 1) * width), count }));
   return { bin_width: width, bins };
 }
+
+const SMALL_BINS = 1024;
