@@ -64,9 +64,14 @@ export function stratifiedQuotas(n: number, weights: Record<string, number>): Re
 /** A 32-bit seed for one stream of a run (FNV-1a over `seed:label`). */
 export function deriveSeed(seed: number, label: string): number {
   let h = 0x811c9dc5;
-  for (const ch of `${seed}:${label}`) {
-    h ^= ch.codePointAt(0)!;
+  const s = `${seed}:${label}`;
+  // Code point by code point (a surrogate pair is one step, a lone surrogate one of its own), as a
+  // for…of over the string walks it, without an iterator.
+  for (let i = 0; i < s.length; ) {
+    const cp = s.codePointAt(i)!;
+    h ^= cp;
     h = Math.imul(h, 0x01000193) >>> 0;
+    i += cp > 0xffff ? 2 : 1;
   }
   return h >>> 0;
 }

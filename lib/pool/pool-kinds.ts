@@ -63,9 +63,16 @@ export function kindPlan(
 
 /** The name of a kind: its flags joined by '+' ('clarify+hint'), 'plain' for none. */
 export function kindKey(k: Kind): string {
-  const parts = [k.clarify && 'clarify', ...VARIANTS.filter((v) => k[v])].filter(Boolean);
-  return parts.length ? parts.join('+') : 'plain';
+  // Called several times per rendered scenario: each of the 16 keys is built once.
+  const mask = (k.clarify ? 1 : 0) | (k.hint ? 2 : 0) | (k.gold ? 4 : 0) | (k.split ? 8 : 0);
+  let key = KIND_KEYS[mask];
+  if (key === undefined) {
+    const parts = [k.clarify && 'clarify', ...VARIANTS.filter((v) => k[v])].filter(Boolean);
+    KIND_KEYS[mask] = key = parts.length ? parts.join('+') : 'plain';
+  }
+  return key;
 }
+const KIND_KEYS: (string | undefined)[] = [];
 
 /** Which templates (pool.user_turns, category) a kind renders with: clarify's when under-specified, else the first variant's with its own set, else plain. */
 export function frameKind(k: Kind): FrameKind {

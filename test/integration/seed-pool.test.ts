@@ -541,3 +541,15 @@ test('a held-out question cannot enter the pool through a repeat or a renumbered
   // Held aside by content (the 245 questions under their new ids) and, harmlessly, the 61 old gsm8k ids too.
   assert.match(String((r.result as { summary: string }).summary), /306 shadow items excluded/);
 });
+
+test('kindKey names each of the 16 kinds by its flags (clarify, then hint, gold, split; plain for none), asked in any order and again', () => {
+  const kinds = Array.from({ length: 16 }, (_, m) => ({
+    clarify: (m & 1) !== 0,
+    hint: (m & 2) !== 0,
+    gold: (m & 4) !== 0,
+    split: (m & 8) !== 0,
+  }));
+  const expected = (k: (typeof kinds)[number]): string =>
+    (['clarify', 'hint', 'gold', 'split'] as const).filter((f) => k[f]).join('+') || 'plain';
+  for (const order of [[...kinds].reverse(), kinds]) for (const k of order) assert.equal(kindKey(k), expected(k));
+});

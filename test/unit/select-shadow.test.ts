@@ -103,3 +103,24 @@ test('impossible selections are refused with a clear message', () => {
   assert.throws(() => selectShadow(items, { ...SHADOW, stratify: { ...MIX, mmlu: 0.1 } }), /unknown task "mmlu"/);
   assert.throws(() => selectShadow([...items, items[0]!], SHADOW), /source item gsm8k\/gsm8k-train-1 occurs twice/);
 });
+
+test('deriveSeed is FNV-1a over the code points of `seed:label`: astral characters one step, lone surrogates one each', () => {
+  // The definition, written as plainly as it reads.
+  const fnv = (seed: number, label: string): number => {
+    let h = 0x811c9dc5;
+    for (const ch of `${seed}:${label}`) {
+      h ^= ch.codePointAt(0)!;
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return h >>> 0;
+  };
+  const rng = createRng(99);
+  const pieces = ['a', 'scenario:', '7', '😀', '中', '\ud800', '\udc00', '\u00e9', ':', ''];
+  for (let i = 0; i < 500; i++) {
+    let label = '';
+    for (let k = rng.int(12); k > 0; k--) label += pieces[rng.int(pieces.length)];
+    const seed = rng.int(2) ? rng.int(1e9) : -rng.int(1000);
+    assert.equal(deriveSeed(seed, label), fnv(seed, label), JSON.stringify([seed, label]));
+  }
+  assert.equal(deriveSeed(20250820, 'gsm8k'), fnv(20250820, 'gsm8k'));
+});
