@@ -26,8 +26,11 @@ export interface Summary {
 
 /** n, min, p10, p50, p90, max and mean of the non-null values. */
 export function summarise(values: readonly (number | null)[]): Summary {
-  const counted = summariseCounts(values);
-  if (counted) return counted;
+  return summariseCounts(values) ?? summariseSorted(values);
+}
+
+/** summarise() by its definition: the values sorted. */
+export function summariseSorted(values: readonly (number | null)[]): Summary {
   // A Float64Array sorts numerically without a comparator call per pair (metrics are never NaN;
   // a -0 would sort before 0, which JSON writes as 0 either way).
   const xs = Float64Array.from(values.filter((x): x is number => x !== null)).sort();
