@@ -274,7 +274,10 @@ test('one bare name imported from several folders in one compileMany: each folde
       'import pkg from "pkg";\nimport * as fs from "fs";\nexport default [pkg.v, typeof fs.existsSync];\n',
     'rules/new/c.ts':
       'import pkg from "pkg";\nimport { readFileSync } from "node:fs";\nexport default [pkg.v, typeof readFileSync];\n',
-    'rules/new/d.ts': 'import pkg from "pkg";\nexport default [pkg.v];\n',
+    // A package whose name starts as `node:` does (`nod`): a bare name all the same.
+    'node_modules/nod/package.json': '{ "name": "nod", "version": "1.0.0", "main": "index.js" }\n',
+    'node_modules/nod/index.js': 'module.exports = { nod: true };\n',
+    'rules/new/d.ts': 'import pkg from "pkg";\nimport nod from "nod";\nexport default [pkg.v, nod.nod];\n',
   };
   const write = writer(root);
   for (const [p, text] of Object.entries(files)) write(p, text);
@@ -292,9 +295,11 @@ test('one bare name imported from several folders in one compileMany: each folde
     const keys = Object.keys(got);
     assert.ok(keys.includes(pj), `${e} lists ${pj}: ${keys.join(', ')}`);
     assert.equal(keys.filter((k) => k.endsWith('pkg/package.json')).length, 1, `${e}: one pkg`);
+    if (e === 'rules/new/d.ts') assert.ok(keys.includes('node_modules/nod/package.json'), `${e} lists nod`);
     const mod = (await import(pathToFileURL(await compiler.compiled(e)).href)) as { default: unknown[] };
     assert.equal(mod.default[0], v, `${e} runs pkg ${v}`);
-    if (mod.default.length > 1) assert.equal(mod.default[1], 'function', `${e}: the built-in is Node's`);
+    if (e === 'rules/new/d.ts') assert.equal(mod.default[1], true, `${e} runs nod`);
+    else assert.equal(mod.default[1], 'function', `${e}: the built-in is Node's`);
   }
 });
 

@@ -560,8 +560,9 @@ export class ModuleCompiler {
             };
           return { path: path.join(engine, 'src', 'api', 'index.ts') };
         });
-        // Bare names but `node:…` (esbuild keeps a built-in external itself, with no call here).
-        b.onResolve({ filter: /^(?:[^./n]|n[^o]|no[^d]|nod[^e]|node[^:])/ }, async (a) => {
+        // Bare names but `node:…` (esbuild keeps a built-in external itself, with no call here);
+        // the names `n`, `no`, `nod` and `node` are bare names too.
+        b.onResolve({ filter: /^(?:[^./n]|n$|n[^o]|no$|no[^d]|nod$|nod[^e]|node$|node[^:])/ }, async (a) => {
           if (a.pluginData === 'rc1-inner') return undefined;
           if (isBuiltin(a.path)) return { path: a.path, external: true };
           const key = `${a.kind}\0${a.resolveDir}\0${a.path}`;
