@@ -2,7 +2,7 @@
 //   hint   sentences the user may quote as something they already know (HINT_DEFINITION)
 //   split  the problem statement and the question asked (SPLIT_DEFINITION)
 import type { HotpotqaItem, SourceItem } from '../data/index.ts';
-import { tokenize } from '../text/index.ts';
+import { countTokens, tokenize } from '../text/index.ts';
 import { containsTokens } from './find-gaps.ts';
 
 export const HINT_DEFINITION =
@@ -79,9 +79,9 @@ export function findHints(item: SourceItem, minTokens: number): Hint[] {
   const isSpan = !(answer.length === 1 && YES_NO.has(answer[0]!));
   const words = answer.filter((w) => !STOP.has(w));
   return candidates.filter((h) => {
-    const toks = tokenize(h.text);
-    if (toks.length < minTokens) return false;
+    if (countTokens(h.text) < minTokens) return false;
     if (!isSpan) return true;
+    const toks = tokenize(h.text);
     const has = new Set(toks);
     return !containsTokens(toks, answer) && !(words.length > 0 && words.every((w) => has.has(w)));
   });
@@ -102,5 +102,5 @@ export function splitText(question: string): { setup: string; ask: string } | nu
   if (at < 1) return null;
   const setup = parts.slice(0, at).join(' ');
   const ask = parts.slice(at).join(' ');
-  return tokenize(setup).length > 0 && tokenize(ask).length > 0 ? { setup, ask } : null;
+  return countTokens(setup) > 0 && countTokens(ask) > 0 ? { setup, ask } : null;
 }
