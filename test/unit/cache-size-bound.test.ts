@@ -177,3 +177,29 @@ test('a cache created by startSize has a bound from its first file (no walk need
     r.cleanup();
   }
 });
+
+test("a walk removes what killed stores left (an object's, an entry's and an early copy's temporary files), and no walk counts them", () => {
+  const r = rig();
+  try {
+    const sha = r.store('a', BIG);
+    const before = gcCache(r.cache, { maxBytes: 1e9, full: true });
+    const objDir = path.dirname(r.cache.objectPath(sha));
+    const entryDir = path.dirname(r.cache.entryPath('a'));
+    const temps = [
+      path.join(objDir, `${sha}.tmp-4242-abc-1`),
+      path.join(r.cache.dir, 'objects', 'tmp', 'copy.tmp-4242-abc-2'),
+      path.join(entryDir, 'a.json.tmp-4242-abc-3'),
+    ];
+    for (const t of temps) {
+      fs.mkdirSync(path.dirname(t), { recursive: true });
+      fs.writeFileSync(t, Buffer.alloc(3000));
+    }
+    const walked = gcCache(r.cache, { maxBytes: 1e9, full: true });
+    for (const t of temps) assert.ok(!fs.existsSync(t), `${path.basename(t)} removed`);
+    assert.ok(fs.existsSync(r.cache.objectPath(sha)) && r.cache.has('a'), 'the object and its entry stay');
+    assert.equal(walked.before, before.after, 'the temporary files were never part of the total');
+    assert.equal(walked.after, r.onDisk());
+  } finally {
+    r.cleanup();
+  }
+});

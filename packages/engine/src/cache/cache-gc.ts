@@ -165,6 +165,24 @@ function listObjects(dir: string): Map<string, number> {
   return sizes;
 }
 
+/**
+ * Removes the temporary files of stores and entry writes that never finished (a build killed
+ * mid-copy: `<object>.tmp-…`, the copies under objects/tmp/ that OutputCache.beginCopy starts,
+ * `<entry>.json.tmp-…`). gc runs under the workspace lock, when no store is in progress, so each
+ * is garbage; no walk counts them in the cache's size.
+ */
+function removeTemps(dir: string): void {
+  for (const top of ['objects', 'entries']) {
+    const root = path.join(dir, top);
+    for (const sub of safeReaddir(root)) {
+      const d = path.join(root, sub);
+      for (const name of safeReaddir(d))
+        if ((top === 'objects' && sub === 'tmp') || name.includes('.tmp-'))
+          fs.rmSync(path.join(d, name), { force: true });
+    }
+  }
+}
+
 function safeReaddir(d: string): string[] {
   try {
     return fs.readdirSync(d);
@@ -245,6 +263,7 @@ export function gcCache(
     if (bound !== null && bound <= o.maxBytes)
       return { removed: [], orphanBytes: 0, freedBytes: 0, before: bound, after: bound, maxBytes: o.maxBytes };
   }
+  removeTemps(dir);
   const objects = listObjects(dir);
   let total = 0;
   for (const s of objects.values()) total += s;
