@@ -13,7 +13,8 @@ if curl -s -o /dev/null "http://127.0.0.1:$RGW_PORT/" || (exec 3<>"/dev/tcp/127.
 fi
 mkdir -p "$DIR"/{run,log,pids,rgw.a}; cd "$DIR"
 # a failed or interrupted start stops what it started
-trap 'DIR="$DIR" bash "$HERE/ceph-rgw-down.sh"' ERR INT TERM
+trap 'echo "ceph-rgw-up.sh: line $LINENO: \"$BASH_COMMAND\" failed; see $DIR/log" >&2; DIR="$DIR" bash "$HERE/ceph-rgw-down.sh"' ERR
+trap 'DIR="$DIR" bash "$HERE/ceph-rgw-down.sh"' INT TERM
 FSID=$(cat /proc/sys/kernel/random/uuid)
 sed -e "s|@DIR@|$DIR|g" -e "s|@FSID@|$FSID|g" -e "s|@RGW_PORT@|$RGW_PORT|g" -e "s|@MON_PORT@|$MON_PORT|g" "$HERE/ceph-rgw.conf.template" > ceph.conf
 export CEPH_CONF=$DIR/ceph.conf
@@ -29,7 +30,14 @@ echo "mon up ($(ms) ms)"
 # one OSD on memstore (RAM, memstore_device_bytes = 4 GiB)
 OSD_UUID=$(cat /proc/sys/kernel/random/uuid); ID=$(ceph osd new "$OSD_UUID"); mkdir -p "osd.$ID"
 ceph-osd -i "$ID" --mkfs --osd-uuid "$OSD_UUID" >log/osd-mkfs.out 2>&1
-ceph osd crush add "osd.$ID" 1.0 root=default host="$(hostname -s)" >/dev/null 2>&1
+# Retried for up to 10 s: in one CI run under load the start failed between the OSD's mkfs and its
+# start, most likely here (the ERR trap above now names the command that fails).
+added=0
+for i in $(seq 1 50); do
+  if ceph osd crush add "osd.$ID" 1.0 root=default host="$(hostname -s)" >/dev/null 2>log/crush.err; then added=1; break; fi
+  sleep 0.2
+done
+[ "$added" = 1 ] || { echo "ceph-rgw-up.sh: ceph osd crush add failed: $(tail -3 log/crush.err)" >&2; exit 1; }
 setsid ceph-osd -i "$ID" -f </dev/null >log/osd.out 2>&1 & echo $! > pids/osd
 for i in $(seq 1 900); do
   ceph osd stat 2>/dev/null | grep -q ' 1 up' && break
