@@ -89,7 +89,9 @@ export type ToWorker =
   | { type: 'claims'; cells: Int32Array }
   | { type: 'abort'; id: number }
   /** A worker the resident server started ahead takes the build's environment before its first job. */
-  | { type: 'env'; env: Record<string, string | undefined> };
+  | { type: 'env'; env: Record<string, string | undefined> }
+  /** A worker the resident server started ahead runs one small rule of its own while idle (worker.ts: warmUp). */
+  | { type: 'warm-up' };
 
 export type FromWorker =
   | { type: 'log'; id: number; line: string }

@@ -92,7 +92,8 @@ export class WorkerPool implements RuleRunner {
     private readonly size: number,
     private readonly workerUrl: URL,
     /**
-     * The resident server's workers started ahead (fresh: no job run, no rule loaded); each one
+     * The resident server's workers started ahead (no job of a build run, no rule of the workspace
+     * loaded: only worker.ts's warm-up rule, in a folder of its own); each one
      * taken is given `env` (the build's) before its first job and, like every worker, ends with the pool.
      */
     private readonly ahead?: { take: () => Worker | undefined; env: NodeJS.ProcessEnv },

@@ -3,6 +3,7 @@
 // outputs and stores them in the output cache. Runs off the main thread so -j gives
 // real CPU parallelism and an interrupted build can terminate rules.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
@@ -24,8 +25,11 @@ const port = parentPort!;
 const EARLY_COPY_MIN = 1 << 20;
 const aborts = new Map<number, JobAbort>();
 
+/** The warm-up job's id (the pool numbers its jobs from 1): nothing about it is posted. */
+const WARM_UP_ID = 0;
+
 function post(m: FromWorker): void {
-  port.postMessage(m);
+  if (m.id !== WARM_UP_ID) port.postMessage(m);
 }
 
 async function run(job: Job): Promise<void> {
@@ -190,11 +194,58 @@ async function run(job: Job): Promise<void> {
   }
 }
 
+const WARM_UP_RULE = `import { writeFileSync } from 'node:fs';
+export default { name: 'warm-up', version: 1, run(ctx) { writeFileSync(ctx.output('warm-up.txt'), 'warm-up\\n'); } };
+`;
+
+/**
+ * A worker the resident server starts ahead runs one small rule of its own, through run() as any
+ * job, while the server is idle: the code every job goes through (a rule module's import, the
+ * rule harness, the output's hash, the cache's object and entry) is compiled then, rather than
+ * in the next build's first job, where it sits on the critical path (bench/results/speed.md,
+ * twenty-second pass). Its files are in a folder of its own under the system's temporary folder,
+ * removed after it; nothing of it is posted, and a job the build posts meanwhile waits behind it.
+ */
+function warmUp(): void {
+  let dir: string;
+  try {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-warm-up-'));
+    fs.writeFileSync(path.join(dir, 'warm-up.mjs'), WARM_UP_RULE);
+  } catch {
+    return; // no temporary folder to write in: the first job compiles the code, as without
+  }
+  const job: Job = {
+    id: WARM_UP_ID,
+    target: 'warm-up',
+    gate: false,
+    module: path.join(dir, 'warm-up.mjs'),
+    ruleFile: 'warm-up.mjs',
+    root: dir,
+    stateDir: path.join(dir, 'state'),
+    profile: 'warm-up',
+    params: {},
+    args: {},
+    forced: false,
+    codeHash: '0'.repeat(64),
+    env: {},
+    inputs: {},
+    outputs: [{ path: 'warm-up.txt', dir: false, tmp: path.join(dir, '0-warm-up.txt') }],
+    tmpDir: dir,
+    tmpPrefix: '0-',
+    cacheDir: path.join(dir, 'cache'),
+    cacheKey: '0'.repeat(64),
+  };
+  queue.push({ job });
+}
+
 // One job at a time; a job posted behind the running one may be taken back by the pool (job-queue.ts).
-const queue = new JobQueue<Job>(run);
+const queue = new JobQueue<Job>((job) =>
+  job.id === WARM_UP_ID ? run(job).finally(() => fs.rmSync(job.root, { recursive: true, force: true })) : run(job),
+);
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'run') queue.push({ job: m.job, ...(m.claim !== undefined ? { claim: m.claim } : {}) });
+  else if (m.type === 'warm-up') warmUp();
   else if (m.type === 'claims') queue.share(m.cells);
   else if (m.type === 'env') {
     // This thread's copy of the environment becomes the build's (a worker started ahead by the server).

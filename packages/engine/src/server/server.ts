@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { procStat } from '../state/process-identity.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { STATE_DIR } from '../workspace/workspace.ts';
+import type { ToWorker } from '../runner/protocol.ts';
 import type { Sig } from './served.ts';
 import {
   type ServerInfo,
@@ -42,6 +43,8 @@ const FAULT_START_PAUSE_MS = Number(process.env.RC1_FAULT_SERVER_START_PAUSE_MS 
 /**
  * Rule workers started while idle, each handed to one build (WorkerPool: it gets the build's
  * environment then) and terminated with that build's pool: none outlives the request that used it.
+ * Each runs a small rule of its own first (worker.ts: warmUp), so that a build's first jobs find
+ * the worker's code compiled.
  */
 function spareWorkers(baseEnv: NodeJS.ProcessEnv): { fill(): void; take(): Worker | undefined } {
   const spares: Worker[] = [];
@@ -50,6 +53,7 @@ function spareWorkers(baseEnv: NodeJS.ProcessEnv): { fill(): void; take(): Worke
     fill() {
       while (spares.length < SPARE_WORKERS) {
         const w = new Worker(workerUrl, { stdout: true, stderr: true, env: { ...baseEnv } });
+        w.postMessage({ type: 'warm-up' } satisfies ToWorker); // worker.ts: warmUp
         const drop = (): void => {
           const i = spares.indexOf(w);
           if (i >= 0) spares.splice(i, 1);
