@@ -296,6 +296,7 @@ function measure(tools: Tool[]): void {
         if (t.id === 'rc1s' && (c === 'full' || c === 'fullCold')) continue; // in-process: the rc1-build column
         try {
           if (t.id !== 'node') prepare(t, c, run);
+          else if (c === 'change' || c === 'touch') idleLikeAUser(); // the same idle as the tools it stands beside
           currentCase = c;
           const r = runOnce(t, [], c === 'noopFull' ? { RC1_NO_FAST_NOOP: '1' } : {});
           currentCase = null;
