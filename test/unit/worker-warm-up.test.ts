@@ -2,9 +2,11 @@
 // small rule of its own, in a folder of its own under the temporary folder, through the same path
 // as any job. Checked on the built worker (dist/worker.js, what the server starts): the folder is
 // made and removed, nothing of the warm-up reaches the pool, and a build's job posted right
-// behind it runs and is answered as usual, also where the warm-up cannot write.
+// behind it runs and is answered as usual, also where the warm-up cannot write; and a server's
+// start removes the folders that servers killed during a warm-up left.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -84,7 +86,7 @@ test('a warm-up makes its folder under the temporary folder and removes it befor
     assert.deepEqual(fs.readdirSync(tmp), [], 'the warm-up folder is gone by the time the job is answered');
     await new Promise((r) => setTimeout(r, 50)); // the watcher's events
     assert.ok(
-      [...appeared].some((n) => n.startsWith('rc1-warm-up-')),
+      [...appeared].some((n) => n.startsWith(`rc1-warm-up-${process.pid}-`)),
       `the warm-up made its folder there (seen: ${[...appeared].join(', ') || 'nothing'})`,
     );
     assert.ok(fs.readdirSync(path.join(ws, 'cache', 'entries')).length > 0, "the job's own cache is in its workspace");
@@ -106,5 +108,35 @@ test('a warm-up that cannot make its folder is skipped: the job behind it runs a
     assert.equal(fs.readFileSync(path.join(ws, 'tmp', '1-out.txt'), 'utf8'), 'hello\n');
   } finally {
     fs.rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("a server's start removes the warm-up folders of processes no longer running, and only those", async () => {
+  const { sweepWarmUpDirs } = await import('../../packages/engine/src/runner/warm-up.ts');
+  const { procStat } = await import('../../packages/engine/src/state/process-identity.ts');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-warm-sweep-'));
+  try {
+    const dead = spawnSync('true').pid!; // exited and reaped: no /proc entry
+    const ticks = procStat(process.pid)!.startTicks;
+    const names = {
+      dead: `rc1-warm-up-${dead}-${ticks}-aaaaaa`,
+      alive: `rc1-warm-up-${process.pid}-${ticks}-bbbbbb`,
+      reused: `rc1-warm-up-${process.pid}-1-cccccc`, // this pid, another start time: a reused pid
+      other: 'rc1-warm-up-ddd',
+      unrelated: 'something-else',
+    };
+    for (const n of Object.values(names)) {
+      fs.mkdirSync(path.join(tmp, n));
+      fs.writeFileSync(path.join(tmp, n, 'f'), 'x');
+    }
+    assert.deepEqual(
+      sweepWarmUpDirs(tmp, path.join(tmp, 'no-proc')),
+      [],
+      'no /proc to tell which processes run: nothing removed',
+    );
+    assert.deepEqual(sweepWarmUpDirs(tmp).sort(), [names.dead, names.reused].sort());
+    assert.deepEqual(fs.readdirSync(tmp).sort(), [names.alive, names.other, names.unrelated].sort());
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 });

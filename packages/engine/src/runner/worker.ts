@@ -3,7 +3,6 @@
 // outputs and stores them in the output cache. Runs off the main thread so -j gives
 // real CPU parallelism and an interrupted build can terminate rules.
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
@@ -17,6 +16,7 @@ import { ContractError, ParamError, invokeRule } from './rule-harness.ts';
 import { installLazySourceMaps } from './lazy-source-maps.ts';
 import { JobQueue } from './job-queue.ts';
 import { JobAbort } from './job-abort.ts';
+import { makeWarmUpDir } from './warm-up.ts';
 
 // Stacks name the user's .ts files (the bundle's source map), read only when a stack is formatted.
 installLazySourceMaps([import.meta.url]);
@@ -204,12 +204,13 @@ export default { name: 'warm-up', version: 1, run(ctx) { writeFileSync(ctx.outpu
  * rule harness, the output's hash, the cache's object and entry) is compiled then, rather than
  * in the next build's first job, where it sits on the critical path (bench/results/speed.md,
  * twenty-second pass). Its files are in a folder of its own under the system's temporary folder,
- * removed after it; nothing of it is posted, and a job the build posts meanwhile waits behind it.
+ * removed after it (or, if the server is killed meanwhile, by the next server's start: warm-up.ts);
+ * nothing of it is posted, and a job the build posts meanwhile waits behind it.
  */
 function warmUp(): void {
   let dir: string;
   try {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc1-warm-up-'));
+    dir = makeWarmUpDir();
     fs.writeFileSync(path.join(dir, 'warm-up.mjs'), WARM_UP_RULE);
   } catch {
     return; // no temporary folder to write in: the first job compiles the code, as without

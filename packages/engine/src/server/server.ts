@@ -15,6 +15,7 @@ import { procStat } from '../state/process-identity.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { STATE_DIR } from '../workspace/workspace.ts';
 import type { ToWorker } from '../runner/protocol.ts';
+import { sweepWarmUpDirs } from '../runner/warm-up.ts';
 import type { Sig } from './served.ts';
 import {
   type ServerInfo,
@@ -223,6 +224,11 @@ export async function runServer(
   release();
   log(`listening on ${socket} (idle timeout ${idleS} s)`);
   armIdle();
+  try {
+    sweepWarmUpDirs(); // those of servers killed during a warm-up
+  } catch {
+    /* a folder that cannot be removed now is removed by a later start */
+  }
   spares.fill();
   // Gone server.json (a removed .rc1/, another server) or a changed engine: exit.
   setInterval(() => {
