@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { procStat } from '../state/process-identity.ts';
+import { procStat, processRunning } from '../state/process-identity.ts';
 
 const PREFIX = 'rc1-warm-up-';
 const NAME = /^rc1-warm-up-(\d+)-(\d+)-/;
@@ -33,8 +33,7 @@ export function sweepWarmUpDirs(tmp: string = os.tmpdir(), procRoot = '/proc'): 
   for (const name of names) {
     const m = NAME.exec(name);
     if (!m) continue;
-    const st = procStat(Number(m[1]), procRoot);
-    if (st && st.state !== 'Z' && st.state !== 'X' && st.startTicks === m[2]) continue; // its process runs
+    if (processRunning(Number(m[1]), m[2]!, procRoot)) continue;
     try {
       fs.rmSync(path.join(tmp, name), { recursive: true, force: true });
       removed.push(name);

@@ -6,7 +6,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type ProcessIdentity, holderState, procStat, selfIdentity } from '../state/process-identity.ts';
+import { type ProcessIdentity, holderState, selfIdentity } from '../state/process-identity.ts';
 import { STATE_DIR } from '../workspace/workspace.ts';
 
 export const SERVER_FILE = 'server.json';
@@ -95,13 +95,6 @@ export function engineIdentity(distDir: string): string {
     .sort())
     lines.push(`${n} ${key(path.join(distDir, n))}`);
   return lines.join('\n');
-}
-
-/** A process by pid and start time (field 22 of /proc/<pid>/stat): still running, not a zombie. */
-export function processRunning(pid: number, startTicks: string | null): boolean {
-  const st = procStat(pid);
-  if (!st || st.state === 'Z' || st.state === 'X') return false;
-  return startTicks === null || st.startTicks === startTicks;
 }
 
 /** Names of the start lock's temp files (`.tmp-<random>`) and of locks being broken (`.stale-<random>`). */

@@ -11,7 +11,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { procStat } from '../state/process-identity.ts';
+import { procStat, processRunning } from '../state/process-identity.ts';
 import { writeFileAtomic } from '../util/fs.ts';
 import { STATE_DIR } from '../workspace/workspace.ts';
 import type { ToWorker } from '../runner/protocol.ts';
@@ -21,7 +21,6 @@ import {
   type ServerInfo,
   engineIdentity,
   ensurePrivateDir,
-  processRunning,
   readServerInfo,
   serverFile,
   socketPathFor,

@@ -37,6 +37,13 @@ export function procStat(pid: number, procRoot = '/proc'): { state: string; star
   return state && startTicks ? { state, startTicks } : null;
 }
 
+/** A process by pid and start time (field 22 of /proc/<pid>/stat): still running, not a zombie. */
+export function processRunning(pid: number, startTicks: string | null, procRoot = '/proc'): boolean {
+  const st = procStat(pid, procRoot);
+  if (!st || st.state === 'Z' || st.state === 'X') return false;
+  return startTicks === null || st.startTicks === startTicks;
+}
+
 /** This machine's boot id (/proc/sys/kernel/random/boot_id), or null where there is none. */
 export function readBootId(): string | null {
   try {
