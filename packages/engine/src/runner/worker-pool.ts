@@ -82,6 +82,7 @@ interface Pending {
 export class WorkerPool implements RuleRunner {
   private slots: Slot[] = [];
   private pending = new Map<number, Pending>();
+  /** From 1: id 0 is the spare workers' own warm-up job, which a worker never posts about (worker.ts: WARM_UP_ID). */
   private nextId = 1;
   private closed = false;
   private balancing = false;
