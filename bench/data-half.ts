@@ -17,7 +17,9 @@
 // dependencies installed and its engine built; an older layout's bin/rc1-build.js at its root is
 // found too): the issue's baseline measured in the same window (git worktree add DIR REV; npm ci
 // there). Prints this tree's median wall over the baseline's beside the goal's ratio, 8 s over
-// the 10.8 s the issue measured. The two sides' outputs are compared and the difference reported.
+// the 10.8 s the issue measured. The two sides' outputs are compared and the difference reported,
+// with each JSONL output's lines and bytes on both sides and how many lines are the same (the work
+// each version did, so the ratio can be read as one workload or not).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -184,6 +186,39 @@ function outputDigests(dir: string): Record<string, string> {
   return out;
 }
 
+/** A JSONL output's size in lines and bytes, and a digest of each line (the comparison of two versions' work). */
+interface Volume {
+  bytes: number;
+  lines: number;
+  lineDigests: string[];
+}
+
+/** The JSONL outputs under data/ (data/raw left out): what the data half's rules read and wrote, line by line. */
+function jsonlVolumes(dir: string): Record<string, Volume> {
+  const out: Record<string, Volume> = {};
+  const walk = (rel: string): void => {
+    const abs = path.join(dir, rel);
+    if (!fs.existsSync(abs)) return;
+    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
+      const r = path.posix.join(rel, e.name);
+      if (r === 'data/raw') continue;
+      if (e.isDirectory()) walk(r);
+      else if (r.endsWith('.jsonl')) {
+        const bytes = fs.readFileSync(path.join(dir, r));
+        const lines = bytes.toString('utf8').split('\n');
+        if (lines.at(-1) === '') lines.pop();
+        out[r] = {
+          bytes: bytes.length,
+          lines: lines.length,
+          lineDigests: lines.map((l) => createHash('sha256').update(l).digest('hex').slice(0, 16)),
+        };
+      }
+    }
+  };
+  walk('data');
+  return out;
+}
+
 function nodeStartup(): number {
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
@@ -221,6 +256,8 @@ interface Measured {
   full: Run;
   noop: number;
   digests: Record<string, string>;
+  /** --baseline-tree: the JSONL outputs' sizes and line digests (the work each version did). */
+  volumes?: Record<string, Volume>;
 }
 
 function measure(n: number, label: string, rev?: string, cli = CLI, tree?: string): Measured {
@@ -232,10 +269,11 @@ function measure(n: number, label: string, rev?: string, cli = CLI, tree?: strin
       process.exitCode = 1;
     }
     const digests = outputDigests(dir);
+    const volumes = BASELINE_TREE !== undefined ? jsonlVolumes(dir) : undefined;
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300); // past the stat cache's racy window
     build(dir, ['pool_validation', 'difficulty_report'], cli);
     const noop = Math.min(...[0, 1, 2].map(() => build(dir, ['pool_validation', 'difficulty_report'], cli).wallMs));
-    return { label, n, full, noop, digests };
+    return { label, n, full, noop, digests, ...(volumes ? { volumes } : {}) };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -306,6 +344,30 @@ for (const n of SIZES) {
           ? ` (the goal as the issue set it against its baseline: ≤ ${(GOAL_MS / 1000).toFixed(0)} s / ${(ISSUE_BASELINE_MS / 1000).toFixed(1)} s = ${(GOAL_MS / ISSUE_BASELINE_MS).toFixed(2)} ×: ${ratio <= GOAL_MS / ISSUE_BASELINE_MS ? 'met' : 'NOT met'})`
           : ''),
     );
+    // The two versions do not write the same bytes: how much work each did, per JSONL output (its
+    // lines and bytes) and how many lines are the same at the same place, so the ratio above can be
+    // read as the same workload or not.
+    const vb = befores[0]!.volumes ?? {};
+    const va = afters[0]!.volumes ?? {};
+    const jsonl = [...new Set([...Object.keys(va), ...Object.keys(vb)])].sort();
+    if (jsonl.length > 0) {
+      const side = (v: Volume | undefined): string =>
+        v === undefined ? '—' : `${v.lines} lines, ${(v.bytes / 1e6).toFixed(2)} MB`;
+      console.log(
+        `\nn = ${n}: the work of each side (its first run), per JSONL output:\n\n| file | baseline | this tree | lines the same, at the same place |\n|---|---|---|---|`,
+      );
+      for (const f of jsonl) {
+        const x = vb[f];
+        const y = va[f];
+        let same = '—';
+        if (x && y) {
+          let k = 0;
+          for (let i = 0; i < Math.min(x.lines, y.lines); i++) if (x.lineDigests[i] === y.lineDigests[i]) k++;
+          same = `${k} of ${Math.max(x.lines, y.lines)} (${((100 * k) / Math.max(x.lines, y.lines, 1)).toFixed(1)} %)`;
+        }
+        console.log(`| ${f} | ${side(x)} | ${side(y)} | ${same} |`);
+      }
+    }
     if (sideDiffs.length > 0) process.exitCode = 1;
     continue;
   }
