@@ -162,12 +162,12 @@ function build(dir: string, targets: string[], cli = CLI): Run {
 }
 
 /**
- * sha256 of every output of the data half: the files under data/ and reports/, data/raw left out,
- * and the engine's build manifest (reports/rc1/manifest.json: it records build times and each
- * target's key, which hashes the rule's code) left out; the artifacts it lists are compared.
+ * The outputs of the data half: the files under data/ and reports/, data/raw left out, and the
+ * engine's build manifest (reports/rc1/manifest.json: it records build times and each target's
+ * key, which hashes the rule's code) left out; the artifacts it lists are compared.
  */
-function outputDigests(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
+function outputFiles(dir: string): string[] {
+  const out: string[] = [];
   const walk = (rel: string): void => {
     const abs = path.join(dir, rel);
     if (!fs.existsSync(abs)) return;
@@ -175,15 +175,24 @@ function outputDigests(dir: string): Record<string, string> {
       const r = path.posix.join(rel, e.name);
       if (r === 'data/raw' || r === 'reports/rc1/manifest.json') continue;
       if (e.isDirectory()) walk(r);
-      else
-        out[r] = createHash('sha256')
-          .update(fs.readFileSync(path.join(dir, r)))
-          .digest('hex');
+      else out.push(r);
     }
   };
   walk('data');
   walk('reports');
   return out;
+}
+
+/** sha256 of every output of the data half (outputFiles). */
+function outputDigests(dir: string): Record<string, string> {
+  return Object.fromEntries(
+    outputFiles(dir).map((r) => [
+      r,
+      createHash('sha256')
+        .update(fs.readFileSync(path.join(dir, r)))
+        .digest('hex'),
+    ]),
+  );
 }
 
 /** A JSONL output's size in lines and bytes, and a digest of each line (the comparison of two versions' work). */
@@ -193,29 +202,20 @@ interface Volume {
   lineDigests: string[];
 }
 
-/** The JSONL outputs under data/ (data/raw left out): what the data half's rules read and wrote, line by line. */
+/** The JSONL outputs of the data half: what its rules wrote, line by line. */
 function jsonlVolumes(dir: string): Record<string, Volume> {
   const out: Record<string, Volume> = {};
-  const walk = (rel: string): void => {
-    const abs = path.join(dir, rel);
-    if (!fs.existsSync(abs)) return;
-    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
-      const r = path.posix.join(rel, e.name);
-      if (r === 'data/raw') continue;
-      if (e.isDirectory()) walk(r);
-      else if (r.endsWith('.jsonl')) {
-        const bytes = fs.readFileSync(path.join(dir, r));
-        const lines = bytes.toString('utf8').split('\n');
-        if (lines.at(-1) === '') lines.pop();
-        out[r] = {
-          bytes: bytes.length,
-          lines: lines.length,
-          lineDigests: lines.map((l) => createHash('sha256').update(l).digest('hex').slice(0, 16)),
-        };
-      }
-    }
-  };
-  walk('data');
+  for (const r of outputFiles(dir)) {
+    if (!r.endsWith('.jsonl')) continue;
+    const bytes = fs.readFileSync(path.join(dir, r));
+    const lines = bytes.toString('utf8').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    out[r] = {
+      bytes: bytes.length,
+      lines: lines.length,
+      lineDigests: lines.map((l) => createHash('sha256').update(l).digest('hex').slice(0, 16)),
+    };
+  }
   return out;
 }
 
