@@ -308,6 +308,70 @@ for (const r of runs) {
     `| ${r.n} | ${r.label || '—'} | ${gates(r.full)} | ${fmt(r.full.wallMs)} | ${r.full.cpuS === null ? 'n/a' : `${r.full.cpuS.toFixed(2)} s`} | ${fmt(r.noop)} | ${fmt(nodeMs)} | ${rss} | ${fmtLoad(r.full.load)} | ${met} |`,
   );
 }
+/** The median wall time of a side's runs. */
+function medianMs(side: Measured[]): number {
+  const w = side.map((r) => r.full.wallMs).sort((x, y) => x - y);
+  const m = w.length >> 1;
+  return w.length % 2 ? w[m]! : (w[m - 1]! + w[m]!) / 2;
+}
+
+/**
+ * --baseline-tree: two versions of the RC1 code. Each side must agree with itself (false where it
+ * does not); between them, what differs is reported, with the ratio of the median wall times and
+ * the work each side did (printWork).
+ */
+function reportAgainstBaseline(n: number, befores: Measured[], afters: Measured[]): boolean {
+  const sideDiffs = [befores, afters].flatMap((side) =>
+    side.flatMap((r) =>
+      [...new Set([...Object.keys(side[0]!.digests), ...Object.keys(r.digests)])]
+        .filter((f) => r.digests[f] !== side[0]!.digests[f])
+        .map((f) => `${r.label}: ${f}`),
+    ),
+  );
+  const b = befores[0]!.digests;
+  const a = afters[0]!.digests;
+  const all = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const across = all.filter((f) => a[f] !== b[f]);
+  const ratio = medianMs(afters) / medianMs(befores);
+  console.log(
+    `\nn = ${n}: ${sideDiffs.length === 0 ? `each side wrote the same files in all its runs` : `OUTPUTS DIFFER within a side: ${sideDiffs.join(', ')}`}; ` +
+      `between the baseline and this tree ${across.length === 0 ? `all ${all.length} output files are the same (sha256)` : `${all.length - across.length} of ${all.length} output files are the same, ${across.length} differ or are on one side only: ${across.join(', ')}`}.` +
+      `\nn = ${n}: this tree / the baseline, median wall: ${fmt(medianMs(afters))} / ${fmt(medianMs(befores))} = ${ratio.toFixed(2)} ×` +
+      (n === 30000
+        ? ` (the goal as the issue set it against its baseline: ≤ ${(GOAL_MS / 1000).toFixed(0)} s / ${(ISSUE_BASELINE_MS / 1000).toFixed(1)} s = ${(GOAL_MS / ISSUE_BASELINE_MS).toFixed(2)} ×: ${ratio <= GOAL_MS / ISSUE_BASELINE_MS ? 'met' : 'NOT met'})`
+        : ''),
+  );
+  printWork(n, befores[0]!.volumes ?? {}, afters[0]!.volumes ?? {});
+  return sideDiffs.length === 0;
+}
+
+/**
+ * The two versions do not write the same bytes: how much work each did, per JSONL output (its
+ * lines and bytes) and how many lines are the same at the same place, so the ratio can be read as
+ * the same workload or not.
+ */
+function printWork(n: number, vb: Record<string, Volume>, va: Record<string, Volume>): void {
+  const jsonl = [...new Set([...Object.keys(va), ...Object.keys(vb)])].sort();
+  if (jsonl.length > 0) {
+    const side = (v: Volume | undefined): string =>
+      v === undefined ? '—' : `${v.lines} lines, ${(v.bytes / 1e6).toFixed(2)} MB`;
+    console.log(
+      `\nn = ${n}: the work of each side (its first run), per JSONL output:\n\n| file | baseline | this tree | lines the same, at the same place |\n|---|---|---|---|`,
+    );
+    for (const f of jsonl) {
+      const x = vb[f];
+      const y = va[f];
+      let same = '—';
+      if (x && y) {
+        let k = 0;
+        for (let i = 0; i < Math.min(x.lines, y.lines); i++) if (x.lineDigests[i] === y.lineDigests[i]) k++;
+        same = `${k} of ${Math.max(x.lines, y.lines)} (${((100 * k) / Math.max(x.lines, y.lines, 1)).toFixed(1)} %)`;
+      }
+      console.log(`| ${f} | ${side(x)} | ${side(y)} | ${same} |`);
+    }
+  }
+}
+
 // Every run of one size must have produced the same bytes. With --before, a file that only the
 // "after" runs write (a new intermediate target's output) is listed, not compared with "before":
 // it must be the same in every "after" run, and every file "before" writes must be the same in all.
@@ -318,57 +382,7 @@ for (const n of SIZES) {
   const befores = mine.filter((r) => r.label.startsWith('before'));
   const afters = mine.filter((r) => !r.label.startsWith('before'));
   if (BASELINE_TREE !== undefined && befores.length > 0 && afters.length > 0) {
-    // Two versions of the RC1 code: each side must agree with itself; between them, what differs is reported.
-    const sideDiffs = [befores, afters].flatMap((side) =>
-      side.flatMap((r) =>
-        [...new Set([...Object.keys(side[0]!.digests), ...Object.keys(r.digests)])]
-          .filter((f) => r.digests[f] !== side[0]!.digests[f])
-          .map((f) => `${r.label}: ${f}`),
-      ),
-    );
-    const b = befores[0]!.digests;
-    const a = afters[0]!.digests;
-    const all = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    const across = all.filter((f) => a[f] !== b[f]);
-    const medianMs = (side: Measured[]): number => {
-      const w = side.map((r) => r.full.wallMs).sort((x, y) => x - y);
-      const m = w.length >> 1;
-      return w.length % 2 ? w[m]! : (w[m - 1]! + w[m]!) / 2;
-    };
-    const ratio = medianMs(afters) / medianMs(befores);
-    console.log(
-      `\nn = ${n}: ${sideDiffs.length === 0 ? `each side wrote the same files in all its runs` : `OUTPUTS DIFFER within a side: ${sideDiffs.join(', ')}`}; ` +
-        `between the baseline and this tree ${across.length === 0 ? `all ${all.length} output files are the same (sha256)` : `${all.length - across.length} of ${all.length} output files are the same, ${across.length} differ or are on one side only: ${across.join(', ')}`}.` +
-        `\nn = ${n}: this tree / the baseline, median wall: ${fmt(medianMs(afters))} / ${fmt(medianMs(befores))} = ${ratio.toFixed(2)} ×` +
-        (n === 30000
-          ? ` (the goal as the issue set it against its baseline: ≤ ${(GOAL_MS / 1000).toFixed(0)} s / ${(ISSUE_BASELINE_MS / 1000).toFixed(1)} s = ${(GOAL_MS / ISSUE_BASELINE_MS).toFixed(2)} ×: ${ratio <= GOAL_MS / ISSUE_BASELINE_MS ? 'met' : 'NOT met'})`
-          : ''),
-    );
-    // The two versions do not write the same bytes: how much work each did, per JSONL output (its
-    // lines and bytes) and how many lines are the same at the same place, so the ratio above can be
-    // read as the same workload or not.
-    const vb = befores[0]!.volumes ?? {};
-    const va = afters[0]!.volumes ?? {};
-    const jsonl = [...new Set([...Object.keys(va), ...Object.keys(vb)])].sort();
-    if (jsonl.length > 0) {
-      const side = (v: Volume | undefined): string =>
-        v === undefined ? '—' : `${v.lines} lines, ${(v.bytes / 1e6).toFixed(2)} MB`;
-      console.log(
-        `\nn = ${n}: the work of each side (its first run), per JSONL output:\n\n| file | baseline | this tree | lines the same, at the same place |\n|---|---|---|---|`,
-      );
-      for (const f of jsonl) {
-        const x = vb[f];
-        const y = va[f];
-        let same = '—';
-        if (x && y) {
-          let k = 0;
-          for (let i = 0; i < Math.min(x.lines, y.lines); i++) if (x.lineDigests[i] === y.lineDigests[i]) k++;
-          same = `${k} of ${Math.max(x.lines, y.lines)} (${((100 * k) / Math.max(x.lines, y.lines, 1)).toFixed(1)} %)`;
-        }
-        console.log(`| ${f} | ${side(x)} | ${side(y)} | ${same} |`);
-      }
-    }
-    if (sideDiffs.length > 0) process.exitCode = 1;
+    if (!reportAgainstBaseline(n, befores, afters)) process.exitCode = 1;
     continue;
   }
   const newFiles =
