@@ -126,7 +126,7 @@ export default defineRule({
         },
         (seed) => ctx.rng(seed),
       );
-    let result;
+    let result: ReturnType<typeof select>;
     try {
       try {
         result = select();

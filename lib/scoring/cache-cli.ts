@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import { defineCommand, type JsonValue } from 'rc1-build';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseInvalidateSpec } from './cache-filter.ts';
+import { parseInvalidateSpec, type ParsedSpec } from './cache-filter.ts';
 import { CacheSchema, scoringLiveDefaults } from './presets.ts';
 import { openScoreCache, SCORE_CACHE_FORMAT, type ScoreCache } from './score-cache.ts';
 
@@ -200,22 +200,27 @@ function formatStat(s: CacheStat, shown: string): string {
   return `${out}\n${table(rows)}`;
 }
 
+/** The scorecache command line (node:util parseArgs, strict). */
+function parseScorecacheArgs(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      json: { type: 'boolean' },
+      spec: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      db: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
 export async function runScorecache(argv: string[], io: CliContext): Promise<number> {
   const { root } = io;
-  let parsed;
+  let parsed: ReturnType<typeof parseScorecacheArgs>;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        json: { type: 'boolean' },
-        spec: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        db: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
+    parsed = parseScorecacheArgs(argv);
   } catch (e) {
     io.err(`rc1 scorecache: ${e instanceof Error ? e.message : String(e)}\n${USAGE}`);
     return 64;
@@ -243,7 +248,7 @@ export async function runScorecache(argv: string[], io: CliContext): Promise<num
   const json = values.json === true;
   const dry = values['dry-run'] === true;
 
-  let spec;
+  let spec: ParsedSpec | undefined;
   if (command === 'invalidate') {
     if (values.spec === undefined) {
       io.err(`rc1 scorecache: invalidate needs --spec SPEC\n${USAGE}`);

@@ -105,11 +105,11 @@ function frame(obj) {
 /** Whether a path is a socket of this user's: a listener of another user's, a file or a link is not the server. */
 function ownSocket(p) {
   const st = fs.lstatSync(p, { throwIfNoEntry: false });
-  return st !== undefined && st.isSocket() && (typeof process.getuid !== 'function' || st.uid === process.getuid());
+  return st?.isSocket() === true && (typeof process.getuid !== 'function' || st.uid === process.getuid());
 }
 
 /** Runs the command in the server; resolves false when it must run in-process instead. */
-async function served(file, info) {
+async function served(info) {
   const net = require('node:net'); // not loaded when there is no server
   return await new Promise((resolve) => {
     const sock = net.connect(info.socket);
@@ -182,7 +182,7 @@ async function served(file, info) {
           try {
             m = type === 3 ? JSON.parse(payload.toString('utf8')) : null;
           } catch {}
-          if (!m || m.t !== 'hello' || m.token !== info.token) return refuse();
+          if (m?.t !== 'hello' || m.token !== info.token) return refuse();
           hello = true;
           request();
         } else if (type === 1) process.stdout.write(payload);
@@ -229,7 +229,7 @@ async function tryServer() {
     removeIfDead(file, info);
     return false;
   }
-  return typeof info.token === 'string' && ownSocket(info.socket) ? await served(file, info) : false;
+  return typeof info.token === 'string' && ownSocket(info.socket) ? await served(info) : false;
 }
 
 /**
@@ -256,7 +256,7 @@ async function tryFast() {
       why,
     });
   } catch (e) {
-    why?.(`error: ${e && e.message}`);
+    why?.(`error: ${e instanceof Error ? e.message : String(e)}`);
     return null; // the full build decides
   }
 }

@@ -143,7 +143,7 @@ export const tfjsEngine: Engine = {
           break;
         }
         const t0 = performance.now();
-        let stats;
+        let stats: Awaited<ReturnType<typeof strategy.update>>;
         try {
           const batch = await strategy.collect(step, handle);
           stats = await strategy.update(step, handle, batch, lrAt(cfg, step));

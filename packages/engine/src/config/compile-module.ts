@@ -16,7 +16,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire, isBuiltin } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type { StatCache } from '../hash/stat-cache.ts';
 import { sha256Hex } from '../hash/hash-file.ts';
 import { writeFileAtomic } from '../util/fs.ts';

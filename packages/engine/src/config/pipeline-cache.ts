@@ -4,7 +4,6 @@
 // back from JSON instead of importing and evaluating the module again: for a 1 000-target
 // pipeline that is the difference between ~3 ms and ~30 ms on every no-op. The engine's own
 // code is part of the key, so a new engine always re-resolves.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ResolvedPipeline, ResolvedTarget } from '../graph/resolved.ts';

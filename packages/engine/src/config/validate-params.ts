@@ -6,7 +6,6 @@
 // closure, param values) pair was validated before is skipped, by a stamp in
 // .rc1/compiled/params-validated.json, so a no-op reads one small file.
 import { beforeMainThreadImport } from '../util/main-thread-import.ts';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Rule } from '../api/index.ts';

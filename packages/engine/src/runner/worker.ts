@@ -47,7 +47,7 @@ async function run(job: Job): Promise<void> {
       },
       aborted: () => ac.aborted(),
     };
-    let outcome;
+    let outcome: Awaited<ReturnType<typeof invokeRule>>;
     try {
       outcome = await invokeRule(mod, job, hooks);
     } catch (e) {

@@ -53,7 +53,7 @@ export function markNow(durable: boolean): Required<DurabilityMark> {
  * record without a mark predates this rule and was written after a sync), or in this boot.
  */
 export function trusted(mark: DurabilityMark | null | undefined, now?: string | null): boolean {
-  if (!mark || mark.durable !== false) return true; // no boot id read on this path
+  if (mark?.durable !== false) return true; // no boot id read on this path
   const current = now === undefined ? bootId() : now;
   return current !== null && mark.boot === current;
 }
