@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type TrainConfig } from '../../lib/train/index.ts';
+import type { TrainConfig } from '../../lib/train/index.ts';
 import { trainConfig } from '../helpers/command-fixtures.ts';
 import { trainIn } from '../helpers/train-fixtures.ts';
 import { REPO } from '../helpers/rig.ts';

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { importCompiled } from '../helpers/compile-rule.ts';
 import fg from 'fast-glob';
-import { type Rule } from '../../packages/engine/src/api/index.ts';
+import type { Rule } from '../../packages/engine/src/api/index.ts';
 import { PACK_V2, shadowParams } from '../fixtures/pool/harness.ts';
 import { runRuleUnderContract } from '../helpers/rule-context.ts';
 
@@ -77,7 +77,10 @@ test('shadow_set writes 245 scenarios stratified by task, clarification and band
       },
   );
   const count = (f: (s: (typeof scenarios)[number]) => string) =>
-    scenarios.reduce<Record<string, number>>((m, s) => ({ ...m, [f(s)]: (m[f(s)] ?? 0) + 1 }), {});
+    scenarios.reduce<Record<string, number>>((m, s) => {
+      m[f(s)] = (m[f(s)] ?? 0) + 1;
+      return m;
+    }, {});
   assert.deepEqual(
     count((s) => s.task),
     { gsm8k: 61, hotpotqa: 110, strategyqa: 74 },

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { type TrainConfig } from '../../lib/train/index.ts';
+import type { TrainConfig } from '../../lib/train/index.ts';
 import { decideRun, runIdentity, type RunFile } from '../../lib/train/run-identity.ts';
 import { moveAside, previousRuns } from '../../lib/train/work-dir.ts';
 import { dataGroups, runHash } from '../../lib/train/effective-config.ts';

@@ -78,10 +78,10 @@ test('the shipped HotpotQA files hold 103 + 500 records that merge into 500 uniq
   assert.equal(loaded.items.length, 500);
   assert.equal(loaded.duplicates, 103);
   assert.equal(loaded.skipped, 0);
-  const byFormat = loaded.items.reduce<Record<string, number>>(
-    (m, i) => ({ ...m, [i.format]: (m[i.format] ?? 0) + 1 }),
-    {},
-  );
+  const byFormat = loaded.items.reduce<Record<string, number>>((m, i) => {
+    m[i.format] = (m[i.format] ?? 0) + 1;
+    return m;
+  }, {});
   assert.deepEqual(byFormat, { 'hotpotqa-distractor': 103, 'hotpotqa-ircot': 397 });
   assert.equal(new Set(loaded.items.map((i) => i.source_id)).size, 500);
 });

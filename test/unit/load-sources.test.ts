@@ -40,7 +40,10 @@ test('the shipped data/raw tree loads into 10033 unique items, passing over SOUR
   const files = (await fg('data/raw/**/*', { cwd: ROOT, absolute: true })).sort();
   assert.equal(files.filter((f) => f.endsWith('SOURCE.md')).length, 3);
   const loaded = await loadSources(files, { root: ROOT });
-  const perTask = loaded.items.reduce<Record<string, number>>((m, i) => ({ ...m, [i.task]: (m[i.task] ?? 0) + 1 }), {});
+  const perTask = loaded.items.reduce<Record<string, number>>((m, i) => {
+    m[i.task] = (m[i.task] ?? 0) + 1;
+    return m;
+  }, {});
   assert.deepEqual(perTask, { gsm8k: 7473, hotpotqa: 500, strategyqa: 2060 });
   assert.equal(loaded.items.length, 10033);
   // 103 IRCoT copies of official HotpotQA records, and one StrategyQA question asked twice under two qids.

@@ -45,7 +45,10 @@ test('the shadow set has exactly 245 items with the stratified counts, sorted an
   assert.equal(sel.items.length, 245);
   assert.deepEqual(sel.counts, { gsm8k: 61, hotpotqa: 110, strategyqa: 74 });
   assert.deepEqual(sel.available, { gsm8k: 7473, hotpotqa: 500, strategyqa: 2060 });
-  const perTask = sel.items.reduce<Record<string, number>>((m, i) => ({ ...m, [i.task]: (m[i.task] ?? 0) + 1 }), {});
+  const perTask = sel.items.reduce<Record<string, number>>((m, i) => {
+    m[i.task] = (m[i.task] ?? 0) + 1;
+    return m;
+  }, {});
   assert.deepEqual(perTask, { gsm8k: 61, hotpotqa: 110, strategyqa: 74 });
   assert.equal(new Set(keys(sel.items)).size, 245);
   assert.deepEqual(keys(sel.items), [...keys(sel.items)].sort());

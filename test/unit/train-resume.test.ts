@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type TrainConfig } from '../../lib/train/index.ts';
+import type { TrainConfig } from '../../lib/train/index.ts';
 import { syntheticRollouts } from '../../lib/rollouts/index.ts';
 import { heuristicBase } from '../../lib/scoring/heuristic-provider.ts';
 import { abortAfterStep, makeScenarios, smallConfig, trainDataWorkspace, trainIn } from '../helpers/train-fixtures.ts';
